@@ -1,0 +1,358 @@
+//! Model predictions: which test patch a model proposed for which instance (§2.3–§2.5).
+//!
+//! Parsing is pure: callers read the file and pass its text and name. Policy, as documented in the
+//! README: a malformed record is an error naming the file, line and field; a duplicate id is a
+//! warning and the last record wins; a null or missing `model_patch` is kept (graded later as an
+//! empty patch); several model names in one file are an error, because a run has one model.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::instance::InstanceId;
+
+/// One prediction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Prediction {
+    pub instance_id: InstanceId,
+    pub model_name_or_path: String,
+    /// Raw model output or a diff; `None` when the file had null or no value.
+    pub model_patch: Option<String>,
+}
+
+impl Prediction {
+    /// The model name as used in directory names: every `/` becomes `__` (§2.3).
+    pub fn model_dir(&self) -> String {
+        model_dir_name(&self.model_name_or_path)
+    }
+
+    /// True when there is nothing to apply (null, empty or whitespace-only patch).
+    pub fn is_empty_patch(&self) -> bool {
+        self.model_patch
+            .as_deref()
+            .is_none_or(|p| p.trim().is_empty())
+    }
+}
+
+/// `a/b` → `a__b`.
+pub fn model_dir_name(model: &str) -> String {
+    model.replace('/', "__")
+}
+
+/// Where in the input a record came from, for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// 1-based line of a JSON Lines file.
+    Line(usize),
+    /// 0-based index into a JSON array.
+    Index(usize),
+    /// Key of a JSON object keyed by instance id.
+    Key(String),
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Line(n) => write!(f, "line {n}"),
+            Location::Index(i) => write!(f, "item {i} of the array"),
+            Location::Key(k) => write!(f, "key {k:?}"),
+        }
+    }
+}
+
+/// Why a predictions file cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PredictionError {
+    #[error("{file}: {location}: not valid JSON: {detail}")]
+    Syntax {
+        file: String,
+        location: Location,
+        detail: String,
+    },
+    #[error("{file}: {location}: expected a JSON object, found {found}")]
+    NotAnObject {
+        file: String,
+        location: Location,
+        found: &'static str,
+    },
+    #[error("{file}: {location}: missing field `{field}`")]
+    MissingField {
+        file: String,
+        location: Location,
+        field: &'static str,
+    },
+    #[error("{file}: {location}: field `{field}` must be a string")]
+    WrongType {
+        file: String,
+        location: Location,
+        field: &'static str,
+    },
+    #[error("{file}: not valid JSON: {detail}")]
+    Document { file: String, detail: String },
+    #[error("{file}: a .json predictions file must hold a list or an object keyed by instance id")]
+    BadShape { file: String },
+    #[error("{file}: predictions from several models ({models}); a run evaluates one model")]
+    MixedModels { file: String, models: String },
+    #[error("{file}: contains no predictions")]
+    Empty { file: String },
+}
+
+/// A parsed predictions file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PredictionSet {
+    /// The one model name of the file (`gold` for gold predictions).
+    pub model: String,
+    pub predictions: BTreeMap<InstanceId, Prediction>,
+    /// Non-fatal problems (duplicates), one sentence each.
+    pub warnings: Vec<String>,
+}
+
+impl PredictionSet {
+    /// Builds a set from records in file order: duplicates → warning, last wins.
+    pub fn from_records(
+        file: &str,
+        records: Vec<(Location, Prediction)>,
+    ) -> Result<PredictionSet, PredictionError> {
+        if records.is_empty() {
+            return Err(PredictionError::Empty {
+                file: file.to_string(),
+            });
+        }
+        let mut models: Vec<&str> = records
+            .iter()
+            .map(|(_, p)| p.model_name_or_path.as_str())
+            .collect();
+        models.sort_unstable();
+        models.dedup();
+        if models.len() > 1 {
+            return Err(PredictionError::MixedModels {
+                file: file.to_string(),
+                models: models.join(", "),
+            });
+        }
+        let model = models[0].to_string();
+        let mut set = PredictionSet {
+            model,
+            ..Default::default()
+        };
+        let mut first_seen: BTreeMap<InstanceId, Location> = BTreeMap::new();
+        for (loc, p) in records {
+            if let Some(prev) = first_seen.get(&p.instance_id) {
+                set.warnings.push(format!(
+                    "{file}: {loc}: duplicate prediction for {} (first at {prev}); the last one wins",
+                    p.instance_id
+                ));
+            } else {
+                first_seen.insert(p.instance_id.clone(), loc);
+            }
+            set.predictions.insert(p.instance_id.clone(), p);
+        }
+        Ok(set)
+    }
+
+    /// The directory name of the model (`/` → `__`).
+    pub fn model_dir(&self) -> String {
+        model_dir_name(&self.model)
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn record_from_object(
+    file: &str,
+    location: &Location,
+    obj: &Map<String, Value>,
+    key_id: Option<&str>,
+) -> Result<Prediction, PredictionError> {
+    let field_str = |field: &'static str| -> Result<Option<String>, PredictionError> {
+        match obj.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(PredictionError::WrongType {
+                file: file.to_string(),
+                location: location.clone(),
+                field,
+            }),
+        }
+    };
+    let missing = |field: &'static str| PredictionError::MissingField {
+        file: file.to_string(),
+        location: location.clone(),
+        field,
+    };
+    let instance_id = match field_str("instance_id")? {
+        Some(id) => id,
+        None => key_id
+            .map(str::to_string)
+            .ok_or_else(|| missing("instance_id"))?,
+    };
+    let model = field_str("model_name_or_path")?.ok_or_else(|| missing("model_name_or_path"))?;
+    let model_patch = field_str("model_patch")?;
+    Ok(Prediction {
+        instance_id: InstanceId(instance_id),
+        model_name_or_path: model,
+        model_patch,
+    })
+}
+
+/// Parses a JSON Lines predictions file. Blank lines are skipped.
+pub fn parse_jsonl(file: &str, text: &str) -> Result<PredictionSet, PredictionError> {
+    let mut records = Vec::new();
+    for (i, line) in text.split('\n').enumerate() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let location = Location::Line(i + 1);
+        let value: Value = serde_json::from_str(line).map_err(|e| PredictionError::Syntax {
+            file: file.to_string(),
+            location: location.clone(),
+            detail: e.to_string(),
+        })?;
+        let Value::Object(obj) = &value else {
+            return Err(PredictionError::NotAnObject {
+                file: file.to_string(),
+                location,
+                found: kind(&value),
+            });
+        };
+        let p = record_from_object(file, &location, obj, None)?;
+        records.push((location, p));
+    }
+    PredictionSet::from_records(file, records)
+}
+
+/// Parses a `.json` predictions file: a list of records, or an object keyed by instance id.
+pub fn parse_json(file: &str, text: &str) -> Result<PredictionSet, PredictionError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| PredictionError::Document {
+        file: file.to_string(),
+        detail: e.to_string(),
+    })?;
+    let mut records = Vec::new();
+    match &value {
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let location = Location::Index(i);
+                let Value::Object(obj) = item else {
+                    return Err(PredictionError::NotAnObject {
+                        file: file.to_string(),
+                        location,
+                        found: kind(item),
+                    });
+                };
+                let p = record_from_object(file, &location, obj, None)?;
+                records.push((location, p));
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map {
+                let location = Location::Key(k.clone());
+                let Value::Object(obj) = item else {
+                    return Err(PredictionError::NotAnObject {
+                        file: file.to_string(),
+                        location,
+                        found: kind(item),
+                    });
+                };
+                let p = record_from_object(file, &location, obj, Some(k))?;
+                records.push((location, p));
+            }
+        }
+        _ => {
+            return Err(PredictionError::BadShape {
+                file: file.to_string(),
+            })
+        }
+    }
+    PredictionSet::from_records(file, records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonl_third_line_broken_names_line_3() {
+        let text = "{\"instance_id\":\"a\",\"model_name_or_path\":\"m\",\"model_patch\":\"x\"}\n\
+                    {\"instance_id\":\"b\",\"model_name_or_path\":\"m\",\"model_patch\":\"y\"}\n\
+                    {not json\n";
+        let e = parse_jsonl("p.jsonl", text).unwrap_err();
+        assert!(matches!(
+            e,
+            PredictionError::Syntax {
+                location: Location::Line(3),
+                ..
+            }
+        ));
+        assert!(
+            e.to_string().starts_with("p.jsonl: line 3: not valid JSON"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn duplicates_warn_last_wins_and_null_patch_kept() {
+        let text = "{\"instance_id\":\"a\",\"model_name_or_path\":\"org/m\",\"model_patch\":\"x\"}\n\n\
+                    {\"instance_id\":\"a\",\"model_name_or_path\":\"org/m\",\"model_patch\":null}\n";
+        let set = parse_jsonl("p.jsonl", text).unwrap();
+        assert_eq!(set.predictions.len(), 1);
+        assert_eq!(set.warnings.len(), 1);
+        assert!(set.warnings[0].contains("line 3"), "{}", set.warnings[0]);
+        let p = &set.predictions[&InstanceId::from("a")];
+        assert_eq!(p.model_patch, None);
+        assert!(p.is_empty_patch());
+        assert_eq!(set.model_dir(), "org__m");
+    }
+
+    #[test]
+    fn json_list_and_object_forms() {
+        let list = r#"[{"instance_id":"a","model_name_or_path":"m","model_patch":"p"}]"#;
+        assert_eq!(parse_json("p.json", list).unwrap().predictions.len(), 1);
+        let obj = r#"{"a":{"model_name_or_path":"m","model_patch":"p"},"b":{"instance_id":"b","model_name_or_path":"m"}}"#;
+        let set = parse_json("p.json", obj).unwrap();
+        assert_eq!(set.predictions.len(), 2);
+        assert!(set.predictions[&InstanceId::from("b")]
+            .model_patch
+            .is_none());
+        assert!(matches!(
+            parse_json("p.json", "3"),
+            Err(PredictionError::BadShape { .. })
+        ));
+    }
+
+    #[test]
+    fn field_errors_and_mixed_models() {
+        let e = parse_jsonl("p", "{\"instance_id\":\"a\"}").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "p: line 1: missing field `model_name_or_path`"
+        );
+        let e = parse_jsonl("p", "{\"instance_id\":1,\"model_name_or_path\":\"m\"}").unwrap_err();
+        assert!(matches!(
+            e,
+            PredictionError::WrongType {
+                field: "instance_id",
+                ..
+            }
+        ));
+        let text = "{\"instance_id\":\"a\",\"model_name_or_path\":\"m1\"}\n{\"instance_id\":\"b\",\"model_name_or_path\":\"m2\"}";
+        assert!(matches!(
+            parse_jsonl("p", text),
+            Err(PredictionError::MixedModels { .. })
+        ));
+        assert!(matches!(
+            parse_jsonl("p", "\n\n"),
+            Err(PredictionError::Empty { .. })
+        ));
+    }
+}
