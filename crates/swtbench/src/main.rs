@@ -1,6 +1,25 @@
 //! The `swtbench` binary: command line, settings, error rendering and exit codes.
-//! All work happens in the library crates; this crate wires them to the terminal.
+//!
+//! All real work happens in the library crates; this crate parses arguments, resolves settings,
+//! calls the libraries and renders their results and errors. stdout carries data, stderr people.
+
+mod cli;
+mod commands;
+mod env_vars;
+mod error;
+mod printer;
+
+use clap::Parser;
 
 fn main() {
-    std::process::exit(0);
+    let cli = cli::Cli::parse();
+    let printer = printer::Printer::new(cli.global.quiet);
+    let code = match commands::dispatch(cli, &printer) {
+        Ok(code) => code,
+        Err(err) => {
+            printer.error(&err);
+            err.code
+        }
+    };
+    std::process::exit(code.as_i32());
 }

@@ -1,0 +1,35 @@
+//! Command-line definitions (clap derive). Each subcommand's arguments live in its own struct in
+//! `commands/<name>.rs`; this file only lists them. The original harness's snake_case flags are
+//! accepted as aliases so existing scripts keep working.
+
+use clap::{Parser, Subcommand};
+
+use crate::commands;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "swtbench",
+    version,
+    about = "Evaluate LLM-written test patches on SWT-Bench"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GlobalArgs {
+    /// Print only warnings, errors and data.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Load and check a dataset and predictions; print a summary.
+    Validate(commands::validate::ValidateArgs),
+    /// List the dataset aliases and the embedded offline copies.
+    Datasets(commands::datasets::DatasetsArgs),
+}

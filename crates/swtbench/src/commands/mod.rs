@@ -1,0 +1,15 @@
+//! One module per subcommand. Each exposes `*Args` (clap) and `run(args, printer) -> CliResult`.
+
+pub mod datasets;
+pub mod validate;
+
+use crate::cli::{Cli, Command};
+use crate::error::CliResult;
+use crate::printer::Printer;
+
+pub fn dispatch(cli: Cli, printer: &Printer) -> CliResult {
+    match cli.command {
+        Command::Validate(args) => validate::run(args, printer),
+        Command::Datasets(args) => datasets::run(args, printer),
+    }
+}

@@ -1,0 +1,14 @@
+//! Every environment variable swtbench reads, in one place.
+
+/// Hugging Face hub endpoint (default `https://huggingface.co`).
+pub const HF_ENDPOINT: &str = "HF_ENDPOINT";
+/// Hugging Face home; the dataset cache lives under `$HF_HOME/swtbench` (default `~/.cache/huggingface`).
+pub const HF_HOME: &str = "HF_HOME";
+/// Hugging Face access token for gated or private datasets.
+pub const HF_TOKEN: &str = "HF_TOKEN";
+/// Directory of bare git mirrors `<owner>__<name>.git` (same as `--repo-mirror`).
+pub const SWTBENCH_REPO_MIRROR: &str = "SWTBENCH_REPO_MIRROR";
+/// Cache directory for downloads (default `~/.cache/swtbench`).
+pub const SWTBENCH_CACHE_DIR: &str = "SWTBENCH_CACHE_DIR";
+/// CA bundle passed into image builds and containers (same as `--ca-bundle`).
+pub const SSL_CERT_FILE: &str = "SSL_CERT_FILE";

@@ -1,0 +1,102 @@
+//! The one error type of the binary edge: what failed, why (the cause chain), what to do (hint),
+//! and which documented exit code it maps to.
+
+use std::fmt;
+
+/// Exit codes, documented in the README.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    /// Everything ran; results are whatever they are.
+    Success,
+    /// The command finished, but some items failed (validation problems, instances that could not
+    /// be evaluated, specs that could not be rendered). Details are on stderr and in the outputs.
+    Partial,
+    /// Bad usage or unusable input (arguments, dataset, predictions, spec table).
+    Input,
+    /// The environment is not usable (container engine unreachable, network needed but offline).
+    Environment,
+    /// Interrupted by the user (Ctrl-C).
+    Interrupted,
+}
+
+impl ExitCode {
+    pub fn as_i32(self) -> i32 {
+        match self {
+            ExitCode::Success => 0,
+            ExitCode::Partial => 1,
+            ExitCode::Input => 2,
+            ExitCode::Environment => 3,
+            ExitCode::Interrupted => 130,
+        }
+    }
+}
+
+/// An error that ends a command.
+#[derive(Debug)]
+pub struct CliError {
+    pub code: ExitCode,
+    pub error: anyhow::Error,
+    pub hint: Option<String>,
+}
+
+impl CliError {
+    pub fn input(error: impl Into<anyhow::Error>) -> Self {
+        CliError {
+            code: ExitCode::Input,
+            error: error.into(),
+            hint: None,
+        }
+    }
+
+    pub fn environment(error: impl Into<anyhow::Error>) -> Self {
+        CliError {
+            code: ExitCode::Environment,
+            error: error.into(),
+            hint: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "error: {}", self.error)?;
+        for cause in self.error.chain().skip(1) {
+            write!(f, "\n  caused by: {cause}")?;
+        }
+        if let Some(h) = &self.hint {
+            write!(f, "\nhint: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Any `anyhow` error escaping a command is an input error unless said otherwise.
+impl From<anyhow::Error> for CliError {
+    fn from(error: anyhow::Error) -> Self {
+        CliError::input(error)
+    }
+}
+
+pub type CliResult = Result<ExitCode, CliError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn renders_chain_and_hint() {
+        let e: anyhow::Result<()> = Err(anyhow::anyhow!("root cause")).context("loading x");
+        let err = CliError::input(e.unwrap_err()).with_hint("check x");
+        assert_eq!(
+            err.to_string(),
+            "error: loading x\n  caused by: root cause\nhint: check x"
+        );
+        assert_eq!(err.code.as_i32(), 2);
+    }
+}

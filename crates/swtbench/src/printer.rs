@@ -1,0 +1,48 @@
+//! The one place that writes to the terminal. stdout is for data (JSON, tables) and stderr for
+//! people (progress, warnings, errors). `NO_COLOR` is honoured by the progress displays.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::io::Write;
+
+use crate::error::CliError;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Printer {
+    quiet: bool,
+}
+
+impl Printer {
+    pub fn new(quiet: bool) -> Self {
+        Printer { quiet }
+    }
+
+    /// Data for machines and pipes.
+    pub fn data(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        if !text.ends_with('\n') {
+            let _ = out.write_all(b"\n");
+        }
+        let _ = out.flush();
+    }
+
+    /// A line for people (suppressed by --quiet).
+    pub fn info(&self, text: &str) {
+        if !self.quiet {
+            eprintln!("{text}");
+        }
+    }
+
+    /// A warning (always shown).
+    pub fn warn(&self, text: &str) {
+        eprintln!("warning: {text}");
+    }
+
+    pub fn error(&self, err: &CliError) {
+        eprintln!("{err}");
+    }
+
+    pub fn is_quiet(&self) -> bool {
+        self.quiet
+    }
+}
