@@ -1,0 +1,508 @@
+//! Image-defining text for one instance: the three Dockerfiles, `setup_env.sh`, `setup_repo.sh`
+//! and the image keys derived from them (§3.1–§3.4).
+//!
+//! For table entries that use conda on the default base image (every entry of the embedded table)
+//! the text is byte-identical to the original harness's, so keys match and images built by either
+//! tool are interchangeable. Entries with another provider or base image render their own text
+//! and hash it with the same rule (see [`ImageKeys`]). Nothing here touches Docker or the network:
+//! requirement files come in through a [`FileSource`].
+
+use swtbench_core::hash::sha256_prefix;
+use swtbench_core::Instance;
+
+use crate::error::SpecError;
+use crate::reqs::{self, ENV_NAME};
+use crate::table::{BaseImage, Entry, Provider, SpecTable, VersionSpec};
+
+/// Where the repository lives inside the images (`/testbed`, from the env name).
+pub const REPO_DIR: &str = "/testbed";
+/// Directory of the virtual environment made by the `venv` provider.
+pub const VENV_DIR: &str = "/opt/swtbench-venv";
+/// Heredoc delimiter of the embedded requirement files in `setup_env.sh`.
+pub const ENV_HEREDOC: &str = "EOF_59812759871";
+/// Directory name of the bare mirror inside the build context of a mirror instance build.
+pub const MIRROR_CONTEXT_DIR: &str = "swtbench-mirror.git";
+/// Number of hex characters of SHA-256 used in image keys.
+pub const KEY_HASH_LEN: usize = 22;
+
+// The original's templates (src/dockerfiles.py), reproduced byte for byte: the base template
+// starts with a newline and every template ends with one.
+const BASE_DOCKERFILE: &str = r#"
+FROM --platform={platform} ubuntu:22.04
+
+ARG DEBIAN_FRONTEND=noninteractive
+ENV TZ=Etc/UTC
+
+RUN apt update && apt install -y \
+wget \
+git \
+build-essential \
+libffi-dev \
+libtiff-dev \
+python3 \
+python3-pip \
+python-is-python3 \
+jq \
+curl \
+locales \
+locales-all \
+tzdata \
+xxd \
+&& rm -rf /var/lib/apt/lists/*
+
+# Download and install conda
+RUN wget 'https://repo.anaconda.com/miniconda/Miniconda3-py311_23.11.0-2-Linux-{conda_arch}.sh' -O miniconda.sh \
+    && bash miniconda.sh -b -p /opt/miniconda3
+# Add conda to PATH
+ENV PATH=/opt/miniconda3/bin:$PATH
+# Add conda to shell startup scripts like .bashrc (DO NOT REMOVE THIS)
+RUN conda init --all
+RUN conda config --append channels conda-forge
+
+RUN adduser --disabled-password --gecos 'dog' nonroot
+"#;
+
+const ENV_DOCKERFILE_CONDA: &str = r#"FROM --platform={platform} {base_image_name}
+
+COPY ./setup_env.sh /root/
+RUN chmod +x /root/setup_env.sh
+RUN /bin/bash -c "source ~/.bashrc && /root/setup_env.sh"
+
+WORKDIR /testbed/
+
+# Automatically activate the testbed environment
+RUN echo "source /opt/miniconda3/etc/profile.d/conda.sh && conda activate testbed" > /root/.bashrc
+"#;
+
+const ENV_DOCKERFILE_VENV: &str = r#"FROM --platform={platform} {base_image_name}
+
+COPY ./setup_env.sh /root/
+RUN chmod +x /root/setup_env.sh
+RUN /bin/bash /root/setup_env.sh
+
+WORKDIR /testbed/
+
+# Automatically activate the testbed environment
+RUN echo "source /opt/swtbench-venv/bin/activate" > /root/.bashrc
+"#;
+
+const INSTANCE_DOCKERFILE: &str = r#"FROM --platform={platform} {env_image_name}
+
+COPY ./setup_repo.sh /root/
+RUN /bin/bash /root/setup_repo.sh
+
+WORKDIR /testbed/
+"#;
+
+// Mirror builds: the bare mirror is copied into the image and git is told to fetch
+// https://github.com/<repo> from it, so setup_repo.sh (and the instance key) stay unchanged.
+const INSTANCE_DOCKERFILE_MIRROR: &str = r#"FROM --platform={platform} {env_image_name}
+
+COPY ./{mirror_dir} /root/{mirror_dir}
+RUN git config --global url."file:///root/{mirror_dir}".insteadOf "https://github.com/{repo}"
+COPY ./setup_repo.sh /root/
+RUN /bin/bash /root/setup_repo.sh
+RUN git config --global --remove-section url."file:///root/{mirror_dir}" && rm -rf /root/{mirror_dir}
+
+WORKDIR /testbed/
+"#;
+
+/// CPU architecture of the images.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Arch {
+    X86_64,
+    Arm64,
+}
+
+impl Arch {
+    /// The architecture of the machine this binary was built for.
+    pub fn host() -> Arch {
+        match std::env::consts::ARCH {
+            "aarch64" | "arm64" => Arch::Arm64,
+            _ => Arch::X86_64,
+        }
+    }
+
+    /// Parses `x86_64`/`amd64` or `arm64`/`aarch64`.
+    pub fn parse(s: &str) -> Option<Arch> {
+        match s {
+            "x86_64" | "amd64" => Some(Arch::X86_64),
+            "arm64" | "aarch64" => Some(Arch::Arm64),
+            _ => None,
+        }
+    }
+
+    /// The name used in image keys.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86_64",
+            Arch::Arm64 => "arm64",
+        }
+    }
+
+    /// The Docker platform string.
+    pub fn platform(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "linux/x86_64",
+            Arch::Arm64 => "linux/arm64/v8",
+        }
+    }
+
+    fn conda_arch(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86_64",
+            Arch::Arm64 => "aarch64",
+        }
+    }
+
+    /// The image architecture for an instance: arm64 on arm64 hosts unless the table forces x86.
+    pub fn for_instance(host: Arch, instance_id: &str, table: &SpecTable) -> Arch {
+        if host == Arch::Arm64 && !table.uses_x86(instance_id) {
+            Arch::Arm64
+        } else {
+            Arch::X86_64
+        }
+    }
+}
+
+/// Reads files of a repository at a commit, for requirement and environment files.
+/// `Ok(None)` means the file does not exist there; `Err` means it could not be determined.
+pub trait FileSource {
+    fn file(&self, repo: &str, commit: &str, path: &str) -> Result<Option<String>, String>;
+}
+
+impl<F> FileSource for F
+where
+    F: Fn(&str, &str, &str) -> Result<Option<String>, String>,
+{
+    fn file(&self, repo: &str, commit: &str, path: &str) -> Result<Option<String>, String> {
+        self(repo, commit, path)
+    }
+}
+
+/// The three image keys (tags).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ImageKeys {
+    /// `exec.base.<arch>:latest`; for a user-supplied Dockerfile
+    /// `exec.base.<arch>.<sha256[:22] of the Dockerfile>:latest`; for an existing image its tag.
+    pub base: String,
+    /// `exec.env.<arch>.<env_hash>:latest`. `env_hash` is the first 22 hex characters of SHA-256
+    /// of `setup_env.sh`; for entries that are not conda-on-the-default-base it is taken over the
+    /// env Dockerfile followed by `setup_env.sh`, so a different base gives a different key.
+    pub env: String,
+    /// `exec.eval.<arch>.<env_hash>.<sha256[:22] of setup_repo.sh>:latest`.
+    pub instance: String,
+}
+
+/// Everything a container engine needs for one instance, apart from the per-run eval scripts
+/// (see [`ExecSpec::render_runs`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecSpec {
+    pub instance_id: String,
+    pub repo: String,
+    pub version: String,
+    pub base_commit: String,
+    pub environment_setup_commit: String,
+    pub arch: Arch,
+    /// The table entry the instance uses.
+    pub spec: VersionSpec,
+    /// Test command prefix from the table; `None` when the table has none (dbt-core).
+    pub test_command_prefix: Option<String>,
+    /// Extensions dropped from test directives for this repository.
+    pub non_test_extensions: Vec<String>,
+    /// Files of the gold code patch the tracer counts lines in, sorted.
+    pub coverage_files: Vec<String>,
+    /// `None` when the base image is an existing local image (nothing to build).
+    pub base_dockerfile: Option<String>,
+    pub env_dockerfile: String,
+    pub setup_env_sh: String,
+    pub instance_dockerfile: String,
+    pub setup_repo_sh: String,
+    pub keys: ImageKeys,
+    /// The environment-creating part of `setup_env.sh` (the original's `req_install_commands`).
+    pub req_install_commands: Vec<String>,
+}
+
+impl ExecSpec {
+    /// Renders the image texts of `instance`. Requirement files are read through `files` only
+    /// when the entry's `packages` style needs them.
+    pub fn new(
+        instance: &Instance,
+        table: &SpecTable,
+        host: Arch,
+        files: &dyn FileSource,
+    ) -> Result<ExecSpec, SpecError> {
+        let entry = table.lookup(&instance.repo, &instance.version)?;
+        let arch = Arch::for_instance(host, instance.instance_id.as_str(), table);
+        let spec = entry.spec;
+        let commit = instance.environment_setup_commit.as_str();
+        let req_install_commands = req_install_commands(&entry, commit, files)?;
+
+        let mut env_lines: Vec<&str> = vec!["#!/bin/bash", "set -euxo pipefail"];
+        let pip_line = spec
+            .pip_packages
+            .as_ref()
+            .map(|p| format!("python -m pip install {}", p.join(" ")));
+        match spec.provider {
+            Provider::Conda => {
+                env_lines.push("source /opt/miniconda3/bin/activate");
+                env_lines.extend(req_install_commands.iter().map(String::as_str));
+                env_lines.push("conda activate testbed");
+            }
+            Provider::Venv => env_lines.extend(req_install_commands.iter().map(String::as_str)),
+        }
+        if let Some(l) = &pip_line {
+            env_lines.push(l);
+        }
+        let setup_env_sh = script(&env_lines);
+        let setup_repo_sh = repo_script(instance, &entry);
+
+        let platform = arch.platform();
+        let (base_key, base_dockerfile) = match &spec.base {
+            BaseImage::Default => (
+                format!("exec.base.{}:latest", arch.as_str()),
+                Some(
+                    BASE_DOCKERFILE
+                        .replace("{platform}", platform)
+                        .replace("{conda_arch}", arch.conda_arch()),
+                ),
+            ),
+            BaseImage::Image(tag) => (tag.clone(), None),
+            BaseImage::Dockerfile { text, .. } => (
+                format!(
+                    "exec.base.{}.{}:latest",
+                    arch.as_str(),
+                    sha256_prefix(text, KEY_HASH_LEN)
+                ),
+                Some(text.clone()),
+            ),
+        };
+        let env_template = match spec.provider {
+            Provider::Conda => ENV_DOCKERFILE_CONDA,
+            Provider::Venv => ENV_DOCKERFILE_VENV,
+        };
+        let env_dockerfile = env_template
+            .replace("{platform}", platform)
+            .replace("{base_image_name}", &base_key);
+        let env_hash = if spec.is_reference() {
+            sha256_prefix(&setup_env_sh, KEY_HASH_LEN)
+        } else {
+            sha256_prefix(format!("{env_dockerfile}{setup_env_sh}"), KEY_HASH_LEN)
+        };
+        let env_key = format!("exec.env.{}.{}:latest", arch.as_str(), env_hash);
+        let instance_hash = sha256_prefix(&setup_repo_sh, KEY_HASH_LEN);
+        let instance_key = format!(
+            "exec.eval.{}.{}.{}:latest",
+            arch.as_str(),
+            env_hash,
+            instance_hash
+        );
+        let instance_dockerfile = INSTANCE_DOCKERFILE
+            .replace("{platform}", platform)
+            .replace("{env_image_name}", &env_key);
+
+        Ok(ExecSpec {
+            instance_id: instance.instance_id.to_string(),
+            repo: instance.repo.clone(),
+            version: instance.version.clone(),
+            base_commit: instance.base_commit.clone(),
+            environment_setup_commit: instance.environment_setup_commit.clone(),
+            arch,
+            spec: spec.clone(),
+            test_command_prefix: entry.test_command().map(str::to_string),
+            non_test_extensions: table
+                .non_test_extensions(&instance.repo)
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+            coverage_files: swtbench_core::directives::coverage_files(&instance.golden_code_patch),
+            base_dockerfile,
+            env_dockerfile,
+            setup_env_sh,
+            instance_dockerfile,
+            setup_repo_sh,
+            keys: ImageKeys {
+                base: base_key,
+                env: env_key,
+                instance: instance_key,
+            },
+            req_install_commands,
+        })
+    }
+
+    /// The Docker platform string of the images.
+    pub fn platform(&self) -> &'static str {
+        self.arch.platform()
+    }
+
+    /// The user the test container runs as (`root`, or `nonroot` when the entry says so).
+    pub fn user(&self) -> &'static str {
+        if self.spec.runs_as_nonroot() {
+            "nonroot"
+        } else {
+            "root"
+        }
+    }
+
+    pub fn provider(&self) -> Provider {
+        self.spec.provider
+    }
+
+    /// The instance Dockerfile for builds whose context also holds a bare mirror of the
+    /// repository in [`MIRROR_CONTEXT_DIR`]: `git clone https://github.com/<repo>` in the
+    /// unchanged `setup_repo.sh` is redirected to the mirror with `url.<mirror>.insteadOf`, and the
+    /// mirror and the redirect are removed again afterwards. The image tree is the same as a
+    /// GitHub build's, so the instance key stays the same (it only depends on `setup_repo.sh`).
+    pub fn instance_dockerfile_with_mirror(&self) -> String {
+        INSTANCE_DOCKERFILE_MIRROR
+            .replace("{platform}", self.platform())
+            .replace("{env_image_name}", &self.keys.env)
+            .replace("{mirror_dir}", MIRROR_CONTEXT_DIR)
+            .replace("{repo}", &self.repo)
+    }
+
+    /// `keys.json`: `{"base": …, "env": …, "instance": …}`, pretty-printed, with a final newline.
+    pub fn keys_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(&self.keys).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// The lines that activate the environment in scripts run inside the container.
+    pub(crate) fn activate_lines(&self) -> &'static [&'static str] {
+        match self.spec.provider {
+            Provider::Conda => &[
+                "source /opt/miniconda3/bin/activate",
+                "conda activate testbed",
+            ],
+            Provider::Venv => &["source /opt/swtbench-venv/bin/activate"],
+        }
+    }
+}
+
+/// Joins script lines the way the original does: `\n` between lines and one at the end.
+pub(crate) fn script(lines: &[&str]) -> String {
+    let mut s = lines.join("\n");
+    s.push('\n');
+    s
+}
+
+fn repo_script(instance: &Instance, entry: &Entry<'_>) -> String {
+    let spec = entry.spec;
+    let clone = format!(
+        "git clone -o origin https://github.com/{} {REPO_DIR}",
+        instance.repo
+    );
+    let chmod = format!("chmod -R 777 {REPO_DIR}");
+    let cd = format!("cd {REPO_DIR}");
+    let reset = format!("git reset --hard {}", instance.base_commit);
+    let mut lines: Vec<&str> = vec![
+        "#!/bin/bash",
+        "set -euxo pipefail",
+        &clone,
+        &chmod,
+        &cd,
+        &reset,
+        "git remote remove origin",
+    ];
+    match spec.provider {
+        Provider::Conda => lines.extend([
+            "source /opt/miniconda3/bin/activate",
+            "conda activate testbed",
+            "echo \"Current environment: $CONDA_DEFAULT_ENV\"",
+        ]),
+        Provider::Venv => lines.extend([
+            "source /opt/swtbench-venv/bin/activate",
+            "echo \"Current environment: $VIRTUAL_ENV\"",
+        ]),
+    }
+    if let Some(l) = &entry.repo_spec.repo_install {
+        lines.push(l);
+    }
+    if let Some(pre) = &spec.pre_install {
+        lines.extend(pre.iter().map(String::as_str));
+    }
+    if let Some(install) = &spec.install {
+        lines.push(install);
+    }
+    script(&lines)
+}
+
+fn req_install_commands(
+    entry: &Entry<'_>,
+    commit: &str,
+    files: &dyn FileSource,
+) -> Result<Vec<String>, SpecError> {
+    let spec = entry.spec;
+    let repo = entry.repo;
+    let get = |path: &str| files.file(repo, commit, path);
+    let packages = spec.packages.as_deref().unwrap_or("");
+    let python = spec.python.as_deref().unwrap_or("");
+    let mut out = Vec::new();
+    match spec.provider {
+        Provider::Conda => match packages {
+            "requirements.txt" => {
+                let paths = entry.repo_spec.requirements_paths.as_deref().unwrap_or(&[]);
+                let text = reqs::requirements_text(repo, commit, paths, get)?;
+                out.push(format!("conda create -n {ENV_NAME} python={python} -y"));
+                out.push(heredoc("$HOME/requirements.txt", &text));
+                out.push(format!(
+                    "conda activate {ENV_NAME} && python -m pip install -r $HOME/requirements.txt"
+                ));
+                out.push("rm $HOME/requirements.txt".to_string());
+            }
+            "environment.yml" => {
+                let paths = entry
+                    .repo_spec
+                    .environment_yml_paths
+                    .as_deref()
+                    .unwrap_or(&[]);
+                let text = reqs::environment_yml_text(repo, commit, paths, ENV_NAME, get)?;
+                out.push(heredoc("environment.yml", &text));
+                if spec.no_use_env == Some(true) {
+                    out.push(format!(
+                        "conda create -c conda-forge -n {ENV_NAME} python={python} -y"
+                    ));
+                    out.push("conda env update -f environment.yml".to_string());
+                } else {
+                    out.push("conda env create --file environment.yml".to_string());
+                    out.push(format!(
+                        "conda activate {ENV_NAME} && conda install python={python} -y"
+                    ));
+                }
+                out.push("rm environment.yml".to_string());
+            }
+            pkgs => out.push(format!(
+                "conda create -n {ENV_NAME} python={python} {pkgs} -y"
+            )),
+        },
+        Provider::Venv => {
+            let interpreter = spec.interpreter.as_deref().unwrap_or("python3");
+            out.push(format!("{interpreter} -m venv {VENV_DIR}"));
+            out.push(format!("source {VENV_DIR}/bin/activate"));
+            match packages {
+                "requirements.txt" => {
+                    let paths = entry.repo_spec.requirements_paths.as_deref().unwrap_or(&[]);
+                    let text = reqs::requirements_text(repo, commit, paths, get)?;
+                    out.push(heredoc("$HOME/requirements.txt", &text));
+                    out.push("python -m pip install -r $HOME/requirements.txt".to_string());
+                    out.push("rm $HOME/requirements.txt".to_string());
+                }
+                "environment.yml" => {
+                    return Err(SpecError::Unsupported {
+                        repo: repo.to_string(),
+                        version: entry.version.to_string(),
+                        message: "packages = \"environment.yml\" needs conda; use provider = \"conda\" or list the packages".to_string(),
+                    })
+                }
+                pkgs if crate::py::strip(pkgs).is_empty() => {}
+                pkgs => out.push(format!("python -m pip install {pkgs}")),
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn heredoc(path: &str, text: &str) -> String {
+    format!("cat <<'{ENV_HEREDOC}' > {path}\n{text}\n{ENV_HEREDOC}")
+}

@@ -1,0 +1,592 @@
+//! The spec table: per repository and version, how the evaluation environment is installed and how
+//! the tests run (§9 of the behaviour reference), as typed data.
+//!
+//! The table ships inside the binary (`assets/spec-table/swtbench.toml`, converted from the
+//! original harness's `constants.py`) and users add or replace entries with `--spec-table FILE` in
+//! the same format. This module parses and merges tables and answers lookups; it never reads files
+//! itself: a `base_dockerfile` path is resolved through a reader the caller passes in.
+//!
+//! # File format (version 1)
+//!
+//! TOML (or the same structure as JSON, for files ending in `.json`):
+//!
+//! ```toml
+//! format = 1                                  # optional; must be 1 when present
+//! non_test_extensions = [".json", "csv"]      # optional; replaces the default list
+//! use_x86 = ["astropy__astropy-7973"]         # optional; added to the list
+//!
+//! [repos."owner/name"]
+//! test_command = "pytest -rA"                 # test command prefix for every version
+//! requirements_paths = ["requirements.txt"]   # tried in order for packages = "requirements.txt"
+//! environment_yml_paths = ["environment.yml"] # tried in order for packages = "environment.yml"
+//! repo_install = "…"                          # extra setup_repo.sh line (the original's MAP_REPO_TO_INSTALL)
+//! non_test_extensions = [".json"]             # per-repository override of the list above
+//!
+//! [[repos."owner/name".specs]]
+//! versions = ["1.0", "1.1"]                   # the entry applies to each of these versions
+//! python = "3.9"
+//! packages = "requirements.txt"               # or "environment.yml", or a conda package list
+//! install = "python -m pip install -e ."
+//! pip_packages = ["pytest==7.4.0"]
+//! pre_install = ["apt-get install -y foo"]
+//! eval_commands = ["export LANG=C.UTF-8"]
+//! no_use_env = false
+//! execute_test_as_nonroot = false
+//! test_cmd = "…"                              # kept from the original table, never used
+//! test_command = "pytest -rA -x"              # overrides the repository's test_command
+//! provider = "conda"                          # or "venv"
+//! base_image = "my-base:tag"                  # an existing local image …
+//! base_dockerfile = "base.Dockerfile"         # … or a Dockerfile (relative to the table file)
+//! interpreter = "python3"                     # venv only: the interpreter that creates the venv
+//! ```
+//!
+//! Unknown keys are errors, so typos do not silently change an environment. When a table is merged
+//! over another, every repository-level key that is present replaces the old value, and every
+//! `(repo, version)` entry replaces the old entry for that version as a whole.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use crate::error::SpecError;
+
+/// The table compiled into the binary.
+pub const EMBEDDED_TABLE: &str = include_str!("../../../assets/spec-table/swtbench.toml");
+
+/// How the Python environment of an image is created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Provider {
+    /// Miniconda in `/opt/miniconda3`, environment `testbed` (the original's only way).
+    #[default]
+    Conda,
+    /// `python3 -m venv /opt/swtbench-venv` with an interpreter already in the base image, then pip.
+    Venv,
+}
+
+impl Provider {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Conda => "conda",
+            Provider::Venv => "venv",
+        }
+    }
+}
+
+/// Which image the env image is built on.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum BaseImage {
+    /// The original's Ubuntu 22.04 + Miniconda image, rendered from its template.
+    #[default]
+    Default,
+    /// An image that already exists locally (never built, never pulled by swtbench).
+    Image(String),
+    /// A Dockerfile supplied by the user; `text` is its content, read when the table was loaded.
+    Dockerfile { path: String, text: String },
+}
+
+/// One `(repo, version)` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VersionSpec {
+    /// Python version (conda) or the expected interpreter version (venv, informational).
+    pub python: Option<String>,
+    /// `"requirements.txt"`, `"environment.yml"` or a space-separated package list.
+    pub packages: Option<String>,
+    /// Installs the repository: run in the instance image and, by default, again in every eval.
+    pub install: Option<String>,
+    /// Installed with pip in the env image.
+    pub pip_packages: Option<Vec<String>>,
+    /// Run in the instance image before `install`.
+    pub pre_install: Option<Vec<String>>,
+    /// Run at the start of every eval script.
+    pub eval_commands: Option<Vec<String>>,
+    /// environment.yml style: `conda create` + `conda env update` instead of `conda env create`.
+    pub no_use_env: Option<bool>,
+    /// Run the tests as the `nonroot` user.
+    pub execute_test_as_nonroot: Option<bool>,
+    /// The original table's `test_cmd` (astropy 0.1–1.3), which the original never uses.
+    pub test_cmd: Option<String>,
+    /// Test command prefix for this version; falls back to the repository's.
+    pub test_command: Option<String>,
+    pub provider: Provider,
+    pub base: BaseImage,
+    /// venv only: the interpreter that creates the venv (default `python3`).
+    pub interpreter: Option<String>,
+}
+
+impl VersionSpec {
+    /// True for entries rendered exactly like the original (conda on the default base image):
+    /// only these keep the original's key rule of hashing the script text alone.
+    pub fn is_reference(&self) -> bool {
+        self.provider == Provider::Conda && self.base == BaseImage::Default
+    }
+
+    pub fn runs_as_nonroot(&self) -> bool {
+        self.execute_test_as_nonroot == Some(true)
+    }
+}
+
+/// Repository-level entries plus the versions.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RepoSpec {
+    pub test_command: Option<String>,
+    pub requirements_paths: Option<Vec<String>>,
+    pub environment_yml_paths: Option<Vec<String>>,
+    pub repo_install: Option<String>,
+    pub non_test_extensions: Option<Vec<String>>,
+    pub versions: BTreeMap<String, VersionSpec>,
+}
+
+/// The whole table.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SpecTable {
+    /// `None` means the default list ([`swtbench_core::directives::DEFAULT_NON_TEST_EXTS`]).
+    pub non_test_extensions: Option<Vec<String>>,
+    pub use_x86: BTreeSet<String>,
+    pub repos: BTreeMap<String, RepoSpec>,
+}
+
+/// A successful lookup.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry<'a> {
+    pub repo: &'a str,
+    pub version: &'a str,
+    pub repo_spec: &'a RepoSpec,
+    pub spec: &'a VersionSpec,
+}
+
+impl<'a> Entry<'a> {
+    /// The test command prefix (§9 `MAP_REPO_TO_TEST_FRAMEWORK`), if the table has one.
+    pub fn test_command(&self) -> Option<&'a str> {
+        self.spec
+            .test_command
+            .as_deref()
+            .or(self.repo_spec.test_command.as_deref())
+    }
+}
+
+/// Syntax of a table file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableSyntax {
+    Toml,
+    Json,
+}
+
+impl TableSyntax {
+    /// JSON for names ending in `.json`, TOML otherwise.
+    pub fn from_file_name(name: &str) -> TableSyntax {
+        if name.to_ascii_lowercase().ends_with(".json") {
+            TableSyntax::Json
+        } else {
+            TableSyntax::Toml
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileTable {
+    format: Option<u32>,
+    non_test_extensions: Option<Vec<String>>,
+    use_x86: Option<Vec<String>>,
+    #[serde(default)]
+    repos: BTreeMap<String, FileRepo>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileRepo {
+    test_command: Option<String>,
+    requirements_paths: Option<Vec<String>>,
+    environment_yml_paths: Option<Vec<String>>,
+    repo_install: Option<String>,
+    non_test_extensions: Option<Vec<String>>,
+    #[serde(default)]
+    specs: Vec<FileSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSpec {
+    versions: Vec<String>,
+    python: Option<String>,
+    packages: Option<String>,
+    install: Option<String>,
+    pip_packages: Option<Vec<String>>,
+    pre_install: Option<Vec<String>>,
+    eval_commands: Option<Vec<String>>,
+    no_use_env: Option<bool>,
+    execute_test_as_nonroot: Option<bool>,
+    test_cmd: Option<String>,
+    test_command: Option<String>,
+    provider: Option<String>,
+    base_image: Option<String>,
+    base_dockerfile: Option<String>,
+    interpreter: Option<String>,
+}
+
+impl SpecTable {
+    /// The embedded table, parsed once.
+    pub fn embedded() -> &'static SpecTable {
+        static TABLE: OnceLock<SpecTable> = OnceLock::new();
+        TABLE.get_or_init(|| {
+            // The embedded table is checked by this crate's tests; failing here is a build defect.
+            #[allow(clippy::expect_used)]
+            SpecTable::parse(
+                EMBEDDED_TABLE,
+                "embedded spec table",
+                TableSyntax::Toml,
+                &|p| Err(format!("the embedded table cannot name a Dockerfile ({p})")),
+            )
+            .expect("the embedded spec table parses")
+        })
+    }
+
+    /// Parses a table. `origin` names it in errors (a file path). `read_dockerfile` returns the
+    /// content of a `base_dockerfile` path as written in the table (the caller resolves it
+    /// relative to the table file).
+    pub fn parse(
+        text: &str,
+        origin: &str,
+        syntax: TableSyntax,
+        read_dockerfile: &dyn Fn(&str) -> Result<String, String>,
+    ) -> Result<SpecTable, SpecError> {
+        let file: FileTable = match syntax {
+            TableSyntax::Toml => toml::from_str(text).map_err(|e| SpecError::TableSyntax {
+                origin: origin.to_string(),
+                message: e.to_string().trim_end().to_string(),
+            })?,
+            TableSyntax::Json => {
+                serde_json::from_str(text).map_err(|e| SpecError::TableSyntax {
+                    origin: origin.to_string(),
+                    message: e.to_string(),
+                })?
+            }
+        };
+        let invalid = |message: String| SpecError::TableInvalid {
+            origin: origin.to_string(),
+            message,
+        };
+        if let Some(f) = file.format {
+            if f != 1 {
+                return Err(invalid(format!(
+                    "format = {f} is not supported (this swtbench reads format 1)"
+                )));
+            }
+        }
+        let mut table = SpecTable {
+            non_test_extensions: file.non_test_extensions,
+            use_x86: file.use_x86.unwrap_or_default().into_iter().collect(),
+            repos: BTreeMap::new(),
+        };
+        for (repo, frepo) in file.repos {
+            let mut rs = RepoSpec {
+                test_command: frepo.test_command,
+                requirements_paths: frepo.requirements_paths,
+                environment_yml_paths: frepo.environment_yml_paths,
+                repo_install: frepo.repo_install,
+                non_test_extensions: frepo.non_test_extensions,
+                versions: BTreeMap::new(),
+            };
+            for (i, fs) in frepo.specs.into_iter().enumerate() {
+                let at = format!("repos.\"{repo}\".specs[{i}]");
+                if fs.versions.is_empty() {
+                    return Err(invalid(format!("{at}: `versions` is empty")));
+                }
+                let provider = match fs.provider.as_deref() {
+                    None | Some("conda") => Provider::Conda,
+                    Some("venv") => Provider::Venv,
+                    Some(other) => {
+                        return Err(invalid(format!(
+                            "{at}: provider = {other:?} is unknown (use \"conda\" or \"venv\")"
+                        )))
+                    }
+                };
+                let base = match (fs.base_image, fs.base_dockerfile) {
+                    (Some(_), Some(_)) => {
+                        return Err(invalid(format!(
+                            "{at}: give either `base_image` or `base_dockerfile`, not both"
+                        )))
+                    }
+                    (Some(image), None) => BaseImage::Image(image),
+                    (None, Some(path)) => {
+                        let text = read_dockerfile(&path).map_err(|e| {
+                            invalid(format!("{at}: cannot read base_dockerfile {path:?}: {e}"))
+                        })?;
+                        BaseImage::Dockerfile { path, text }
+                    }
+                    (None, None) => BaseImage::Default,
+                };
+                if provider == Provider::Conda && fs.python.is_none() {
+                    return Err(invalid(format!(
+                        "{at}: `python` is required for conda environments"
+                    )));
+                }
+                if provider == Provider::Conda && fs.interpreter.is_some() {
+                    return Err(invalid(format!(
+                        "{at}: `interpreter` applies to provider = \"venv\" only"
+                    )));
+                }
+                let spec = VersionSpec {
+                    python: fs.python,
+                    packages: fs.packages,
+                    install: fs.install,
+                    pip_packages: fs.pip_packages,
+                    pre_install: fs.pre_install,
+                    eval_commands: fs.eval_commands,
+                    no_use_env: fs.no_use_env,
+                    execute_test_as_nonroot: fs.execute_test_as_nonroot,
+                    test_cmd: fs.test_cmd,
+                    test_command: fs.test_command,
+                    provider,
+                    base,
+                    interpreter: fs.interpreter,
+                };
+                for v in fs.versions {
+                    if rs.versions.insert(v.clone(), spec.clone()).is_some() {
+                        return Err(invalid(format!(
+                            "{at}: version {v:?} of {repo} is defined twice in this file"
+                        )));
+                    }
+                }
+            }
+            table.repos.insert(repo, rs);
+        }
+        Ok(table)
+    }
+
+    /// Applies `overlay` on top of this table (see the module doc for the rules).
+    pub fn merge(&mut self, overlay: SpecTable) {
+        if overlay.non_test_extensions.is_some() {
+            self.non_test_extensions = overlay.non_test_extensions;
+        }
+        self.use_x86.extend(overlay.use_x86);
+        for (repo, o) in overlay.repos {
+            let r = self.repos.entry(repo).or_default();
+            if o.test_command.is_some() {
+                r.test_command = o.test_command;
+            }
+            if o.requirements_paths.is_some() {
+                r.requirements_paths = o.requirements_paths;
+            }
+            if o.environment_yml_paths.is_some() {
+                r.environment_yml_paths = o.environment_yml_paths;
+            }
+            if o.repo_install.is_some() {
+                r.repo_install = o.repo_install;
+            }
+            if o.non_test_extensions.is_some() {
+                r.non_test_extensions = o.non_test_extensions;
+            }
+            r.versions.extend(o.versions);
+        }
+    }
+
+    /// The entry for `(repo, version)`; the error lists what the table knows.
+    pub fn lookup<'a>(&'a self, repo: &'a str, version: &'a str) -> Result<Entry<'a>, SpecError> {
+        let Some(repo_spec) = self.repos.get(repo) else {
+            return Err(SpecError::UnknownRepo {
+                repo: repo.to_string(),
+                known: self.repos.keys().cloned().collect(),
+            });
+        };
+        match repo_spec.versions.get(version) {
+            Some(spec) => Ok(Entry {
+                repo,
+                version,
+                repo_spec,
+                spec,
+            }),
+            None => Err(SpecError::UnknownVersion {
+                repo: repo.to_string(),
+                version: version.to_string(),
+                known: sorted_versions(repo_spec.versions.keys().map(String::as_str)),
+            }),
+        }
+    }
+
+    /// The non-test extensions that apply to `repo`.
+    pub fn non_test_extensions(&self, repo: &str) -> Vec<&str> {
+        let list = self
+            .repos
+            .get(repo)
+            .and_then(|r| r.non_test_extensions.as_ref())
+            .or(self.non_test_extensions.as_ref());
+        match list {
+            Some(l) => l.iter().map(String::as_str).collect(),
+            None => swtbench_core::directives::DEFAULT_NON_TEST_EXTS.to_vec(),
+        }
+    }
+
+    /// Whether `instance_id` must use x86_64 images even on arm64 hosts.
+    pub fn uses_x86(&self, instance_id: &str) -> bool {
+        self.use_x86.contains(instance_id)
+    }
+
+    /// Number of `(repo, version)` entries.
+    pub fn len(&self) -> usize {
+        self.repos.values().map(|r| r.versions.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Versions in human order: numeric dot-separated parts compare as numbers (`1.9` < `1.10`).
+pub fn sorted_versions<'a>(versions: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut v: Vec<String> = versions.map(str::to_string).collect();
+    v.sort_by(|a, b| version_key(a).cmp(&version_key(b)).then_with(|| a.cmp(b)));
+    v
+}
+
+fn version_key(v: &str) -> Vec<(u64, String)> {
+    v.split('.')
+        .map(|part| match part.parse::<u64>() {
+            Ok(n) => (n, String::new()),
+            Err(_) => (u64::MAX, part.to_string()),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_files(p: &str) -> Result<String, String> {
+        Err(format!("no file {p}"))
+    }
+
+    #[test]
+    fn embedded_table_has_every_entry() {
+        let t = SpecTable::embedded();
+        assert_eq!(t.repos.len(), 21);
+        assert_eq!(t.len(), 275);
+        assert_eq!(t.use_x86.len(), 496);
+        let e = t.lookup("django/django", "1.9").unwrap();
+        assert_eq!(e.test_command(), Some("./tests/runtests.py --verbosity 2"));
+        let e = t.lookup("django/django", "3.0").unwrap();
+        assert_eq!(
+            e.test_command(),
+            Some("./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1")
+        );
+        assert_eq!(e.spec.python.as_deref(), Some("3.6"));
+        assert_eq!(e.spec.packages.as_deref(), Some("requirements.txt"));
+        assert!(t
+            .lookup("dbt-labs/dbt-core", "1.7")
+            .unwrap()
+            .test_command()
+            .is_none());
+        assert!(t.uses_x86("astropy__astropy-7973"));
+        assert_eq!(t.non_test_extensions("psf/requests")[2], "csv");
+    }
+
+    #[test]
+    fn lookup_errors_name_repo_version_and_known_versions() {
+        let t = SpecTable::embedded();
+        let e = t.lookup("psf/requests", "9.9").unwrap_err().to_string();
+        assert!(e.contains("psf/requests") && e.contains("9.9"), "{e}");
+        assert!(e.contains("0.7, 0.8, 0.9, 0.11"), "{e}");
+        let e = t.lookup("acme/nothing", "1.0").unwrap_err().to_string();
+        assert!(
+            e.contains("acme/nothing") && e.contains("django/django"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn overlay_replaces_entries_and_adds_repos() {
+        let mut t = SpecTable::embedded().clone();
+        let overlay = r#"
+            use_x86 = ["x__y-1"]
+            [repos."psf/requests"]
+            test_command = "pytest -rA -x"
+            [[repos."psf/requests".specs]]
+            versions = ["2.0", "9.9"]
+            python = "3.11"
+            packages = "pytest"
+            [repos."acme/widget"]
+            test_command = "pytest"
+            [[repos."acme/widget".specs]]
+            versions = ["1.0"]
+            provider = "venv"
+            base_image = "swtbench-fixture-base:bookworm"
+            install = "python -m pip install -e ."
+        "#;
+        let o = SpecTable::parse(overlay, "o.toml", TableSyntax::Toml, &no_files).unwrap();
+        t.merge(o);
+        assert_eq!(t.len(), 275 + 2);
+        let e = t.lookup("psf/requests", "2.0").unwrap();
+        assert_eq!(e.spec.python.as_deref(), Some("3.11"));
+        assert_eq!(e.spec.install, None);
+        assert_eq!(e.test_command(), Some("pytest -rA -x"));
+        // Untouched versions keep their entry.
+        let e = t.lookup("psf/requests", "2.3").unwrap();
+        assert_eq!(e.spec.install.as_deref(), Some("python -m pip install ."));
+        let w = t.lookup("acme/widget", "1.0").unwrap();
+        assert_eq!(w.spec.provider, Provider::Venv);
+        assert_eq!(
+            w.spec.base,
+            BaseImage::Image("swtbench-fixture-base:bookworm".into())
+        );
+        assert!(t.uses_x86("x__y-1") && t.uses_x86("astropy__astropy-7973"));
+    }
+
+    #[test]
+    fn json_syntax_and_dockerfile_reader() {
+        let text = r#"{"repos": {"a/b": {"specs": [{"versions": ["1"], "provider": "venv",
+            "base_dockerfile": "base.Dockerfile"}]}}}"#;
+        let read = |p: &str| -> Result<String, String> {
+            assert_eq!(p, "base.Dockerfile");
+            Ok("FROM scratch\n".into())
+        };
+        let t = SpecTable::parse(text, "t.json", TableSyntax::Json, &read).unwrap();
+        let e = t.lookup("a/b", "1").unwrap();
+        assert_eq!(
+            e.spec.base,
+            BaseImage::Dockerfile {
+                path: "base.Dockerfile".into(),
+                text: "FROM scratch\n".into()
+            }
+        );
+        assert!(!e.spec.is_reference());
+    }
+
+    #[test]
+    fn invalid_tables_are_explained() {
+        let cases = [
+            ("[repos.\"a/b\"]\ntest_comand = \"x\"\n", "test_comand"),
+            ("format = 2\n", "format = 2"),
+            (
+                "[[repos.\"a/b\".specs]]\nversions = [\"1\"]\nprovider = \"nix\"\n",
+                "nix",
+            ),
+            (
+                "[[repos.\"a/b\".specs]]\nversions = [\"1\"]\n",
+                "`python` is required",
+            ),
+            (
+                "[[repos.\"a/b\".specs]]\nversions = [\"1\"]\npython = \"3\"\n[[repos.\"a/b\".specs]]\nversions = [\"1\"]\npython = \"3\"\n",
+                "defined twice",
+            ),
+            (
+                "[[repos.\"a/b\".specs]]\nversions = [\"1\"]\nprovider = \"venv\"\nbase_dockerfile = \"nope\"\n",
+                "cannot read base_dockerfile",
+            ),
+        ];
+        for (text, needle) in cases {
+            let e = SpecTable::parse(text, "bad.toml", TableSyntax::Toml, &no_files)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(needle) && e.contains("bad.toml"), "{e}");
+        }
+    }
+
+    #[test]
+    fn versions_sort_numerically() {
+        assert_eq!(
+            sorted_versions(["1.10", "1.9", "0.11", "2.0", "dev"].into_iter()),
+            vec!["0.11", "1.9", "1.10", "2.0", "dev"]
+        );
+    }
+}
