@@ -1,0 +1,644 @@
+//! Pure construction of the view model from the raw contents of a run tree.
+//!
+//! The loader reads files and hands their text here; this module parses patches, reports,
+//! statuses and coverage and decides what each instance shows. It must not touch the file system:
+//! everything arrives as strings and leaves as [`crate::model`] values.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Deserialize;
+use swtbench_core::diff::{self, ChangeKind, LineKind};
+use swtbench_core::RunKind;
+
+use crate::grade_bridge::{self, LineHits};
+use crate::model::{
+    mark, DiffFile, DiffHunk, DiffView, InstanceDetail, InstanceView, Outcome, RunCell, TestGrid,
+};
+
+/// At most this many patch lines are embedded per patch; the rest is linked, not shown.
+pub const MAX_PATCH_LINES: usize = 1500;
+/// At most this many test rows per instance (the scoring-relevant ones come first).
+pub const MAX_TEST_ROWS: usize = 250;
+/// Tests that passed in every run are shown only while the grid has fewer rows than this.
+pub const MAX_PASSING_ROWS: usize = 25;
+
+/// Transition buckets of one pre/post pair, as in `report.json` (§7.1).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Transitions {
+    #[serde(rename = "FAIL_TO_PASS", default)]
+    pub fail_to_pass: Vec<String>,
+    #[serde(rename = "PASS_TO_PASS", default)]
+    pub pass_to_pass: Vec<String>,
+    #[serde(rename = "FAIL_TO_FAIL", default)]
+    pub fail_to_fail: Vec<String>,
+    #[serde(rename = "PASS_TO_FAIL", default)]
+    pub pass_to_fail: Vec<String>,
+    #[serde(rename = "UNMATCHED", default)]
+    pub unmatched: Vec<String>,
+}
+
+/// The fields of a per-instance `report.json` entry that the page uses (§7.3).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct InstanceReport {
+    #[serde(default)]
+    pub patch_successfully_applied: bool,
+    #[serde(default)]
+    pub resolved: bool,
+    #[serde(default)]
+    pub coverage_pred: Option<f64>,
+    #[serde(default)]
+    pub coverage_gold: Option<f64>,
+    #[serde(default)]
+    pub coverage_base: Option<f64>,
+    #[serde(default)]
+    pub coverage_delta_pred: Option<f64>,
+    #[serde(default)]
+    pub coverage_delta_gold: Option<f64>,
+    #[serde(default)]
+    pub added_f2p: Option<u64>,
+    #[serde(default)]
+    pub tests_pred: Option<Transitions>,
+    #[serde(default)]
+    pub tests_gold: Option<Transitions>,
+    #[serde(default)]
+    pub tests_base: Option<Transitions>,
+}
+
+/// Parses the text of a `report.json` (`{"<instance_id>": {...}}`) and returns the entry for `id`
+/// (or the only entry, if the key differs).
+pub fn parse_instance_report(text: &str, id: &str) -> Result<InstanceReport, String> {
+    let mut map: BTreeMap<String, InstanceReport> =
+        serde_json::from_str(text).map_err(|e| format!("not a report.json object: {e}"))?;
+    if let Some(r) = map.remove(id) {
+        return Ok(r);
+    }
+    if map.len() == 1 {
+        if let Some((_, r)) = map.into_iter().next() {
+            return Ok(r);
+        }
+    }
+    Err(format!("no entry for {id}"))
+}
+
+/// Everything read from disk about one run of an instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunInput {
+    pub kind: RunKind,
+    /// Relative link to the run's directory (trailing `/`), if it exists.
+    pub dir: Option<String>,
+    /// Names of the files present in it.
+    pub files: Vec<String>,
+    /// `test_output.txt`, decoded lossily.
+    pub test_output: Option<String>,
+}
+
+/// Everything read from disk about one instance.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InstanceInput {
+    pub id: String,
+    pub repo: String,
+    /// The parsed `report.json` entry, or why it could not be read.
+    pub report: Option<Result<InstanceReport, String>>,
+    /// `pred_pre__<model>/<id>/model_patch.diff`.
+    pub model_patch: Option<String>,
+    /// The gold code fix (from the dataset or the runs' `exec_spec.json`).
+    pub gold_code_patch: Option<String>,
+    /// In [`RunKind::ALL`] order; missing runs may be absent.
+    pub runs: Vec<RunInput>,
+    /// A reason recorded by the run report (error or skip).
+    pub reason: Option<String>,
+    pub links: Vec<(String, String)>,
+    pub notes: Vec<String>,
+}
+
+/// Builds one instance row and its detail.
+pub fn build_instance(input: InstanceInput) -> InstanceView {
+    let InstanceInput {
+        id,
+        repo,
+        report,
+        model_patch,
+        gold_code_patch,
+        runs,
+        reason,
+        links,
+        mut notes,
+    } = input;
+
+    let (report, report_error) = match report {
+        Some(Ok(r)) => (Some(r), None),
+        Some(Err(e)) => (None, Some(e)),
+        None => (None, None),
+    };
+    let pred_pre_output = runs
+        .iter()
+        .any(|r| r.kind == RunKind::PredPre && r.test_output.is_some());
+
+    let empty_patch = model_patch.as_deref().is_some_and(|p| p.trim().is_empty());
+    let (outcome, reason) = match &report {
+        _ if empty_patch => (Outcome::EmptyPatch, reason),
+        Some(r) if !r.patch_successfully_applied => (Outcome::NotApplied, reason),
+        Some(r) if r.resolved => (Outcome::Resolved, reason),
+        Some(_) => (Outcome::Unresolved, reason),
+        None => {
+            let why = reason.or(report_error.map(|e| format!("report.json unreadable: {e}")));
+            let why = why.unwrap_or_else(|| {
+                if model_patch.is_none() {
+                    "no model_patch.diff in the pred_pre run".to_string()
+                } else if !pred_pre_output {
+                    "the pred_pre run produced no test_output.txt".to_string()
+                } else {
+                    "not graded: no report.json".to_string()
+                }
+            });
+            (Outcome::Error, Some(why))
+        }
+    };
+
+    // Statuses and coverage of each run, in RunKind::ALL order.
+    let mut statuses: Vec<Option<grade_bridge::Statuses>> = Vec::with_capacity(6);
+    let mut coverage: Vec<Option<LineHits>> = Vec::with_capacity(6);
+    let mut cells = Vec::with_capacity(6);
+    for kind in RunKind::ALL {
+        let run = runs.iter().find(|r| r.kind == kind);
+        let out = run.and_then(|r| r.test_output.as_deref());
+        let st = out.and_then(|o| grade_bridge::statuses(&repo, o));
+        let cov = out.map(grade_bridge::coverage);
+        cells.push(RunCell {
+            kind: kind.as_str().to_string(),
+            dir: run.and_then(|r| r.dir.clone()),
+            files: run.map(|r| r.files.clone()).unwrap_or_default(),
+            has_output: out.is_some(),
+            applied: st.as_ref().map(|s| s.applied),
+            counts: st.as_ref().map(|s| status_counts(&s.tests)),
+        });
+        statuses.push(st);
+        coverage.push(cov);
+    }
+
+    let tests = test_grid(&runs, &statuses, report.as_ref());
+
+    let model_patch_view = model_patch
+        .as_deref()
+        .map(|p| diff_view(p, MAX_PATCH_LINES));
+    let gold_fix = gold_code_patch.as_deref().map(|p| {
+        let mut v = diff_view(p, MAX_PATCH_LINES);
+        if coverage
+            .iter()
+            .any(|c| c.as_ref().is_some_and(|m| !m.is_empty()))
+        {
+            mark_coverage(&mut v, &coverage);
+        } else if coverage.iter().any(Option::is_some) {
+            notes.push(
+                "no coverage data in the test outputs (was the run made without coverage?)"
+                    .to_string(),
+            );
+        }
+        v
+    });
+    if gold_code_patch.is_none() {
+        notes.push(
+            "gold code fix unknown: pass the dataset, or keep the runs' exec_spec.json".to_string(),
+        );
+    }
+
+    InstanceView {
+        id,
+        repo,
+        outcome,
+        reason,
+        added_f2p: report.as_ref().and_then(|r| r.added_f2p),
+        coverage_pred: report.as_ref().and_then(|r| r.coverage_pred),
+        coverage_delta_pred: report.as_ref().and_then(|r| r.coverage_delta_pred),
+        coverage_gold: report.as_ref().and_then(|r| r.coverage_gold),
+        coverage_base: report.as_ref().and_then(|r| r.coverage_base),
+        coverage_delta_gold: report.as_ref().and_then(|r| r.coverage_delta_gold),
+        detail: InstanceDetail {
+            model_patch: model_patch_view,
+            gold_fix,
+            runs: cells,
+            tests,
+            links,
+            notes,
+        },
+    }
+}
+
+fn status_counts(tests: &swtbench_core::StatusMap) -> [u32; 3] {
+    let mut c = [0u32; 3];
+    for s in tests.values() {
+        match s {
+            swtbench_core::TestStatus::Passed => c[0] += 1,
+            swtbench_core::TestStatus::Failed => c[1] += 1,
+            _ => c[2] += 1,
+        }
+    }
+    c
+}
+
+fn status_code(s: Option<&swtbench_core::TestStatus>) -> char {
+    use swtbench_core::TestStatus as T;
+    match s {
+        None => '-',
+        Some(T::Passed) => 'P',
+        Some(T::Failed) => 'F',
+        Some(T::Error) => 'E',
+        Some(T::Skipped) => 'S',
+        Some(T::Other(_)) => 'O',
+    }
+}
+
+/// Builds the test grid: exact codes from parsed logs when every run with output could be parsed,
+/// otherwise codes derived from the `report.json` buckets.
+fn test_grid(
+    runs: &[RunInput],
+    statuses: &[Option<grade_bridge::Statuses>],
+    report: Option<&InstanceReport>,
+) -> TestGrid {
+    let parsed_all = RunKind::ALL.iter().enumerate().all(|(i, k)| {
+        let has_out = runs.iter().any(|r| r.kind == *k && r.test_output.is_some());
+        !has_out || statuses[i].is_some()
+    });
+    let any_parsed = statuses.iter().any(Option::is_some);
+    let mut rows: BTreeMap<String, [char; 6]> = BTreeMap::new();
+    let exact = parsed_all && any_parsed;
+    if exact {
+        let mut names = BTreeSet::new();
+        for s in statuses.iter().flatten() {
+            names.extend(s.tests.keys().cloned());
+        }
+        for n in names {
+            let mut code = ['-'; 6];
+            for (i, s) in statuses.iter().enumerate() {
+                code[i] = status_code(s.as_ref().and_then(|s| s.tests.get(&n)));
+            }
+            rows.insert(n, code);
+        }
+    } else if let Some(r) = report {
+        for (pair, t) in [&r.tests_pred, &r.tests_gold, &r.tests_base]
+            .into_iter()
+            .enumerate()
+        {
+            let Some(t) = t else { continue };
+            let buckets: [(&Vec<String>, [char; 2]); 5] = [
+                (&t.fail_to_pass, ['x', 'P']),
+                (&t.pass_to_pass, ['P', 'P']),
+                (&t.fail_to_fail, ['x', 'F']),
+                (&t.pass_to_fail, ['P', 'x']),
+                (&t.unmatched, ['x', 'x']),
+            ];
+            for (list, pp) in buckets {
+                for n in list {
+                    let code = rows.entry(n.clone()).or_insert(['-'; 6]);
+                    code[pair * 2] = pp[0];
+                    code[pair * 2 + 1] = pp[1];
+                }
+            }
+        }
+    }
+    select_rows(rows, exact)
+}
+
+/// Orders the rows by how much they matter to the score and bounds their number.
+fn select_rows(rows: BTreeMap<String, [char; 6]>, exact: bool) -> TestGrid {
+    let passed = |c: char| c == 'P';
+    let mut ranked: Vec<(u8, String, [char; 6])> = Vec::new();
+    let mut passing: Vec<(String, [char; 6])> = Vec::new();
+    for (name, c) in rows {
+        if c.iter().all(|&x| x == 'P' || x == '-') {
+            passing.push((name, c));
+            continue;
+        }
+        // §7.1: anything that is not PASSED before (absent included) and PASSED after is F→P.
+        let pred_f2p = passed(c[1]) && !passed(c[0]);
+        let base_f2p = passed(c[5]) && !passed(c[4]);
+        let rank = if pred_f2p && !base_f2p {
+            0
+        } else if passed(c[0]) && !passed(c[1]) {
+            1
+        } else if c[0] != '-' || c[1] != '-' {
+            2
+        } else {
+            3
+        };
+        ranked.push((rank, name, c));
+    }
+    ranked.sort();
+    let mut grid = TestGrid {
+        exact,
+        ..TestGrid::default()
+    };
+    let total_interesting = ranked.len();
+    for (_, name, c) in ranked.into_iter().take(MAX_TEST_ROWS) {
+        grid.names.push(name);
+        grid.codes.push(c.iter().collect());
+    }
+    grid.omitted_other = total_interesting - grid.names.len();
+    let room = MAX_PASSING_ROWS.saturating_sub(grid.names.len());
+    let shown_passing = if passing.len() <= room {
+        passing.len()
+    } else {
+        0
+    };
+    for (name, c) in passing.iter().take(shown_passing) {
+        grid.names.push(name.clone());
+        grid.codes.push(c.iter().collect());
+    }
+    grid.omitted_passing = passing.len() - shown_passing;
+    grid
+}
+
+fn change_name(c: ChangeKind) -> &'static str {
+    match c {
+        ChangeKind::Modified => "modified",
+        ChangeKind::Added => "added",
+        ChangeKind::Deleted => "deleted",
+        ChangeKind::Renamed => "renamed",
+        ChangeKind::Copied => "copied",
+    }
+}
+
+/// Parses a patch for display, keeping at most `max_lines` hunk lines.
+pub fn diff_view(text: &str, max_lines: usize) -> DiffView {
+    if text.trim().is_empty() {
+        return DiffView::default();
+    }
+    let patch = match diff::parse(text) {
+        Ok(p) => p,
+        Err(e) => {
+            let (raw, dropped) = truncate_lines(text, max_lines);
+            return DiffView {
+                raw: Some(raw),
+                error: Some(e.to_string()),
+                truncated_lines: dropped,
+                ..DiffView::default()
+            };
+        }
+    };
+    let mut budget = max_lines;
+    let mut dropped = 0usize;
+    let mut files = Vec::with_capacity(patch.files.len());
+    for f in &patch.files {
+        let mut hunks = Vec::with_capacity(f.hunks.len());
+        for h in &f.hunks {
+            if budget == 0 {
+                dropped += h.lines.len();
+                continue;
+            }
+            let take = h.lines.len().min(budget);
+            budget -= take;
+            dropped += h.lines.len() - take;
+            let mut kinds = String::with_capacity(take);
+            let mut lines = Vec::with_capacity(take);
+            for l in &h.lines[..take] {
+                kinds.push(match l.kind {
+                    LineKind::Context => ' ',
+                    LineKind::Added => '+',
+                    LineKind::Removed => '-',
+                });
+                lines.push(l.text.clone());
+            }
+            let mut header = format!(
+                "@@ -{},{} +{},{} @@",
+                h.old_start, h.old_len, h.new_start, h.new_len
+            );
+            if !h.section.is_empty() {
+                header.push(' ');
+                header.push_str(h.section.trim_start());
+            }
+            hunks.push(DiffHunk {
+                header,
+                old_start: h.old_start,
+                new_start: h.new_start,
+                kinds,
+                lines,
+                marks: None,
+            });
+        }
+        files.push(DiffFile {
+            old_path: f.old_path.clone(),
+            new_path: f.new_path.clone(),
+            change: change_name(f.change),
+            binary: f.binary,
+            hunks,
+        });
+    }
+    DiffView {
+        files,
+        truncated_lines: dropped,
+        ..DiffView::default()
+    }
+}
+
+fn truncate_lines(text: &str, max_lines: usize) -> (String, usize) {
+    let total = text.lines().count();
+    if total <= max_lines {
+        return (text.to_string(), 0);
+    }
+    let kept: Vec<&str> = text.lines().take(max_lines).collect();
+    (kept.join("\n"), total - max_lines)
+}
+
+/// Marks each changed line of the gold fix with who executed it. Removed lines are looked up in
+/// the pre-fix runs under their old line number, added lines in the post-fix runs under their new
+/// one; a line is executable when the gold or base coverage data lists it (§5.3).
+fn mark_coverage(view: &mut DiffView, coverage: &[Option<LineHits>]) {
+    let cov =
+        |k: RunKind| coverage[RunKind::ALL.iter().position(|x| *x == k).unwrap_or(0)].as_ref();
+    let hits = |m: Option<&LineHits>, path: &str, line: u32| -> Option<u64> {
+        m.and_then(|m| m.get(path))
+            .and_then(|f| f.get(&line))
+            .copied()
+    };
+    for f in &mut view.files {
+        for h in &mut f.hunks {
+            let mut old_no = h.old_start;
+            let mut new_no = h.new_start;
+            let mut marks = String::with_capacity(h.kinds.len());
+            for k in h.kinds.chars() {
+                let (runs, path, line) = match k {
+                    '-' => (
+                        [RunKind::PredPre, RunKind::GoldPre, RunKind::BasePre],
+                        f.old_path.as_deref(),
+                        old_no,
+                    ),
+                    '+' => (
+                        [RunKind::PredPost, RunKind::GoldPost, RunKind::BasePost],
+                        f.new_path.as_deref(),
+                        new_no,
+                    ),
+                    _ => {
+                        marks.push(' ');
+                        old_no += 1;
+                        new_no += 1;
+                        continue;
+                    }
+                };
+                if k == '-' {
+                    old_no += 1;
+                } else {
+                    new_no += 1;
+                }
+                let mut flags = 0u8;
+                if let Some(path) = path {
+                    let [p, g, b] = runs.map(|r| hits(cov(r), path, line));
+                    if p.unwrap_or(0) > 0 {
+                        flags |= mark::PRED;
+                    }
+                    if g.unwrap_or(0) > 0 {
+                        flags |= mark::GOLD;
+                    }
+                    if b.unwrap_or(0) > 0 {
+                        flags |= mark::BASE;
+                    }
+                    if g.is_some() || b.is_some() {
+                        flags |= mark::EXECUTABLE;
+                    }
+                }
+                marks.push(char::from_digit(u32::from(flags), 16).unwrap_or('0'));
+            }
+            h.marks = Some(marks);
+        }
+    }
+    view.has_marks = true;
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const GOLD: &str = "diff --git a/pkg/m.py b/pkg/m.py\n--- a/pkg/m.py\n+++ b/pkg/m.py\n@@ -1,3 +1,3 @@ def f():\n a = 1\n-b = 2\n+b = 3\n c = 4\n";
+
+    fn cov_output(lines: &[(u32, u64)]) -> String {
+        let body: Vec<String> = lines.iter().map(|(l, h)| format!("\"{l}\": {h}")).collect();
+        format!(
+            "+ cat coverage.cover\n{{\"/testbed/pkg/m.py\": {{{}}}}}\n+ git checkout abc\n",
+            body.join(", ")
+        )
+    }
+
+    fn run(kind: RunKind, out: Option<String>) -> RunInput {
+        RunInput {
+            kind,
+            dir: Some(format!("{kind}/")),
+            files: vec!["test_output.txt".into()],
+            test_output: out,
+        }
+    }
+
+    #[test]
+    fn diff_view_keeps_kinds_and_truncates() {
+        let v = diff_view(GOLD, 100);
+        assert_eq!(v.files.len(), 1);
+        assert_eq!(v.files[0].hunks[0].kinds, " -+ ");
+        assert_eq!(v.files[0].hunks[0].header, "@@ -1,3 +1,3 @@ def f():");
+        let t = diff_view(GOLD, 2);
+        assert_eq!(t.files[0].hunks[0].lines.len(), 2);
+        assert_eq!(t.truncated_lines, 2);
+        let junk = diff_view("no diff here <script>", 100);
+        assert!(junk.files.is_empty() && junk.error.is_some());
+        assert_eq!(junk.raw.as_deref(), Some("no diff here <script>"));
+    }
+
+    #[test]
+    fn coverage_marks_follow_old_and_new_line_numbers() {
+        // pred_pre hits removed line 2; gold_post and base_post list added line 2 (gold hits it).
+        let runs = vec![
+            run(RunKind::PredPre, Some(cov_output(&[(2, 1)]))),
+            run(RunKind::PredPost, Some(cov_output(&[(1, 1)]))),
+            run(RunKind::GoldPre, Some(cov_output(&[(2, 0)]))),
+            run(RunKind::GoldPost, Some(cov_output(&[(2, 3)]))),
+            run(RunKind::BasePre, Some(cov_output(&[]))),
+            run(RunKind::BasePost, Some(cov_output(&[(2, 0)]))),
+        ];
+        let v = build_instance(InstanceInput {
+            id: "o__r-1".into(),
+            repo: "o/r".into(),
+            gold_code_patch: Some(GOLD.into()),
+            model_patch: Some(GOLD.into()),
+            runs,
+            report: Some(Ok(InstanceReport {
+                patch_successfully_applied: true,
+                ..Default::default()
+            })),
+            ..Default::default()
+        });
+        let gf = v.detail.gold_fix.unwrap();
+        assert!(gf.has_marks);
+        // removed line: pred(1) + executable(8) = 9; added: gold(2) + executable(8) = a
+        assert_eq!(gf.files[0].hunks[0].marks.as_deref(), Some(" 9a "));
+        assert_eq!(v.outcome, Outcome::Unresolved);
+    }
+
+    #[test]
+    fn outcomes_and_reasons() {
+        let base = InstanceInput {
+            id: "a__b-1".into(),
+            repo: "a/b".into(),
+            ..Default::default()
+        };
+        let v = build_instance(base.clone());
+        assert_eq!(v.outcome, Outcome::Error);
+        assert_eq!(
+            v.reason.as_deref(),
+            Some("no model_patch.diff in the pred_pre run")
+        );
+        let v = build_instance(InstanceInput {
+            model_patch: Some("\n".into()),
+            ..base.clone()
+        });
+        assert_eq!(v.outcome, Outcome::EmptyPatch);
+        let v = build_instance(InstanceInput {
+            model_patch: Some(GOLD.into()),
+            report: Some(Ok(InstanceReport::default())),
+            ..base.clone()
+        });
+        assert_eq!(v.outcome, Outcome::NotApplied);
+        let v = build_instance(InstanceInput {
+            model_patch: Some(GOLD.into()),
+            report: Some(Ok(InstanceReport {
+                patch_successfully_applied: true,
+                resolved: true,
+                ..Default::default()
+            })),
+            reason: None,
+            ..base
+        });
+        assert_eq!(v.outcome, Outcome::Resolved);
+    }
+
+    #[test]
+    fn bucket_grid_ranks_new_fail_to_pass_first_and_hides_passing() {
+        let t = |f2p: &[&str], p2p: &[&str], f2f: &[&str]| Transitions {
+            fail_to_pass: f2p.iter().map(|s| s.to_string()).collect(),
+            pass_to_pass: p2p.iter().map(|s| s.to_string()).collect(),
+            fail_to_fail: f2f.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        let report = InstanceReport {
+            patch_successfully_applied: true,
+            tests_pred: Some(t(&["z_new"], &["a_ok"], &["b_bad"])),
+            tests_gold: Some(t(&["g1"], &[], &[])),
+            tests_base: Some(t(&[], &["a_ok"], &["z_new"])),
+            ..Default::default()
+        };
+        let g = test_grid(&[], &[None, None, None, None, None, None], Some(&report));
+        assert!(!g.exact);
+        assert_eq!(g.names, vec!["z_new", "b_bad", "g1", "a_ok"]);
+        assert_eq!(g.codes[0], "xP--xF");
+        assert_eq!(g.codes[3], "PP--PP");
+        assert_eq!(g.omitted_passing, 0);
+    }
+
+    #[test]
+    fn report_json_entry_is_found_by_id() {
+        let text = r#"{"x__y-1": {"patch_successfully_applied": true, "resolved": true, "added_f2p": 2,
+            "coverage_pred": null, "tests_pred": {"FAIL_TO_PASS": ["t"], "PASS_TO_PASS": [],
+            "FAIL_TO_FAIL": [], "PASS_TO_FAIL": [], "UNMATCHED": []}}}"#;
+        let r = parse_instance_report(text, "x__y-1").unwrap();
+        assert!(r.resolved && r.added_f2p == Some(2));
+        assert_eq!(r.tests_pred.unwrap().fail_to_pass, vec!["t"]);
+        assert!(parse_instance_report("[]", "x").is_err());
+    }
+}

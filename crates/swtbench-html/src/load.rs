@@ -1,0 +1,575 @@
+//! **I/O**: reads a run tree from disk into the view model. This is the only module of the crate
+//! that touches the file system; it reads files, lists directories and hands the text to the pure
+//! builder ([`crate::build`]). It never writes anything.
+//!
+//! Layout read (§4.8 of the behaviour reference, relative to the logs root
+//! `run_instance_swt_logs/`):
+//! - `<run_id>/<model>/<id>/report.json` (+ `run_instance.log`, `extracted_patch.diff`, …)
+//! - `<run_id>/pred_{pre,post}__<model>/<id>/{model_patch.diff,test_output.txt,eval.sh,exec_spec.json,…}`
+//! - `gold_{pre,post}/<id>/<sha256 of the gold test directives>/…`
+//! - `base_{pre,post}/<id>/<sha256 of the model patch's directives>/…`
+//! - `../evaluation_results/<model>.<run_id>.json` (the run report), when present.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value;
+use swtbench_core::directives::{directives_hash, test_directives, DEFAULT_NON_TEST_EXTS};
+use swtbench_core::{Instance, RunKind};
+
+use crate::build::{self, InstanceInput, InstanceReport, RunInput};
+use crate::grade_bridge;
+use crate::model::{CompareRow, CompareView, Metrics, RunView};
+
+/// What went wrong reading a run tree.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{path}: not a run directory (expected <logs-root>/<run_id>/<model>): {reason}")]
+    NotARun { path: PathBuf, reason: String },
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// How to read a run and where its page will live.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// Directory the HTML file will be written to; log links are made relative to it.
+    pub out_dir: PathBuf,
+    /// Dataset instances by id. Gives the repository, the gold code fix and the gold test
+    /// directives (which name the gold runs' directories). Without it they are read from the runs'
+    /// `exec_spec.json`, and an instance with several cached gold runs shows none of them.
+    pub instances: BTreeMap<String, Instance>,
+    /// The leaderboard numbers to show. Pass what `report --format json` computed so the page and
+    /// the JSON agree by construction; `None` computes them from the reports found (no coverage
+    /// rows, denominator `denominator` or the number of reports).
+    pub metrics: Option<Metrics>,
+    /// Denominator used when `metrics` is `None`.
+    pub denominator: Option<usize>,
+    /// Parameters to show first (dataset, filter, mode, …); run-report fields follow.
+    pub params: Vec<(String, String)>,
+    /// `swtbench <version>`.
+    pub generator: String,
+    /// The run report to read; default `<logs-root>/../evaluation_results/<model>.<run_id>.json`.
+    pub run_report: Option<PathBuf>,
+}
+
+/// The run id, model and logs root of `<logs-root>/<run_id>/<model>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunLocation {
+    pub logs_root: PathBuf,
+    pub run_id: String,
+    pub model: String,
+}
+
+impl RunLocation {
+    pub fn of(model_dir: &Path) -> Result<RunLocation, LoadError> {
+        let not_run = |reason: &str| LoadError::NotARun {
+            path: model_dir.to_path_buf(),
+            reason: reason.to_string(),
+        };
+        let abs = fs::canonicalize(model_dir).map_err(|e| LoadError::Io {
+            path: model_dir.to_path_buf(),
+            source: e,
+        })?;
+        if !abs.is_dir() {
+            return Err(not_run("not a directory"));
+        }
+        let model = file_name(&abs).ok_or_else(|| not_run("no model directory name"))?;
+        let run_dir = abs.parent().ok_or_else(|| not_run("no run id directory"))?;
+        let run_id = file_name(run_dir).ok_or_else(|| not_run("no run id directory name"))?;
+        let logs_root = run_dir
+            .parent()
+            .ok_or_else(|| not_run("no logs root"))?
+            .to_path_buf();
+        Ok(RunLocation {
+            logs_root,
+            run_id,
+            model,
+        })
+    }
+
+    fn run_dir(&self, kind: RunKind, id: &str, hash: Option<&str>) -> PathBuf {
+        if kind.is_shared() {
+            let mut p = self.logs_root.join(kind.as_str()).join(id);
+            if let Some(h) = hash {
+                p.push(h);
+            }
+            p
+        } else {
+            self.logs_root
+                .join(&self.run_id)
+                .join(kind.patch_id(&self.model))
+                .join(id)
+        }
+    }
+
+    fn model_dir(&self) -> PathBuf {
+        self.logs_root.join(&self.run_id).join(&self.model)
+    }
+
+    /// Default place of the run report.
+    pub fn run_report_path(&self) -> PathBuf {
+        let base = self.logs_root.parent().unwrap_or(&self.logs_root);
+        base.join("evaluation_results")
+            .join(format!("{}.{}.json", self.model, self.run_id))
+    }
+}
+
+fn file_name(p: &Path) -> Option<String> {
+    p.file_name().map(|s| s.to_string_lossy().into_owned())
+}
+
+fn read_lossy(path: &Path) -> Option<String> {
+    fs::read(path)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+fn subdirs(path: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(path)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Files of a run directory, the well-known ones first.
+fn list_files(dir: &Path) -> Vec<String> {
+    const ORDER: [&str; 6] = [
+        "test_output.txt",
+        "eval.sh",
+        "model_patch.diff",
+        "run_instance.log",
+        "exec_spec.json",
+        "report.json",
+    ];
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    names.sort_by_key(|n| {
+        (
+            ORDER.iter().position(|o| o == n).unwrap_or(ORDER.len()),
+            n.clone(),
+        )
+    });
+    names
+}
+
+/// `to` relative to directory `from` (both absolute), `/`-separated; directories get a trailing
+/// `/` when `dir` is set.
+pub fn relative_path(from: &Path, to: &Path, dir: bool) -> String {
+    let norm = |p: &Path| -> Vec<String> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect()
+    };
+    let f = norm(from);
+    let t = norm(to);
+    let common = f.iter().zip(t.iter()).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = std::iter::repeat_n("..".to_string(), f.len() - common).collect();
+    parts.extend(t[common..].iter().cloned());
+    let mut s = parts.join("/");
+    if s.is_empty() {
+        s.push('.');
+    }
+    if dir {
+        s.push('/');
+    }
+    s
+}
+
+/// The repository `owner/name` encoded in a SWE-bench id (`owner__name-123`).
+pub fn repo_from_id(id: &str) -> String {
+    match id.split_once("__") {
+        Some((owner, rest)) => {
+            let name = rest.rsplit_once('-').map_or(rest, |(n, _)| n);
+            format!("{owner}/{name}")
+        }
+        None => String::new(),
+    }
+}
+
+fn exec_spec(dir: &Path) -> Option<Value> {
+    read_lossy(&dir.join("exec_spec.json")).and_then(|t| serde_json::from_str(&t).ok())
+}
+
+/// The gold code fix from a post run's `exec_spec.json` (`patch_list` = [code fix, tests]).
+fn gold_fix_from_spec(spec: &Value) -> Option<String> {
+    let list = spec.get("patch_list")?.as_array()?;
+    if list.len() == 2 {
+        list[0].as_str().map(str::to_string)
+    } else {
+        None
+    }
+}
+
+struct RunReport {
+    value: Option<Value>,
+    path: PathBuf,
+}
+
+impl RunReport {
+    fn ids(&self) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let Some(Value::Object(m)) = &self.value else {
+            return out;
+        };
+        for (k, v) in m {
+            if k.ends_with("_ids") && k != "unstopped_containers" {
+                if let Value::Array(a) = v {
+                    out.extend(a.iter().filter_map(|x| x.as_str().map(str::to_string)));
+                }
+            }
+        }
+        out
+    }
+
+    fn error_ids(&self) -> BTreeSet<String> {
+        self.value
+            .as_ref()
+            .and_then(|v| v.get("error_ids"))
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Per-instance reasons, from any top-level object mapping ids to strings (or to objects with
+    /// a `reason` string).
+    fn reasons(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        let Some(Value::Object(m)) = &self.value else {
+            return out;
+        };
+        for key in ["error_reasons", "reasons", "errors", "skipped"] {
+            if let Some(Value::Object(r)) = m.get(key) {
+                for (id, v) in r {
+                    let text = match v {
+                        Value::String(s) => Some(s.clone()),
+                        Value::Object(o) => {
+                            o.get("reason").and_then(Value::as_str).map(str::to_string)
+                        }
+                        _ => None,
+                    };
+                    if let Some(t) = text {
+                        out.entry(id.clone()).or_insert(t);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Scalar top-level fields, shown as run parameters.
+    fn params(&self) -> Vec<(String, String)> {
+        let Some(Value::Object(m)) = &self.value else {
+            return Vec::new();
+        };
+        m.iter()
+            .filter_map(|(k, v)| match v {
+                Value::String(s) => Some((k.clone(), s.clone())),
+                Value::Number(n) => Some((k.clone(), n.to_string())),
+                Value::Bool(b) => Some((k.clone(), b.to_string())),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Reads the run at `model_dir` (`<logs-root>/<run_id>/<model>`) into a view model.
+pub fn load_run(model_dir: &Path, opts: &LoadOptions) -> Result<RunView, LoadError> {
+    let loc = RunLocation::of(model_dir)?;
+    let out_dir = fs::canonicalize(&opts.out_dir).unwrap_or_else(|_| opts.out_dir.clone());
+    let rr_path = opts
+        .run_report
+        .clone()
+        .unwrap_or_else(|| loc.run_report_path());
+    let run_report = RunReport {
+        value: read_lossy(&rr_path).and_then(|t| serde_json::from_str(&t).ok()),
+        path: rr_path,
+    };
+
+    let mut ids: BTreeSet<String> = subdirs(&loc.model_dir()).into_iter().collect();
+    ids.extend(subdirs(&loc.run_dir(RunKind::PredPre, "", None)));
+    ids.extend(run_report.ids());
+    ids.remove("");
+    let reasons = run_report.reasons();
+    let error_ids = run_report.error_ids();
+
+    let ids: Vec<String> = ids.into_iter().collect();
+    let mut instances = Vec::with_capacity(ids.len());
+    let mut reports: Vec<InstanceReport> = Vec::new();
+    for id in &ids {
+        let mut input = read_instance(&loc, id, opts, &out_dir);
+        if input.reason.is_none() {
+            input.reason = reasons.get(id).cloned();
+        }
+        if input.report.is_none() && input.reason.is_none() && error_ids.contains(id) {
+            input.reason = Some("listed in the run report's error_ids".to_string());
+        }
+        if let Some(Ok(r)) = &input.report {
+            reports.push(r.clone());
+        }
+        instances.push(build::build_instance(input));
+    }
+
+    let metrics = match &opts.metrics {
+        Some(m) => m.clone(),
+        None => {
+            let refs: Vec<&InstanceReport> = reports.iter().collect();
+            grade_bridge::metrics(&refs, opts.denominator.unwrap_or(reports.len()))
+        }
+    };
+
+    let mut params = opts.params.clone();
+    params.push(("run id".to_string(), loc.run_id.clone()));
+    params.push(("model".to_string(), loc.model.clone()));
+    for (k, v) in run_report.params() {
+        if !params.iter().any(|(pk, _)| *pk == k) {
+            params.push((k, v));
+        }
+    }
+    let mut links = Vec::new();
+    let mut warnings = Vec::new();
+    if run_report.value.is_some() {
+        links.push((
+            "run report".to_string(),
+            relative_path(&out_dir, &run_report.path, false),
+        ));
+    } else if opts.run_report.is_some() {
+        warnings.push(format!(
+            "run report {} not found or not JSON",
+            run_report.path.display()
+        ));
+    }
+    links.push((
+        "per-instance reports".to_string(),
+        relative_path(&out_dir, &loc.model_dir(), true),
+    ));
+    if ids.is_empty() {
+        warnings.push(format!(
+            "no instances found under {}",
+            loc.model_dir().display()
+        ));
+    }
+
+    Ok(RunView {
+        title: format!("{} / {}", loc.run_id, loc.model),
+        run_id: loc.run_id,
+        model: loc.model,
+        params,
+        metrics,
+        instances,
+        links,
+        warnings,
+        generator: opts.generator.clone(),
+    })
+}
+
+fn read_instance(loc: &RunLocation, id: &str, opts: &LoadOptions, out_dir: &Path) -> InstanceInput {
+    let dataset = opts.instances.get(id);
+    let mut notes = Vec::new();
+    let model_dir = loc.model_dir().join(id);
+    let report_path = model_dir.join("report.json");
+    let report = read_lossy(&report_path).map(|t| build::parse_instance_report(&t, id));
+
+    let pred_pre = loc.run_dir(RunKind::PredPre, id, None);
+    let pred_post = loc.run_dir(RunKind::PredPost, id, None);
+    // model_patch.diff is the patch that ran (already extracted and stripped of binary diffs).
+    let model_patch = read_lossy(&pred_pre.join("model_patch.diff"))
+        .or_else(|| read_lossy(&model_dir.join("extracted_patch.diff")));
+    let pre_spec = exec_spec(&pred_pre);
+    let repo = dataset
+        .map(|i| i.repo.clone())
+        .or_else(|| {
+            pre_spec
+                .as_ref()
+                .and_then(|s| s.get("repo"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| repo_from_id(id));
+
+    let gold_hash = match dataset {
+        Some(i) => Some(directives_hash(&test_directives(
+            &i.golden_test_patch,
+            &i.repo,
+            DEFAULT_NON_TEST_EXTS,
+        ))),
+        None => {
+            let cands = subdirs(&loc.logs_root.join(RunKind::GoldPre.as_str()).join(id));
+            match cands.len() {
+                0 => None,
+                1 => cands.into_iter().next(),
+                n => {
+                    notes.push(format!(
+                        "{n} cached gold runs for this instance; pass the dataset to pick the right one"
+                    ));
+                    None
+                }
+            }
+        }
+    };
+    let base_hash = model_patch
+        .as_deref()
+        .map(|p| directives_hash(&test_directives(p, &repo, DEFAULT_NON_TEST_EXTS)));
+
+    let gold_code_patch = dataset
+        .map(|i| i.golden_code_patch.clone())
+        .or_else(|| exec_spec(&pred_post).as_ref().and_then(gold_fix_from_spec));
+
+    let mut runs = Vec::with_capacity(6);
+    let mut gold_from_runs = None;
+    for kind in RunKind::ALL {
+        let dir = match kind {
+            RunKind::PredPre => Some(pred_pre.clone()),
+            RunKind::PredPost => Some(pred_post.clone()),
+            RunKind::GoldPre | RunKind::GoldPost => {
+                gold_hash.as_deref().map(|h| loc.run_dir(kind, id, Some(h)))
+            }
+            RunKind::BasePre | RunKind::BasePost => {
+                base_hash.as_deref().map(|h| loc.run_dir(kind, id, Some(h)))
+            }
+        };
+        let dir = dir.filter(|d| d.is_dir());
+        if kind == RunKind::GoldPost && gold_code_patch.is_none() {
+            gold_from_runs = dir
+                .as_deref()
+                .and_then(exec_spec)
+                .as_ref()
+                .and_then(gold_fix_from_spec);
+        }
+        runs.push(RunInput {
+            kind,
+            dir: dir.as_deref().map(|d| relative_path(out_dir, d, true)),
+            files: dir.as_deref().map(list_files).unwrap_or_default(),
+            test_output: dir
+                .as_deref()
+                .and_then(|d| read_lossy(&d.join("test_output.txt"))),
+        });
+    }
+
+    let mut links = Vec::new();
+    if report_path.is_file() {
+        links.push((
+            "report.json".to_string(),
+            relative_path(out_dir, &report_path, false),
+        ));
+    }
+    for name in [
+        "run_instance.log",
+        "extracted_patch.diff",
+        "raw_model_patch.txt",
+    ] {
+        let p = model_dir.join(name);
+        if p.is_file() {
+            links.push((name.to_string(), relative_path(out_dir, &p, false)));
+        }
+    }
+
+    InstanceInput {
+        id: id.to_string(),
+        repo,
+        report,
+        model_patch,
+        gold_code_patch: gold_code_patch.or(gold_from_runs),
+        runs,
+        reason: None,
+        links,
+        notes,
+    }
+}
+
+/// Builds the comparison of two loaded runs (pure).
+pub fn compare(a: &RunView, b: &RunView, generator: &str) -> CompareView {
+    let mut rows: BTreeMap<&str, CompareRow> = BTreeMap::new();
+    for i in &a.instances {
+        rows.insert(
+            &i.id,
+            CompareRow {
+                id: i.id.clone(),
+                repo: i.repo.clone(),
+                outcome_a: Some(i.outcome),
+                outcome_b: None,
+                added_f2p_a: i.added_f2p,
+                added_f2p_b: None,
+                coverage_delta_a: i.coverage_delta_pred,
+                coverage_delta_b: None,
+            },
+        );
+    }
+    for i in &b.instances {
+        let row = rows.entry(&i.id).or_insert_with(|| CompareRow {
+            id: i.id.clone(),
+            repo: i.repo.clone(),
+            outcome_a: None,
+            outcome_b: None,
+            added_f2p_a: None,
+            added_f2p_b: None,
+            coverage_delta_a: None,
+            coverage_delta_b: None,
+        });
+        row.outcome_b = Some(i.outcome);
+        row.added_f2p_b = i.added_f2p;
+        row.coverage_delta_b = i.coverage_delta_pred;
+    }
+    CompareView {
+        title: format!("{} vs {}", a.title, b.title),
+        name_a: a.title.clone(),
+        name_b: b.title.clone(),
+        metrics_a: a.metrics.clone(),
+        metrics_b: b.metrics.clone(),
+        params_a: a.params.clone(),
+        params_b: b.params.clone(),
+        rows: rows.into_values().collect(),
+        generator: generator.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        let p = |s: &str| PathBuf::from(s);
+        assert_eq!(
+            relative_path(&p("/a/b"), &p("/a/b/c/d.txt"), false),
+            "c/d.txt"
+        );
+        assert_eq!(
+            relative_path(&p("/a/b/out"), &p("/a/x/y"), true),
+            "../../x/y/"
+        );
+        assert_eq!(relative_path(&p("/a"), &p("/a"), true), "./");
+    }
+
+    #[test]
+    fn repo_from_swebench_ids() {
+        assert_eq!(repo_from_id("django__django-11099"), "django/django");
+        assert_eq!(
+            repo_from_id("scikit-learn__scikit-learn-10297"),
+            "scikit-learn/scikit-learn"
+        );
+        assert_eq!(repo_from_id("odd"), "");
+    }
+}
