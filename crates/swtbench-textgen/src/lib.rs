@@ -1,1 +1,17 @@
-//! Placeholder: filled in by its issue.
+//! Model inputs for SWT-Bench, built the way the published SWT-Bench datasets were built:
+//!
+//! 1. [`bm25`] ranks a repository's Python files against the issue text, with Lucene's BM25 and
+//!    English [`analyzer`] (including a port of Lucene's [`porter`] stemmer);
+//! 2. [`render`] turns the issue, the READMEs and the best-ranked files that fit under a token cap
+//!    ([`tokens`], cl100k) into an SWE-bench "style-3" text row;
+//! 3. [`swt`] rewrites such a row into a test-writing task (ZeroShotBase: answer as a unified diff;
+//!    ZeroShotPlus: answer in the custom `diff / rewrite|insert` format) and swaps the patches.
+//!
+//! Everything here is pure: repositories, datasets and output files are read and written by the
+//! caller (the `swtbench dataset` command), which hands text in and gets rows back. Prompt texts
+//! are [`template`]s; the defaults are ours and live in `assets/prompts/`.
+
+pub mod analyzer;
+pub mod bm25;
+pub mod porter;
+pub mod template;
