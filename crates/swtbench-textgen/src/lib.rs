@@ -14,4 +14,8 @@
 pub mod analyzer;
 pub mod bm25;
 pub mod porter;
+pub mod render;
+pub mod row;
+pub mod swt;
 pub mod template;
+pub mod tokens;

@@ -24,7 +24,9 @@ enum Part {
 /// Why a template cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TemplateError {
-    #[error("template {origin}: unknown placeholder `{{{{{name}}}}}` on line {line}; known: {known}")]
+    #[error(
+        "template {origin}: unknown placeholder `{{{{{name}}}}}` on line {line}; known: {known}"
+    )]
     UnknownPlaceholder {
         origin: String,
         name: String,
@@ -66,8 +68,12 @@ impl Template {
                 let known = slots.required.contains(&name) || slots.optional.contains(&name);
                 if !known {
                     let line = text[..text.len() - rest.len() + open].matches('\n').count() + 1;
-                    let all: BTreeSet<&str> =
-                        slots.required.iter().chain(slots.optional).copied().collect();
+                    let all: BTreeSet<&str> = slots
+                        .required
+                        .iter()
+                        .chain(slots.optional)
+                        .copied()
+                        .collect();
                     return Err(TemplateError::UnknownPlaceholder {
                         origin: origin.to_string(),
                         name: name.to_string(),
@@ -115,7 +121,7 @@ impl Template {
     }
 
     /// Fills the placeholders; `value` is asked for each slot name the template uses.
-    pub fn render(&self, value: impl Fn(&str) -> &str) -> String {
+    pub fn render<'v>(&self, value: impl Fn(&str) -> &'v str) -> String {
         let mut out = String::new();
         for p in &self.parts {
             match p {
@@ -151,7 +157,11 @@ mod tests {
             "template f.txt: unknown placeholder `{{cod}}` on line 2; known: {{body}}, {{x}}"
         );
         let e = Template::parse("f.txt", "nothing", SLOTS).unwrap_err();
-        assert!(e.to_string().contains("`{{body}}` must appear exactly once, found 0"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("`{{body}}` must appear exactly once, found 0"),
+            "{e}"
+        );
         let e = Template::parse("f.txt", "{{body}}{{body}}", SLOTS).unwrap_err();
         assert!(e.to_string().contains("found 2"), "{e}");
     }
