@@ -11,10 +11,13 @@
 //! caller (the `swtbench dataset` command), which hands text in and gets rows back. Prompt texts
 //! are [`template`]s; the defaults are ours and live in `assets/prompts/`.
 
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 pub mod analyzer;
 pub mod bm25;
 pub mod porter;
 pub mod render;
+pub mod retrieve;
 pub mod row;
 pub mod swt;
 pub mod template;

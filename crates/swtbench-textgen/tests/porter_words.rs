@@ -1,6 +1,7 @@
 //! The Porter stemmer against 35,867 words and code tokens with known stems (see
 //! `fixtures/porter/generate.py` for where the expected stems come from).
 
+#![allow(clippy::unwrap_used)]
 use swtbench_textgen::porter::PorterStemmer;
 
 #[test]
