@@ -175,7 +175,7 @@ impl ExecSpec {
             let rest = if opts.sympy_strip_compat {
                 py::strip(py::strip_chars(&cleaned, SYMPY_PREFIX))
             } else {
-                py::strip(&stripped[SYMPY_PREFIX.len()..])
+                py::strip(stripped.strip_prefix(SYMPY_PREFIX).unwrap_or(stripped))
             };
             format!("{SYMPY_PREFIX} {trace} {rest}")
         } else {

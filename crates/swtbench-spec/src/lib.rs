@@ -26,6 +26,8 @@
 
 mod error;
 pub mod eval;
+#[cfg(feature = "fetch")]
+pub mod fetch;
 pub mod py;
 pub mod render;
 pub mod reqs;

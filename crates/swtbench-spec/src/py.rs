@@ -138,6 +138,7 @@ fn write_str(out: &mut String, s: &str) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -450,6 +450,7 @@ fn version_key(v: &str) -> Vec<(u64, String)> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -1,0 +1,190 @@
+//! The I/O side of requirement files: a [`FileSource`] that reads a repository's files at a commit
+//! from a local bare mirror (`DIR/<owner>__<name>.git`) or, failing that, from GitHub raw through
+//! the shared HTTP client (timeouts, retries, on-disk cache).
+//!
+//! This is the only module of the crate that does I/O, and it is compiled only with the `fetch`
+//! feature. It decides *where* bytes come from; what is done with them (the `-r` expansion, the
+//! `name:` rewrite) stays in the pure [`crate::reqs`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use swtbench_data::git_mirror::{GitError, GitMirror};
+use swtbench_data::http::{CacheMode, Fetched, HttpClient, HttpError};
+
+use crate::render::FileSource;
+use crate::reqs::normalize_repo_path;
+
+/// Base URL of raw file contents on GitHub (`<base><owner>/<name>/<commit>/<path>`).
+pub const GITHUB_RAW: &str = "https://raw.githubusercontent.com/";
+
+/// Where repository files come from.
+#[derive(Debug)]
+pub struct RepoFiles {
+    mirror_dir: Option<PathBuf>,
+    http: Option<HttpClient>,
+    offline: bool,
+    raw_base: String,
+    mirrors: Mutex<BTreeMap<String, Option<GitMirror>>>,
+    memo: Mutex<BTreeMap<(String, String, String), Option<String>>>,
+}
+
+impl RepoFiles {
+    /// `mirror_dir`: directory of bare mirrors, tried first. `http`: client for GitHub raw
+    /// (`None`: never use the network). `offline`: only the HTTP cache may answer.
+    pub fn new(mirror_dir: Option<PathBuf>, http: Option<HttpClient>, offline: bool) -> RepoFiles {
+        RepoFiles {
+            mirror_dir,
+            http,
+            offline,
+            raw_base: GITHUB_RAW.to_string(),
+            mirrors: Mutex::new(BTreeMap::new()),
+            memo: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// Uses another base URL instead of GitHub raw (a local server in tests, or a proxy mirror).
+    pub fn with_raw_base(mut self, base: &str) -> RepoFiles {
+        self.raw_base = if base.ends_with('/') {
+            base.to_string()
+        } else {
+            format!("{base}/")
+        };
+        self
+    }
+
+    /// Where files of `repo` are looked for, for error hints.
+    pub fn describe_sources(&self, repo: &str) -> String {
+        let mut parts = Vec::new();
+        if let Some(dir) = &self.mirror_dir {
+            parts.push(format!(
+                "mirror {}",
+                dir.join(swtbench_data::git_mirror::mirror_dir_name(repo))
+                    .display()
+            ));
+        }
+        match (&self.http, self.offline) {
+            (Some(_), false) => parts.push(format!("{}{repo}", self.raw_base)),
+            (Some(_), true) => parts.push("the download cache (offline)".to_string()),
+            (None, _) => {}
+        }
+        if parts.is_empty() {
+            "no source (no mirror, no network)".to_string()
+        } else {
+            parts.join(", then ")
+        }
+    }
+
+    fn mirror(&self, repo: &str) -> Result<Option<GitMirror>, String> {
+        let Some(dir) = &self.mirror_dir else {
+            return Ok(None);
+        };
+        let mut mirrors = self.mirrors.lock().map_err(|e| e.to_string())?;
+        if let Some(m) = mirrors.get(repo) {
+            return Ok(m.clone());
+        }
+        let m = GitMirror::locate(dir, repo).map_err(|e| e.to_string())?;
+        mirrors.insert(repo.to_string(), m.clone());
+        Ok(m)
+    }
+
+    fn read_mirror(&self, repo: &str, commit: &str, path: &str) -> Result<Lookup, String> {
+        let Some(mirror) = self.mirror(repo)? else {
+            return Ok(Lookup::NotHere);
+        };
+        match mirror.show(commit, path) {
+            Ok(Some(bytes)) => Ok(Lookup::Found(String::from_utf8_lossy(&bytes).into_owned())),
+            // The mirror has the commit, so its answer is authoritative.
+            Ok(None) | Err(GitError::NotAFile { .. }) => Ok(Lookup::Absent),
+            // A mirror that predates the commit says nothing; the network may know.
+            Err(GitError::CommitNotFound { .. }) => Ok(Lookup::NotHere),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn read_github(&self, repo: &str, commit: &str, path: &str) -> Result<Lookup, String> {
+        let Some(http) = &self.http else {
+            return Ok(Lookup::NotHere);
+        };
+        let url = format!("{}{repo}/{commit}/{path}", self.raw_base);
+        // A file at a fixed commit never changes: a cached copy is always good.
+        let mode = if self.offline {
+            CacheMode::Offline
+        } else {
+            CacheMode::Fresh {
+                max_age: Duration::MAX,
+            }
+        };
+        match http.download_bytes(&url, mode) {
+            Ok(Fetched::Found((bytes, _))) => {
+                Ok(Lookup::Found(String::from_utf8_lossy(&bytes).into_owned()))
+            }
+            Ok(Fetched::NotFound) => Ok(Lookup::Absent),
+            Err(HttpError::NoCacheDir { .. }) => match http.get_bytes(&url) {
+                Ok(Fetched::Found(bytes)) => {
+                    Ok(Lookup::Found(String::from_utf8_lossy(&bytes).into_owned()))
+                }
+                Ok(Fetched::NotFound) => Ok(Lookup::Absent),
+                Err(e) => Err(e.to_string()),
+            },
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn lookup(&self, repo: &str, commit: &str, path: &str) -> Result<Option<String>, String> {
+        match self.read_mirror(repo, commit, path)? {
+            Lookup::Found(text) => return Ok(Some(text)),
+            Lookup::Absent => return Ok(None),
+            Lookup::NotHere => {}
+        }
+        match self.read_github(repo, commit, path)? {
+            Lookup::Found(text) => Ok(Some(text)),
+            Lookup::Absent => Ok(None),
+            Lookup::NotHere => Err(format!(
+                "not available from {} (give --repo-mirror with a mirror that has commit {commit}, or allow the network)",
+                self.describe_sources(repo)
+            )),
+        }
+    }
+}
+
+enum Lookup {
+    Found(String),
+    /// The source knows the commit and the file is not there.
+    Absent,
+    /// The source cannot tell (no mirror for the repo, commit not in the mirror, no network).
+    NotHere,
+}
+
+impl FileSource for RepoFiles {
+    fn file(&self, repo: &str, commit: &str, path: &str) -> Result<Option<String>, String> {
+        let Some(path) = normalize_repo_path(path) else {
+            return Ok(None);
+        };
+        let key = (repo.to_string(), commit.to_string(), path.clone());
+        if let Some(hit) = self.memo.lock().map_err(|e| e.to_string())?.get(&key) {
+            return Ok(hit.clone());
+        }
+        let answer = self.lookup(repo, commit, &path)?;
+        self.memo
+            .lock()
+            .map_err(|e| e.to_string())?
+            .insert(key, answer.clone());
+        Ok(answer)
+    }
+}
+
+/// The default directory of bare mirrors named by `SWTBENCH_REPO_MIRROR`-style settings, checked
+/// to exist. Returns a message naming the path otherwise.
+pub fn check_mirror_dir(dir: &Path) -> Result<(), String> {
+    if dir.is_dir() {
+        Ok(())
+    } else {
+        Err(format!(
+            "mirror directory {} does not exist (expected bare repositories named <owner>__<name>.git)",
+            dir.display()
+        ))
+    }
+}

@@ -1,0 +1,36 @@
+#!/bin/bash
+set -uxo pipefail
+source /opt/miniconda3/bin/activate
+conda activate testbed
+cd /testbed
+git diff HEAD c76af9ed6bb89bfba45b9f5bc1e635188278e2fa >> /root/pre_state.patch
+git config --global --add safe.directory /testbed
+cd /testbed
+git status
+git show
+git diff c76af9ed6bb89bfba45b9f5bc1e635188278e2fa
+source /opt/miniconda3/bin/activate
+conda activate testbed
+python -m pip install -e .[test] --verbose
+git apply -v - <<'EOF_114329324912'
+diff --git a/astropy/io/fits/fitsrec.py b/astropy/io/fits/fitsrec.py
+--- a/astropy/io/fits/fitsrec.py
++++ b/astropy/io/fits/fitsrec.py
+@@ -1261,7 +1261,7 @@ def _scale_back_ascii(self, col_idx, input_field, output_field):
+ 
+         # Replace exponent separator in floating point numbers
+         if 'D' in format:
+-            output_field.replace(encode_ascii('E'), encode_ascii('D'))
++            output_field[:] = output_field.replace(b'E', b'D')
+ 
+ 
+ def _get_recarray_field(array, key):
+
+EOF_114329324912
+git apply -v - <<'EOF_114329324912'
+None
+EOF_114329324912
+python3 /root/trace.py --count -C coverage.cover --include-pattern '/testbed/(astropy/io/fits/fitsrec\.py)' -m pytest --no-header -rA  -p no:cacheprovider astropy/io/fits/tests/test_checksum.py astropy/io/fits/tests/test_table.py
+cat coverage.cover
+git checkout c76af9ed6bb89bfba45b9f5bc1e635188278e2fa
+git apply /root/pre_state.patch

@@ -1,0 +1,21 @@
+#!/bin/bash
+set -uxo pipefail
+source /opt/miniconda3/bin/activate
+conda activate testbed
+cd /testbed
+git diff HEAD 182cc539b8154c0710fcea7e522267e42eba8899 >> /root/pre_state.patch
+git config --global --add safe.directory /testbed
+cd /testbed
+git status
+git show
+git diff 182cc539b8154c0710fcea7e522267e42eba8899
+source /opt/miniconda3/bin/activate
+conda activate testbed
+python -m pip install -e .
+git apply -v - <<'EOF_114329324912'
+None
+EOF_114329324912
+python3 /root/trace.py --count -C coverage.cover --include-pattern '/testbed/(pylint/checkers/misc\.py)' -m pytest --no-header -rA  -p no:cacheprovider tests/checkers/unittest_misc.py
+cat coverage.cover
+git checkout 182cc539b8154c0710fcea7e522267e42eba8899
+git apply /root/pre_state.patch
