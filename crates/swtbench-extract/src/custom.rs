@@ -1,0 +1,329 @@
+//! The custom format of the ZeroShotPlus prompt: blocks of
+//!
+//! ```text
+//! diff
+//! <path>
+//! rewrite | insert
+//! <rough line number> | EOF | BOF
+//! <code …>
+//! end diff
+//! ```
+//!
+//! The block grammar is read here, exactly as the original reads it: the output is split with
+//! Python's `splitlines()` after dropping leading newlines; **every** line starting with `diff`
+//! opens a block (even inside another block's code); the next three lines are taken as they are
+//! (no trimming); the code runs to the first later line starting with `end diff` — or, when there
+//! is none, to the line *before* the last one. A `diff` line with fewer than three lines after it
+//! is skipped.
+//!
+//! Blocks are then ordered by their line field — numerically (BOF, then numbers, then EOF, then
+//! anything else; a deviation: the original compares the strings, so `"10"` sorts before `"9"`)
+//! or as text ([`BlockOrder::Text`]) — and grouped per file in order of first appearance. The
+//! actual rewriting is done by our Python script (`assets/extract/custom_patch.py`) through a
+//! [`PythonRunner`]: `rewrite` replaces every function or class of that name anywhere in the
+//! file, `insert` appends at the end of the file, other kinds are ignored.
+//!
+//! The request/response types are public so that the protocol is documented in one place.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::AttemptError;
+use crate::paths::repo_path;
+use crate::python::{PythonRunner, CUSTOM_PATCH_SCRIPT};
+use crate::workspace::Workspace;
+use crate::CustomStyle;
+use swtbench_core::diff::python_splitlines;
+
+/// Version of the script protocol; the script refuses requests of another version.
+pub const PROTOCOL: u32 = 1;
+
+/// One block as written by the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomBlock {
+    /// The path line, untrimmed.
+    pub path: String,
+    /// The kind line (`rewrite`, `insert`, or anything else, which is ignored).
+    pub kind: String,
+    /// The rough line number line (`12`, `EOF`, `BOF`, …).
+    pub line: String,
+    /// The code lines, undedented.
+    pub code: Vec<String>,
+}
+
+/// How blocks are ordered before they are applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockOrder {
+    /// BOF, line numbers ascending, EOF, then anything else (stable).
+    #[default]
+    Numeric,
+    /// The original: the line fields compared as strings (stable).
+    Text,
+}
+
+/// `extract_custom_patches`: every block of a model output, in order of appearance.
+pub fn parse_blocks(model_output: &str) -> Vec<CustomBlock> {
+    let lines = python_splitlines(model_output.trim_start_matches('\n'));
+    let mut blocks = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if !line.starts_with("diff") || i + 3 >= lines.len() {
+            continue;
+        }
+        let start = i + 4;
+        let end = match (start..lines.len()).find(|&j| lines[j].starts_with("end diff")) {
+            Some(j) => j,
+            // The original's loop variable is left at the last index: that line is lost.
+            None if start < lines.len() => lines.len() - 1,
+            None => start,
+        };
+        blocks.push(CustomBlock {
+            path: lines[i + 1].to_string(),
+            kind: lines[i + 2].to_string(),
+            line: lines[i + 3].to_string(),
+            code: lines[start..end.max(start)]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        });
+    }
+    blocks
+}
+
+fn numeric_key(line: &str) -> (u8, i64) {
+    let t = line.trim();
+    if t.eq_ignore_ascii_case("bof") {
+        (0, 0)
+    } else if let Ok(n) = t.parse::<i64>() {
+        (1, n)
+    } else if t.eq_ignore_ascii_case("eof") {
+        (2, 0)
+    } else {
+        (3, 0)
+    }
+}
+
+/// Sorts blocks (stably) by their line field.
+pub fn order_blocks(blocks: &mut [CustomBlock], order: BlockOrder) {
+    match order {
+        BlockOrder::Numeric => blocks.sort_by_key(|b| numeric_key(&b.line)),
+        BlockOrder::Text => blocks.sort_by(|a, b| a.line.cmp(&b.line)),
+    }
+}
+
+/// A request to the script.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScriptRequest {
+    pub protocol: u32,
+    pub style: CustomStyle,
+    /// Use the tokenizer fallback for definition spans even where `end_lineno` exists (tests).
+    #[serde(default)]
+    pub force_tokenize: bool,
+    pub files: Vec<ScriptFile>,
+}
+
+/// One file and the blocks for it, in application order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScriptFile {
+    pub path: String,
+    /// Content at the base commit; `None` when the file does not exist.
+    pub source: Option<String>,
+    pub blocks: Vec<ScriptBlock>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScriptBlock {
+    pub kind: String,
+    /// The code lines joined with `\n` (the script dedents them).
+    pub code: String,
+}
+
+/// The script's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScriptResponse {
+    pub protocol: u32,
+    /// `sys.version` of the interpreter that ran it (first word).
+    pub python: String,
+    pub files: Vec<ScriptResult>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScriptResult {
+    pub path: String,
+    pub ok: bool,
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+fn excerpt(bytes: &[u8]) -> String {
+    let s = String::from_utf8_lossy(bytes);
+    let s = s.trim();
+    let tail: String = s
+        .chars()
+        .rev()
+        .take(600)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    if tail.is_empty() {
+        "(no output)".to_string()
+    } else {
+        tail
+    }
+}
+
+/// Runs the script once with `request`.
+pub fn run_script(
+    python: &dyn PythonRunner,
+    request: &ScriptRequest,
+) -> Result<ScriptResponse, AttemptError> {
+    let input = serde_json::to_vec(request).map_err(|e| AttemptError::Python {
+        detail: format!("cannot encode the request: {e}"),
+    })?;
+    let out = python
+        .run(CUSTOM_PATCH_SCRIPT, &input)
+        .map_err(|e| AttemptError::Python { detail: e.0 })?;
+    if out.status != Some(0) {
+        return Err(AttemptError::Python {
+            detail: format!(
+                "the custom-patch script exited with {}: {}",
+                out.status
+                    .map_or("a signal".to_string(), |c| format!("status {c}")),
+                excerpt(&out.stderr)
+            ),
+        });
+    }
+    let response: ScriptResponse =
+        serde_json::from_slice(&out.stdout).map_err(|e| AttemptError::Python {
+            detail: format!(
+                "the custom-patch script printed no valid response ({e}): {}",
+                excerpt(&out.stdout)
+            ),
+        })?;
+    if response.protocol != PROTOCOL || response.files.len() != request.files.len() {
+        return Err(AttemptError::Python {
+            detail: format!(
+                "the custom-patch script answered protocol {} with {} files (expected {PROTOCOL}, {})",
+                response.protocol,
+                response.files.len(),
+                request.files.len()
+            ),
+        });
+    }
+    Ok(response)
+}
+
+/// Applies the blocks: all files, or none when any file fails.
+pub(crate) fn apply(
+    model_output: &str,
+    ws: &mut Workspace<'_>,
+    python: Option<&dyn PythonRunner>,
+    style: CustomStyle,
+    order: BlockOrder,
+) -> Result<Vec<String>, AttemptError> {
+    let mut blocks = parse_blocks(model_output);
+    if blocks.is_empty() {
+        return Err(AttemptError::NoCustomBlocks);
+    }
+    order_blocks(&mut blocks, order);
+    let mut files: Vec<ScriptFile> = Vec::new();
+    for b in &blocks {
+        let path = repo_path(&b.path)?;
+        let block = ScriptBlock {
+            kind: b.kind.clone(),
+            code: b.code.join("\n"),
+        };
+        match files.iter_mut().find(|f| f.path == path) {
+            Some(f) => f.blocks.push(block),
+            None => {
+                let source = ws.read(&path)?;
+                files.push(ScriptFile {
+                    path,
+                    source,
+                    blocks: vec![block],
+                });
+            }
+        }
+    }
+    let python = python.ok_or_else(|| AttemptError::Python {
+        detail: "no Python interpreter was provided".to_string(),
+    })?;
+    let request = ScriptRequest {
+        protocol: PROTOCOL,
+        style,
+        force_tokenize: false,
+        files,
+    };
+    let response = run_script(python, &request)?;
+    let mut touched = Vec::new();
+    for (file, result) in request.files.iter().zip(&response.files) {
+        match (result.ok, &result.content) {
+            (true, Some(content)) => {
+                ws.write(&file.path, content.clone());
+                touched.push(file.path.clone());
+            }
+            _ => {
+                return Err(AttemptError::Custom {
+                    path: file.path.clone(),
+                    reason: result
+                        .error
+                        .clone()
+                        .unwrap_or_else(|| "no content returned".to_string()),
+                })
+            }
+        }
+    }
+    Ok(touched)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_grammar_matches_the_original() {
+        let out = "\n\nSome prose.\n```custom-diff\ndiff\ntests/test_a.py\nrewrite\n12\ndef test_a():\n    assert f() == 2\nend diff\ndiff\ntests/test_a.py\ninsert\nEOF\ndef test_b():\n    pass\nend diff\n```\ndiff\nx.py\n";
+        let b = parse_blocks(out);
+        assert_eq!(b.len(), 2);
+        assert_eq!(b[0].path, "tests/test_a.py");
+        assert_eq!(b[0].kind, "rewrite");
+        assert_eq!(b[0].line, "12");
+        assert_eq!(b[0].code, ["def test_a():", "    assert f() == 2"]);
+        assert_eq!(b[1].code, ["def test_b():", "    pass"]);
+    }
+
+    #[test]
+    fn unterminated_block_loses_its_last_line() {
+        let b = parse_blocks("diff\na.py\ninsert\nEOF\nx = 1\ny = 2\nz = 3");
+        assert_eq!(b[0].code, ["x = 1", "y = 2"]);
+        let b = parse_blocks("diff\na.py\ninsert\nEOF");
+        assert!(b[0].code.is_empty());
+        // A code line starting with "diff" opens another block.
+        let b = parse_blocks("diff\na.py\ninsert\nEOF\ndiff = 1\nend diff\nx\ny\n");
+        assert_eq!(b.len(), 2);
+        assert_eq!(b[0].code, ["diff = 1"]);
+        assert_eq!(b[1].path, "end diff");
+    }
+
+    #[test]
+    fn numeric_order_is_a_deviation() {
+        let mk = |l: &str| CustomBlock {
+            path: "a.py".into(),
+            kind: "insert".into(),
+            line: l.into(),
+            code: vec![],
+        };
+        let mut v: Vec<_> = ["EOF", "10", "9", "BOF", "?"]
+            .iter()
+            .map(|l| mk(l))
+            .collect();
+        order_blocks(&mut v, BlockOrder::Numeric);
+        let lines: Vec<&str> = v.iter().map(|b| b.line.as_str()).collect();
+        assert_eq!(lines, ["BOF", "9", "10", "EOF", "?"]);
+        order_blocks(&mut v, BlockOrder::Text);
+        let lines: Vec<&str> = v.iter().map(|b| b.line.as_str()).collect();
+        assert_eq!(lines, ["10", "9", "?", "BOF", "EOF"]);
+    }
+}
