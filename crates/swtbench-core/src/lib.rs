@@ -8,6 +8,7 @@ pub mod diff;
 pub mod directives;
 pub mod hash;
 pub mod instance;
+pub mod layout;
 pub mod prediction;
 pub mod runs;
 pub mod status;

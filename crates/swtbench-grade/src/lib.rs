@@ -1,1 +1,38 @@
-//! Placeholder: filled in by its issue.
+//! Everything between a test log and a leaderboard number, score-identical to the original
+//! SWT-Bench harness by default.
+//!
+//! - [`logs`]: one run's `test_output.txt` → test statuses and the `applied` flag (§6.1);
+//! - [`parsers`]: the per-repository log parsers (§6.3, §6.4);
+//! - [`coverage`]: the coverage dump (§5.2) and the coverage formulas (§5.3);
+//! - [`transitions`]: pre → post buckets and the resolved rule (§7.1, §7.2);
+//! - [`report`]: grading one instance and its `report.json` (§7.3);
+//! - [`run_report`]: the run summary `evaluation_results/<model>.<run_id>.json` (§7.4);
+//! - [`leaderboard`]: the W / S / F→X / F→P / P→P / Δ coverage table (§7.5) in four formats;
+//! - [`tree`]: re-grading and collecting reports from a log tree in the original's layout, through
+//!   a small read-only file-access trait so the logic stays testable without a file system.
+//!
+//! The crate is pure: it never touches files, processes or terminals itself. Callers hand in
+//! bytes (or a [`tree::TreeReader`]) and write the returned text where they want.
+
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod coverage;
+pub mod leaderboard;
+pub mod logs;
+pub mod parsers;
+pub mod py;
+pub mod report;
+pub mod run_report;
+pub mod transitions;
+pub mod tree;
+
+pub use coverage::{CoverageFormula, CoverageMap, CoverageResult};
+pub use logs::{parse_log, ExecMode, LogNote, ParsedLog};
+pub use parsers::Parser;
+pub use report::{
+    grade_instance, GradeError, GradeOptions, GradedInstance, InstanceReport, InstanceRunOutputs,
+};
+pub use run_report::{
+    EntryState, ErrorReason, Outcome, RunReport, RunReportEntry, RunReportInput, SkipReason,
+};
+pub use transitions::Transitions;

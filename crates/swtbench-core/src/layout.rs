@@ -1,0 +1,257 @@
+//! Where the original harness puts every output (§4.8), as pure path computations.
+//!
+//! The runner writes into this layout, grading and the reports read from it, so existing trees
+//! produced by the original (including published gold runs) stay readable and vice versa. This
+//! module only joins paths: it never touches the file system.
+//!
+//! ```text
+//! <logs root = run_instance_swt_logs>/
+//!   <run_id>/pred_pre__<model>/<instance>/      test_output.txt, model_patch.diff, eval.sh, …
+//!   <run_id>/pred_post__<model>/<instance>/
+//!   <run_id>/<model>/<instance>/report.json
+//!   gold_pre/<instance>/<sha256("__".join(gold test directives))>/
+//!   gold_post/…   base_pre/<instance>/<sha256("__".join(model directives))>/   base_post/…
+//! <output dir = evaluation_results>/<model>.<run_id>.json
+//! ```
+//!
+//! `<model>` is the prediction's `model_name_or_path` with every `/` replaced by `__`
+//! ([`model_dir_name`]). Run ids are used as given, like the original does (a run id named
+//! `gold_pre` would collide with the shared directories).
+
+use std::path::{Path, PathBuf};
+
+use crate::directives::{directives_hash, test_directives, DEFAULT_NON_TEST_EXTS};
+use crate::runs::RunKind;
+
+/// Default name of the logs root, relative to the working directory (the original's).
+pub const LOGS_ROOT_DIR: &str = "run_instance_swt_logs";
+/// Default directory of run reports, relative to the working directory (the original's).
+pub const EVALUATION_RESULTS_DIR: &str = "evaluation_results";
+/// Default directory of image build logs (the original's).
+pub const IMAGE_BUILD_LOGS_DIR: &str = "image_build_logs";
+
+/// The combined stdout+stderr of one eval-script execution.
+pub const TEST_OUTPUT_FILE: &str = "test_output.txt";
+/// The model patch as executed (also written, misleadingly, into the shared gold/base dirs).
+pub const MODEL_PATCH_FILE: &str = "model_patch.diff";
+/// Per-instance grading result.
+pub const REPORT_FILE: &str = "report.json";
+/// The eval script of one run.
+pub const EVAL_SCRIPT_FILE: &str = "eval.sh";
+/// The execution spec of one run.
+pub const EXEC_SPEC_FILE: &str = "exec_spec.json";
+/// Per-instance log of the harness itself.
+pub const RUN_INSTANCE_LOG_FILE: &str = "run_instance.log";
+/// Raw model output kept when a non-vanilla patch type is used.
+pub const RAW_MODEL_PATCH_FILE: &str = "raw_model_patch.txt";
+/// The patch extracted from the raw model output (non-vanilla patch types).
+pub const EXTRACTED_PATCH_FILE: &str = "extracted_patch.diff";
+
+/// Directory name of a model: `model_name_or_path` with `/` replaced by `__`.
+pub fn model_dir_name(model_name_or_path: &str) -> String {
+    model_name_or_path.replace('/', "__")
+}
+
+/// File name of the run report: `<model>.<run_id>.json`.
+pub fn evaluation_results_file_name(model_dir: &str, run_id: &str) -> String {
+    format!("{model_dir}.{run_id}.json")
+}
+
+/// The run report's path under `output_dir` (the original's `evaluation_results`).
+pub fn evaluation_results_path(output_dir: &Path, model_dir: &str, run_id: &str) -> PathBuf {
+    output_dir.join(evaluation_results_file_name(model_dir, run_id))
+}
+
+/// Cache key of the shared gold runs: hash of the gold test patch's directives.
+pub fn gold_directives_hash(repo: &str, golden_test_patch: &str) -> String {
+    directives_hash(&test_directives(
+        golden_test_patch,
+        repo,
+        DEFAULT_NON_TEST_EXTS,
+    ))
+}
+
+/// Cache key of the shared base runs: hash of the (executed) model patch's directives.
+pub fn base_directives_hash(repo: &str, model_patch: &str) -> String {
+    directives_hash(&test_directives(model_patch, repo, DEFAULT_NON_TEST_EXTS))
+}
+
+/// A logs root (the original's `run_instance_swt_logs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogsRoot {
+    root: PathBuf,
+}
+
+impl LogsRoot {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        LogsRoot { root: root.into() }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// `<root>/<run_id>/<model>`: the per-instance report dirs of one model in one run (the
+    /// `PATH` argument of `report`).
+    pub fn model_reports_dir(&self, run_id: &str, model_dir: &str) -> PathBuf {
+        self.root.join(run_id).join(model_dir)
+    }
+
+    /// `<root>/<run_id>/<model>/<instance>`: holds `report.json` (and extraction files).
+    pub fn instance_report_dir(&self, run_id: &str, model_dir: &str, instance_id: &str) -> PathBuf {
+        self.model_reports_dir(run_id, model_dir).join(instance_id)
+    }
+
+    /// `<root>/<run_id>/<model>/<instance>/report.json`.
+    pub fn report_path(&self, run_id: &str, model_dir: &str, instance_id: &str) -> PathBuf {
+        self.instance_report_dir(run_id, model_dir, instance_id)
+            .join(REPORT_FILE)
+    }
+
+    /// `<root>/<run_id>/<kind>__<model>/<instance>` for the two prediction runs.
+    ///
+    /// # Panics
+    /// If `kind` is a shared run (use [`LogsRoot::shared_run_dir`]).
+    pub fn pred_run_dir(
+        &self,
+        run_id: &str,
+        model_dir: &str,
+        kind: RunKind,
+        instance_id: &str,
+    ) -> PathBuf {
+        assert!(!kind.is_shared(), "{kind} is a shared run");
+        self.root
+            .join(run_id)
+            .join(kind.patch_id(model_dir))
+            .join(instance_id)
+    }
+
+    /// `<root>/<kind>/<instance>/<directives hash>` for the four shared (cached) runs.
+    ///
+    /// # Panics
+    /// If `kind` is a prediction run (use [`LogsRoot::pred_run_dir`]).
+    pub fn shared_run_dir(
+        &self,
+        kind: RunKind,
+        instance_id: &str,
+        directives_hash: &str,
+    ) -> PathBuf {
+        assert!(kind.is_shared(), "{kind} is not a shared run");
+        self.root
+            .join(kind.as_str())
+            .join(instance_id)
+            .join(directives_hash)
+    }
+
+    /// The six run directories of one instance, in [`RunKind::ALL`] order.
+    pub fn instance_run_dirs(&self, keys: &InstanceRunKeys<'_>) -> [PathBuf; 6] {
+        RunKind::ALL.map(|kind| self.run_dir(keys, kind))
+    }
+
+    /// One run directory of one instance.
+    pub fn run_dir(&self, keys: &InstanceRunKeys<'_>, kind: RunKind) -> PathBuf {
+        match kind {
+            RunKind::PredPre | RunKind::PredPost => {
+                self.pred_run_dir(keys.run_id, keys.model_dir, kind, keys.instance_id)
+            }
+            RunKind::GoldPre | RunKind::GoldPost => {
+                self.shared_run_dir(kind, keys.instance_id, keys.gold_hash)
+            }
+            RunKind::BasePre | RunKind::BasePost => {
+                self.shared_run_dir(kind, keys.instance_id, keys.base_hash)
+            }
+        }
+    }
+
+    /// The six `test_output.txt` paths of one instance, in [`RunKind::ALL`] order.
+    pub fn instance_test_outputs(&self, keys: &InstanceRunKeys<'_>) -> [PathBuf; 6] {
+        self.instance_run_dirs(keys)
+            .map(|d| d.join(TEST_OUTPUT_FILE))
+    }
+}
+
+/// Everything that names the six run directories of one instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InstanceRunKeys<'a> {
+    pub run_id: &'a str,
+    /// [`model_dir_name`] of the prediction's model.
+    pub model_dir: &'a str,
+    pub instance_id: &'a str,
+    /// [`gold_directives_hash`] of the instance.
+    pub gold_hash: &'a str,
+    /// [`base_directives_hash`] of the executed model patch.
+    pub base_hash: &'a str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::sha256_hex;
+
+    #[test]
+    fn paths_follow_the_original_layout() {
+        let root = LogsRoot::new("run_instance_swt_logs");
+        let model = model_dir_name("org/model-1");
+        assert_eq!(model, "org__model-1");
+        let keys = InstanceRunKeys {
+            run_id: "r1",
+            model_dir: &model,
+            instance_id: "a__b-1",
+            gold_hash: "g",
+            base_hash: "b",
+        };
+        let dirs = root.instance_run_dirs(&keys);
+        let s: Vec<String> = dirs.iter().map(|p| p.display().to_string()).collect();
+        assert_eq!(
+            s,
+            vec![
+                "run_instance_swt_logs/r1/pred_pre__org__model-1/a__b-1",
+                "run_instance_swt_logs/r1/pred_post__org__model-1/a__b-1",
+                "run_instance_swt_logs/gold_pre/a__b-1/g",
+                "run_instance_swt_logs/gold_post/a__b-1/g",
+                "run_instance_swt_logs/base_pre/a__b-1/b",
+                "run_instance_swt_logs/base_post/a__b-1/b",
+            ]
+        );
+        assert_eq!(
+            root.report_path("r1", &model, "a__b-1"),
+            Path::new("run_instance_swt_logs/r1/org__model-1/a__b-1/report.json")
+        );
+        assert_eq!(
+            root.instance_test_outputs(&keys)[3],
+            Path::new("run_instance_swt_logs/gold_post/a__b-1/g/test_output.txt")
+        );
+        assert_eq!(
+            evaluation_results_path(Path::new("evaluation_results"), &model, "r1"),
+            Path::new("evaluation_results/org__model-1.r1.json")
+        );
+    }
+
+    #[test]
+    fn cache_keys_hash_the_joined_directives() {
+        let gold = "diff --git a/tests/test_x.py b/tests/test_x.py\ndiff --git a/tests/test_y.py b/tests/test_y.py\n";
+        assert_eq!(
+            gold_directives_hash("pytest-dev/pytest", gold),
+            sha256_hex("tests/test_x.py__tests/test_y.py")
+        );
+        // Django directives are dotted labels.
+        assert_eq!(
+            base_directives_hash(
+                "django/django",
+                "diff --git a/tests/a/tests.py b/tests/a/tests.py\n"
+            ),
+            sha256_hex("a.tests")
+        );
+        // No directives: hash of the empty string.
+        assert_eq!(
+            base_directives_hash("pytest-dev/pytest", "\n"),
+            sha256_hex("")
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "is a shared run")]
+    fn pred_dir_rejects_shared_kinds() {
+        LogsRoot::new("x").pred_run_dir("r", "m", RunKind::GoldPre, "i");
+    }
+}

@@ -1,0 +1,261 @@
+//! One run's `test_output.txt` → test statuses and the `applied` flag (§6.1, the original's
+//! `get_logs_eval`).
+//!
+//! Steps, in the original's order:
+//! 1. a missing file gives no tests and `applied = false`;
+//! 2. the bytes are decoded as UTF-8 (invalid sequences replaced, where the original would have
+//!    failed the whole run) with universal newlines, as Python's `open().read()` does;
+//! 3. if the text contains `trace.py --count -C coverage.cover`, only what follows the echoed
+//!    `+ python3 …trace.py --count -C coverage.cover …` line is parsed (up to a second such line,
+//!    as `re.split(...)[1]`); otherwise the whole text is;
+//! 4. everything from `\n+ cat coverage.cover` on is cut;
+//! 5. any failure marker in the raw text gives no tests and `applied = false`;
+//! 6. the repository's parser (or the reproduction-script parser) reads the rest; `applied` is
+//!    whether the lower-cased raw text contains `applied patch` (from `git apply -v`).
+//!
+//! Pure: bytes in, data out.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use swtbench_core::StatusMap;
+
+use crate::parsers::Parser;
+use crate::py;
+
+/// Markers whose presence anywhere in the raw output voids the run (never printed by the harness
+/// itself, so they only trigger if the tests print them).
+pub const FAILURE_MARKERS: [&str; 5] = [
+    ">>>>> Patch Apply Failed",
+    ">>>>> Reset Failed",
+    ">>>>> Tests Errored",
+    ">>>>> Tests Timed Out",
+    "Failed to reset task environment",
+];
+
+/// The text that says the test command ran under the coverage tracer.
+pub const TRACE_MARKER: &str = "trace.py --count -C coverage.cover";
+
+/// How the test logs are read: the repository's unit-test parser or the reproduction script's
+/// exit code (§8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecMode {
+    #[default]
+    UnitTest,
+    ReproductionScript,
+}
+
+impl ExecMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecMode::UnitTest => "unit_test",
+            ExecMode::ReproductionScript => "reproduction_script",
+        }
+    }
+}
+
+impl std::str::FromStr for ExecMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "unit_test" | "unit-test" => Ok(ExecMode::UnitTest),
+            "reproduction_script" | "reproduction-script" => Ok(ExecMode::ReproductionScript),
+            other => Err(format!(
+                "unknown exec mode `{other}` (expected unit_test or reproduction_script)"
+            )),
+        }
+    }
+}
+
+/// Something about a log worth telling the user; none of these change the parse result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogNote {
+    /// The output had invalid UTF-8; it was decoded with replacement characters (the original
+    /// would have recorded the whole run as an error with no output).
+    InvalidUtf8,
+    /// The trace marker appears but no echoed `+ python3 …trace.py…` line precedes it: the
+    /// original crashes (`IndexError`); here the run yields no tests.
+    TraceSplitFailed,
+    /// A failure marker (`>>>>> Tests Errored`, …) voided the run.
+    FailureMarker,
+}
+
+/// What one run's log says.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ParsedLog {
+    /// Whether `test_output.txt` existed.
+    pub present: bool,
+    /// `git apply -v` reported an applied patch (the lower-cased raw text contains `applied patch`).
+    pub applied: bool,
+    pub tests: StatusMap,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<LogNote>,
+}
+
+/// Which parser reads logs of `repo` in `mode`; `None` when the original has no parser for `repo`.
+pub fn parser_for(repo: &str, mode: ExecMode) -> Option<Parser> {
+    match mode {
+        ExecMode::ReproductionScript => Some(Parser::ReproductionScript),
+        ExecMode::UnitTest => Parser::for_repo(repo),
+    }
+}
+
+/// Parses one run's output; `None` means the file does not exist.
+pub fn parse_log(output: Option<&[u8]>, parser: Parser) -> ParsedLog {
+    let Some(bytes) = output else {
+        return ParsedLog::default();
+    };
+    let (text, lossy) = py::read_text(bytes);
+    let mut parsed = parse_text(&text, parser);
+    if lossy {
+        parsed.notes.insert(0, LogNote::InvalidUtf8);
+    }
+    parsed
+}
+
+/// Parses an already decoded log text (universal newlines already applied).
+pub fn parse_text(raw: &str, parser: Parser) -> ParsedLog {
+    let mut notes = Vec::new();
+    let applied = contains_applied_patch(raw);
+    if FAILURE_MARKERS.iter().any(|m| raw.contains(m)) {
+        return ParsedLog {
+            present: true,
+            applied: false,
+            tests: StatusMap::new(),
+            notes: vec![LogNote::FailureMarker],
+        };
+    }
+    let content = match test_section(raw) {
+        Some(c) => c,
+        None => {
+            notes.push(LogNote::TraceSplitFailed);
+            ""
+        }
+    };
+    ParsedLog {
+        present: true,
+        applied,
+        tests: parser.parse(content),
+        notes,
+    }
+}
+
+fn trace_line_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    #[allow(clippy::unwrap_used)] // a constant pattern
+    RE.get_or_init(|| {
+        Regex::new(r"\n\+ python3 [^\n]*trace.py --count -C coverage.cover [^\n]*\n").unwrap()
+    })
+}
+
+/// Steps 3–4: the part of the raw text the parser reads; `None` where the original raises.
+pub fn test_section(raw: &str) -> Option<&str> {
+    let mut content = raw;
+    if raw.contains(TRACE_MARKER) {
+        let mut it = trace_line_re().find_iter(raw);
+        let first = it.next()?;
+        let end = it.next().map_or(raw.len(), |m| m.start());
+        content = &raw[first.end()..end];
+    }
+    if let Some(cut) = content.find("\n+ cat coverage.cover") {
+        content = &content[..cut];
+    }
+    Some(content)
+}
+
+/// `"applied patch" in raw.lower()`. Only ASCII letters can lower-case into that phrase (the one
+/// non-ASCII candidate, `İ`, lower-cases to two characters), so an ASCII case-insensitive search
+/// is exact.
+pub fn contains_applied_patch(raw: &str) -> bool {
+    const NEEDLE: &[u8] = b"applied patch";
+    let bytes = raw.as_bytes();
+    let mut from = 0;
+    while let Some(off) = memchr::memchr2(b'a', b'A', &bytes[from..]) {
+        let i = from + off;
+        if bytes.len() - i >= NEEDLE.len()
+            && bytes[i..i + NEEDLE.len()].eq_ignore_ascii_case(NEEDLE)
+        {
+            return true;
+        }
+        from = i + 1;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use swtbench_core::TestStatus;
+
+    const TRACED: &str = "+ git apply -v -\nChecking patch t.py...\nApplied patch t.py cleanly.\n\
+PASSED install_log::not_a_test\n\
++ python3 /root/trace.py --count -C coverage.cover --include-pattern '/testbed/(a\\.py)' -m pytest -rA t.py\n\
+PASSED t.py::test_a\n\
+FAILED t.py::test_b - x\n\
++ cat coverage.cover\n\
+PASSED t.py::after_cover\n\
+{\"/testbed/a.py\": {\"1\": 1}}\n\
++ git checkout abc\n";
+
+    #[test]
+    fn traced_output_is_cut_to_the_test_section() {
+        let p = parse_text(TRACED, Parser::Pytest);
+        assert!(p.applied && p.present && p.notes.is_empty());
+        let names: Vec<&str> = p.tests.keys().map(String::as_str).collect();
+        assert_eq!(names, vec!["t.py::test_a", "t.py::test_b"]);
+    }
+
+    #[test]
+    fn untraced_output_is_parsed_whole_but_cut_at_cover() {
+        let text = TRACED.replace("trace.py --count -C coverage.cover", "trace.py");
+        let p = parse_text(&text, Parser::Pytest);
+        assert!(p.tests.contains_key("install_log::not_a_test"));
+        assert!(!p.tests.contains_key("t.py::after_cover"));
+    }
+
+    #[test]
+    fn second_trace_line_ends_the_section() {
+        let text = "x\n+ python3 /root/trace.py --count -C coverage.cover --p a\nPASSED a::b\n\
++ python3 /root/trace.py --count -C coverage.cover --p b\nPASSED c::d\n";
+        let p = parse_text(text, Parser::Pytest);
+        assert_eq!(p.tests.len(), 1);
+        assert_eq!(p.tests.get("a::b"), Some(&TestStatus::Passed));
+    }
+
+    #[test]
+    fn trace_marker_without_echo_line_yields_nothing() {
+        let text = "trace.py --count -C coverage.cover\nApplied patch x cleanly.\nPASSED a::b\n";
+        let p = parse_text(text, Parser::Pytest);
+        assert!(p.tests.is_empty());
+        assert!(p.applied);
+        assert_eq!(p.notes, vec![LogNote::TraceSplitFailed]);
+    }
+
+    #[test]
+    fn markers_void_the_run() {
+        let text = "Applied patch x cleanly.\nPASSED a::b\n>>>>> Tests Errored\n";
+        let p = parse_text(text, Parser::Pytest);
+        assert!(!p.applied && p.tests.is_empty());
+        assert_eq!(p.notes, vec![LogNote::FailureMarker]);
+    }
+
+    #[test]
+    fn missing_file_and_invalid_utf8() {
+        let p = parse_log(None, Parser::Pytest);
+        assert!(!p.present && !p.applied && p.tests.is_empty());
+        let p = parse_log(Some(b"APPLIED PATCH\r\nPASSED a::\xff\r\n"), Parser::Pytest);
+        assert!(p.present && p.applied);
+        assert_eq!(p.notes, vec![LogNote::InvalidUtf8]);
+        assert_eq!(p.tests.get("a::\u{fffd}"), Some(&TestStatus::Passed));
+    }
+
+    #[test]
+    fn applied_flag_is_case_insensitive() {
+        assert!(contains_applied_patch("xx aPPlied PATCH yy"));
+        assert!(!contains_applied_patch("applied  patch"));
+        assert!(!contains_applied_patch("appl"));
+    }
+}

@@ -1,0 +1,152 @@
+//! `parse_log_sympy`: two passes over the whole text, neither anchored to line starts.
+//!
+//! 1. Failure headers, the original's `_\n(_*) (.*)\.py::?(.*) (_*)`: a line ending in `_`,
+//!    then a line of underscores, a space, `<path>.py:` or `<path>.py::`, the name, a space and
+//!    underscores. The name (FAILED) is what lies between the *last* `.py:` that still has a space
+//!    after it and the *last* space of that line. Errors get the same header, so they are FAILED.
+//! 2. Result lines, `test_(\S*)\s+(E|F|ok)\s`: `test_<name>` → ERROR / FAILED / PASSED, overriding
+//!    pass 1. Sympy's `f` (xfail), `s` and `X` are not recorded.
+//!
+//! Both regexes are reproduced by hand (their backtracking is deterministic enough to state).
+
+use memchr::memmem;
+use swtbench_core::{StatusMap, TestStatus};
+
+use crate::py::is_space;
+
+pub fn parse_sympy(log: &str) -> StatusMap {
+    let mut map = StatusMap::new();
+    failure_headers(log, &mut map);
+    result_lines(log, &mut map);
+    map
+}
+
+fn failure_headers(log: &str, map: &mut StatusMap) {
+    let bytes = log.as_bytes();
+    let finder = memmem::Finder::new("_\n");
+    let mut pos = 0;
+    while let Some(off) = finder.find(&bytes[pos..]) {
+        let at = pos + off;
+        let line_start = at + 2;
+        let line_end =
+            memchr::memchr(b'\n', &bytes[line_start..]).map_or(bytes.len(), |p| line_start + p);
+        match header_name(&log[line_start..line_end]) {
+            Some((name, consumed)) => {
+                map.insert(name.to_string(), TestStatus::Failed);
+                pos = line_start + consumed;
+            }
+            None => pos = at + 1,
+        }
+    }
+}
+
+/// Matches `(_*) (.*)\.py::?(.*) (_*)` at the start of `line`; returns group 3 and the match length.
+fn header_name(line: &str) -> Option<(&str, usize)> {
+    let k = line.bytes().take_while(|b| *b == b'_').count();
+    let rest_start = k + 1;
+    if line.as_bytes().get(k) != Some(&b' ') {
+        return None;
+    }
+    let rest = &line[rest_start..];
+    let last_space = rest.rfind(' ')?;
+    // The rightmost `.py:` that ends at or before the last space.
+    let j = rest[..last_space].rfind(".py:")?;
+    let mut name_start = j + 4;
+    if rest.as_bytes().get(name_start) == Some(&b':') {
+        name_start += 1;
+    }
+    let name = &rest[name_start..last_space];
+    let trailing = rest[last_space + 1..]
+        .bytes()
+        .take_while(|b| *b == b'_')
+        .count();
+    Some((name, rest_start + last_space + 1 + trailing))
+}
+
+fn result_lines(log: &str, map: &mut StatusMap) {
+    let bytes = log.as_bytes();
+    let finder = memmem::Finder::new("test_");
+    let mut pos = 0;
+    while let Some(off) = finder.find(&bytes[pos..]) {
+        let s = pos + off;
+        match result_at(log, s) {
+            Some((name_end, status, end)) => {
+                let mut key = String::with_capacity(name_end - s);
+                key.push_str(&log[s..name_end]);
+                map.insert(key, status);
+                pos = end;
+            }
+            None => pos = s + 1,
+        }
+    }
+}
+
+/// Matches `test_(\S*)\s+(E|F|ok)\s` at `s`; returns the end of `test_<name>`, the status and the
+/// end of the match.
+fn result_at(log: &str, s: usize) -> Option<(usize, TestStatus, usize)> {
+    let after = &log[s..];
+    let name_len = after.find(is_space)?;
+    let ws = &after[name_len..];
+    let ws_len = ws.find(|c: char| !is_space(c))?;
+    let tail = &ws[ws_len..];
+    let (status, word_len) = if tail.starts_with('E') {
+        (TestStatus::Error, 1)
+    } else if tail.starts_with('F') {
+        (TestStatus::Failed, 1)
+    } else if tail.starts_with("ok") {
+        (TestStatus::Passed, 2)
+    } else {
+        return None;
+    };
+    let next = tail[word_len..].chars().next()?;
+    if !is_space(next) {
+        return None;
+    }
+    let end = s + name_len + ws_len + word_len + next.len_utf8();
+    Some((s + name_len, status, end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get<'a>(m: &'a StatusMap, k: &str) -> Option<&'a str> {
+        m.get(k).map(|s| s.as_str())
+    }
+
+    #[test]
+    fn result_lines_and_overrides() {
+        let log = "sympy/printing/tests/test_ccode.py[3] \n\
+test_ccode_sqrt ok\n\
+test_ccode_Pow F\n\
+test_ccode_err E\n\
+test_ccode_xfail f\n\
+test_ccode_skip s\n\
+test_bad_status Eok\n\
+________________________________________________________________________________\n\
+____________ sympy/printing/tests/test_ccode.py:test_ccode_Pow _____________\n\
+____ sympy/printing/tests/test_x.py::test_two_colons ____\n\
+____ sympy/a.py:b.py:test_last_py _ tail\n";
+        let m = parse_sympy(log);
+        assert_eq!(get(&m, "test_ccode_sqrt"), Some("PASSED"));
+        assert_eq!(get(&m, "test_ccode_Pow"), Some("FAILED"));
+        assert_eq!(get(&m, "test_ccode_err"), Some("ERROR"));
+        assert_eq!(get(&m, "test_ccode_xfail"), None);
+        assert_eq!(get(&m, "test_bad_status"), None);
+        // The file header line is not a test.
+        assert_eq!(get(&m, "sympy/printing/tests/test_ccode"), None);
+        // A match consumes its header's trailing underscores, so a header directly after another
+        // header has no `_\n` before it and is not read.
+        assert_eq!(get(&m, "test_two_colons"), None);
+        // The name ends at the line's last space.
+        assert_eq!(get(&m, "test_last_py _"), Some("FAILED"));
+    }
+
+    #[test]
+    fn status_needs_trailing_whitespace() {
+        assert!(parse_sympy("test_a ok").is_empty());
+        assert_eq!(get(&parse_sympy("test_a ok\n"), "test_a"), Some("PASSED"));
+        // `test_` anywhere, not only at a line start.
+        assert_eq!(get(&parse_sympy("xtest_b F\n"), "test_b"), Some("FAILED"));
+    }
+}

@@ -1,0 +1,440 @@
+//! The run summary `evaluation_results/<model>.<run_id>.json` (§7.4, the original's
+//! `make_run_report`), and the per-instance outcome every report view shares.
+//!
+//! The file has the original's keys, in its order, with its `indent=4` formatting and trailing
+//! newline, followed by keys the original lacks:
+//!
+//! | key | meaning |
+//! |---|---|
+//! | `submitted_instances` | number of predictions submitted for the run |
+//! | `submitted_ids` | their instance ids, sorted |
+//! | `f2p_ids` | instances whose tests add a fail-to-pass test beyond the base runs (the F→P metric) |
+//! | `skipped_ids` | instances deliberately not run (also in `error_ids`, as the original counts them) |
+//! | `error_reasons` | instance id → why it is in `error_ids` |
+//!
+//! Counting follows the original: an instance is *completed* only when its `report.json` came
+//! from an earlier invocation; graded instances are resolved or unresolved (not-applied patches
+//! are unresolved); errors and skips are errors. "Mean coverage" and "Mean coverage delta"
+//! average `coverage_pred` and `coverage_delta_pred` over instances with a non-null
+//! `coverage_pred`, in the given order, and are the integer `0` when there are none.
+//!
+//! Pure: entries in, text out.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::py;
+use crate::report::InstanceReport;
+
+/// Why an instance has no grade.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
+pub enum ErrorReason {
+    /// `pred_pre__<model>/<id>/model_patch.diff` does not exist: the instance never started.
+    MissingModelPatch,
+    /// `pred_pre__<model>/<id>/test_output.txt` does not exist: the first run failed or timed out.
+    MissingPredPreOutput,
+    /// The instance's repository has no log parser.
+    UnknownRepo(String),
+    /// The gold code patch could not be parsed.
+    GoldPatch(String),
+    /// An existing `report.json` could not be read.
+    UnreadableReport(String),
+    /// The runner recorded a failure (image build, container, timeout, …).
+    Run(String),
+}
+
+impl fmt::Display for ErrorReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorReason::MissingModelPatch => {
+                f.write_str("not run: pred_pre model_patch.diff is missing")
+            }
+            ErrorReason::MissingPredPreOutput => f.write_str(
+                "no output: pred_pre test_output.txt is missing (run failed or timed out)",
+            ),
+            ErrorReason::UnknownRepo(r) => write!(f, "no log parser for repository `{r}`"),
+            ErrorReason::GoldPatch(d) => write!(f, "gold code patch unreadable: {d}"),
+            ErrorReason::UnreadableReport(d) => write!(f, "report.json unreadable: {d}"),
+            ErrorReason::Run(d) => f.write_str(d),
+        }
+    }
+}
+
+/// Why an instance was deliberately not run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
+pub enum SkipReason {
+    /// The prediction has no usable patch (empty, or nothing could be extracted).
+    EmptyPatch,
+    /// Patch extraction from the raw model output failed.
+    ExtractionFailed(String),
+    /// The run was interrupted before this instance ran.
+    Interrupted,
+    /// Anything else the runner decided.
+    Other(String),
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::EmptyPatch => f.write_str("skipped: empty patch"),
+            SkipReason::ExtractionFailed(d) => write!(f, "skipped: patch extraction failed: {d}"),
+            SkipReason::Interrupted => f.write_str("skipped: run interrupted"),
+            SkipReason::Other(d) => write!(f, "skipped: {d}"),
+        }
+    }
+}
+
+/// Where one instance of a run stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryState {
+    /// Graded. `reused` when the report came from an earlier invocation (the original's
+    /// "completed"); `empty_patch` when the executed model patch had no content.
+    Graded {
+        report: Box<InstanceReport>,
+        reused: bool,
+        empty_patch: bool,
+    },
+    Error(ErrorReason),
+    Skipped(SkipReason),
+}
+
+/// One instance of the run report, in dataset order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunReportEntry {
+    pub instance_id: String,
+    pub state: EntryState,
+}
+
+/// The outcome of one instance, as every view (run report, table, HTML) names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", content = "reason", rename_all = "snake_case")]
+pub enum Outcome {
+    Resolved,
+    Unresolved,
+    /// The model patch did not apply in pred_pre.
+    NotApplied,
+    /// The model patch was empty (graded as not applied, or not run at all).
+    EmptyPatch,
+    /// No grade; the reason says why (errors and skips alike).
+    Error(String),
+}
+
+impl Outcome {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Outcome::Resolved => "resolved",
+            Outcome::Unresolved => "unresolved",
+            Outcome::NotApplied => "not applied",
+            Outcome::EmptyPatch => "empty patch",
+            Outcome::Error(_) => "error",
+        }
+    }
+}
+
+impl EntryState {
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            EntryState::Graded {
+                report,
+                empty_patch,
+                ..
+            } => {
+                if report.resolved {
+                    Outcome::Resolved
+                } else if !report.patch_successfully_applied {
+                    if *empty_patch {
+                        Outcome::EmptyPatch
+                    } else {
+                        Outcome::NotApplied
+                    }
+                } else {
+                    Outcome::Unresolved
+                }
+            }
+            EntryState::Skipped(SkipReason::EmptyPatch) => Outcome::EmptyPatch,
+            EntryState::Skipped(r) => Outcome::Error(r.to_string()),
+            EntryState::Error(r) => Outcome::Error(r.to_string()),
+        }
+    }
+}
+
+/// Inputs of the run report.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunReportInput {
+    /// Every instance that had a prediction (the original's `full_dataset`), in dataset order.
+    pub entries: Vec<RunReportEntry>,
+    /// Ids of all submitted predictions; empty means "the entries' ids".
+    pub submitted_ids: Vec<String>,
+    /// Containers of this run still present (the original always finds none).
+    pub unstopped_containers: Vec<String>,
+    /// Instance images of this run still present.
+    pub unremoved_images: Vec<String>,
+}
+
+/// Either the integer `0` (no instance with coverage) or a mean.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Mean {
+    None,
+    Value(f64),
+}
+
+impl Mean {
+    fn to_value(self) -> Value {
+        match self {
+            Mean::None => json!(0),
+            Mean::Value(v) => json!(v),
+        }
+    }
+
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Mean::None => 0.0,
+            Mean::Value(v) => v,
+        }
+    }
+}
+
+/// The run summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunReport {
+    pub total_instances: usize,
+    pub completed_ids: Vec<String>,
+    pub resolved_ids: Vec<String>,
+    pub unresolved_ids: Vec<String>,
+    pub error_ids: Vec<String>,
+    pub mean_coverage: Mean,
+    pub mean_coverage_delta: Mean,
+    pub unstopped_containers: Vec<String>,
+    pub unremoved_images: Vec<String>,
+    pub submitted_ids: Vec<String>,
+    pub f2p_ids: Vec<String>,
+    pub skipped_ids: Vec<String>,
+    pub error_reasons: BTreeMap<String, String>,
+    /// Outcome of every entry, by instance id.
+    pub outcomes: BTreeMap<String, Outcome>,
+}
+
+impl RunReport {
+    pub fn new(input: &RunReportInput) -> RunReport {
+        let mut r = RunReport {
+            total_instances: input.entries.len(),
+            completed_ids: Vec::new(),
+            resolved_ids: Vec::new(),
+            unresolved_ids: Vec::new(),
+            error_ids: Vec::new(),
+            mean_coverage: Mean::None,
+            mean_coverage_delta: Mean::None,
+            unstopped_containers: sorted(&input.unstopped_containers),
+            unremoved_images: sorted(&input.unremoved_images),
+            submitted_ids: if input.submitted_ids.is_empty() {
+                sorted_dedup(input.entries.iter().map(|e| e.instance_id.clone()))
+            } else {
+                sorted_dedup(input.submitted_ids.iter().cloned())
+            },
+            f2p_ids: Vec::new(),
+            skipped_ids: Vec::new(),
+            error_reasons: BTreeMap::new(),
+            outcomes: BTreeMap::new(),
+        };
+        // Plain left-to-right sums in entry order, as Python's `sum` of a list (up to 3.11).
+        let (mut cov_sum, mut delta_sum, mut n) = (0.0f64, 0.0f64, 0usize);
+        for e in &input.entries {
+            let id = e.instance_id.clone();
+            r.outcomes.insert(id.clone(), e.state.outcome());
+            match &e.state {
+                EntryState::Graded { report, reused, .. } => {
+                    if *reused {
+                        r.completed_ids.push(id.clone());
+                    }
+                    if report.resolved {
+                        r.resolved_ids.push(id.clone());
+                    } else {
+                        r.unresolved_ids.push(id.clone());
+                    }
+                    if !report.added_fail_to_pass().is_empty() {
+                        r.f2p_ids.push(id.clone());
+                    }
+                    if let Some(c) = report.coverage.coverage_pred {
+                        cov_sum += c;
+                        delta_sum += report.coverage.coverage_delta_pred.unwrap_or(0.0);
+                        n += 1;
+                    }
+                }
+                EntryState::Error(reason) => {
+                    r.error_reasons.insert(id.clone(), reason.to_string());
+                    r.error_ids.push(id);
+                }
+                EntryState::Skipped(reason) => {
+                    r.error_reasons.insert(id.clone(), reason.to_string());
+                    r.skipped_ids.push(id.clone());
+                    r.error_ids.push(id);
+                }
+            }
+        }
+        if n > 0 {
+            r.mean_coverage = Mean::Value(cov_sum / n as f64);
+            r.mean_coverage_delta = Mean::Value(delta_sum / n as f64);
+        }
+        for v in [
+            &mut r.completed_ids,
+            &mut r.resolved_ids,
+            &mut r.unresolved_ids,
+            &mut r.error_ids,
+            &mut r.f2p_ids,
+            &mut r.skipped_ids,
+        ] {
+            v.sort();
+            v.dedup();
+        }
+        r
+    }
+
+    /// The file's JSON object, keys in order.
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("total_instances".into(), json!(self.total_instances));
+        m.insert(
+            "completed_instances".into(),
+            json!(self.completed_ids.len()),
+        );
+        m.insert("resolved_instances".into(), json!(self.resolved_ids.len()));
+        m.insert(
+            "unresolved_instances".into(),
+            json!(self.unresolved_ids.len()),
+        );
+        m.insert("error_instances".into(), json!(self.error_ids.len()));
+        m.insert("Mean coverage".into(), self.mean_coverage.to_value());
+        m.insert(
+            "Mean coverage delta".into(),
+            self.mean_coverage_delta.to_value(),
+        );
+        m.insert(
+            "unstopped_instances".into(),
+            json!(self.unstopped_containers.len()),
+        );
+        m.insert("completed_ids".into(), json!(self.completed_ids));
+        m.insert("resolved_ids".into(), json!(self.resolved_ids));
+        m.insert("unresolved_ids".into(), json!(self.unresolved_ids));
+        m.insert("error_ids".into(), json!(self.error_ids));
+        m.insert(
+            "unstopped_containers".into(),
+            json!(self.unstopped_containers),
+        );
+        m.insert("unremoved_images".into(), json!(self.unremoved_images));
+        m.insert(
+            "submitted_instances".into(),
+            json!(self.submitted_ids.len()),
+        );
+        m.insert("submitted_ids".into(), json!(self.submitted_ids));
+        m.insert("f2p_ids".into(), json!(self.f2p_ids));
+        m.insert("skipped_ids".into(), json!(self.skipped_ids));
+        m.insert("error_reasons".into(), json!(self.error_reasons));
+        Value::Object(m)
+    }
+
+    /// The file's text: `json.dumps(report, indent=4)` plus the newline `print` adds.
+    pub fn to_json(&self) -> String {
+        let mut s = py::dumps_indent4(&self.to_value());
+        s.push('\n');
+        s
+    }
+}
+
+fn sorted(v: &[String]) -> Vec<String> {
+    let mut v = v.to_vec();
+    v.sort();
+    v
+}
+
+fn sorted_dedup(it: impl Iterator<Item = String>) -> Vec<String> {
+    let mut v: Vec<String> = it.collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coverage::CoverageResult;
+    use crate::transitions::Transitions;
+
+    fn graded(id: &str, resolved: bool, applied: bool, cov: Option<(f64, f64)>) -> RunReportEntry {
+        let tests = applied.then(|| Transitions {
+            fail_to_pass: if resolved { vec!["t".into()] } else { vec![] },
+            ..Default::default()
+        });
+        RunReportEntry {
+            instance_id: id.into(),
+            state: EntryState::Graded {
+                report: Box::new(InstanceReport {
+                    instance_id: id.into(),
+                    patch_exists: true,
+                    patch_successfully_applied: applied,
+                    resolved,
+                    coverage: CoverageResult {
+                        coverage_pred: cov.map(|c| c.0),
+                        coverage_delta_pred: cov.map(|c| c.1),
+                        ..Default::default()
+                    },
+                    added_f2p: applied.then_some(u64::from(resolved)),
+                    tests_base: applied.then(Transitions::default),
+                    tests_pred: tests,
+                    tests_gold: applied.then(Transitions::default),
+                    ..Default::default()
+                }),
+                reused: id == "a__a-1",
+                empty_patch: id == "e__e-1",
+            },
+        }
+    }
+
+    #[test]
+    fn counts_means_and_extra_keys() {
+        let input = RunReportInput {
+            entries: vec![
+                graded("b__b-2", true, true, Some((0.5, 0.25))),
+                graded("a__a-1", false, true, Some((1.0, 0.0))),
+                graded("e__e-1", false, false, None),
+                RunReportEntry {
+                    instance_id: "c__c-3".into(),
+                    state: EntryState::Error(ErrorReason::MissingPredPreOutput),
+                },
+                RunReportEntry {
+                    instance_id: "d__d-4".into(),
+                    state: EntryState::Skipped(SkipReason::EmptyPatch),
+                },
+            ],
+            ..Default::default()
+        };
+        let r = RunReport::new(&input);
+        assert_eq!(r.completed_ids, vec!["a__a-1"]);
+        assert_eq!(r.resolved_ids, vec!["b__b-2"]);
+        assert_eq!(r.unresolved_ids, vec!["a__a-1", "e__e-1"]);
+        assert_eq!(r.error_ids, vec!["c__c-3", "d__d-4"]);
+        assert_eq!(r.mean_coverage, Mean::Value(0.75));
+        assert_eq!(r.mean_coverage_delta, Mean::Value(0.125));
+        assert_eq!(r.f2p_ids, vec!["b__b-2"]);
+        assert_eq!(r.outcomes["e__e-1"], Outcome::EmptyPatch);
+        assert_eq!(r.outcomes["d__d-4"], Outcome::EmptyPatch);
+        assert!(matches!(r.outcomes["c__c-3"], Outcome::Error(_)));
+        let text = r.to_json();
+        assert!(text.starts_with("{\n    \"total_instances\": 5,\n    \"completed_instances\": 1,\n    \"resolved_instances\": 1,\n    \"unresolved_instances\": 2,\n    \"error_instances\": 2,\n    \"Mean coverage\": 0.75,\n    \"Mean coverage delta\": 0.125,\n    \"unstopped_instances\": 0,\n"));
+        assert!(text.ends_with("}\n"));
+        assert!(text.contains("\"c__c-3\": \"no output: pred_pre test_output.txt is missing (run failed or timed out)\""));
+        assert!(text.contains("\"skipped_ids\": [\n        \"d__d-4\"\n    ]"));
+    }
+
+    #[test]
+    fn no_coverage_gives_integer_zero() {
+        let r = RunReport::new(&RunReportInput::default());
+        let text = r.to_json();
+        assert!(text.contains("\"Mean coverage\": 0,\n    \"Mean coverage delta\": 0,"));
+        assert!(text.contains("\"error_reasons\": {}"));
+    }
+}
