@@ -20,4 +20,4 @@ pub mod svg;
 
 pub use load::{compare, load_run, LoadError, LoadOptions, RunLocation};
 pub use model::{CompareView, InstanceView, Metrics, Outcome, RunView};
-pub use render::{render_compare, render_run};
+pub use render::{render_compare, render_run, render_run_with, DetailEncoding, RenderOptions};

@@ -240,19 +240,6 @@ impl RunReport {
         out
     }
 
-    fn error_ids(&self) -> BTreeSet<String> {
-        self.value
-            .as_ref()
-            .and_then(|v| v.get("error_ids"))
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
     /// Per-instance reasons, from any top-level object mapping ids to strings (or to objects with
     /// a `reason` string).
     fn reasons(&self) -> BTreeMap<String, String> {
@@ -313,7 +300,6 @@ pub fn load_run(model_dir: &Path, opts: &LoadOptions) -> Result<RunView, LoadErr
     ids.extend(run_report.ids());
     ids.remove("");
     let reasons = run_report.reasons();
-    let error_ids = run_report.error_ids();
 
     let ids: Vec<String> = ids.into_iter().collect();
     let mut instances = Vec::with_capacity(ids.len());
@@ -322,9 +308,6 @@ pub fn load_run(model_dir: &Path, opts: &LoadOptions) -> Result<RunView, LoadErr
         let mut input = read_instance(&loc, id, opts, &out_dir);
         if input.reason.is_none() {
             input.reason = reasons.get(id).cloned();
-        }
-        if input.report.is_none() && input.reason.is_none() && error_ids.contains(id) {
-            input.reason = Some("listed in the run report's error_ids".to_string());
         }
         if let Some(Ok(r)) = &input.report {
             reports.push(r.clone());
@@ -343,8 +326,14 @@ pub fn load_run(model_dir: &Path, opts: &LoadOptions) -> Result<RunView, LoadErr
     let mut params = opts.params.clone();
     params.push(("run id".to_string(), loc.run_id.clone()));
     params.push(("model".to_string(), loc.model.clone()));
+    // Counts go to their own table; any other scalar the run report carries (dataset, mode,
+    // timings, versions written by newer harnesses) is a parameter.
+    let mut report_fields = Vec::new();
     for (k, v) in run_report.params() {
-        if !params.iter().any(|(pk, _)| *pk == k) {
+        let is_count = k.ends_with("_instances") || k.starts_with("Mean ");
+        if is_count {
+            report_fields.push((k, v));
+        } else if !params.iter().any(|(pk, _)| *pk == k) {
             params.push((k, v));
         }
     }
@@ -377,6 +366,7 @@ pub fn load_run(model_dir: &Path, opts: &LoadOptions) -> Result<RunView, LoadErr
         run_id: loc.run_id,
         model: loc.model,
         params,
+        report_fields,
         metrics,
         instances,
         links,

@@ -17,6 +17,8 @@ pub struct RunView {
     /// Run parameters in display order (dataset, filter, mode, coverage formula, harness version,
     /// time taken, …). Values are shown verbatim.
     pub params: Vec<(String, String)>,
+    /// Counts and other scalar fields of the run report (`evaluation_results/…json`), verbatim.
+    pub report_fields: Vec<(String, String)>,
     /// The leaderboard numbers, identical to `swtbench report --format json`.
     pub metrics: Metrics,
     /// Sorted by instance id.

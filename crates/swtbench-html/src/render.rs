@@ -49,6 +49,11 @@ pub fn metric_value(m: &Metrics, field: &str) -> Option<f64> {
 
 /// Renders the page of one run.
 pub fn render_run(view: &RunView) -> String {
+    render_run_with(view, RenderOptions::default())
+}
+
+/// Renders the page of one run with explicit options.
+pub fn render_run_with(view: &RunView, opts: RenderOptions) -> String {
     let mut body = String::with_capacity(512 * view.instances.len() + 16_384);
     let _ = write!(
         body,
@@ -72,7 +77,10 @@ pub fn render_run(view: &RunView) -> String {
          above to filter the table).</figcaption></figure>",
         svg::outcome_bars(&repo_counts(&view.instances))
     );
+    body.push_str("<div class=\"cards\">");
     params_table(&mut body, "Run parameters", &view.params);
+    params_table(&mut body, "Run report", &view.report_fields);
+    body.push_str("</div>");
     if !view.links.is_empty() {
         body.push_str("<p class=\"links\">");
         for (label, href) in &view.links {
@@ -91,7 +99,7 @@ pub fn render_run(view: &RunView) -> String {
     body.push_str("</main>");
     legend(&mut body);
 
-    let data = details_json(&view.instances);
+    let data = details_json(&view.instances, opts.details);
     page(&format!("SWT-Bench: {}", view.title), &body, &data)
 }
 
@@ -291,8 +299,8 @@ fn page(title: &str, body: &str, data_json: &str) -> String {
     out
 }
 
-/// `'sha256-<base64>'` of an inline block, as CSP expects.
-fn csp_hash(text: &str) -> String {
+/// `sha256-<base64>` of an inline block, as the page's Content Security Policy lists it.
+pub fn csp_hash(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());
     format!("sha256-{}", base64(&digest))
 }
@@ -601,10 +609,37 @@ fn legend(out: &mut String) {
     );
 }
 
-/// `{"kind":"run","d":{"<id>": <detail>, …}}`, safe to embed in a script element.
-fn details_json(instances: &[InstanceView]) -> String {
+/// How instance details are embedded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DetailEncoding {
+    /// Plain JSON for small runs, compressed chunks above [`PLAIN_DETAILS_LIMIT`] bytes.
+    #[default]
+    Auto,
+    /// Always plain JSON: `{"kind":"run","d":{"<anchor>": <detail>, …}}`.
+    Plain,
+    /// Always gzip-compressed, base64-encoded chunks of [`DETAIL_CHUNK`] instances each:
+    /// `{"kind":"run","enc":"gzip+base64","per":N,"chunks":["…", …]}`. Chunk `i` holds the
+    /// details of the instances at positions `i*N .. (i+1)*N` of the table (sorted by id) as one
+    /// JSON object keyed like the plain form. The page decompresses a chunk the first time one of
+    /// its instances is opened (`DecompressionStream`), so large runs stay small and fast.
+    Compressed,
+}
+
+/// Above this many bytes of detail JSON, [`DetailEncoding::Auto`] compresses.
+pub const PLAIN_DETAILS_LIMIT: usize = 1_000_000;
+/// Instances per compressed chunk.
+pub const DETAIL_CHUNK: usize = 64;
+
+/// Rendering choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RenderOptions {
+    pub details: DetailEncoding,
+}
+
+/// The detail object of each instance, keyed by its anchor, as JSON text.
+fn details_object(instances: &[InstanceView]) -> String {
     let mut raw = String::with_capacity(instances.len() * 2048);
-    raw.push_str("{\"kind\":\"run\",\"d\":{");
+    raw.push('{');
     for (n, i) in instances.iter().enumerate() {
         if n > 0 {
             raw.push(',');
@@ -617,8 +652,54 @@ fn details_json(instances: &[InstanceView]) -> String {
             Err(_) => raw.push_str("null"),
         }
     }
-    raw.push_str("}}");
-    escape::script_safe_json(&raw)
+    raw.push('}');
+    raw
+}
+
+fn gzip(text: &str) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut enc = flate2::write::GzEncoder::new(
+        Vec::with_capacity(text.len() / 4),
+        flate2::Compression::new(6),
+    );
+    // Writing into a Vec cannot fail.
+    let _ = enc.write_all(text.as_bytes());
+    enc.finish().unwrap_or_default()
+}
+
+/// The embedded data element's content, safe to place inside a script element.
+fn details_json(instances: &[InstanceView], encoding: DetailEncoding) -> String {
+    let plain = || details_object(instances);
+    let compressed = match encoding {
+        DetailEncoding::Plain => false,
+        DetailEncoding::Compressed => true,
+        DetailEncoding::Auto => {
+            // Estimate from a sample rather than serialising everything twice.
+            let sample: usize = instances
+                .iter()
+                .take(64)
+                .map(|i| serde_json::to_string(&i.detail).map_or(0, |s| s.len()))
+                .sum();
+            let per = sample / instances.len().clamp(1, 64);
+            per * instances.len() > PLAIN_DETAILS_LIMIT
+        }
+    };
+    if !compressed {
+        return escape::script_safe_json(&format!("{{\"kind\":\"run\",\"d\":{}}}", plain()));
+    }
+    let mut out =
+        format!("{{\"kind\":\"run\",\"enc\":\"gzip+base64\",\"per\":{DETAIL_CHUNK},\"chunks\":[");
+    for (n, chunk) in instances.chunks(DETAIL_CHUNK).enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(&base64(&gzip(&details_object(chunk))));
+        out.push('"');
+    }
+    out.push_str("]}");
+    // base64 has no characters that need escaping, but keep the guarantee in one place.
+    escape::script_safe_json(&out)
 }
 
 #[cfg(test)]

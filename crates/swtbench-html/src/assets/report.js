@@ -32,6 +32,27 @@
     return data;
   }
 
+  // Calls back with the detail of an instance, or with an error message. Plain pages carry all
+  // details in `d`; large pages carry gzip chunks, decompressed on first use and kept.
+  var chunkCache = {};
+  function loadDetail(it, cb) {
+    var dt = getData();
+    if (dt.d) { cb(dt.d[it.key] || null); return; }
+    var ci = Math.floor(it.order / (dt.per || 1));
+    if (chunkCache[ci]) { cb(chunkCache[ci][it.key] || null); return; }
+    if (!dt.chunks || typeof dt.chunks[ci] !== "string") { cb(null); return; }
+    if (typeof DecompressionStream === "undefined" || typeof Response === "undefined") {
+      cb(null, "This browser cannot unpack the embedded details (it lacks DecompressionStream).");
+      return;
+    }
+    var bin = atob(dt.chunks[ci]);
+    var bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) { bytes[i] = bin.charCodeAt(i); }
+    new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text().then(
+      function (t) { chunkCache[ci] = JSON.parse(t); cb(chunkCache[ci][it.key] || null); },
+      function (e) { cb(null, "Cannot unpack the embedded details: " + e); });
+  }
+
   function el(tag, cls, text) {
     var e = doc.createElement(tag);
     if (cls) { e.className = cls; }
@@ -166,13 +187,19 @@
     var tr = el("tr", "detail");
     var td = el("td");
     td.colSpan = ncols;
-    var d = getData().d;
-    var det = d ? d[it.key] : null;
-    if (det) { renderDetail(td, det, it); }
-    else { td.appendChild(el("p", "na", "No details recorded for this instance.")); }
+    var wait = el("p", "na", "Loading…");
+    td.appendChild(wait);
     tr.appendChild(td);
+    tr.hidden = it.tr.hidden;
     it.tr.parentNode.insertBefore(tr, it.tr.nextSibling);
     it.detail = tr;
+    loadDetail(it, function (det, err) {
+      if (it.detail !== tr) { return; }
+      td.removeChild(wait);
+      if (det) { renderDetail(td, det, it); }
+      else { td.appendChild(el("p", "na", err || "No details recorded for this instance.")); }
+      root.setAttribute("data-details-ms", performance.now().toFixed(1));
+    });
   }
 
   function renderDetail(td, det, it) {
