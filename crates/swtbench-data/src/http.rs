@@ -434,10 +434,19 @@ impl HttpClient {
             }
             let (status, headers, body) = match self.send(url, validators) {
                 Ok(a) => a,
-                Err(e) if is_retryable(&e) => {
+                // A name that does not resolve rarely starts resolving a second later; one
+                // retry covers a DNS hiccup without making offline fallbacks slow.
+                Err(e) if is_retryable(&e) && !(is_name_resolution(&e) && attempt >= 1) => {
                     last_failure = e.to_string();
                     (last_status, failed_mid_body) = (None, false);
                     continue;
+                }
+                Err(e) if is_retryable(&e) => {
+                    return Err(HttpError::Unreachable {
+                        url: url.to_string(),
+                        attempts: attempt + 1,
+                        detail: e.to_string(),
+                    })
                 }
                 Err(e) => {
                     return Err(HttpError::Unreachable {
@@ -628,6 +637,15 @@ fn is_retryable(e: &ureq::Error) -> bool {
             | ureq::Error::Protocol(_)
             | ureq::Error::BodyStalled
     )
+}
+
+fn is_name_resolution(e: &ureq::Error) -> bool {
+    match e {
+        ureq::Error::HostNotFound => true,
+        // The resolver's failure arrives as an I/O error; its text is the only marker.
+        ureq::Error::Io(io) => io.to_string().contains("lookup address"),
+        _ => false,
+    }
 }
 
 fn root_certs(bundle: &CaBundle) -> Result<ureq::tls::RootCerts, HttpError> {

@@ -2,7 +2,9 @@
 
 /// Hugging Face hub endpoint (default `https://huggingface.co`).
 pub const HF_ENDPOINT: &str = "HF_ENDPOINT";
-/// Hugging Face home; the dataset cache lives under `$HF_HOME/swtbench` (default `~/.cache/huggingface`).
+/// Hugging Face home; the dataset cache lives under `$HF_HOME/swtbench/hub` (default
+/// `~/.cache/huggingface`); a token saved by `huggingface-cli login` in `$HF_HOME/token` is used
+/// when `HF_TOKEN` is unset.
 pub const HF_HOME: &str = "HF_HOME";
 /// Hugging Face access token for gated or private datasets.
 pub const HF_TOKEN: &str = "HF_TOKEN";
@@ -12,3 +14,7 @@ pub const SWTBENCH_REPO_MIRROR: &str = "SWTBENCH_REPO_MIRROR";
 pub const SWTBENCH_CACHE_DIR: &str = "SWTBENCH_CACHE_DIR";
 /// CA bundle passed into image builds and containers (same as `--ca-bundle`).
 pub const SSL_CERT_FILE: &str = "SSL_CERT_FILE";
+/// Set to 1/true to forbid network use for datasets (same as `--offline`).
+pub const SWTBENCH_OFFLINE: &str = "SWTBENCH_OFFLINE";
+/// The Hugging Face convention for offline mode; 1/true implies `--offline`.
+pub const HF_HUB_OFFLINE: &str = "HF_HUB_OFFLINE";

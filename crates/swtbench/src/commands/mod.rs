@@ -1,5 +1,6 @@
 //! One module per subcommand. Each exposes `*Args` (clap) and `run(args, printer) -> CliResult`.
 
+pub mod common;
 pub mod datasets;
 pub mod validate;
 
