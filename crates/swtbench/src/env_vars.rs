@@ -18,3 +18,6 @@ pub const SSL_CERT_FILE: &str = "SSL_CERT_FILE";
 pub const SWTBENCH_OFFLINE: &str = "SWTBENCH_OFFLINE";
 /// The Hugging Face convention for offline mode; 1/true implies `--offline`.
 pub const HF_HUB_OFFLINE: &str = "HF_HUB_OFFLINE";
+/// Base URL used instead of `https://raw.githubusercontent.com/` for requirement files (a local
+/// server or a caching proxy); files are fetched as `<base><owner>/<name>/<commit>/<path>`.
+pub const SWTBENCH_GITHUB_RAW: &str = "SWTBENCH_GITHUB_RAW";
