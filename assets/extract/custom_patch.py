@@ -19,11 +19,13 @@ Request (UTF-8 JSON):
 
 Response (ASCII JSON):
     {"protocol": 1, "python": "3.11.7",
-     "files": [{"path": ..., "ok": true, "content": "<new text>"}
+     "files": [{"path": ..., "ok": true, "content": "<new text>" | null}
                | {"path": ..., "ok": false, "error": "<why>"}]}
+    (content null: the file does not exist and no block creates it; nothing to write.)
 
 Semantics per file, blocks in the given order (the caller has already sorted and grouped them):
-  * a missing file (source null) is an empty module;
+  * a missing file (source null) is an empty module; when no block inserts into it (nor tries
+    to rewrite it), it is left missing;
   * every block's code is dedented (textwrap.dedent) and parsed; a syntax error fails the file;
   * "rewrite": the first statement must be a `def` or `class` (not `async def`); every function
     or class of that kind and name anywhere in the file is replaced (definitions nested inside a
@@ -344,11 +346,16 @@ def handle(request):
     results = []
     for item in request["files"]:
         path = item["path"]
+        kinds = set(block["kind"] for block in item["blocks"])
         try:
             if style == "parity":
                 content = apply_parity(item.get("source"), item["blocks"])
             else:
                 content = apply_preserve(item.get("source"), item["blocks"], force_tokenize)
+            if item.get("source") is None and not kinds & {"insert", "rewrite"}:
+                # Only blocks of unknown kinds: nothing creates this file. (The original writes
+                # an empty file here when the directory exists, and crashes when it does not.)
+                content = None
             results.append({"path": path, "ok": True, "content": content})
         except Failure as exc:
             results.append({"path": path, "ok": False, "error": str(exc)})

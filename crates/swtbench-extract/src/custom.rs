@@ -264,6 +264,8 @@ pub(crate) fn apply(
                 ws.write(&file.path, content.clone());
                 touched.push(file.path.clone());
             }
+            // A missing file that no block creates.
+            (true, None) if file.source.is_none() => {}
             _ => {
                 return Err(AttemptError::Custom {
                     path: file.path.clone(),

@@ -19,6 +19,12 @@ pub enum AttemptError {
     FileExists { path: String },
     #[error("git apply would fail: {message}")]
     GitApply { message: String },
+    #[error(
+        "the minimal patch has {bytes} bytes; the original harness hands git an unflushed \
+         temporary file, so patches under {threshold} bytes are never applied \
+         (the fixed vanilla style applies them)"
+    )]
+    UnflushedPatch { bytes: usize, threshold: usize },
     #[error("no custom-diff block (`diff` / path / rewrite|insert / line / code / `end diff`) found in the model output")]
     NoCustomBlocks,
     #[error("{path}: {reason}")]

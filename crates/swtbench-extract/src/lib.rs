@@ -130,6 +130,42 @@ impl FromStr for CustomStyle {
     }
 }
 
+/// How the vanilla format's minimal patch is handed to `git apply`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VanillaStyle {
+    /// As the original: it writes the minimal patch to a temporary file and runs `git apply` on
+    /// it without flushing, so git sees an empty file unless the patch has at least
+    /// [`vanilla::UNFLUSHED_THRESHOLD`] bytes (the text layer's buffer). Smaller patches fail.
+    #[default]
+    Parity,
+    /// The minimal patch is applied whatever its size.
+    Fixed,
+}
+
+impl VanillaStyle {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VanillaStyle::Parity => "parity",
+            VanillaStyle::Fixed => "fixed",
+        }
+    }
+}
+
+impl FromStr for VanillaStyle {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "parity" => Ok(VanillaStyle::Parity),
+            "fixed" => Ok(VanillaStyle::Fixed),
+            _ => Err(format!(
+                "unknown vanilla patch style {s:?} (expected parity or fixed)"
+            )),
+        }
+    }
+}
+
 /// How fuzzy hunks are placed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -167,6 +203,7 @@ impl FromStr for FuzzyStyle {
 /// Everything that changes what an extraction produces (and so belongs in its cache key).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExtractOptions {
+    pub vanilla_style: VanillaStyle,
     pub custom_style: CustomStyle,
     pub fuzzy_style: FuzzyStyle,
     /// Accept diffs that create files (`--- /dev/null`) in the vanilla and fuzzy formats; the
@@ -178,6 +215,7 @@ pub struct ExtractOptions {
 impl Default for ExtractOptions {
     fn default() -> Self {
         ExtractOptions {
+            vanilla_style: VanillaStyle::Parity,
             custom_style: CustomStyle::Parity,
             fuzzy_style: FuzzyStyle::Parity,
             new_files: true,
@@ -260,6 +298,14 @@ fn attempt(
                     AttemptError::MalformedHeader { index }
                 },
             )?;
+            if options.vanilla_style == VanillaStyle::Parity
+                && minimal.len() < vanilla::UNFLUSHED_THRESHOLD
+            {
+                return Err(AttemptError::UnflushedPatch {
+                    bytes: minimal.len(),
+                    threshold: vanilla::UNFLUSHED_THRESHOLD,
+                });
+            }
             gitapply::apply(&minimal, ws)?;
         }
         PatchType::Fuzzy => {
@@ -290,6 +336,14 @@ pub fn extract(
     python: Option<&dyn PythonRunner>,
     options: &ExtractOptions,
 ) -> Extraction {
+    // The original reads the answer back from a file in text mode: universal newlines.
+    let normalised;
+    let model_output = if model_output.contains('\r') {
+        normalised = model_output.replace("\r\n", "\n").replace('\r', "\n");
+        normalised.as_str()
+    } else {
+        model_output
+    };
     let base = BaseFiles::new(source);
     let mut attempts = Vec::new();
     for &patch_type in patch_types {

@@ -17,6 +17,11 @@ use swtbench_core::diff::{remove_binary_diffs, LineSplit};
 use crate::pytext::rstrip;
 use crate::sections::{file_header, file_sections, hunks};
 
+/// The original writes the minimal patch with Python's buffered text I/O and runs `git apply` on
+/// the file before flushing it: git only sees the patch when the text layer has already passed it
+/// on, which happens once the encoded text reaches its 8192-byte chunk size.
+pub const UNFLUSHED_THRESHOLD: usize = 8192;
+
 /// Why no minimal patch can be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MinimalPatchError {

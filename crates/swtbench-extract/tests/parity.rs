@@ -1,0 +1,137 @@
+//! The extraction against what the original `extract_patches.py` did with the same answers on
+//! the same repository (`tests/fixtures/parity/*/original.json`, recorded by running the original
+//! code). With the original's settings every patch type must succeed or fail as it did, change
+//! the same files to the same bytes, and produce a diff that real `git apply` accepts.
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use swtbench_extract::{
+    extract, BlockOrder, CustomStyle, ExtractOptions, FuzzyStyle, PatchType, PythonRunner,
+    VanillaStyle,
+};
+
+#[derive(Debug, Deserialize)]
+struct Recorded {
+    applied: bool,
+    files: BTreeMap<String, Option<String>>,
+}
+
+fn original_options() -> ExtractOptions {
+    ExtractOptions {
+        vanilla_style: VanillaStyle::Parity,
+        custom_style: CustomStyle::Parity,
+        fuzzy_style: FuzzyStyle::Parity,
+        new_files: false,
+        block_order: BlockOrder::Text,
+    }
+}
+
+struct Case {
+    name: String,
+    model_output: String,
+    recorded: BTreeMap<String, Recorded>,
+}
+
+fn cases() -> Vec<Case> {
+    let root = common::fixtures().join("parity");
+    let mut out = Vec::new();
+    let mut names: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| root.join(n).join("original.json").is_file())
+        .collect();
+    names.sort();
+    for name in names {
+        let dir = root.join(&name);
+        out.push(Case {
+            model_output: std::fs::read_to_string(dir.join("model_output.txt")).unwrap(),
+            recorded: serde_json::from_slice(&std::fs::read(dir.join("original.json")).unwrap())
+                .unwrap(),
+            name,
+        });
+    }
+    assert!(
+        out.len() >= 20,
+        "parity fixtures missing: {}",
+        root.display()
+    );
+    out
+}
+
+fn check(
+    label: &str,
+    patch_type: PatchType,
+    options: &ExtractOptions,
+    python: Option<&dyn PythonRunner>,
+) -> usize {
+    let base = common::read_tree(&common::fixtures().join("parity/base"));
+    let source = common::memory_source(&base);
+    let mut checked = 0;
+    for case in cases() {
+        let recorded = &case.recorded[label];
+        let ex = extract(&case.model_output, &[patch_type], &source, python, options);
+        let what = format!("{} / {label}", case.name);
+        assert_eq!(
+            ex.succeeded(),
+            recorded.applied,
+            "{what}: success differs; attempts: {:?}",
+            ex.attempts
+        );
+        if recorded.applied {
+            let ours: BTreeMap<String, Option<String>> = ex
+                .files
+                .iter()
+                .map(|c| (c.path.clone(), Some(c.new.clone())))
+                .collect();
+            assert_eq!(ours, recorded.files, "{what}: changed files differ");
+            let paths: Vec<String> = ours.keys().cloned().collect();
+            let applied = common::git_apply(&base, &ex.patch, &paths).unwrap_or_else(|e| {
+                panic!("{what}: git apply refused our diff: {e}\n{}", ex.patch)
+            });
+            assert_eq!(
+                applied, ours,
+                "{what}: git apply of our diff gives other contents"
+            );
+        }
+        checked += 1;
+    }
+    checked
+}
+
+#[test]
+fn vanilla_matches_the_original_including_its_unflushed_temp_file() {
+    let n = check("vanilla", PatchType::Vanilla, &original_options(), None);
+    println!("{n} cases");
+}
+
+#[test]
+fn vanilla_fixed_matches_git_apply_of_the_minimal_patch() {
+    let options = ExtractOptions {
+        vanilla_style: VanillaStyle::Fixed,
+        ..original_options()
+    };
+    check("vanilla_flushed", PatchType::Vanilla, &options, None);
+}
+
+#[test]
+fn fuzzy_matches_the_original() {
+    check("fuzzy", PatchType::Fuzzy, &original_options(), None);
+}
+
+#[test]
+fn custom_parity_matches_the_original_under_python_3_11() {
+    let Some(python) = common::python("3.11") else {
+        println!("skipped: no pyenv Python 3.11 (the original ran under 3.11)");
+        return;
+    };
+    check(
+        "custom",
+        PatchType::Custom,
+        &original_options(),
+        Some(&python),
+    );
+}
