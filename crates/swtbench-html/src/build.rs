@@ -6,11 +6,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Deserialize;
 use swtbench_core::diff::{self, ChangeKind, LineKind};
 use swtbench_core::RunKind;
+use swtbench_grade::coverage::CoverageMap;
+use swtbench_grade::logs::{ExecMode, ParsedLog};
+use swtbench_grade::ErrorReason;
+pub use swtbench_grade::{InstanceReport, Transitions};
 
-use crate::grade_bridge::{self, LineHits};
+use crate::grade_bridge;
 use crate::model::{
     mark, DiffFile, DiffHunk, DiffView, InstanceDetail, InstanceView, Outcome, RunCell, TestGrid,
 };
@@ -22,62 +25,12 @@ pub const MAX_TEST_ROWS: usize = 250;
 /// Tests that passed in every run are shown only while the grid has fewer rows than this.
 pub const MAX_PASSING_ROWS: usize = 25;
 
-/// Transition buckets of one pre/post pair, as in `report.json` (§7.1).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct Transitions {
-    #[serde(rename = "FAIL_TO_PASS", default)]
-    pub fail_to_pass: Vec<String>,
-    #[serde(rename = "PASS_TO_PASS", default)]
-    pub pass_to_pass: Vec<String>,
-    #[serde(rename = "FAIL_TO_FAIL", default)]
-    pub fail_to_fail: Vec<String>,
-    #[serde(rename = "PASS_TO_FAIL", default)]
-    pub pass_to_fail: Vec<String>,
-    #[serde(rename = "UNMATCHED", default)]
-    pub unmatched: Vec<String>,
-}
-
-/// The fields of a per-instance `report.json` entry that the page uses (§7.3).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct InstanceReport {
-    #[serde(default)]
-    pub patch_successfully_applied: bool,
-    #[serde(default)]
-    pub resolved: bool,
-    #[serde(default)]
-    pub coverage_pred: Option<f64>,
-    #[serde(default)]
-    pub coverage_gold: Option<f64>,
-    #[serde(default)]
-    pub coverage_base: Option<f64>,
-    #[serde(default)]
-    pub coverage_delta_pred: Option<f64>,
-    #[serde(default)]
-    pub coverage_delta_gold: Option<f64>,
-    #[serde(default)]
-    pub added_f2p: Option<u64>,
-    #[serde(default)]
-    pub tests_pred: Option<Transitions>,
-    #[serde(default)]
-    pub tests_gold: Option<Transitions>,
-    #[serde(default)]
-    pub tests_base: Option<Transitions>,
-}
-
-/// Parses the text of a `report.json` (`{"<instance_id>": {...}}`) and returns the entry for `id`
-/// (or the only entry, if the key differs).
+/// Reads the `report.json` entry of `id` (or the only entry, if it is keyed differently).
 pub fn parse_instance_report(text: &str, id: &str) -> Result<InstanceReport, String> {
-    let mut map: BTreeMap<String, InstanceReport> =
-        serde_json::from_str(text).map_err(|e| format!("not a report.json object: {e}"))?;
-    if let Some(r) = map.remove(id) {
-        return Ok(r);
+    match InstanceReport::from_report_json(text, Some(id)) {
+        Ok(r) => Ok(r),
+        Err(first) => InstanceReport::from_report_json(text, None).map_err(|_| first.to_string()),
     }
-    if map.len() == 1 {
-        if let Some((_, r)) = map.into_iter().next() {
-            return Ok(r);
-        }
-    }
-    Err(format!("no entry for {id}"))
 }
 
 /// Everything read from disk about one run of an instance.
@@ -88,8 +41,8 @@ pub struct RunInput {
     pub dir: Option<String>,
     /// Names of the files present in it.
     pub files: Vec<String>,
-    /// `test_output.txt`, decoded lossily.
-    pub test_output: Option<String>,
+    /// `test_output.txt` as written (it may not be valid UTF-8).
+    pub test_output: Option<Vec<u8>>,
 }
 
 /// Everything read from disk about one instance.
@@ -97,6 +50,8 @@ pub struct RunInput {
 pub struct InstanceInput {
     pub id: String,
     pub repo: String,
+    /// Selects the log parser (unit tests: the repository's parser).
+    pub exec_mode: ExecMode,
     /// The parsed `report.json` entry, or why it could not be read.
     pub report: Option<Result<InstanceReport, String>>,
     /// `pred_pre__<model>/<id>/model_patch.diff`.
@@ -116,6 +71,7 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
     let InstanceInput {
         id,
         repo,
+        exec_mode,
         report,
         model_patch,
         gold_code_patch,
@@ -134,19 +90,22 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
         .iter()
         .any(|r| r.kind == RunKind::PredPre && r.test_output.is_some());
 
+    // The same outcome rule as the run report (swtbench_grade::EntryState::outcome).
     let empty_patch = model_patch.as_deref().is_some_and(|p| p.trim().is_empty());
     let (outcome, reason) = match &report {
-        _ if empty_patch => (Outcome::EmptyPatch, reason),
-        Some(r) if !r.patch_successfully_applied => (Outcome::NotApplied, reason),
         Some(r) if r.resolved => (Outcome::Resolved, reason),
+        Some(r) if !r.patch_successfully_applied && empty_patch => (Outcome::EmptyPatch, reason),
+        Some(r) if !r.patch_successfully_applied => (Outcome::NotApplied, reason),
         Some(_) => (Outcome::Unresolved, reason),
+        None if empty_patch && reason.is_none() => (Outcome::EmptyPatch, None),
         None => {
             let why = reason.or(report_error.map(|e| format!("report.json unreadable: {e}")));
             let why = why.unwrap_or_else(|| {
+                // Worded as the run report words them.
                 if model_patch.is_none() {
-                    "no model_patch.diff in the pred_pre run".to_string()
+                    ErrorReason::MissingModelPatch.to_string()
                 } else if !pred_pre_output {
-                    "the pred_pre run produced no test_output.txt".to_string()
+                    ErrorReason::MissingPredPreOutput.to_string()
                 } else {
                     "not graded: no report.json".to_string()
                 }
@@ -156,13 +115,13 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
     };
 
     // Statuses and coverage of each run, in RunKind::ALL order.
-    let mut statuses: Vec<Option<grade_bridge::Statuses>> = Vec::with_capacity(6);
-    let mut coverage: Vec<Option<LineHits>> = Vec::with_capacity(6);
+    let mut statuses: Vec<Option<ParsedLog>> = Vec::with_capacity(6);
+    let mut coverage: Vec<Option<CoverageMap>> = Vec::with_capacity(6);
     let mut cells = Vec::with_capacity(6);
     for kind in RunKind::ALL {
         let run = runs.iter().find(|r| r.kind == kind);
         let out = run.and_then(|r| r.test_output.as_deref());
-        let st = out.and_then(|o| grade_bridge::statuses(&repo, o));
+        let st = out.and_then(|o| grade_bridge::parsed_log(&repo, exec_mode, o));
         let cov = out.map(grade_bridge::coverage);
         cells.push(RunCell {
             kind: kind.as_str().to_string(),
@@ -208,11 +167,11 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
         outcome,
         reason,
         added_f2p: report.as_ref().and_then(|r| r.added_f2p),
-        coverage_pred: report.as_ref().and_then(|r| r.coverage_pred),
-        coverage_delta_pred: report.as_ref().and_then(|r| r.coverage_delta_pred),
-        coverage_gold: report.as_ref().and_then(|r| r.coverage_gold),
-        coverage_base: report.as_ref().and_then(|r| r.coverage_base),
-        coverage_delta_gold: report.as_ref().and_then(|r| r.coverage_delta_gold),
+        coverage_pred: report.as_ref().and_then(|r| r.coverage.coverage_pred),
+        coverage_delta_pred: report.as_ref().and_then(|r| r.coverage.coverage_delta_pred),
+        coverage_gold: report.as_ref().and_then(|r| r.coverage.coverage_gold),
+        coverage_base: report.as_ref().and_then(|r| r.coverage.coverage_base),
+        coverage_delta_gold: report.as_ref().and_then(|r| r.coverage.coverage_delta_gold),
         detail: InstanceDetail {
             model_patch: model_patch_view,
             gold_fix,
@@ -252,7 +211,7 @@ fn status_code(s: Option<&swtbench_core::TestStatus>) -> char {
 /// otherwise codes derived from the `report.json` buckets.
 fn test_grid(
     runs: &[RunInput],
-    statuses: &[Option<grade_bridge::Statuses>],
+    statuses: &[Option<ParsedLog>],
     report: Option<&InstanceReport>,
 ) -> TestGrid {
     let parsed_all = RunKind::ALL.iter().enumerate().all(|(i, k)| {
@@ -442,12 +401,12 @@ fn truncate_lines(text: &str, max_lines: usize) -> (String, usize) {
 /// Marks each changed line of the gold fix with who executed it. Removed lines are looked up in
 /// the pre-fix runs under their old line number, added lines in the post-fix runs under their new
 /// one; a line is executable when the gold or base coverage data lists it (§5.3).
-fn mark_coverage(view: &mut DiffView, coverage: &[Option<LineHits>]) {
+fn mark_coverage(view: &mut DiffView, coverage: &[Option<CoverageMap>]) {
     let cov =
         |k: RunKind| coverage[RunKind::ALL.iter().position(|x| *x == k).unwrap_or(0)].as_ref();
-    let hits = |m: Option<&LineHits>, path: &str, line: u32| -> Option<u64> {
+    let hits = |m: Option<&CoverageMap>, path: &str, line: u32| -> Option<i64> {
         m.and_then(|m| m.get(path))
-            .and_then(|f| f.get(&line))
+            .and_then(|f| f.get(&i64::from(line)))
             .copied()
     };
     for f in &mut view.files {
@@ -510,15 +469,16 @@ mod tests {
 
     const GOLD: &str = "diff --git a/pkg/m.py b/pkg/m.py\n--- a/pkg/m.py\n+++ b/pkg/m.py\n@@ -1,3 +1,3 @@ def f():\n a = 1\n-b = 2\n+b = 3\n c = 4\n";
 
-    fn cov_output(lines: &[(u32, u64)]) -> String {
+    fn cov_output(lines: &[(u32, u64)]) -> Vec<u8> {
         let body: Vec<String> = lines.iter().map(|(l, h)| format!("\"{l}\": {h}")).collect();
         format!(
             "+ cat coverage.cover\n{{\"/testbed/pkg/m.py\": {{{}}}}}\n+ git checkout abc\n",
             body.join(", ")
         )
+        .into_bytes()
     }
 
-    fn run(kind: RunKind, out: Option<String>) -> RunInput {
+    fn run(kind: RunKind, out: Option<Vec<u8>>) -> RunInput {
         RunInput {
             kind,
             dir: Some(format!("{kind}/")),
@@ -580,10 +540,7 @@ mod tests {
         };
         let v = build_instance(base.clone());
         assert_eq!(v.outcome, Outcome::Error);
-        assert_eq!(
-            v.reason.as_deref(),
-            Some("no model_patch.diff in the pred_pre run")
-        );
+        assert_eq!(v.reason, Some(ErrorReason::MissingModelPatch.to_string()));
         let v = build_instance(InstanceInput {
             model_patch: Some("\n".into()),
             ..base.clone()
@@ -595,6 +552,12 @@ mod tests {
             ..base.clone()
         });
         assert_eq!(v.outcome, Outcome::NotApplied);
+        let v = build_instance(InstanceInput {
+            model_patch: Some("\n".into()),
+            report: Some(Ok(InstanceReport::default())),
+            ..base.clone()
+        });
+        assert_eq!(v.outcome, Outcome::EmptyPatch);
         let v = build_instance(InstanceInput {
             model_patch: Some(GOLD.into()),
             report: Some(Ok(InstanceReport {

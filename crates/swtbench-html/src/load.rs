@@ -21,6 +21,7 @@ use swtbench_core::{Instance, RunKind};
 use crate::build::{self, InstanceInput, InstanceReport, RunInput};
 use crate::grade_bridge;
 use crate::model::{CompareRow, CompareView, Metrics, RunView};
+use swtbench_grade::logs::ExecMode;
 
 /// What went wrong reading a run tree.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +51,8 @@ pub struct LoadOptions {
     pub metrics: Option<Metrics>,
     /// Denominator used when `metrics` is `None`.
     pub denominator: Option<usize>,
+    /// Which log parser reads the runs' outputs (default: the repository's unit-test parser).
+    pub exec_mode: ExecMode,
     /// Parameters to show first (dataset, filter, mode, …); run-report fields follow.
     pub params: Vec<(String, String)>,
     /// `swtbench <version>`.
@@ -318,8 +321,7 @@ pub fn load_run(model_dir: &Path, opts: &LoadOptions) -> Result<RunView, LoadErr
     let metrics = match &opts.metrics {
         Some(m) => m.clone(),
         None => {
-            let refs: Vec<&InstanceReport> = reports.iter().collect();
-            grade_bridge::metrics(&refs, opts.denominator.unwrap_or(reports.len()))
+            grade_bridge::compute_metrics(&reports, None, opts.denominator.unwrap_or(reports.len()))
         }
     };
 
@@ -454,7 +456,7 @@ fn read_instance(loc: &RunLocation, id: &str, opts: &LoadOptions, out_dir: &Path
             files: dir.as_deref().map(list_files).unwrap_or_default(),
             test_output: dir
                 .as_deref()
-                .and_then(|d| read_lossy(&d.join("test_output.txt"))),
+                .and_then(|d| fs::read(d.join("test_output.txt")).ok()),
         });
     }
 
@@ -479,6 +481,7 @@ fn read_instance(loc: &RunLocation, id: &str, opts: &LoadOptions, out_dir: &Path
     InstanceInput {
         id: id.to_string(),
         repo,
+        exec_mode: opts.exec_mode,
         report,
         model_patch,
         gold_code_patch: gold_code_patch.or(gold_from_runs),

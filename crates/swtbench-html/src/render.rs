@@ -364,10 +364,9 @@ fn delta_cell(v: Option<f64>) -> String {
     }
 }
 
-/// The number as `serde_json` writes it, so the page and `report --format json` agree digit for
-/// digit.
+/// The number as `report --format json` writes it, so the page and the JSON agree digit for digit.
 fn json_number(v: f64) -> String {
-    serde_json::to_string(&v).unwrap_or_else(|_| "null".to_string())
+    crate::grade_bridge::json_number(v)
 }
 
 fn metrics_table(out: &mut String, m: &Metrics) {

@@ -71,7 +71,7 @@ fn summary_metrics_and_counts_match_the_view_model() {
     // The error's reason is listed.
     assert_eq!(
         text(&doc, "#reasons th.why"),
-        vec!["the pred_pre run produced no test_output.txt"]
+        vec![swtbench_grade::ErrorReason::MissingPredPreOutput.to_string()]
     );
     // Chart: one labelled bar group per repository.
     let labels = text(&doc, "svg.chart text.label");
@@ -204,7 +204,12 @@ fn instance_details_are_embedded_as_inert_json() {
             relative_fixture(out.path())
         )
     );
+    // Statuses parsed from the logs with the repository's parser (pytest_options for requests).
+    assert_eq!(d["t"]["e"], true);
     assert_eq!(d["t"]["n"][0], "tests/test_new.py::test_bug");
+    assert_eq!(d["t"]["c"][0], "FP----");
+    assert_eq!(runs[0]["a"], true);
+    assert_eq!(runs[0]["c"], serde_json::json!([1, 1, 0]));
     assert_eq!(d["gf"]["cov"], true);
     // Removed lines are old 11 and 12, added lines new 11, 12 and 13 (fixture coverage dumps):
     // old 11 hit by pred/gold/base pre (f); old 12 only by pred_pre, gold/base list it with 0 (9);
