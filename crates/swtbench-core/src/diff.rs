@@ -270,6 +270,10 @@ fn parse_hunk(lines: &[&str], start: usize) -> Result<(Hunk, usize), DiffError> 
     };
     let (old_start, old_len, new_start, new_len, section) =
         parse_hunk_header(header).ok_or_else(bad)?;
+    // Line numbers past u32::MAX cannot be counted; such a header is garbage, not a diff.
+    if old_start.checked_add(old_len).is_none() || new_start.checked_add(new_len).is_none() {
+        return Err(bad());
+    }
     let mut hunk = Hunk {
         old_start,
         old_len,
@@ -647,6 +651,15 @@ pub fn remove_binary_diffs(patch: &str, split: LineSplit) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hunk_ranges_past_u32_max_are_malformed_not_a_panic() {
+        let text = "--- a/x\n+++ b/x\n@@ -4294967295,3 +1,3 @@\n a\n b\n c\n";
+        assert!(matches!(
+            parse(text),
+            Err(DiffError::BadHunkHeader { line: 3, .. })
+        ));
+    }
 
     const SIMPLE: &str = "diff --git a/src/m.py b/src/m.py\nindex 1..2 100644\n--- a/src/m.py\n+++ b/src/m.py\n@@ -10,4 +10,5 @@ def f():\n ctx\n-old\n+new1\n+new2\n ctx2\n \n";
 
