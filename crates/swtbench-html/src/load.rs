@@ -15,7 +15,11 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
-use swtbench_core::directives::{directives_hash, test_directives, DEFAULT_NON_TEST_EXTS};
+use swtbench_core::layout::{
+    base_directives_hash, evaluation_results_path, gold_directives_hash, LogsRoot,
+    EVALUATION_RESULTS_DIR, EXEC_SPEC_FILE, EXTRACTED_PATCH_FILE, MODEL_PATCH_FILE,
+    RAW_MODEL_PATCH_FILE, REPORT_FILE, RUN_INSTANCE_LOG_FILE, TEST_OUTPUT_FILE,
+};
 use swtbench_core::{Instance, RunKind};
 
 use crate::build::{self, InstanceInput, InstanceReport, RunInput};
@@ -96,30 +100,35 @@ impl RunLocation {
         })
     }
 
+    fn root(&self) -> LogsRoot {
+        LogsRoot::new(&self.logs_root)
+    }
+
+    /// A run's directory; shared runs need their directive hash.
     fn run_dir(&self, kind: RunKind, id: &str, hash: Option<&str>) -> PathBuf {
+        let root = self.root();
         if kind.is_shared() {
-            let mut p = self.logs_root.join(kind.as_str()).join(id);
-            if let Some(h) = hash {
-                p.push(h);
+            match hash {
+                Some(h) => root.shared_run_dir(kind, id, h),
+                None => self.logs_root.join(kind.as_str()).join(id),
             }
-            p
         } else {
-            self.logs_root
-                .join(&self.run_id)
-                .join(kind.patch_id(&self.model))
-                .join(id)
+            root.pred_run_dir(&self.run_id, &self.model, kind, id)
         }
     }
 
     fn model_dir(&self) -> PathBuf {
-        self.logs_root.join(&self.run_id).join(&self.model)
+        self.root().model_reports_dir(&self.run_id, &self.model)
     }
 
-    /// Default place of the run report.
+    /// Default place of the run report: `evaluation_results/` beside the logs root.
     pub fn run_report_path(&self) -> PathBuf {
         let base = self.logs_root.parent().unwrap_or(&self.logs_root);
-        base.join("evaluation_results")
-            .join(format!("{}.{}.json", self.model, self.run_id))
+        evaluation_results_path(
+            &base.join(EVALUATION_RESULTS_DIR),
+            &self.model,
+            &self.run_id,
+        )
     }
 }
 
@@ -148,12 +157,12 @@ fn subdirs(path: &Path) -> Vec<String> {
 /// Files of a run directory, the well-known ones first.
 fn list_files(dir: &Path) -> Vec<String> {
     const ORDER: [&str; 6] = [
-        "test_output.txt",
-        "eval.sh",
-        "model_patch.diff",
-        "run_instance.log",
-        "exec_spec.json",
-        "report.json",
+        TEST_OUTPUT_FILE,
+        swtbench_core::layout::EVAL_SCRIPT_FILE,
+        MODEL_PATCH_FILE,
+        RUN_INSTANCE_LOG_FILE,
+        EXEC_SPEC_FILE,
+        REPORT_FILE,
     ];
     let mut names: Vec<String> = fs::read_dir(dir)
         .into_iter()
@@ -209,7 +218,7 @@ pub fn repo_from_id(id: &str) -> String {
 }
 
 fn exec_spec(dir: &Path) -> Option<Value> {
-    read_lossy(&dir.join("exec_spec.json")).and_then(|t| serde_json::from_str(&t).ok())
+    read_lossy(&dir.join(EXEC_SPEC_FILE)).and_then(|t| serde_json::from_str(&t).ok())
 }
 
 /// The gold code fix from a post run's `exec_spec.json` (`patch_list` = [code fix, tests]).
@@ -299,7 +308,11 @@ pub fn load_run(model_dir: &Path, opts: &LoadOptions) -> Result<RunView, LoadErr
     };
 
     let mut ids: BTreeSet<String> = subdirs(&loc.model_dir()).into_iter().collect();
-    ids.extend(subdirs(&loc.run_dir(RunKind::PredPre, "", None)));
+    ids.extend(subdirs(
+        &loc.logs_root
+            .join(&loc.run_id)
+            .join(RunKind::PredPre.patch_id(&loc.model)),
+    ));
     ids.extend(run_report.ids());
     ids.remove("");
     let reasons = run_report.reasons();
@@ -381,14 +394,15 @@ fn read_instance(loc: &RunLocation, id: &str, opts: &LoadOptions, out_dir: &Path
     let dataset = opts.instances.get(id);
     let mut notes = Vec::new();
     let model_dir = loc.model_dir().join(id);
-    let report_path = model_dir.join("report.json");
+    let report_path = model_dir.join(REPORT_FILE);
     let report = read_lossy(&report_path).map(|t| build::parse_instance_report(&t, id));
 
     let pred_pre = loc.run_dir(RunKind::PredPre, id, None);
     let pred_post = loc.run_dir(RunKind::PredPost, id, None);
     // model_patch.diff is the patch that ran (already extracted and stripped of binary diffs).
-    let model_patch = read_lossy(&pred_pre.join("model_patch.diff"))
-        .or_else(|| read_lossy(&model_dir.join("extracted_patch.diff")));
+    let model_patch = read_lossy(&pred_pre.join(MODEL_PATCH_FILE))
+        .or_else(|| read_lossy(&model_dir.join(EXTRACTED_PATCH_FILE)))
+        .map(|p| swtbench_grade::py::universal_newlines(&p));
     let pre_spec = exec_spec(&pred_pre);
     let repo = dataset
         .map(|i| i.repo.clone())
@@ -402,11 +416,7 @@ fn read_instance(loc: &RunLocation, id: &str, opts: &LoadOptions, out_dir: &Path
         .unwrap_or_else(|| repo_from_id(id));
 
     let gold_hash = match dataset {
-        Some(i) => Some(directives_hash(&test_directives(
-            &i.golden_test_patch,
-            &i.repo,
-            DEFAULT_NON_TEST_EXTS,
-        ))),
+        Some(i) => Some(gold_directives_hash(&i.repo, &i.golden_test_patch)),
         None => {
             let cands = subdirs(&loc.logs_root.join(RunKind::GoldPre.as_str()).join(id));
             match cands.len() {
@@ -423,7 +433,7 @@ fn read_instance(loc: &RunLocation, id: &str, opts: &LoadOptions, out_dir: &Path
     };
     let base_hash = model_patch
         .as_deref()
-        .map(|p| directives_hash(&test_directives(p, &repo, DEFAULT_NON_TEST_EXTS)));
+        .map(|p| base_directives_hash(&repo, p));
 
     let gold_code_patch = dataset
         .map(|i| i.golden_code_patch.clone())
@@ -456,21 +466,21 @@ fn read_instance(loc: &RunLocation, id: &str, opts: &LoadOptions, out_dir: &Path
             files: dir.as_deref().map(list_files).unwrap_or_default(),
             test_output: dir
                 .as_deref()
-                .and_then(|d| fs::read(d.join("test_output.txt")).ok()),
+                .and_then(|d| fs::read(d.join(TEST_OUTPUT_FILE)).ok()),
         });
     }
 
     let mut links = Vec::new();
     if report_path.is_file() {
         links.push((
-            "report.json".to_string(),
+            REPORT_FILE.to_string(),
             relative_path(out_dir, &report_path, false),
         ));
     }
     for name in [
-        "run_instance.log",
-        "extracted_patch.diff",
-        "raw_model_patch.txt",
+        RUN_INSTANCE_LOG_FILE,
+        EXTRACTED_PATCH_FILE,
+        RAW_MODEL_PATCH_FILE,
     ] {
         let p = model_dir.join(name);
         if p.is_file() {
