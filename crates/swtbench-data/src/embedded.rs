@@ -90,4 +90,36 @@ mod tests {
         assert!(find("princeton-nlp/SWE-bench_Lite", "dev").is_none());
         assert!(find("princeton-nlp/SWE-bench", "test").is_none());
     }
+
+    /// The embedded copies are byte-identical to the reference data they were made from
+    /// (`scripts/import-shared-data`), when that data is present.
+    #[test]
+    fn copies_match_the_reference_data() {
+        let dir = std::env::var_os("SWTBENCH_SHARED_DATA")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
+            });
+        let pairs = [
+            ("swe-bench-lite.test.jsonl.gz", "swebench_lite_test.jsonl"),
+            (
+                "swe-bench-verified.test.jsonl.gz",
+                "swebench_verified_test.jsonl",
+            ),
+        ];
+        for (file, source) in pairs {
+            let Ok(reference) = std::fs::read_to_string(dir.join("datasets").join(source)) else {
+                println!(
+                    "skipped: reference data {source} not found under {}",
+                    dir.display()
+                );
+                continue;
+            };
+            let copy = all().iter().find(|d| d.file == file).unwrap();
+            assert!(
+                copy.text().unwrap() == reference,
+                "{file} differs from {source}"
+            );
+        }
+    }
 }
