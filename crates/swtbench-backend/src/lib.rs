@@ -1,1 +1,36 @@
-//! Placeholder: filled in by its issue.
+//! Container engine backend for swtbench.
+//!
+//! The runner talks to containers only through [`ContainerBackend`]: images (inspect, build from an
+//! in-memory context, import a rootfs, remove, list by label), containers (create with labels,
+//! limits, no network and a real init; start; copy in/out; exec with a timeout that keeps the
+//! output so far and an output cap; kill; remove; list by label). [`DockerBackend`] is the real
+//! engine (Docker, or Podman through its Docker API); [`FakeBackend`] is an in-memory, scripted,
+//! recording engine for runner tests. [`ImageBuilder`] builds each image at most once however many
+//! workers ask for it, and [`BuildNetwork`] carries the host's CA bundle and proxy settings into
+//! builds.
+//!
+//! This crate does I/O against the engine; it knows nothing about instances, specs or grading.
+
+pub mod backend;
+pub mod builder;
+pub mod context;
+pub mod docker;
+pub mod error;
+pub mod fake;
+pub mod labels;
+pub mod model;
+pub mod network;
+pub mod output;
+
+pub use backend::{ContainerBackend, LogSink};
+pub use builder::{BuildOutcome, EnsuredImage, ImageBuilder, ImageRecipe, RebuildPolicy};
+pub use context::{BuildContext, ContextFile};
+pub use docker::{DockerBackend, DockerOptions};
+pub use error::{BackendError, Result};
+pub use fake::{FakeBackend, FakeCall, FakeExec};
+pub use labels::LabelFilter;
+pub use model::{
+    BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineInfo, EngineKind, ExecOutput,
+    ExecRequest, ImageInfo, ImportRequest, NetworkAccess, ResourceLimits, RootfsSource,
+};
+pub use network::BuildNetwork;

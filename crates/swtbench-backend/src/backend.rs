@@ -1,0 +1,95 @@
+//! The `ContainerBackend` trait: exactly the engine verbs the runner needs, and no more.
+//!
+//! Implementations: [`crate::DockerBackend`] (Docker or Podman through the Docker API) and
+//! [`crate::FakeBackend`] (in memory, scripted, recording). The trait speaks only this crate's plain
+//! data types; no client library type crosses it.
+
+use std::future::Future;
+use std::io::Write;
+
+use crate::error::Result;
+use crate::labels::LabelFilter;
+use crate::model::{
+    BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineInfo, ExecOutput, ExecRequest,
+    ImageInfo, ImportRequest,
+};
+
+/// Where build logs go, line by line (a file, a `Vec<u8>` in tests).
+pub type LogSink<'a> = &'a mut (dyn Write + Send);
+
+/// A container engine.
+///
+/// Every method is cancel-safe in the sense that dropping the future leaves nothing half-done that a
+/// later cleanup by label cannot remove.
+pub trait ContainerBackend: Send + Sync + 'static {
+    /// Checks that the engine answers and says what it is. Unreachable → one
+    /// [`crate::BackendError::Unreachable`] with a hint.
+    fn engine_info(&self) -> impl Future<Output = Result<EngineInfo>> + Send;
+
+    /// The image called `name` (`name:tag` or an id), or `None` if there is none.
+    fn image_inspect(&self, name: &str) -> impl Future<Output = Result<Option<ImageInfo>>> + Send;
+
+    /// Whether an image called `name` exists.
+    fn image_exists(&self, name: &str) -> impl Future<Output = Result<bool>> + Send {
+        async move { Ok(self.image_inspect(name).await?.is_some()) }
+    }
+
+    /// Removes an image (with `force`, even when containers use it). `Ok(false)`: there was none.
+    fn image_remove(&self, name: &str, force: bool) -> impl Future<Output = Result<bool>> + Send;
+
+    /// Every image carrying the labels.
+    fn images_with_label(
+        &self,
+        filter: &LabelFilter,
+    ) -> impl Future<Output = Result<Vec<ImageInfo>>> + Send;
+
+    /// Builds an image, writing the build log to `log` line by line as it arrives. Returns the new
+    /// image. A failing step gives [`crate::BackendError::BuildFailed`] with the log tail; the time
+    /// limit gives [`crate::BackendError::BuildTimeout`].
+    fn image_build(
+        &self,
+        request: BuildRequest,
+        log: LogSink<'_>,
+    ) -> impl Future<Output = Result<ImageInfo>> + Send;
+
+    /// Turns a root filesystem tarball into an image.
+    fn image_import(
+        &self,
+        request: ImportRequest,
+    ) -> impl Future<Output = Result<ImageInfo>> + Send;
+
+    /// Creates (does not start) a container; returns its id.
+    fn container_create(&self, spec: &ContainerSpec)
+        -> impl Future<Output = Result<String>> + Send;
+
+    fn container_start(&self, id: &str) -> impl Future<Output = Result<()>> + Send;
+
+    /// Puts files into a container with their modes and owners; missing parent directories are
+    /// created.
+    fn copy_in(&self, id: &str, files: &[ContainerFile])
+        -> impl Future<Output = Result<()>> + Send;
+
+    /// Reads one regular file out of a container.
+    /// [`crate::BackendError::PathNotFound`] when it is not there.
+    fn copy_out(&self, id: &str, path: &str) -> impl Future<Output = Result<Vec<u8>>> + Send;
+
+    /// Runs a command in a started container and collects its combined output. A timeout is not an
+    /// error: the output so far comes back with `timed_out` set and the process tree killed.
+    fn exec(
+        &self,
+        id: &str,
+        request: &ExecRequest,
+    ) -> impl Future<Output = Result<ExecOutput>> + Send;
+
+    /// Kills a container's processes at once. A container that is not running is fine.
+    fn container_kill(&self, id: &str) -> impl Future<Output = Result<()>> + Send;
+
+    /// Removes a container whatever its state. `Ok(false)`: there was none.
+    fn container_remove(&self, id: &str) -> impl Future<Output = Result<bool>> + Send;
+
+    /// Every container (running or not) carrying the labels.
+    fn containers_with_label(
+        &self,
+        filter: &LabelFilter,
+    ) -> impl Future<Output = Result<Vec<ContainerInfo>>> + Send;
+}

@@ -1,0 +1,382 @@
+//! `ImageBuilder`: builds each image at most once per process however many workers ask for it, with
+//! a bound on concurrent builds, and writes the build files and log next to each other.
+//!
+//! Single flight is an in-process map from image tag to a once-cell: the first worker to ask builds
+//! (or decides to reuse), every other worker awaits the same answer, failures included. No lock
+//! files: one swtbench process owns its builds. If the worker that is building is cancelled, the
+//! next waiter takes the build over.
+//!
+//! A chain (base → env → instance) is ensured in order; a child is rebuilt when its parent was
+//! built by this process or is newer than the child (the reference harness's staleness rule,
+//! which it applied to instance images only).
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{OnceCell, Semaphore};
+
+use crate::backend::ContainerBackend;
+use crate::error::{BackendError, Result};
+use crate::model::{BuildRequest, ImageInfo};
+use crate::network::BuildNetwork;
+
+/// File name of the build log inside a recipe's log directory.
+pub const BUILD_LOG: &str = "build_image.log";
+
+/// How to make one image, and where its build files and log go.
+#[derive(Debug, Clone)]
+pub struct ImageRecipe {
+    /// What to build (the tag is `request.tag`). The context is the pristine, image-defining text;
+    /// the CA/proxy adjustments are applied at build time only.
+    pub request: BuildRequest,
+    /// Directory receiving the context files (`Dockerfile`, `setup_env.sh`, …) and
+    /// [`BUILD_LOG`] when the image is built. `None`: the log is discarded.
+    pub log_dir: Option<PathBuf>,
+}
+
+impl ImageRecipe {
+    pub fn tag(&self) -> &str {
+        &self.request.tag
+    }
+}
+
+/// Whether an existing image may be reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RebuildPolicy {
+    /// Reuse an existing, up-to-date image.
+    #[default]
+    Reuse,
+    /// Rebuild without the layer cache (once per process; later asks reuse that build).
+    Force,
+}
+
+/// How an image came to be available.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildOutcome {
+    /// It existed and was up to date.
+    Reused,
+    /// This process built it.
+    Built { duration: Duration },
+}
+
+/// An image that is now available.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnsuredImage {
+    pub tag: String,
+    pub image: ImageInfo,
+    pub outcome: BuildOutcome,
+}
+
+impl EnsuredImage {
+    pub fn was_built(&self) -> bool {
+        matches!(self.outcome, BuildOutcome::Built { .. })
+    }
+}
+
+type Cell = Arc<OnceCell<Result<EnsuredImage>>>;
+
+/// Builds images on a backend, each at most once.
+#[derive(Debug)]
+pub struct ImageBuilder<B> {
+    backend: Arc<B>,
+    network: BuildNetwork,
+    slots: Semaphore,
+    cells: Mutex<HashMap<String, Cell>>,
+}
+
+impl<B: ContainerBackend> ImageBuilder<B> {
+    /// `max_parallel_builds` (at least 1) bounds concurrent builds; waiting for an image that
+    /// another worker builds does not take a slot.
+    pub fn new(backend: Arc<B>, max_parallel_builds: usize, network: BuildNetwork) -> Self {
+        ImageBuilder {
+            backend,
+            network,
+            slots: Semaphore::new(max_parallel_builds.max(1)),
+            cells: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn backend(&self) -> &Arc<B> {
+        &self.backend
+    }
+
+    /// Makes `recipe`'s image available: reuses it, or builds it once for all callers. `parent` is
+    /// the image the recipe starts from, when it is one this builder ensured.
+    pub async fn ensure(
+        &self,
+        recipe: &ImageRecipe,
+        policy: RebuildPolicy,
+        parent: Option<&EnsuredImage>,
+    ) -> Result<EnsuredImage> {
+        let cell = {
+            let mut cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());
+            cells.entry(recipe.tag().to_string()).or_default().clone()
+        };
+        cell.get_or_init(|| self.ensure_uncached(recipe, policy, parent))
+            .await
+            .clone()
+    }
+
+    /// Ensures a chain in order (base, env, instance); each element's parent is the previous one.
+    pub async fn ensure_chain(
+        &self,
+        chain: &[ImageRecipe],
+        policy: RebuildPolicy,
+    ) -> Result<Vec<EnsuredImage>> {
+        let mut done: Vec<EnsuredImage> = Vec::with_capacity(chain.len());
+        for recipe in chain {
+            let image = self.ensure(recipe, policy, done.last()).await?;
+            done.push(image);
+        }
+        Ok(done)
+    }
+
+    /// Tags this builder built (not the reused ones), sorted; what a cache-level cleanup removes.
+    pub fn built_tags(&self) -> Vec<String> {
+        let cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());
+        let mut tags: Vec<String> = cells
+            .iter()
+            .filter(|(_, c)| matches!(c.get(), Some(Ok(e)) if e.was_built()))
+            .map(|(t, _)| t.clone())
+            .collect();
+        tags.sort();
+        tags
+    }
+
+    /// Forgets what is known about `tag` (after removing the image, or to retry a failed build).
+    pub fn forget(&self, tag: &str) {
+        self.cells
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(tag);
+    }
+
+    async fn ensure_uncached(
+        &self,
+        recipe: &ImageRecipe,
+        policy: RebuildPolicy,
+        parent: Option<&EnsuredImage>,
+    ) -> Result<EnsuredImage> {
+        let tag = recipe.tag().to_string();
+        let existing = self.backend.image_inspect(&tag).await?;
+        if let Some(image) = &existing {
+            let parent_newer =
+                parent.is_some_and(|p| p.was_built() || p.image.created_unix > image.created_unix);
+            if policy == RebuildPolicy::Reuse && !parent_newer {
+                return Ok(EnsuredImage {
+                    tag,
+                    image: image.clone(),
+                    outcome: BuildOutcome::Reused,
+                });
+            }
+        }
+
+        let _slot = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|_| BackendError::Invalid("the image builder was shut down".into()))?;
+        let started = Instant::now();
+        let mut request = recipe.request.clone();
+        if policy == RebuildPolicy::Force {
+            request.no_cache = true;
+        }
+        let notes = self.network.apply(&mut request)?;
+        let mut log = open_log(recipe)?;
+        for note in &notes {
+            writeln!(log, "{note}")
+                .map_err(|e| BackendError::io(format!("writing the build log of {tag}"), &e))?;
+        }
+        let image = self.backend.image_build(request, &mut log).await?;
+        if let Some(old) = existing.filter(|old| old.id != image.id) {
+            // The replaced image is untagged now; drop it unless something still uses it.
+            let _ = self.backend.image_remove(&old.id, false).await;
+        }
+        Ok(EnsuredImage {
+            tag,
+            image,
+            outcome: BuildOutcome::Built {
+                duration: started.elapsed(),
+            },
+        })
+    }
+}
+
+/// Writes the recipe's pristine context files to its log dir and opens the build log there.
+fn open_log(recipe: &ImageRecipe) -> Result<Box<dyn Write + Send>> {
+    let Some(dir) = &recipe.log_dir else {
+        return Ok(Box::new(std::io::sink()));
+    };
+    let io = |what: &str, e: std::io::Error| {
+        BackendError::io(format!("{what} in {}", dir.display()), &e)
+    };
+    std::fs::create_dir_all(dir).map_err(|e| io("creating the build log directory", e))?;
+    for (path, file) in recipe.request.context.files() {
+        let target = dir.join(path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io("creating a directory", e))?;
+        }
+        std::fs::write(&target, &file.contents).map_err(|e| io(&format!("writing {path}"), e))?;
+    }
+    let file =
+        std::fs::File::create(dir.join(BUILD_LOG)).map_err(|e| io("creating the build log", e))?;
+    Ok(Box::new(std::io::LineWriter::new(file)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::BuildContext;
+    use crate::fake::{FakeBackend, FakeCall};
+    use std::collections::BTreeMap;
+
+    fn recipe(tag: &str, from: &str) -> ImageRecipe {
+        ImageRecipe {
+            request: BuildRequest::new(tag, BuildContext::new(format!("FROM {from}\nRUN true\n"))),
+            log_dir: None,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn concurrent_workers_build_each_image_once() {
+        let fake = Arc::new(FakeBackend::new());
+        fake.add_image("root:1", BTreeMap::new());
+        fake.set_build_delay(Duration::from_secs(30));
+        let builder = Arc::new(ImageBuilder::new(fake.clone(), 2, BuildNetwork::none()));
+        let chain = vec![recipe("base:1", "root:1"), recipe("env:1", "base:1")];
+        let mut tasks = Vec::new();
+        for i in 0..8 {
+            let builder = builder.clone();
+            let mut chain = chain.clone();
+            // Two instances share base and env.
+            chain.push(recipe(&format!("inst:{}", i % 2), "env:1"));
+            tasks.push(tokio::spawn(async move {
+                builder.ensure_chain(&chain, RebuildPolicy::Reuse).await
+            }));
+        }
+        for t in tasks {
+            let got = t.await.expect("task").expect("chain");
+            assert_eq!(got.len(), 3);
+        }
+        for tag in ["base:1", "env:1", "inst:0", "inst:1"] {
+            assert_eq!(fake.builds_of(tag), 1, "{tag}");
+        }
+        assert_eq!(
+            builder.built_tags(),
+            vec!["base:1", "env:1", "inst:0", "inst:1"]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn existing_images_are_reused_unless_forced_and_force_builds_once() {
+        let fake = Arc::new(FakeBackend::new());
+        fake.add_image("root:1", BTreeMap::new());
+        fake.add_image("base:1", BTreeMap::new());
+        let builder = ImageBuilder::new(fake.clone(), 1, BuildNetwork::none());
+        let r = recipe("base:1", "root:1");
+        let got = builder
+            .ensure(&r, RebuildPolicy::Reuse, None)
+            .await
+            .expect("ensure");
+        assert_eq!(got.outcome, BuildOutcome::Reused);
+        assert_eq!(fake.builds_of("base:1"), 0);
+
+        let forced = ImageBuilder::new(fake.clone(), 1, BuildNetwork::none());
+        let a = forced
+            .ensure(&r, RebuildPolicy::Force, None)
+            .await
+            .expect("force");
+        let b = forced
+            .ensure(&r, RebuildPolicy::Force, None)
+            .await
+            .expect("force again");
+        assert!(a.was_built());
+        assert_eq!(a, b, "a forced rebuild happens once per builder");
+        assert_eq!(fake.builds_of("base:1"), 1);
+        assert!(fake
+            .calls()
+            .iter()
+            .any(|c| matches!(c, FakeCall::ImageBuild { no_cache: true, .. })));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_rebuilt_or_newer_parent_makes_the_child_stale() {
+        let fake = Arc::new(FakeBackend::new());
+        fake.add_image("root:1", BTreeMap::new());
+        fake.add_image("env:1", BTreeMap::new());
+        // The base is newer than the env image built on it earlier.
+        fake.add_image("base:1", BTreeMap::new());
+        let builder = ImageBuilder::new(fake.clone(), 1, BuildNetwork::none());
+        let got = builder
+            .ensure_chain(
+                &[recipe("base:1", "root:1"), recipe("env:1", "base:1")],
+                RebuildPolicy::Reuse,
+            )
+            .await
+            .expect("chain");
+        assert_eq!(got[0].outcome, BuildOutcome::Reused);
+        assert!(got[1].was_built(), "env older than its base is rebuilt");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failure_is_shared_by_all_waiters_and_forget_allows_a_retry() {
+        let fake = Arc::new(FakeBackend::new());
+        let builder = Arc::new(ImageBuilder::new(fake.clone(), 4, BuildNetwork::none()));
+        let r = recipe("base:1", "missing:1");
+        let (a, b) = tokio::join!(
+            builder.ensure(&r, RebuildPolicy::Reuse, None),
+            builder.ensure(&r, RebuildPolicy::Reuse, None)
+        );
+        assert!(matches!(a, Err(BackendError::BuildFailed { .. })));
+        assert_eq!(a, b);
+        assert_eq!(fake.builds_of("base:1"), 1);
+        fake.add_image("missing:1", BTreeMap::new());
+        builder.forget("base:1");
+        assert!(builder.ensure(&r, RebuildPolicy::Reuse, None).await.is_ok());
+        assert!(builder.built_tags().contains(&"base:1".to_string()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn build_files_and_log_land_in_the_log_dir_with_pristine_dockerfile() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fake = Arc::new(FakeBackend::new());
+        fake.add_image("root:1", BTreeMap::new());
+        let network = BuildNetwork::from_parts(Some(b"CA".to_vec()), |_| None);
+        let builder = ImageBuilder::new(fake.clone(), 1, network);
+        let mut r = recipe("base:1", "root:1");
+        r.request
+            .context
+            .add_file("setup_env.sh", "echo env\n", 0o755)
+            .expect("file");
+        r.log_dir = Some(dir.path().join("base__1"));
+        builder
+            .ensure(&r, RebuildPolicy::Reuse, None)
+            .await
+            .expect("build");
+        let d = dir.path().join("base__1");
+        assert_eq!(
+            std::fs::read_to_string(d.join("Dockerfile")).expect("df"),
+            "FROM root:1\nRUN true\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("setup_env.sh")).expect("sh"),
+            "echo env\n"
+        );
+        let log = std::fs::read_to_string(d.join(BUILD_LOG)).expect("log");
+        assert!(log.contains("CA bundle"), "{log}");
+        assert!(log.contains("Successfully tagged base:1"), "{log}");
+        // The engine got the adjusted Dockerfile and the bundle.
+        let sent = fake.calls().into_iter().find_map(|c| match c {
+            FakeCall::ImageBuild {
+                dockerfile, files, ..
+            } => Some((dockerfile, files)),
+            _ => None,
+        });
+        let (dockerfile, files) = sent.expect("a build call");
+        assert!(dockerfile.contains(" PIP_CERT "));
+        assert!(files.contains(&crate::network::CA_CONTEXT_PATH.to_string()));
+    }
+}

@@ -1,0 +1,247 @@
+//! Build contexts held in memory (Dockerfile + the files it copies) and the tar archives the engine
+//! wants for builds and for copying files into containers.
+//!
+//! Archives are deterministic (fixed mtime, sorted entries) so the same context always produces the
+//! same bytes and the engine's layer cache behaves. Pure: no engine calls, no file system.
+
+use std::collections::BTreeMap;
+
+use crate::error::{BackendError, Result};
+use crate::model::ContainerFile;
+
+/// The context path of the Dockerfile.
+pub const DOCKERFILE: &str = "Dockerfile";
+
+/// One file of a build context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextFile {
+    pub contents: Vec<u8>,
+    pub mode: u32,
+}
+
+/// A Dockerfile and the files next to it, keyed by relative path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildContext {
+    files: BTreeMap<String, ContextFile>,
+}
+
+impl BuildContext {
+    /// A context holding only a Dockerfile.
+    pub fn new(dockerfile: impl Into<String>) -> Self {
+        let mut ctx = BuildContext::default();
+        ctx.set_dockerfile(dockerfile);
+        ctx
+    }
+
+    /// Adds (or replaces) a file; `path` is relative to the context root.
+    pub fn with_file(
+        mut self,
+        path: &str,
+        contents: impl Into<Vec<u8>>,
+        mode: u32,
+    ) -> Result<Self> {
+        self.add_file(path, contents, mode)?;
+        Ok(self)
+    }
+
+    /// Adds (or replaces) a file; `path` is relative to the context root.
+    pub fn add_file(&mut self, path: &str, contents: impl Into<Vec<u8>>, mode: u32) -> Result<()> {
+        let path = normalise_relative(path)?;
+        self.files.insert(
+            path,
+            ContextFile {
+                contents: contents.into(),
+                mode,
+            },
+        );
+        Ok(())
+    }
+
+    pub fn set_dockerfile(&mut self, text: impl Into<String>) {
+        self.files.insert(
+            DOCKERFILE.to_string(),
+            ContextFile {
+                contents: text.into().into_bytes(),
+                mode: 0o644,
+            },
+        );
+    }
+
+    /// The Dockerfile text, if there is one and it is UTF-8.
+    pub fn dockerfile(&self) -> Option<&str> {
+        self.files
+            .get(DOCKERFILE)
+            .and_then(|f| std::str::from_utf8(&f.contents).ok())
+    }
+
+    pub fn get(&self, path: &str) -> Option<&ContextFile> {
+        self.files.get(path)
+    }
+
+    /// Files in path order.
+    pub fn files(&self) -> impl Iterator<Item = (&str, &ContextFile)> {
+        self.files.iter().map(|(p, f)| (p.as_str(), f))
+    }
+
+    /// The context as an uncompressed tar archive.
+    pub fn to_tar(&self) -> Result<Vec<u8>> {
+        let mut builder = tar::Builder::new(Vec::new());
+        for (path, file) in &self.files {
+            append(&mut builder, path, &file.contents, file.mode, 0, 0)?;
+        }
+        finish(builder)
+    }
+}
+
+/// Files for a container as one tar archive rooted at `/` (paths lose their leading slash).
+pub fn container_files_tar(files: &[ContainerFile]) -> Result<Vec<u8>> {
+    let mut builder = tar::Builder::new(Vec::new());
+    for f in files {
+        let Some(rel) = f.path.strip_prefix('/') else {
+            return Err(BackendError::Invalid(format!(
+                "container path {:?} must be absolute",
+                f.path
+            )));
+        };
+        let rel = normalise_relative(rel)?;
+        append(&mut builder, &rel, &f.contents, f.mode, f.uid, f.gid)?;
+    }
+    finish(builder)
+}
+
+/// Reads the single regular file out of a tar archive as the engine returns it for a path.
+pub fn single_file_from_tar(archive: &[u8], what: &str) -> Result<Vec<u8>> {
+    let mut ar = tar::Archive::new(archive);
+    let entries = ar
+        .entries()
+        .map_err(|e| BackendError::io(format!("reading archive of {what}"), &e))?;
+    for entry in entries {
+        let mut entry =
+            entry.map_err(|e| BackendError::io(format!("reading archive of {what}"), &e))?;
+        if entry.header().entry_type().is_file() {
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut entry, &mut out)
+                .map_err(|e| BackendError::io(format!("reading archive of {what}"), &e))?;
+            return Ok(out);
+        }
+    }
+    Err(BackendError::Invalid(format!(
+        "{what} is not a regular file"
+    )))
+}
+
+fn normalise_relative(path: &str) -> Result<String> {
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    if parts.is_empty() || parts.contains(&"..") || path.starts_with('/') {
+        return Err(BackendError::Invalid(format!(
+            "{path:?} is not a relative path inside the archive"
+        )));
+    }
+    Ok(parts.join("/"))
+}
+
+fn append(
+    builder: &mut tar::Builder<Vec<u8>>,
+    path: &str,
+    contents: &[u8],
+    mode: u32,
+    uid: u64,
+    gid: u64,
+) -> Result<()> {
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(tar::EntryType::Regular);
+    header.set_size(contents.len() as u64);
+    header.set_mode(mode);
+    header.set_uid(uid);
+    header.set_gid(gid);
+    header.set_mtime(0);
+    builder
+        .append_data(&mut header, path, contents)
+        .map_err(|e| BackendError::io(format!("adding {path} to an archive"), &e))
+}
+
+fn finish(builder: tar::Builder<Vec<u8>>) -> Result<Vec<u8>> {
+    builder
+        .into_inner()
+        .map_err(|e| BackendError::io("finishing an archive", &e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(archive: &[u8]) -> Vec<(String, u32, u64, u64, Vec<u8>)> {
+        let mut ar = tar::Archive::new(archive);
+        ar.entries()
+            .expect("entries")
+            .map(|e| {
+                let mut e = e.expect("entry");
+                let h = e.header().clone();
+                let mut data = Vec::new();
+                std::io::Read::read_to_end(&mut e, &mut data).expect("read");
+                (
+                    e.path().expect("path").to_string_lossy().into_owned(),
+                    h.mode().expect("mode"),
+                    h.uid().expect("uid"),
+                    h.gid().expect("gid"),
+                    data,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn context_tar_holds_dockerfile_and_files_sorted_and_is_deterministic() {
+        let ctx = BuildContext::new("FROM x\n")
+            .with_file("setup_env.sh", "#!/bin/bash\n", 0o755)
+            .and_then(|c| c.with_file("./a/b.txt", "b", 0o600))
+            .expect("valid paths");
+        let tar1 = ctx.to_tar().expect("tar");
+        assert_eq!(tar1, ctx.to_tar().expect("tar"));
+        let got = entries(&tar1);
+        let names: Vec<&str> = got.iter().map(|e| e.0.as_str()).collect();
+        assert_eq!(names, vec!["Dockerfile", "a/b.txt", "setup_env.sh"]);
+        assert_eq!(got[2].1, 0o755);
+        assert_eq!(got[0].4, b"FROM x\n");
+        assert_eq!(ctx.dockerfile(), Some("FROM x\n"));
+    }
+
+    #[test]
+    fn escaping_or_absolute_context_paths_are_rejected() {
+        let mut ctx = BuildContext::default();
+        assert!(ctx.add_file("../x", "", 0o644).is_err());
+        assert!(ctx.add_file("/etc/passwd", "", 0o644).is_err());
+        assert!(ctx.add_file("", "", 0o644).is_err());
+    }
+
+    #[test]
+    fn container_tar_keeps_modes_and_owners_and_strips_the_root() {
+        let files = vec![
+            ContainerFile::new("/eval.sh", "echo hi\n").mode(0o755),
+            ContainerFile::new("/home/nonroot/x/y.txt", "y").owner(1000, 1000),
+        ];
+        let got = entries(&container_files_tar(&files).expect("tar"));
+        assert_eq!(got[0].0, "eval.sh");
+        assert_eq!(got[0].1, 0o755);
+        assert_eq!(
+            (got[1].0.as_str(), got[1].2, got[1].3),
+            ("home/nonroot/x/y.txt", 1000, 1000)
+        );
+        assert!(container_files_tar(&[ContainerFile::new("relative", "")]).is_err());
+    }
+
+    #[test]
+    fn single_file_is_read_back_from_an_archive() {
+        let ar =
+            container_files_tar(&[ContainerFile::new("/root/out.txt", "payload")]).expect("tar");
+        assert_eq!(
+            single_file_from_tar(&ar, "/root/out.txt").expect("file"),
+            b"payload"
+        );
+        let empty = BuildContext::default().to_tar().expect("tar");
+        assert!(single_file_from_tar(&empty, "x").is_err());
+    }
+}

@@ -1,0 +1,887 @@
+//! `DockerBackend`: the real engine, Docker or Podman, through the Docker Engine API (bollard).
+//!
+//! One client per backend, API version negotiated once at connect, explicit timeouts (a short one
+//! for the first contact, a longer one for every later request; streamed bodies such as build logs
+//! and command output are bounded by their own limits instead). Only endpoints that Podman's
+//! compatibility API also serves are used: legacy `/build`, `/images/create?fromSrc=-`,
+//! `/containers/*/archive`, `/exec`. Nothing of bollard appears in this module's public API.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bollard::errors::Error as BollardError;
+use bollard::exec::{CreateExecOptions, StartExecResults};
+use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::query_parameters::{
+    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, CreateImageOptionsBuilder,
+    DownloadFromContainerOptionsBuilder, KillContainerOptionsBuilder, ListContainersOptionsBuilder,
+    ListImagesOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
+    UploadToContainerOptionsBuilder,
+};
+use bollard::Docker;
+use futures_util::StreamExt;
+
+use crate::backend::{ContainerBackend, LogSink};
+use crate::context::{container_files_tar, single_file_from_tar};
+use crate::error::{BackendError, Result};
+use crate::labels::LabelFilter;
+use crate::model::{
+    BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineInfo, EngineKind, ExecOutput,
+    ExecRequest, ImageInfo, ImportRequest, NetworkAccess, RootfsSource,
+};
+use crate::output::{strip_ansi, LineSplitter, OutputCollector};
+
+/// How to reach the engine and how long to wait for it.
+#[derive(Debug, Clone)]
+pub struct DockerOptions {
+    /// `unix:///path`, `tcp://host:port`, `http://…`; `None`: `DOCKER_HOST`, then the Docker
+    /// socket, then the Podman sockets.
+    pub host: Option<String>,
+    /// Limit for the first contact (version negotiation, ping).
+    pub connect_timeout: Duration,
+    /// Limit for every later request to start answering (not for streamed bodies).
+    pub request_timeout: Duration,
+    /// After a command timed out and its process group was killed, how long to wait for its output
+    /// to end before killing the whole container.
+    pub kill_grace: Duration,
+}
+
+impl Default for DockerOptions {
+    fn default() -> Self {
+        DockerOptions {
+            host: None,
+            connect_timeout: Duration::from_secs(15),
+            request_timeout: Duration::from_secs(300),
+            kill_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// A container engine reached through the Docker API.
+#[derive(Debug, Clone)]
+pub struct DockerBackend {
+    client: Docker,
+    info: EngineInfo,
+    options: DockerOptions,
+}
+
+const DOCKER_SOCKET: &str = "/var/run/docker.sock";
+
+/// Runs the command as the leader of its own process group (the exec's process already leads a
+/// new session under runc and crun; its PID is recorded so the whole group can be killed) with
+/// stderr on stdout, so the combined output keeps the order it was written in.
+const EXEC_WRAPPER: &str = r#"{ echo $$ > "$0"; } 2>/dev/null; exec "$@" 2>&1"#;
+/// Kills the process group recorded by [`EXEC_WRAPPER`] (or the process alone if it is not a
+/// group leader).
+const KILL_GROUP: &str = r#"p=$(cat "$0" 2>/dev/null) || exit 3; kill -s KILL -- -"$p" 2>/dev/null || kill -s KILL "$p""#;
+
+impl DockerBackend {
+    /// Connects, negotiates the API version and checks that the engine answers. Any failure here is
+    /// one [`BackendError::Unreachable`].
+    pub async fn connect(options: DockerOptions) -> Result<Self> {
+        let (client, endpoint) = open_client(options.host.as_deref())?;
+        let unreachable = |reason: String| BackendError::Unreachable {
+            endpoint: endpoint.clone(),
+            reason,
+        };
+        let client = client
+            .with_timeout(options.connect_timeout)
+            .negotiate_version()
+            .await
+            .map_err(|e| unreachable(describe(&e)))?;
+        client.ping().await.map_err(|e| unreachable(describe(&e)))?;
+        let version = client
+            .version()
+            .await
+            .map_err(|e| unreachable(describe(&e)))?;
+        let kind = match version.components.as_ref() {
+            Some(c)
+                if c.iter()
+                    .any(|c| c.name.to_ascii_lowercase().contains("podman")) =>
+            {
+                EngineKind::Podman
+            }
+            _ => EngineKind::Docker,
+        };
+        let api = client.client_version();
+        let info = EngineInfo {
+            kind,
+            version: version.version.unwrap_or_default(),
+            api_version: format!("{}.{}", api.major_version, api.minor_version),
+            os_arch: format!(
+                "{}/{}",
+                version.os.unwrap_or_default(),
+                version.arch.unwrap_or_default()
+            ),
+            endpoint,
+        };
+        let client = client.with_timeout(options.request_timeout);
+        Ok(DockerBackend {
+            client,
+            info,
+            options,
+        })
+    }
+
+    /// Connects with the default options.
+    pub async fn connect_default() -> Result<Self> {
+        Self::connect(DockerOptions::default()).await
+    }
+
+    /// What the engine said at connect time.
+    pub fn info(&self) -> &EngineInfo {
+        &self.info
+    }
+
+    fn err(&self, operation: impl Into<String>, e: BollardError) -> BackendError {
+        let operation = operation.into();
+        match e {
+            BollardError::RequestTimeoutError => BackendError::RequestTimeout {
+                operation,
+                after: self.options.request_timeout,
+            },
+            other => BackendError::Engine {
+                operation,
+                message: describe(&other),
+            },
+        }
+    }
+
+    /// Runs a short helper command as root and waits for it (used to kill process groups).
+    async fn exec_helper(&self, id: &str, cmd: Vec<String>) -> Result<()> {
+        let exec = self
+            .client
+            .create_exec(
+                id,
+                CreateExecOptions {
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    user: Some("root".to_string()),
+                    cmd: Some(cmd),
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(|e| self.err(format!("exec in container {id}"), e))?;
+        if let StartExecResults::Attached { mut output, .. } = self
+            .client
+            .start_exec(&exec.id, None)
+            .await
+            .map_err(|e| self.err(format!("exec in container {id}"), e))?
+        {
+            let drain = async { while output.next().await.is_some() {} };
+            let _ = tokio::time::timeout(Duration::from_secs(10), drain).await;
+        }
+        Ok(())
+    }
+
+    async fn exec_exit_code(&self, exec_id: &str) -> Option<i64> {
+        // The stream can end a moment before the engine records the exit.
+        for _ in 0..100 {
+            match self.client.inspect_exec(exec_id).await {
+                Ok(r) if r.running != Some(true) => return r.exit_code,
+                Ok(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+}
+
+fn open_client(host: Option<&str>) -> Result<(Docker, String)> {
+    let env_host = std::env::var("DOCKER_HOST").ok().filter(|h| !h.is_empty());
+    let chosen = host.map(str::to_string).or(env_host);
+    let result = match &chosen {
+        Some(h) => Docker::connect_with_host(h).map(|c| (c, h.clone())),
+        None if Path::new(DOCKER_SOCKET).exists() => {
+            Docker::connect_with_unix_defaults().map(|c| (c, format!("unix://{DOCKER_SOCKET}")))
+        }
+        None => Docker::connect_with_podman_defaults().map(|c| (c, "the Podman socket".into())),
+    };
+    result.map_err(|e| BackendError::Unreachable {
+        endpoint: chosen.unwrap_or_else(|| format!("unix://{DOCKER_SOCKET}")),
+        reason: describe(&e),
+    })
+}
+
+fn describe(e: &BollardError) -> String {
+    match e {
+        BollardError::DockerResponseServerError {
+            status_code,
+            message,
+        } => format!("{message} (HTTP {status_code})"),
+        BollardError::SocketNotFoundError(path) => format!("socket {path} does not exist"),
+        BollardError::RequestTimeoutError => "no answer in time".to_string(),
+        other => {
+            let mut text = other.to_string();
+            let mut source = std::error::Error::source(other);
+            while let Some(s) = source {
+                text.push_str(": ");
+                text.push_str(&s.to_string());
+                source = s.source();
+            }
+            text
+        }
+    }
+}
+
+fn status(e: &BollardError) -> Option<u16> {
+    match e {
+        BollardError::DockerResponseServerError { status_code, .. } => Some(*status_code),
+        _ => None,
+    }
+}
+
+fn server_message(e: &BollardError) -> &str {
+    match e {
+        BollardError::DockerResponseServerError { message, .. } => message,
+        _ => "",
+    }
+}
+
+fn hashmap(map: &BTreeMap<String, String>) -> HashMap<String, String> {
+    map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+fn label_filters(filter: &LabelFilter) -> Result<HashMap<String, Vec<String>>> {
+    if filter.is_empty() {
+        return Err(BackendError::Invalid(
+            "refusing to list by an empty label filter (it would match everything)".into(),
+        ));
+    }
+    Ok(HashMap::from([(
+        "label".to_string(),
+        filter.to_engine_filters(),
+    )]))
+}
+
+fn unique_token() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("{}-{n}-{nanos}", std::process::id())
+}
+
+/// The Dockerfile with one `LABEL` instruction carrying every label appended.
+pub(crate) fn append_label_instruction(
+    dockerfile: &str,
+    labels: &BTreeMap<String, String>,
+) -> String {
+    fn quote(text: &str) -> String {
+        let mut out = String::with_capacity(text.len() + 2);
+        out.push('"');
+        for c in text.chars() {
+            match c {
+                '"' | '\\' | '$' => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                '\n' | '\r' => out.push(' '),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+    let mut out = dockerfile.to_string();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str("LABEL");
+    for (k, v) in labels {
+        out.push(' ');
+        out.push_str(&quote(k));
+        out.push('=');
+        out.push_str(&quote(v));
+    }
+    out.push('\n');
+    out
+}
+
+/// Seconds since the epoch from an RFC 3339 timestamp (`2025-05-20T10:11:12.123456789Z`,
+/// `…+02:00`); `0` when it cannot be read.
+pub(crate) fn rfc3339_to_unix(text: &str) -> i64 {
+    fn parse(text: &str) -> Option<i64> {
+        let (date, rest) = text.split_once(['T', 't', ' '])?;
+        let mut d = date.splitn(3, '-');
+        let (y, m, day): (i64, i64, i64) = (
+            d.next()?.parse().ok()?,
+            d.next()?.parse().ok()?,
+            d.next()?.parse().ok()?,
+        );
+        let time_end = rest.find(['Z', 'z', '+', '-']).unwrap_or(rest.len());
+        let (time, zone) = rest.split_at(time_end);
+        let time = time.split('.').next()?;
+        let mut t = time.splitn(3, ':');
+        let (hh, mm, ss): (i64, i64, i64) = (
+            t.next()?.parse().ok()?,
+            t.next()?.parse().ok()?,
+            t.next()?.parse().ok()?,
+        );
+        let offset = match zone.chars().next() {
+            Some(sign @ ('+' | '-')) => {
+                let (oh, om) = zone[1..].split_once(':').unwrap_or((&zone[1..], "0"));
+                let secs = oh.parse::<i64>().ok()? * 3600 + om.parse::<i64>().ok()? * 60;
+                if sign == '+' {
+                    secs
+                } else {
+                    -secs
+                }
+            }
+            _ => 0,
+        };
+        // Days from civil (Howard Hinnant's algorithm).
+        let y = if m <= 2 { y - 1 } else { y };
+        let era = if y >= 0 { y } else { y - 399 } / 400;
+        let yoe = y - era * 400;
+        let mp = (m + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + day - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        let days = era * 146_097 + doe - 719_468;
+        Some(days * 86_400 + hh * 3600 + mm * 60 + ss - offset)
+    }
+    parse(text.trim()).unwrap_or(0)
+}
+
+impl ContainerBackend for DockerBackend {
+    async fn engine_info(&self) -> Result<EngineInfo> {
+        let unreachable = |e: BollardError| BackendError::Unreachable {
+            endpoint: self.info.endpoint.clone(),
+            reason: describe(&e),
+        };
+        self.client.ping().await.map_err(unreachable)?;
+        Ok(self.info.clone())
+    }
+
+    async fn image_inspect(&self, name: &str) -> Result<Option<ImageInfo>> {
+        match self.client.inspect_image(name).await {
+            Ok(img) => {
+                let labels = img
+                    .config
+                    .and_then(|c| c.labels)
+                    .map(|l| l.into_iter().collect())
+                    .unwrap_or_default();
+                Ok(Some(ImageInfo {
+                    id: img.id.unwrap_or_default(),
+                    tags: img.repo_tags.unwrap_or_default(),
+                    created_unix: img.created.as_deref().map(rfc3339_to_unix).unwrap_or(0),
+                    labels,
+                }))
+            }
+            Err(e) if status(&e) == Some(404) => Ok(None),
+            Err(e) => Err(self.err(format!("inspecting image {name}"), e)),
+        }
+    }
+
+    async fn image_remove(&self, name: &str, force: bool) -> Result<bool> {
+        let options = RemoveImageOptionsBuilder::default().force(force).build();
+        match self.client.remove_image(name, Some(options), None).await {
+            Ok(_) => Ok(true),
+            Err(e) if status(&e) == Some(404) => Ok(false),
+            Err(e) => Err(self.err(format!("removing image {name}"), e)),
+        }
+    }
+
+    async fn images_with_label(&self, filter: &LabelFilter) -> Result<Vec<ImageInfo>> {
+        let options = ListImagesOptionsBuilder::default()
+            .filters(&label_filters(filter)?)
+            .build();
+        let list = self
+            .client
+            .list_images(Some(options))
+            .await
+            .map_err(|e| self.err("listing images", e))?;
+        Ok(list
+            .into_iter()
+            .map(|s| ImageInfo {
+                id: s.id,
+                tags: s
+                    .repo_tags
+                    .into_iter()
+                    .filter(|t| t != "<none>:<none>")
+                    .collect(),
+                created_unix: s.created,
+                labels: s.labels.into_iter().collect(),
+            })
+            .collect())
+    }
+
+    async fn image_build(&self, request: BuildRequest, log: LogSink<'_>) -> Result<ImageInfo> {
+        let tag = request.tag.clone();
+        let mut context = request.context.clone();
+        if !request.labels.is_empty() {
+            // The classic builder turns each label of the `labels` parameter into its own committed
+            // step (seconds each on slow storage); one LABEL instruction at the end is one step and
+            // gives the same image configuration.
+            let Some(dockerfile) = context.dockerfile() else {
+                return Err(BackendError::Invalid(format!(
+                    "the build context of {tag} has no UTF-8 Dockerfile"
+                )));
+            };
+            let dockerfile = append_label_instruction(dockerfile, &request.labels);
+            context.set_dockerfile(dockerfile);
+        }
+        let tar = context.to_tar()?;
+        let mut options = BuildImageOptionsBuilder::default()
+            .dockerfile(crate::context::DOCKERFILE)
+            .t(&tag)
+            .rm(true)
+            .forcerm(true)
+            .nocache(request.no_cache)
+            .buildargs(&hashmap(&request.build_args));
+        if let Some(p) = &request.platform {
+            options = options.platform(p);
+        }
+        if request.host_network {
+            options = options.networkmode("host");
+        }
+        let write_err =
+            |e: std::io::Error| BackendError::io(format!("writing the build log of {tag}"), &e);
+        let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+        let remember = |line: &str, tail: &mut std::collections::VecDeque<String>| {
+            if tail.len() == 30 {
+                tail.pop_front();
+            }
+            tail.push_back(line.to_string());
+        };
+
+        let run = async {
+            let mut stream = self.client.build_image(
+                options.build(),
+                None,
+                Some(bollard::body_full(tar.into())),
+            );
+            let mut splitter = LineSplitter::default();
+            while let Some(item) = stream.next().await {
+                match item {
+                    Ok(info) => {
+                        let mut text = String::new();
+                        if let Some(s) = info.stream {
+                            text.push_str(&s);
+                        }
+                        if let Some(s) = info.status {
+                            text.push_str(&s);
+                            text.push('\n');
+                        }
+                        for line in splitter.push(&strip_ansi(&text)) {
+                            writeln!(log, "{line}").map_err(write_err)?;
+                            remember(&line, &mut tail);
+                        }
+                    }
+                    Err(e) => {
+                        if let Some(rest) = std::mem::take(&mut splitter).finish() {
+                            writeln!(log, "{rest}").map_err(write_err)?;
+                            remember(&rest, &mut tail);
+                        }
+                        let message = match e {
+                            BollardError::DockerStreamError { error } => error,
+                            other => describe(&other),
+                        };
+                        writeln!(log, "ERROR: {message}").map_err(write_err)?;
+                        let _ = log.flush();
+                        return Err(BackendError::BuildFailed {
+                            tag: tag.clone(),
+                            message,
+                            log_tail: tail.iter().cloned().collect(),
+                        });
+                    }
+                }
+            }
+            if let Some(rest) = splitter.finish() {
+                writeln!(log, "{rest}").map_err(write_err)?;
+            }
+            log.flush().map_err(write_err)?;
+            Ok(())
+        };
+        match request.timeout {
+            Some(limit) => match tokio::time::timeout(limit, run).await {
+                Ok(r) => r?,
+                Err(_) => {
+                    // Dropping the stream closes the connection, which makes the engine cancel the
+                    // build and remove its intermediate containers.
+                    let _ = writeln!(log, "ERROR: build timed out after {}s", limit.as_secs());
+                    let _ = log.flush();
+                    return Err(BackendError::BuildTimeout { tag, after: limit });
+                }
+            },
+            None => run.await?,
+        }
+        self.image_inspect(&tag)
+            .await?
+            .ok_or_else(|| BackendError::BuildFailed {
+                tag: tag.clone(),
+                message: "the build ended without producing the image".into(),
+                log_tail: Vec::new(),
+            })
+    }
+
+    async fn image_import(&self, request: ImportRequest) -> Result<ImageInfo> {
+        let tag = request.tag.clone();
+        let (repo, version) = match tag.rsplit_once(':') {
+            Some((r, v)) if !v.contains('/') => (r.to_string(), v.to_string()),
+            _ => (tag.clone(), "latest".to_string()),
+        };
+        let body = match &request.rootfs {
+            RootfsSource::Bytes(b) => b.clone(),
+            RootfsSource::File(path) => tokio::fs::read(path)
+                .await
+                .map_err(|e| BackendError::io(format!("reading {}", path.display()), &e))?,
+        };
+        let mut changes: Vec<String> = request
+            .labels
+            .iter()
+            .map(|(k, v)| format!("LABEL {k}={}", serde_json::Value::String(v.clone())))
+            .collect();
+        changes.extend(request.changes.iter().cloned());
+        let options = CreateImageOptionsBuilder::default()
+            .from_src("-")
+            .repo(&repo)
+            .tag(&version)
+            .changes(changes)
+            .build();
+        let mut stream =
+            self.client
+                .create_image(Some(options), Some(bollard::body_full(body.into())), None);
+        while let Some(item) = stream.next().await {
+            if let Err(e) = item {
+                let message = match e {
+                    BollardError::DockerStreamError { error } => error,
+                    other => describe(&other),
+                };
+                return Err(BackendError::ImportFailed { tag, message });
+            }
+        }
+        self.image_inspect(&tag)
+            .await?
+            .ok_or_else(|| BackendError::ImportFailed {
+                tag: tag.clone(),
+                message: "the engine accepted the tarball but no image appeared".into(),
+            })
+    }
+
+    async fn container_create(&self, spec: &ContainerSpec) -> Result<String> {
+        let host_config = HostConfig {
+            init: Some(spec.init),
+            network_mode: match spec.network {
+                NetworkAccess::Disabled => Some("none".to_string()),
+                NetworkAccess::Enabled => None,
+            },
+            memory: spec.limits.memory_bytes.map(|m| m as i64),
+            pids_limit: spec.limits.pids.map(i64::from),
+            nano_cpus: spec.limits.nano_cpus.map(|n| n as i64),
+            ..Default::default()
+        };
+        let body = ContainerCreateBody {
+            image: Some(spec.image.clone()),
+            user: spec.user.clone(),
+            labels: Some(hashmap(&spec.labels)),
+            env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+            working_dir: spec.working_dir.clone(),
+            cmd: Some(spec.command.clone()),
+            network_disabled: Some(spec.network == NetworkAccess::Disabled),
+            host_config: Some(host_config),
+            ..Default::default()
+        };
+        let mut options = CreateContainerOptionsBuilder::default();
+        if let Some(name) = &spec.name {
+            options = options.name(name);
+        }
+        if let Some(p) = &spec.platform {
+            options = options.platform(p);
+        }
+        match self
+            .client
+            .create_container(Some(options.build()), body)
+            .await
+        {
+            Ok(r) => Ok(r.id),
+            Err(e) if status(&e) == Some(404) => {
+                Err(BackendError::ImageNotFound(spec.image.clone()))
+            }
+            Err(e) => Err(self.err(format!("creating a container from {}", spec.image), e)),
+        }
+    }
+
+    async fn container_start(&self, id: &str) -> Result<()> {
+        match self.client.start_container(id, None).await {
+            Ok(()) => Ok(()),
+            Err(e) if status(&e) == Some(404) => Err(BackendError::ContainerNotFound(id.into())),
+            Err(e) => Err(self.err(format!("starting container {id}"), e)),
+        }
+    }
+
+    async fn copy_in(&self, id: &str, files: &[ContainerFile]) -> Result<()> {
+        let tar = container_files_tar(files)?;
+        let options = UploadToContainerOptionsBuilder::default().path("/").build();
+        match self
+            .client
+            .upload_to_container(id, Some(options), bollard::body_full(tar.into()))
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(e) if status(&e) == Some(404) => Err(BackendError::ContainerNotFound(id.into())),
+            Err(e) => Err(self.err(format!("copying files into container {id}"), e)),
+        }
+    }
+
+    async fn copy_out(&self, id: &str, path: &str) -> Result<Vec<u8>> {
+        let options = DownloadFromContainerOptionsBuilder::default()
+            .path(path)
+            .build();
+        let mut stream = self.client.download_from_container(id, Some(options));
+        let mut archive = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            match chunk {
+                Ok(bytes) => archive.extend_from_slice(&bytes),
+                Err(e) if status(&e) == Some(404) => {
+                    return Err(if server_message(&e).contains("No such container") {
+                        BackendError::ContainerNotFound(id.into())
+                    } else {
+                        BackendError::PathNotFound {
+                            container: id.into(),
+                            path: path.into(),
+                        }
+                    });
+                }
+                Err(e) => return Err(self.err(format!("copying {path} out of container {id}"), e)),
+            }
+        }
+        single_file_from_tar(&archive, path)
+    }
+
+    async fn exec(&self, id: &str, request: &ExecRequest) -> Result<ExecOutput> {
+        if request.cmd.is_empty() {
+            return Err(BackendError::Invalid("exec needs a command".into()));
+        }
+        let started = Instant::now();
+        let pidfile = format!("/tmp/.swtbench-exec-{}.pid", unique_token());
+        let mut cmd = vec![
+            "/bin/sh".to_string(),
+            "-c".to_string(),
+            EXEC_WRAPPER.to_string(),
+            pidfile.clone(),
+        ];
+        cmd.extend(request.cmd.iter().cloned());
+        let exec = match self
+            .client
+            .create_exec(
+                id,
+                CreateExecOptions {
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    cmd: Some(cmd),
+                    user: request.user.clone(),
+                    working_dir: request.working_dir.clone(),
+                    env: Some(
+                        request
+                            .env
+                            .iter()
+                            .map(|(k, v)| format!("{k}={v}"))
+                            .collect(),
+                    ),
+                    ..Default::default()
+                },
+            )
+            .await
+        {
+            Ok(e) => e,
+            Err(e) if status(&e) == Some(404) => {
+                return Err(BackendError::ContainerNotFound(id.into()))
+            }
+            Err(e) => return Err(self.err(format!("exec in container {id}"), e)),
+        };
+        let started_exec = self
+            .client
+            .start_exec(&exec.id, None)
+            .await
+            .map_err(|e| self.err(format!("exec in container {id}"), e))?;
+        let StartExecResults::Attached { mut output, input } = started_exec else {
+            return Err(BackendError::Engine {
+                operation: format!("exec in container {id}"),
+                message: "the engine detached the command".into(),
+            });
+        };
+        // Keep the write half open for the whole run: some engines end the session on half-close.
+        let _input = input;
+
+        let mut collector = OutputCollector::new(request.output_limit);
+        let deadline = request.timeout.map(|t| tokio::time::Instant::now() + t);
+        let mut timed_out = false;
+        loop {
+            let next = match deadline {
+                Some(d) => match tokio::time::timeout_at(d, output.next()).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        timed_out = true;
+                        break;
+                    }
+                },
+                None => output.next().await,
+            };
+            match next {
+                None => break,
+                Some(Ok(chunk)) => collector.push(&chunk.into_bytes()),
+                Some(Err(e)) => {
+                    return Err(self.err(format!("reading output in container {id}"), e))
+                }
+            }
+        }
+
+        let mut container_killed = false;
+        if timed_out {
+            let killed = self
+                .exec_helper(
+                    id,
+                    vec![
+                        "/bin/sh".into(),
+                        "-c".into(),
+                        KILL_GROUP.into(),
+                        pidfile.clone(),
+                    ],
+                )
+                .await;
+            // What the tree printed before it died is still in the pipe: read it.
+            let grace = tokio::time::Instant::now() + self.options.kill_grace;
+            let mut ended = false;
+            if killed.is_ok() {
+                while let Ok(next) = tokio::time::timeout_at(grace, output.next()).await {
+                    match next {
+                        Some(Ok(chunk)) => collector.push(&chunk.into_bytes()),
+                        _ => {
+                            ended = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            if !ended {
+                // A process escaped the group (or the helper could not run): stop everything.
+                self.container_kill(id).await?;
+                container_killed = true;
+                let grace = tokio::time::Instant::now() + self.options.kill_grace;
+                while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(grace, output.next()).await
+                {
+                    collector.push(&chunk.into_bytes());
+                }
+            }
+        }
+        let exit_code = self.exec_exit_code(&exec.id).await;
+        let collected = collector.finish();
+        Ok(ExecOutput {
+            output: collected.bytes,
+            exit_code,
+            timed_out,
+            omitted_bytes: collected.omitted,
+            container_killed,
+            duration: started.elapsed(),
+        })
+    }
+
+    async fn container_kill(&self, id: &str) -> Result<()> {
+        let options = KillContainerOptionsBuilder::default()
+            .signal("KILL")
+            .build();
+        match self.client.kill_container(id, Some(options)).await {
+            Ok(()) => Ok(()),
+            Err(e) if status(&e) == Some(404) => Err(BackendError::ContainerNotFound(id.into())),
+            // Not running (already stopped or never started): nothing to kill.
+            Err(e) if status(&e) == Some(409) => Ok(()),
+            Err(e) => Err(self.err(format!("killing container {id}"), e)),
+        }
+    }
+
+    async fn container_remove(&self, id: &str) -> Result<bool> {
+        let options = RemoveContainerOptionsBuilder::default()
+            .force(true)
+            .v(true)
+            .build();
+        match self.client.remove_container(id, Some(options)).await {
+            Ok(()) => Ok(true),
+            Err(e) if status(&e) == Some(404) => Ok(false),
+            // Another cleanup is already removing it.
+            Err(e) if status(&e) == Some(409) && server_message(&e).contains("in progress") => {
+                Ok(true)
+            }
+            Err(e) => Err(self.err(format!("removing container {id}"), e)),
+        }
+    }
+
+    async fn containers_with_label(&self, filter: &LabelFilter) -> Result<Vec<ContainerInfo>> {
+        let options = ListContainersOptionsBuilder::default()
+            .all(true)
+            .filters(&label_filters(filter)?)
+            .build();
+        let list = self
+            .client
+            .list_containers(Some(options))
+            .await
+            .map_err(|e| self.err("listing containers", e))?;
+        Ok(list
+            .into_iter()
+            .map(|c| ContainerInfo {
+                id: c.id.unwrap_or_default(),
+                names: c
+                    .names
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|n| n.trim_start_matches('/').to_string())
+                    .collect(),
+                image: c.image.unwrap_or_default(),
+                labels: c.labels.unwrap_or_default().into_iter().collect(),
+                state: c.state.map(|s| s.to_string()).unwrap_or_default(),
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_become_one_quoted_instruction_at_the_end() {
+        let labels = BTreeMap::from([
+            ("swtbench.kind".to_string(), "env".to_string()),
+            ("note".to_string(), "say \"hi\" for $5\\x".to_string()),
+        ]);
+        assert_eq!(
+            append_label_instruction("FROM a\nRUN b", &labels),
+            "FROM a\nRUN b\nLABEL \"note\"=\"say \\\"hi\\\" for \\$5\\\\x\" \"swtbench.kind\"=\"env\"\n"
+        );
+    }
+
+    #[test]
+    fn rfc3339_timestamps_convert_to_unix_seconds() {
+        assert_eq!(rfc3339_to_unix("1970-01-01T00:00:00Z"), 0);
+        assert_eq!(
+            rfc3339_to_unix("2025-05-20T10:11:12.123456789Z"),
+            1_747_735_872
+        );
+        assert_eq!(rfc3339_to_unix("2025-05-20T12:11:12+02:00"), 1_747_735_872);
+        assert_eq!(rfc3339_to_unix("2024-02-29T00:00:00Z"), 1_709_164_800);
+        assert_eq!(rfc3339_to_unix("garbage"), 0);
+    }
+
+    #[test]
+    fn the_exec_wrapper_records_its_pid_and_merges_stderr() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pidfile = dir.path().join("exec.pid");
+        let out = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(EXEC_WRAPPER)
+            .arg(&pidfile)
+            .args(["/bin/sh", "-c", "echo out; echo err >&2; echo $$"])
+            .output()
+            .expect("sh runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let recorded = std::fs::read_to_string(&pidfile).expect("pid file");
+        // The command replaced the wrapper (exec), so the recorded PID is the command's own.
+        assert_eq!(text, format!("out\nerr\n{}", recorded));
+        assert!(out.stderr.is_empty());
+    }
+}

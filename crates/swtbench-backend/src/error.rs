@@ -1,0 +1,93 @@
+//! The backend's error type: what failed, on which image / container / path, and (for the errors a
+//! user can act on) what to do about it.
+//!
+//! Every variant holds plain data so that one build failure can be handed to every worker waiting
+//! for the same image (`Clone`). Engine client errors are turned into text here and nowhere else, so
+//! no client type leaks through the crate's API.
+
+use std::time::Duration;
+
+/// Result alias used throughout the backend.
+pub type Result<T, E = BackendError> = std::result::Result<T, E>;
+
+/// Everything that can go wrong talking to a container engine.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    /// The engine could not be reached at all (socket missing, daemon stopped, permission denied).
+    #[error("cannot reach the container engine at {endpoint}: {reason}")]
+    Unreachable { endpoint: String, reason: String },
+
+    /// An image that must exist does not.
+    #[error("image {0} not found")]
+    ImageNotFound(String),
+
+    /// A container that must exist does not (it may have been removed by a cleanup).
+    #[error("container {0} not found")]
+    ContainerNotFound(String),
+
+    /// A path asked for with copy-out does not exist in the container.
+    #[error("{path} not found in container {container}")]
+    PathNotFound { container: String, path: String },
+
+    /// The build ran and failed; `log_tail` holds the last lines of its log.
+    #[error("building image {tag} failed: {message}")]
+    BuildFailed {
+        tag: String,
+        message: String,
+        log_tail: Vec<String>,
+    },
+
+    /// The build did not finish within its time limit and was abandoned.
+    #[error("building image {tag} timed out after {}s", after.as_secs())]
+    BuildTimeout { tag: String, after: Duration },
+
+    /// Importing a root filesystem tarball failed.
+    #[error("importing {tag} failed: {message}")]
+    ImportFailed { tag: String, message: String },
+
+    /// A request to the engine was refused or failed; `operation` says which.
+    #[error("{operation} failed: {message}")]
+    Engine { operation: String, message: String },
+
+    /// A request to the engine got no answer in time.
+    #[error("{operation} got no answer from the container engine within {}s", after.as_secs())]
+    RequestTimeout { operation: String, after: Duration },
+
+    /// Local I/O (reading a tarball, writing a build log) failed.
+    #[error("{context}: {message}")]
+    Io { context: String, message: String },
+
+    /// The caller asked for something the backend cannot express (bad path, bad label, …).
+    #[error("invalid request: {0}")]
+    Invalid(String),
+}
+
+impl BackendError {
+    /// What the user can do about this error, when there is something.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            BackendError::Unreachable { .. } => Some(
+                "start the Docker daemon (`systemctl start docker`, or `dockerd &`) and check that \
+                 this user may use its socket; to use another engine set DOCKER_HOST, e.g. for \
+                 rootless Podman run `systemctl --user start podman.socket` and set \
+                 DOCKER_HOST=unix://$XDG_RUNTIME_DIR/podman/podman.sock"
+                    .to_string(),
+            ),
+            BackendError::ImageNotFound(_) => Some(
+                "build or import the image first (for the fixture base image: scripts/base-image)"
+                    .to_string(),
+            ),
+            BackendError::BuildTimeout { .. } => {
+                Some("raise the build timeout, or pre-build the image".to_string())
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn io(context: impl Into<String>, err: &std::io::Error) -> Self {
+        BackendError::Io {
+            context: context.into(),
+            message: err.to_string(),
+        }
+    }
+}

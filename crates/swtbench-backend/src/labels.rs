@@ -1,0 +1,116 @@
+//! Label keys carried by every image and container swtbench creates, and label filters for finding
+//! them again (cleanup after Ctrl-C, `swtbench clean --run-id R`).
+//!
+//! Only names and filter values live here; no engine calls.
+
+use std::collections::BTreeMap;
+
+/// Present (value `true`) on everything swtbench creates.
+pub const MANAGED: &str = "swtbench.managed";
+/// The run id (`--run-id`) a container or temporary image belongs to.
+pub const RUN_ID: &str = "swtbench.run_id";
+/// The instance a container runs.
+pub const INSTANCE_ID: &str = "swtbench.instance_id";
+/// Which of the six runs (`pred_pre`, `gold_post`, …) a container executes.
+pub const RUN: &str = "swtbench.run";
+/// What kind of image this is: `base`, `env`, `instance`, or a test's own kind.
+pub const KIND: &str = "swtbench.kind";
+
+/// The labels of a run container: managed + run id + instance id + run.
+pub fn run_labels(run_id: &str, instance_id: &str, run: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (MANAGED.to_string(), "true".to_string()),
+        (RUN_ID.to_string(), run_id.to_string()),
+        (INSTANCE_ID.to_string(), instance_id.to_string()),
+        (RUN.to_string(), run.to_string()),
+    ])
+}
+
+/// A conjunction of label conditions: every condition must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelFilter {
+    conditions: Vec<(String, Option<String>)>,
+}
+
+impl LabelFilter {
+    /// Everything carrying `key=value`.
+    pub fn new(key: impl Into<String>, value: impl Into<String>) -> Self {
+        LabelFilter::default().and(key, value)
+    }
+
+    /// Everything swtbench created.
+    pub fn managed() -> Self {
+        LabelFilter::new(MANAGED, "true")
+    }
+
+    /// Everything belonging to one run id.
+    pub fn run_id(run_id: &str) -> Self {
+        LabelFilter::new(RUN_ID, run_id)
+    }
+
+    /// Also require `key=value`.
+    pub fn and(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.conditions.push((key.into(), Some(value.into())));
+        self
+    }
+
+    /// Also require that `key` is present, whatever its value.
+    pub fn and_present(mut self, key: impl Into<String>) -> Self {
+        self.conditions.push((key.into(), None));
+        self
+    }
+
+    /// The filter values in the engine's `label=` syntax (`key` or `key=value`).
+    pub fn to_engine_filters(&self) -> Vec<String> {
+        self.conditions
+            .iter()
+            .map(|(k, v)| match v {
+                Some(v) => format!("{k}={v}"),
+                None => k.clone(),
+            })
+            .collect()
+    }
+
+    /// Whether a label set satisfies every condition (used by the fake engine).
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.conditions
+            .iter()
+            .all(|(k, v)| match (labels.get(k), v) {
+                (Some(actual), Some(expected)) => actual == expected,
+                (Some(_), None) => true,
+                (None, _) => false,
+            })
+    }
+
+    /// True when there is no condition at all (which would match everything on the engine).
+    pub fn is_empty(&self) -> bool {
+        self.conditions.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_render_in_engine_syntax_and_match_like_the_engine() {
+        let f = LabelFilter::run_id("r1")
+            .and(RUN, "gold_pre")
+            .and_present(INSTANCE_ID);
+        assert_eq!(
+            f.to_engine_filters(),
+            vec![
+                "swtbench.run_id=r1",
+                "swtbench.run=gold_pre",
+                "swtbench.instance_id"
+            ]
+        );
+        let mut labels = run_labels("r1", "a__b-1", "gold_pre");
+        assert!(f.matches(&labels));
+        labels.insert(RUN.into(), "gold_post".into());
+        assert!(!f.matches(&labels));
+        labels.remove(INSTANCE_ID);
+        labels.insert(RUN.into(), "gold_pre".into());
+        assert!(!f.matches(&labels));
+    }
+}

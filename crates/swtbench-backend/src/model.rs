@@ -1,0 +1,286 @@
+//! The data the backend trait speaks: requests (build, import, container spec, exec) and answers
+//! (engine, image, container info, exec output). Plain values with no engine types inside, so the
+//! runner, the fake and the Docker implementation share them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::context::BuildContext;
+
+/// Which engine answers on the socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineKind {
+    Docker,
+    Podman,
+    /// A fake or an engine that did not say what it is.
+    Other,
+}
+
+/// What `engine_info` found out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineInfo {
+    pub kind: EngineKind,
+    /// Engine version, e.g. `20.10.24+dfsg1`.
+    pub version: String,
+    /// The API version the client speaks with it after negotiation, e.g. `1.41`.
+    pub api_version: String,
+    /// `linux/amd64` style.
+    pub os_arch: String,
+    /// Where the client connects (`unix:///var/run/docker.sock`, …).
+    pub endpoint: String,
+}
+
+/// An image as the engine reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageInfo {
+    /// Content id, `sha256:…`.
+    pub id: String,
+    /// Every `name:tag` pointing at it.
+    pub tags: Vec<String>,
+    /// Creation time, seconds since the Unix epoch.
+    pub created_unix: i64,
+    pub labels: BTreeMap<String, String>,
+}
+
+/// A container as the engine lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerInfo {
+    pub id: String,
+    /// Names without the leading `/`.
+    pub names: Vec<String>,
+    pub image: String,
+    pub labels: BTreeMap<String, String>,
+    /// `created`, `running`, `exited`, … as the engine says.
+    pub state: String,
+}
+
+/// A request to build one image from an in-memory context.
+#[derive(Debug, Clone)]
+pub struct BuildRequest {
+    /// `name:tag` to give the result.
+    pub tag: String,
+    /// Dockerfile and every file it copies.
+    pub context: BuildContext,
+    /// `--build-arg` values (also the predefined proxy args).
+    pub build_args: BTreeMap<String, String>,
+    /// Labels put on the resulting image.
+    pub labels: BTreeMap<String, String>,
+    /// `linux/x86_64`, `linux/arm64/v8`, or `None` for the engine's default.
+    pub platform: Option<String>,
+    /// Ignore the layer cache.
+    pub no_cache: bool,
+    /// Abandon the build after this long (`None`: no limit).
+    pub timeout: Option<Duration>,
+    /// Run the build's steps on the host network (a proxy on the host's loopback needs it).
+    pub host_network: bool,
+}
+
+impl BuildRequest {
+    pub fn new(tag: impl Into<String>, context: BuildContext) -> Self {
+        BuildRequest {
+            tag: tag.into(),
+            context,
+            build_args: BTreeMap::new(),
+            labels: BTreeMap::new(),
+            platform: None,
+            no_cache: false,
+            timeout: None,
+            host_network: false,
+        }
+    }
+}
+
+/// Where the root filesystem tarball of an import comes from.
+#[derive(Debug, Clone)]
+pub enum RootfsSource {
+    /// An uncompressed (or gzip) tar file on the host, streamed to the engine.
+    File(PathBuf),
+    /// Tar bytes in memory.
+    Bytes(Vec<u8>),
+}
+
+/// A request to turn a root filesystem tarball into an image (`docker import`).
+#[derive(Debug, Clone)]
+pub struct ImportRequest {
+    pub tag: String,
+    pub rootfs: RootfsSource,
+    pub labels: BTreeMap<String, String>,
+    /// Extra Dockerfile instructions (`ENV …`, `CMD …`, `WORKDIR …`) applied on import.
+    pub changes: Vec<String>,
+}
+
+/// Network access of a container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NetworkAccess {
+    /// No network interface but loopback (the default for test runs).
+    #[default]
+    Disabled,
+    /// The engine's default network (needed only by specs that fetch at test time).
+    Enabled,
+}
+
+/// Resource limits of a container (`--memory`, `--pids-limit`, `--cpus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ResourceLimits {
+    pub memory_bytes: Option<u64>,
+    pub pids: Option<u32>,
+    /// CPUs in billionths (`--cpus 1.5` is 1_500_000_000).
+    pub nano_cpus: Option<u64>,
+}
+
+/// How to create a container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerSpec {
+    pub image: String,
+    /// Container name; `None` lets the engine pick one.
+    pub name: Option<String>,
+    /// `root`, `nonroot`, `uid:gid`; `None` is the image's default.
+    pub user: Option<String>,
+    pub labels: BTreeMap<String, String>,
+    pub env: Vec<(String, String)>,
+    pub working_dir: Option<String>,
+    /// The main process; it only has to keep the container alive while commands are executed.
+    pub command: Vec<String>,
+    pub limits: ResourceLimits,
+    pub network: NetworkAccess,
+    /// Run a real init as PID 1 so that signals are forwarded and a stop is immediate.
+    pub init: bool,
+    pub platform: Option<String>,
+}
+
+impl ContainerSpec {
+    /// A spec with the safe defaults: no network, an init, kept alive by `tail -f /dev/null`.
+    pub fn new(image: impl Into<String>) -> Self {
+        ContainerSpec {
+            image: image.into(),
+            name: None,
+            user: None,
+            labels: BTreeMap::new(),
+            env: Vec::new(),
+            working_dir: None,
+            command: vec!["tail".into(), "-f".into(), "/dev/null".into()],
+            limits: ResourceLimits::default(),
+            network: NetworkAccess::Disabled,
+            init: true,
+            platform: None,
+        }
+    }
+}
+
+/// One file to put into a container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerFile {
+    /// Absolute path inside the container. Missing parent directories are created.
+    pub path: String,
+    pub contents: Vec<u8>,
+    /// Permission bits, e.g. `0o644` or `0o755`.
+    pub mode: u32,
+    pub uid: u64,
+    pub gid: u64,
+}
+
+impl ContainerFile {
+    /// A root-owned file readable by everyone (so a nonroot test user can read it).
+    pub fn new(path: impl Into<String>, contents: impl Into<Vec<u8>>) -> Self {
+        ContainerFile {
+            path: path.into(),
+            contents: contents.into(),
+            mode: 0o644,
+            uid: 0,
+            gid: 0,
+        }
+    }
+
+    pub fn mode(mut self, mode: u32) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    pub fn owner(mut self, uid: u64, gid: u64) -> Self {
+        self.uid = uid;
+        self.gid = gid;
+        self
+    }
+}
+
+/// A command to run in a started container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecRequest {
+    /// Program and arguments (no shell is added; use `["/bin/bash", "/eval.sh"]` style).
+    pub cmd: Vec<String>,
+    pub user: Option<String>,
+    pub working_dir: Option<String>,
+    pub env: Vec<(String, String)>,
+    /// Kill the whole process tree after this long and return what was printed so far.
+    pub timeout: Option<Duration>,
+    /// Keep at most this many bytes of output (head and tail); `None` keeps everything.
+    pub output_limit: Option<usize>,
+}
+
+impl ExecRequest {
+    pub fn new<I, S>(cmd: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        ExecRequest {
+            cmd: cmd.into_iter().map(Into::into).collect(),
+            user: None,
+            working_dir: None,
+            env: Vec::new(),
+            timeout: None,
+            output_limit: None,
+        }
+    }
+
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    pub fn output_limit(mut self, bytes: usize) -> Self {
+        self.output_limit = Some(bytes);
+        self
+    }
+
+    pub fn user(mut self, user: impl Into<String>) -> Self {
+        self.user = Some(user.into());
+        self
+    }
+
+    pub fn working_dir(mut self, dir: impl Into<String>) -> Self {
+        self.working_dir = Some(dir.into());
+        self
+    }
+}
+
+/// What a command printed and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecOutput {
+    /// stdout and stderr interleaved in the order they were written; when cut, head + marker +
+    /// tail (see [`crate::output::truncation_marker`]).
+    pub output: Vec<u8>,
+    /// The exit code, when the process ended on its own (`None` when it had to be killed and the
+    /// engine did not report one).
+    pub exit_code: Option<i64>,
+    /// The timeout fired; `output` is what was printed before.
+    pub timed_out: bool,
+    /// Bytes dropped from the middle of the output (0: complete).
+    pub omitted_bytes: u64,
+    /// The process tree did not die after the timeout and the whole container was killed.
+    pub container_killed: bool,
+    pub duration: Duration,
+}
+
+impl ExecOutput {
+    /// The output as text, invalid UTF-8 replaced (the original crashed on it).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.output).into_owned()
+    }
+
+    /// Ended on its own with exit code 0.
+    pub fn success(&self) -> bool {
+        !self.timed_out && self.exit_code == Some(0)
+    }
+}

@@ -1,0 +1,649 @@
+//! The Docker backend against the real engine: builds on the fixture base image, containers with
+//! labels, limits, no network and an init, copy in/out, exec with timeout and output cap, cleanup.
+//!
+//! Every test labels what it creates with its own scope; the scope's drop guard removes leftovers
+//! even when an assertion fails, and each test ends by asserting that nothing with its label is left.
+
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use support::{connect, ensure_base_image, Scope, BASE_IMAGE};
+use swtbench_backend::{
+    labels, BackendError, BuildContext, BuildNetwork, BuildRequest, ContainerBackend,
+    ContainerFile, DockerBackend, DockerOptions, ExecRequest, ImageBuilder, ImageRecipe,
+    ImportRequest, LabelFilter, NetworkAccess, RebuildPolicy, ResourceLimits, RootfsSource,
+};
+
+/// Creates and starts a container from `spec`, returning its id.
+async fn started(backend: &DockerBackend, spec: &swtbench_backend::ContainerSpec) -> String {
+    let id = backend.container_create(spec).await.expect("create");
+    backend.container_start(&id).await.expect("start");
+    id
+}
+
+async fn sh(backend: &DockerBackend, id: &str, script: &str) -> swtbench_backend::ExecOutput {
+    backend
+        .exec(
+            id,
+            &ExecRequest::new(["/bin/sh", "-c", script]).timeout(Duration::from_secs(60)),
+        )
+        .await
+        .expect("exec")
+}
+
+#[tokio::test]
+async fn docker_unreachable_engine_is_one_clear_error_with_a_hint() {
+    let err = DockerBackend::connect(DockerOptions {
+        host: Some("unix:///nonexistent/swtbench-test.sock".into()),
+        ..DockerOptions::default()
+    })
+    .await
+    .expect_err("nothing listens there");
+    assert!(matches!(err, BackendError::Unreachable { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("/nonexistent/swtbench-test.sock"),
+        "{err}"
+    );
+    assert!(err.hint().is_some_and(|h| h.contains("DOCKER_HOST")));
+
+    let Some(backend) = connect("docker_unreachable_engine").await else {
+        return;
+    };
+    let info = backend.engine_info().await.expect("engine info");
+    assert!(!info.version.is_empty());
+    assert!(info.api_version.starts_with("1."), "{info:?}");
+}
+
+#[tokio::test]
+async fn docker_build_from_context_streams_log_applies_labels_and_reports_failures() {
+    let Some(backend) = connect("docker_build").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let scope = Scope::new("build");
+
+    let dockerfile = format!(
+        "FROM {BASE_IMAGE}\nARG GREETING\nCOPY hello.sh /usr/local/bin/hello.sh\nRUN echo \"greeting is $GREETING\" && hello.sh > /built.txt\n"
+    );
+    let ctx = BuildContext::new(dockerfile)
+        .with_file(
+            "hello.sh",
+            "#!/bin/sh\necho hello from the context\n",
+            0o755,
+        )
+        .expect("context");
+    let mut request = BuildRequest::new(scope.tag("build"), ctx);
+    request.labels = scope.labels();
+    request.labels.insert(labels::KIND.into(), "test".into());
+    request
+        .labels
+        .insert("swtbench.note".into(), "say \"hi\" for $5 \\o/".into());
+    request
+        .build_args
+        .insert("GREETING".into(), "hi-there".into());
+    request.platform = Some("linux/x86_64".into());
+    request.timeout = Some(Duration::from_secs(300));
+    let mut log = Vec::new();
+    let image = backend.image_build(request, &mut log).await.expect("build");
+    let log = String::from_utf8(log).expect("utf-8 log");
+    assert!(
+        log.contains("Step 4/") && log.contains(": RUN echo"),
+        "{log}"
+    );
+    assert!(
+        log.contains("greeting is hi-there"),
+        "build args reach RUN: {log}"
+    );
+    assert!(!log.contains('\x1b'), "escapes stripped");
+    assert_eq!(
+        image.labels.get(labels::KIND).map(String::as_str),
+        Some("test")
+    );
+    assert_eq!(
+        image.labels.get("swtbench.note").map(String::as_str),
+        Some("say \"hi\" for $5 \\o/"),
+        "label values survive quoting"
+    );
+    assert!(image.created_unix > 1_600_000_000);
+    let listed = backend
+        .images_with_label(&scope.filter())
+        .await
+        .expect("list images");
+    assert_eq!(
+        listed.iter().map(|i| &i.id).collect::<Vec<_>>(),
+        vec![&image.id]
+    );
+
+    let id = started(&backend, &scope.spec(&image.id, "build")).await;
+    let out = backend.copy_out(&id, "/built.txt").await.expect("copy out");
+    assert_eq!(out, b"hello from the context\n");
+    assert!(backend.container_remove(&id).await.expect("remove"));
+
+    // A failing step: BuildFailed with the log tail.
+    let ctx = BuildContext::new(format!(
+        "FROM {BASE_IMAGE}\nRUN echo about to fail && exit 7\n"
+    ));
+    let mut request = BuildRequest::new(scope.tag("broken"), ctx);
+    request.labels = scope.labels();
+    let mut log = Vec::new();
+    let err = backend
+        .image_build(request, &mut log)
+        .await
+        .expect_err("fails");
+    match &err {
+        BackendError::BuildFailed {
+            message, log_tail, ..
+        } => {
+            assert!(message.contains('7'), "{message}");
+            assert!(
+                log_tail.iter().any(|l| l.contains("about to fail")),
+                "{log_tail:?}"
+            );
+        }
+        other => panic!("expected BuildFailed, got {other:?}"),
+    }
+    assert!(!backend
+        .image_exists(&scope.tag("broken"))
+        .await
+        .expect("inspect"));
+
+    // A build past its time limit is abandoned.
+    let ctx = BuildContext::new(format!("FROM {BASE_IMAGE}\nRUN sleep 120\n"));
+    let mut request = BuildRequest::new(scope.tag("slow"), ctx);
+    request.labels = scope.labels();
+    request.timeout = Some(Duration::from_secs(3));
+    let err = backend
+        .image_build(request, &mut Vec::new())
+        .await
+        .expect_err("times out");
+    assert!(matches!(err, BackendError::BuildTimeout { .. }), "{err:?}");
+
+    assert!(backend
+        .image_remove(&image.id, true)
+        .await
+        .expect("remove image"));
+    assert!(!backend
+        .image_remove(&image.id, true)
+        .await
+        .expect("already gone"));
+    scope.assert_no_leftover_containers(&backend).await;
+}
+
+#[tokio::test]
+async fn docker_copy_in_out_and_exec_keep_modes_owners_order_and_exit_codes() {
+    let Some(backend) = connect("docker_copy_exec").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let scope = Scope::new("copy-exec");
+    let mut spec = scope.spec(BASE_IMAGE, "pred_pre");
+    spec.env = vec![("SWTBENCH_TEST_VAR".into(), "from-spec".into())];
+    spec.working_dir = Some("/tmp".into());
+    let id = started(&backend, &spec).await;
+
+    backend
+        .copy_in(
+            &id,
+            &[
+                ContainerFile::new("/eval.sh", "echo out1; echo err1 >&2; echo out2; exit 3\n")
+                    .mode(0o755),
+                ContainerFile::new("/home/nonroot/private/notes.txt", "for nonroot only\n")
+                    .mode(0o600)
+                    .owner(1000, 1000),
+                ContainerFile::new("/root/trace.py", "print('readable')\n").mode(0o644),
+            ],
+        )
+        .await
+        .expect("copy in");
+
+    let out = backend
+        .exec(&id, &ExecRequest::new(["/bin/bash", "/eval.sh"]))
+        .await
+        .expect("exec");
+    assert_eq!(
+        out.text(),
+        "out1\nerr1\nout2\n",
+        "stdout and stderr interleaved in order"
+    );
+    assert_eq!(out.exit_code, Some(3));
+    assert!(!out.timed_out && out.omitted_bytes == 0);
+
+    let as_nonroot = backend
+        .exec(
+            &id,
+            &ExecRequest::new([
+                "/bin/sh",
+                "-c",
+                "id -un; cat /home/nonroot/private/notes.txt; echo $SWTBENCH_TEST_VAR; pwd",
+            ])
+            .user("nonroot"),
+        )
+        .await
+        .expect("exec as nonroot");
+    assert_eq!(
+        as_nonroot.text(),
+        "nonroot\nfor nonroot only\nfrom-spec\n/tmp\n"
+    );
+    let perms = sh(
+        &backend,
+        &id,
+        "stat -c '%a %U' /eval.sh /home/nonroot/private/notes.txt",
+    )
+    .await;
+    assert_eq!(perms.text(), "755 root\n600 nonroot\n");
+    let workdir = backend
+        .exec(&id, &ExecRequest::new(["pwd"]).working_dir("/home"))
+        .await
+        .expect("exec");
+    assert_eq!(workdir.text(), "/home\n");
+
+    sh(&backend, &id, "printf 'line1\\nline2' > /root/result.txt").await;
+    let got = backend
+        .copy_out(&id, "/root/result.txt")
+        .await
+        .expect("copy out");
+    assert_eq!(got, b"line1\nline2");
+    let missing = backend
+        .copy_out(&id, "/root/none.txt")
+        .await
+        .expect_err("missing");
+    assert!(
+        matches!(missing, BackendError::PathNotFound { .. }),
+        "{missing:?}"
+    );
+
+    assert!(backend.container_remove(&id).await.expect("remove"));
+    let gone = backend
+        .copy_out(&id, "/root/result.txt")
+        .await
+        .expect_err("gone");
+    assert!(
+        matches!(gone, BackendError::ContainerNotFound(_)),
+        "{gone:?}"
+    );
+    assert!(!backend.container_remove(&id).await.expect("remove again"));
+    scope.assert_no_leftover_containers(&backend).await;
+}
+
+#[tokio::test]
+async fn docker_exec_timeout_keeps_output_so_far_and_kills_the_process_tree() {
+    let Some(backend) = connect("docker_exec_timeout").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let scope = Scope::new("timeout");
+    let id = started(&backend, &scope.spec(BASE_IMAGE, "gold_pre")).await;
+
+    let script = "echo before the hang; (sleep 300; echo child) & sleep 301; echo never";
+    let out = backend
+        .exec(
+            &id,
+            &ExecRequest::new(["/bin/bash", "-c", script]).timeout(Duration::from_secs(2)),
+        )
+        .await
+        .expect("exec");
+    assert!(out.timed_out);
+    assert_eq!(out.text(), "before the hang\n");
+    assert!(
+        !out.container_killed,
+        "killing the process group was enough"
+    );
+    assert!(!out.success());
+
+    // Neither the sleeping child nor the grandchild survived.
+    let ps = sh(&backend, &id, "ps -eo comm= | grep -c '^sleep' || true").await;
+    assert_eq!(ps.text().trim(), "0", "sleep processes left");
+
+    // The container stays usable after a timeout.
+    let after = sh(&backend, &id, "echo still alive").await;
+    assert_eq!(after.text(), "still alive\n");
+
+    assert!(backend.container_remove(&id).await.expect("remove"));
+    scope.assert_no_leftover_containers(&backend).await;
+}
+
+#[tokio::test]
+async fn docker_exec_output_cap_keeps_head_and_tail() {
+    let Some(backend) = connect("docker_output_cap").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let scope = Scope::new("cap");
+    let id = started(&backend, &scope.spec(BASE_IMAGE, "pred_post")).await;
+
+    let out = backend
+        .exec(
+            &id,
+            &ExecRequest::new(["seq", "1", "200000"]).output_limit(1000),
+        )
+        .await
+        .expect("exec");
+    let text = out.text();
+    let full_len: u64 = (1..=200_000u64)
+        .map(|n| n.to_string().len() as u64 + 1)
+        .sum();
+    assert_eq!(out.omitted_bytes, full_len - 1000);
+    assert!(text.starts_with("1\n2\n3\n"), "{}", &text[..40]);
+    assert!(text.ends_with("199999\n200000\n"));
+    assert!(text.contains(&format!(
+        "[swtbench: {} bytes of output omitted]",
+        full_len - 1000
+    )));
+    assert_eq!(out.exit_code, Some(0));
+
+    assert!(backend.container_remove(&id).await.expect("remove"));
+    scope.assert_no_leftover_containers(&backend).await;
+}
+
+#[tokio::test]
+async fn docker_containers_have_no_network_by_default_and_an_opt_in() {
+    let Some(backend) = connect("docker_network").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let scope = Scope::new("network");
+    let offline = started(&backend, &scope.spec(BASE_IMAGE, "base_pre")).await;
+    let out = backend
+        .exec(
+            &offline,
+            &ExecRequest::new([
+                "python3",
+                "-c",
+                "import socket; socket.create_connection(('1.1.1.1', 80), 3)",
+            ])
+            .timeout(Duration::from_secs(30)),
+        )
+        .await
+        .expect("exec");
+    assert_ne!(
+        out.exit_code,
+        Some(0),
+        "the connection must fail: {}",
+        out.text()
+    );
+    assert!(
+        out.text().contains("OSError") || out.text().contains("unreachable"),
+        "{}",
+        out.text()
+    );
+    let ifaces = sh(&backend, &offline, "ls /sys/class/net").await;
+    assert_eq!(ifaces.text(), "lo\n");
+
+    let mut spec = scope.spec(BASE_IMAGE, "base_post");
+    spec.network = NetworkAccess::Enabled;
+    let online = started(&backend, &spec).await;
+    let ifaces = sh(&backend, &online, "ls /sys/class/net").await;
+    assert!(
+        ifaces.text().lines().any(|l| l != "lo"),
+        "{}",
+        ifaces.text()
+    );
+
+    for id in [&offline, &online] {
+        assert!(backend.container_remove(id).await.expect("remove"));
+    }
+    scope.assert_no_leftover_containers(&backend).await;
+}
+
+#[tokio::test]
+async fn docker_init_is_pid_one_and_forwards_stop_signals() {
+    let Some(backend) = connect("docker_init").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let scope = Scope::new("init");
+    let id = started(&backend, &scope.spec(BASE_IMAGE, "gold_post")).await;
+
+    let pid1 = sh(&backend, &id, "cat /proc/1/comm").await;
+    assert_ne!(
+        pid1.text().trim(),
+        "tail",
+        "PID 1 must be an init, not the keep-alive command"
+    );
+    // SIGTERM to the init ends the container at once (tail as PID 1 would ignore it and a stop
+    // would wait out its grace period).
+    let _ = backend
+        .exec(
+            &id,
+            &ExecRequest::new(["kill", "-TERM", "1"]).timeout(Duration::from_secs(10)),
+        )
+        .await;
+    let filter = scope.filter();
+    let mut state = String::new();
+    for _ in 0..100 {
+        state = backend.containers_with_label(&filter).await.expect("list")[0]
+            .state
+            .clone();
+        if state == "exited" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(state, "exited");
+
+    // Kill on a stopped container is fine; remove works in any state.
+    backend.container_kill(&id).await.expect("kill stopped");
+    assert!(backend.container_remove(&id).await.expect("remove"));
+    scope.assert_no_leftover_containers(&backend).await;
+}
+
+#[tokio::test]
+async fn docker_labels_and_limits_are_applied_and_cleanup_by_label_leaves_nothing() {
+    let Some(backend) = connect("docker_labels_limits").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let scope = Scope::new("labels");
+
+    let mut spec = scope.spec(BASE_IMAGE, "pred_pre");
+    spec.limits = ResourceLimits {
+        memory_bytes: Some(256 * 1024 * 1024),
+        pids: Some(64),
+        nano_cpus: Some(500_000_000),
+    };
+    let limited = started(&backend, &spec).await;
+    let limits = sh(
+        &backend,
+        &limited,
+        "cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max; \
+         cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes; \
+         cat /sys/fs/cgroup/cpu.max 2>/dev/null || cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us",
+    )
+    .await;
+    let text = limits.text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "64", "{lines:?}");
+    assert_eq!(lines[1], (256 * 1024 * 1024).to_string(), "{lines:?}");
+    assert!(lines[2].starts_with("50000"), "half a CPU: {lines:?}");
+
+    // Two more containers of the same run, not started.
+    let mut ids = vec![limited];
+    for run in ["pred_post", "gold_pre"] {
+        ids.push(
+            backend
+                .container_create(&scope.spec(BASE_IMAGE, run))
+                .await
+                .expect("create"),
+        );
+    }
+    let by_run = backend
+        .containers_with_label(&LabelFilter::run_id(&scope.value).and(labels::RUN, "pred_post"))
+        .await
+        .expect("list");
+    assert_eq!(by_run.len(), 1);
+    assert_eq!(by_run[0].id, ids[1]);
+    assert_eq!(
+        by_run[0]
+            .labels
+            .get(labels::INSTANCE_ID)
+            .map(String::as_str),
+        Some("test__instance-1")
+    );
+    assert_eq!(by_run[0].state, "created");
+
+    let all = backend
+        .containers_with_label(&LabelFilter::run_id(&scope.value))
+        .await
+        .expect("list");
+    assert_eq!(all.len(), 3);
+    for c in all {
+        assert!(backend.container_remove(&c.id).await.expect("remove"));
+    }
+    scope.assert_no_leftover_containers(&backend).await;
+    let empty = backend.containers_with_label(&LabelFilter::default()).await;
+    assert!(
+        empty.is_err(),
+        "an empty filter would match everything and is refused"
+    );
+}
+
+#[tokio::test]
+async fn docker_import_turns_a_rootfs_tarball_into_a_labelled_image() {
+    let Some(backend) = connect("docker_import").await else {
+        return;
+    };
+    let scope = Scope::new("import");
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut header = tar::Header::new_gnu();
+    header.set_size(6);
+    header.set_mode(0o644);
+    header.set_cksum();
+    tar.append_data(&mut header, "etc/marker", &b"marker"[..])
+        .expect("tar");
+    let bytes = tar.into_inner().expect("tar");
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("rootfs.tar");
+    std::fs::write(&path, &bytes).expect("write");
+    let mut labels = scope.labels();
+    labels.insert("swtbench.note".into(), "a value with spaces".into());
+    let image = backend
+        .image_import(ImportRequest {
+            tag: scope.tag("import"),
+            rootfs: RootfsSource::File(path),
+            labels,
+            changes: vec!["ENV FROM_IMPORT=1".into()],
+        })
+        .await
+        .expect("import");
+    assert_eq!(
+        image.labels.get("swtbench.note").map(String::as_str),
+        Some("a value with spaces")
+    );
+    assert_eq!(image.tags, vec![scope.tag("import")]);
+    let again = backend
+        .image_import(ImportRequest {
+            tag: scope.tag("import2"),
+            rootfs: RootfsSource::Bytes(bytes),
+            labels: scope.labels(),
+            changes: Vec::new(),
+        })
+        .await
+        .expect("import from memory");
+    for id in [&image.id, &again.id] {
+        assert!(backend.image_remove(id, true).await.expect("remove"));
+    }
+    assert!(backend
+        .images_with_label(&scope.filter())
+        .await
+        .expect("list")
+        .is_empty());
+}
+
+/// The image builder on the real engine: the host CA bundle and proxy settings are carried into the
+/// build so that pip reaches PyPI through a TLS-intercepting proxy, and concurrent asks build once.
+#[tokio::test]
+async fn docker_builder_passes_the_ca_bundle_so_pip_works_behind_the_proxy() {
+    let Some(backend) = connect("docker_builder_pip").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let scope = Scope::new("pip");
+    let network = BuildNetwork::from_env(None).expect("read CA bundle");
+    if !network.has_ca_bundle() {
+        eprintln!("note: no SSL_CERT_FILE on this host; building without a CA bundle");
+    }
+    let backend = Arc::new(backend);
+    let builder = Arc::new(ImageBuilder::new(backend.clone(), 2, network));
+    let log_dir = tempfile::tempdir().expect("tempdir");
+    let dockerfile = format!(
+        "FROM {BASE_IMAGE}\nRUN python3 -m venv /venv && /venv/bin/pip download --no-deps --retries 2 --timeout 30 -d /wheels six && ls /wheels\n"
+    );
+    let mut request = BuildRequest::new(scope.tag("pip"), BuildContext::new(dockerfile.clone()));
+    request.labels = scope.labels();
+    request.timeout = Some(Duration::from_secs(600));
+    let recipe = ImageRecipe {
+        request,
+        log_dir: Some(log_dir.path().join("pip")),
+    };
+    let (a, b) = tokio::join!(
+        builder.ensure(&recipe, RebuildPolicy::Reuse, None),
+        builder.ensure(&recipe, RebuildPolicy::Reuse, None)
+    );
+    let log =
+        std::fs::read_to_string(log_dir.path().join("pip/build_image.log")).unwrap_or_default();
+    let a = a.unwrap_or_else(|e| panic!("pip build failed: {e}\n{log}"));
+    assert_eq!(a, b.expect("second waiter"));
+    assert!(a.was_built());
+    assert!(log.contains("six-"), "the wheel was downloaded: {log}");
+    assert_eq!(
+        std::fs::read_to_string(log_dir.path().join("pip/Dockerfile")).expect("Dockerfile"),
+        dockerfile,
+        "the recorded Dockerfile is the pristine one"
+    );
+
+    let id = started(&backend, &scope.spec(&a.image.id, "pip")).await;
+    let env = sh(
+        &backend,
+        &id,
+        "echo \"[$SSL_CERT_FILE][$PIP_CERT]\"; ls /wheels",
+    )
+    .await;
+    assert!(
+        env.text().starts_with("[][]\n"),
+        "build args do not leak into the image: {}",
+        env.text()
+    );
+    assert!(env.text().contains("six-"));
+    assert!(backend.container_remove(&id).await.expect("remove"));
+
+    assert!(backend
+        .image_remove(&a.image.id, true)
+        .await
+        .expect("remove image"));
+    scope.assert_no_leftover_containers(&backend).await;
+}
+
+#[tokio::test]
+async fn docker_labels_passed_to_run_containers_are_found_by_run_id() {
+    let Some(backend) = connect("docker_run_labels").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let scope = Scope::new("runlabels");
+    let spec = scope.spec(BASE_IMAGE, "base_pre");
+    let id = backend.container_create(&spec).await.expect("create");
+    let found = backend
+        .containers_with_label(&LabelFilter::run_id(&scope.value))
+        .await
+        .expect("list");
+    assert_eq!(found.len(), 1);
+    // The container carries every label of its spec (plus whatever its image carries).
+    let missing: BTreeMap<&String, &String> = spec
+        .labels
+        .iter()
+        .filter(|(k, v)| found[0].labels.get(*k) != Some(*v))
+        .collect();
+    assert!(missing.is_empty(), "labels missing: {missing:?}");
+    assert!(
+        found[0].labels.contains_key(labels::RUN)
+            && found[0].labels.contains_key(labels::INSTANCE_ID)
+    );
+    assert!(backend.container_remove(&id).await.expect("remove"));
+    scope.assert_no_leftover_containers(&backend).await;
+}

@@ -1,0 +1,147 @@
+//! Helpers for the tests that drive the real engine: connecting (or skipping outside CI when there is
+//! no engine), making sure the fixture base image exists, and a per-test label scope whose drop guard
+//! removes every container and image the test created, even when the test fails.
+
+#![allow(dead_code, clippy::print_stderr, clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use swtbench_backend::{
+    labels, ContainerBackend, ContainerSpec, DockerBackend, DockerOptions, LabelFilter,
+};
+
+/// The local base image made by `scripts/base-image`.
+pub const BASE_IMAGE: &str = "swtbench-fixture-base:bookworm";
+/// The label every test object carries; its value names the test.
+pub const TEST_LABEL: &str = "swtbench.test";
+
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
+}
+
+/// Connects to the engine. Outside CI a missing engine skips the test (returns `None` after saying
+/// so); in CI (`CI` set) it fails, because there the engine is part of the machine.
+pub async fn connect(test: &str) -> Option<DockerBackend> {
+    match DockerBackend::connect(DockerOptions::default()).await {
+        Ok(b) => Some(b),
+        Err(e) if std::env::var_os("CI").is_none() => {
+            eprintln!("skipped: {test}: no container engine ({e})");
+            None
+        }
+        Err(e) => panic!("{test}: the container engine is required in CI: {e}"),
+    }
+}
+
+/// Builds the fixture base image with `scripts/base-image` unless it is there already.
+pub async fn ensure_base_image(backend: &DockerBackend) {
+    if backend
+        .image_exists(BASE_IMAGE)
+        .await
+        .expect("inspect base image")
+    {
+        return;
+    }
+    let script = workspace_root().join("scripts/base-image");
+    let status = tokio::task::spawn_blocking(move || Command::new("bash").arg(script).status())
+        .await
+        .expect("join")
+        .expect("run scripts/base-image");
+    assert!(status.success(), "scripts/base-image failed: {status}");
+    assert!(backend
+        .image_exists(BASE_IMAGE)
+        .await
+        .expect("inspect base image"));
+}
+
+/// One test's label scope. Dropping it removes every container and image carrying its label.
+#[derive(Debug)]
+pub struct Scope {
+    pub value: String,
+}
+
+impl Scope {
+    pub fn new(test: &str) -> Self {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        Scope {
+            value: format!(
+                "{test}-{}-{}-{nanos}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ),
+        }
+    }
+
+    pub fn filter(&self) -> LabelFilter {
+        LabelFilter::new(TEST_LABEL, &self.value)
+    }
+
+    /// Labels for an object of this test: the scope label plus the managed label.
+    pub fn labels(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            (TEST_LABEL.to_string(), self.value.clone()),
+            (labels::MANAGED.to_string(), "true".to_string()),
+        ])
+    }
+
+    /// A container spec on `image` carrying this scope's labels and run labels.
+    pub fn spec(&self, image: &str, run: &str) -> ContainerSpec {
+        let mut spec = ContainerSpec::new(image);
+        spec.labels = labels::run_labels(&self.value, "test__instance-1", run);
+        spec.labels.extend(self.labels());
+        spec
+    }
+
+    /// An image tag unique to this scope.
+    pub fn tag(&self, name: &str) -> String {
+        format!("swtbench-test-{name}:{}", self.value.to_ascii_lowercase())
+    }
+
+    /// Asserts that nothing with this scope's label is left, after the test removed what it made.
+    pub async fn assert_no_leftover_containers(&self, backend: &DockerBackend) {
+        let left = backend
+            .containers_with_label(&self.filter())
+            .await
+            .expect("list");
+        assert!(left.is_empty(), "leftover containers: {left:?}");
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        // Cannot block on the test's runtime from inside it: clean up from a fresh thread with its
+        // own runtime.
+        let filter = self.filter();
+        let handle = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let Ok(backend) = DockerBackend::connect(DockerOptions::default()).await else {
+                    return;
+                };
+                for c in backend
+                    .containers_with_label(&filter)
+                    .await
+                    .unwrap_or_default()
+                {
+                    let _ = backend.container_remove(&c.id).await;
+                }
+                for i in backend.images_with_label(&filter).await.unwrap_or_default() {
+                    let _ = backend.image_remove(&i.id, true).await;
+                }
+            });
+        });
+        let _ = handle.join();
+    }
+}
