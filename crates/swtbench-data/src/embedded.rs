@@ -94,6 +94,7 @@ mod tests {
     /// The embedded copies are byte-identical to the reference data they were made from
     /// (`scripts/import-shared-data`), when that data is present.
     #[test]
+    #[allow(clippy::print_stdout)]
     fn copies_match_the_reference_data() {
         let dir = std::env::var_os("SWTBENCH_SHARED_DATA")
             .map(std::path::PathBuf::from)
