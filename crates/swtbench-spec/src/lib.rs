@@ -35,5 +35,5 @@ pub mod table;
 
 pub use error::SpecError;
 pub use eval::{EvalOptions, ExecMode, ExecSpecJsonContext, RenderedRun, RunInputs};
-pub use render::{Arch, ExecSpec, FileSource, ImageKeys, MIRROR_CONTEXT_DIR};
+pub use render::{insert_after_from, Arch, ExecSpec, FileSource, ImageKeys, MIRROR_CONTEXT_DIR};
 pub use table::{BaseImage, Provider, RepoSpec, SpecTable, TableSyntax, VersionSpec};

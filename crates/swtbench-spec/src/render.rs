@@ -380,6 +380,29 @@ impl ExecSpec {
     }
 }
 
+/// Inserts `lines` right after the first `FROM` line of a Dockerfile (which must have one), for
+/// build-only additions that do not belong in the key-defining scripts: a CA bundle for
+/// TLS-intercepting proxies, proxy variables, labels. Returns the text unchanged when there is no
+/// `FROM` line.
+pub fn insert_after_from(dockerfile: &str, lines: &[&str]) -> String {
+    let mut out = String::with_capacity(dockerfile.len() + 64);
+    let mut done = false;
+    for line in dockerfile.split_inclusive('\n') {
+        out.push_str(line);
+        if !done && line.trim_start().to_ascii_uppercase().starts_with("FROM ") {
+            if !line.ends_with('\n') {
+                out.push('\n');
+            }
+            for l in lines {
+                out.push_str(l);
+                out.push('\n');
+            }
+            done = true;
+        }
+    }
+    out
+}
+
 /// Joins script lines the way the original does: `\n` between lines and one at the end.
 pub(crate) fn script(lines: &[&str]) -> String {
     let mut s = lines.join("\n");
@@ -505,4 +528,23 @@ fn req_install_commands(
 
 fn heredoc(path: &str, text: &str) -> String {
     format!("cat <<'{ENV_HEREDOC}' > {path}\n{text}\n{ENV_HEREDOC}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inserts_after_the_first_from_line() {
+        let base = BASE_DOCKERFILE.replace("{platform}", "linux/x86_64");
+        let copy = "COPY ./ca.crt /usr/local/share/ca-certificates/x.crt";
+        let out = insert_after_from(&base, &[copy]);
+        assert!(out.starts_with(
+            "\nFROM --platform=linux/x86_64 ubuntu:22.04\nCOPY ./ca.crt /usr/local/share/ca-certificates/x.crt\n\nARG"
+        ));
+        assert_eq!(out.len(), base.len() + copy.len() + 1);
+        assert_eq!(out.replacen(&format!("{copy}\n"), "", 1), base);
+        assert_eq!(insert_after_from("FROM a", &["X"]), "FROM a\nX\n");
+        assert_eq!(insert_after_from("RUN x\n", &["X"]), "RUN x\n");
+    }
 }
