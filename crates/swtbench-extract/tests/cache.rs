@@ -1,0 +1,154 @@
+//! The extraction cache in an instance's log directory, and reading base files from a real git
+//! mirror.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+
+use swtbench_extract::cache::{load_or_extract, KEY_FILE, PATCH_FILE, RAW_FILE};
+use swtbench_extract::{
+    extract, AttemptOutcome, ExtractOptions, FileSource, FuzzyStyle, GitMirrorSource, MemorySource,
+    PatchType,
+};
+
+const FILE: &str = "a\nb\nc\n";
+const ANSWER: &str = "--- a/x.txt\n+++ b/x.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n";
+
+fn source() -> MemorySource {
+    MemorySource::new().with("x.txt", FILE)
+}
+
+#[test]
+fn reuses_the_extraction_until_the_answer_or_the_settings_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("run/model/instance");
+    let types = [PatchType::Vanilla, PatchType::Fuzzy];
+    let opts = ExtractOptions::default();
+    let runs = Cell::new(0);
+    let run = |answer: &str, opts: &ExtractOptions| {
+        load_or_extract(&log, answer, &types, opts, || {
+            runs.set(runs.get() + 1);
+            extract(answer, &types, &source(), None, opts)
+        })
+        .unwrap()
+    };
+
+    let first = run(ANSWER, &opts);
+    assert!(!first.reused);
+    assert_eq!(first.extraction.patch_type_used, Some(PatchType::Fuzzy));
+    assert_eq!(std::fs::read_to_string(log.join(RAW_FILE)).unwrap(), ANSWER);
+    assert_eq!(
+        std::fs::read_to_string(log.join(PATCH_FILE)).unwrap(),
+        first.extraction.patch
+    );
+    let record: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(log.join(KEY_FILE)).unwrap()).unwrap();
+    assert_eq!(record["patch_type_used"], "fuzzy");
+    assert_eq!(record["attempts"][0]["outcome"], "failed");
+    assert_eq!(record["attempts"][0]["error"]["kind"], "unflushed_patch");
+
+    let second = run(ANSWER, &opts);
+    assert!(second.reused);
+    assert_eq!(runs.get(), 1);
+    assert_eq!(second.extraction.patch, first.extraction.patch);
+    assert_eq!(second.extraction.attempts, first.extraction.attempts);
+
+    let changed = format!("{ANSWER} \n");
+    assert!(!run(&changed, &opts).reused);
+    assert_eq!(runs.get(), 2);
+    let other_style = ExtractOptions {
+        fuzzy_style: FuzzyStyle::Fixed,
+        ..opts
+    };
+    assert!(!run(&changed, &other_style).reused);
+    assert!(run(&changed, &other_style).reused);
+    assert_eq!(runs.get(), 3);
+
+    // A diff without its key (for example one the original harness wrote) is not trusted.
+    std::fs::remove_file(log.join(KEY_FILE)).unwrap();
+    assert!(!run(&changed, &other_style).reused);
+    assert_eq!(runs.get(), 4);
+}
+
+#[test]
+fn failures_are_recorded_and_infrastructure_failures_are_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let types = [PatchType::Custom];
+    let opts = ExtractOptions::default();
+    let answer = "diff\nx.txt\ninsert\nEOF\nx = 1\nend diff\n";
+    // No interpreter: an infrastructure failure, written but not keyed.
+    let first = load_or_extract(dir.path(), answer, &types, &opts, || {
+        extract(answer, &types, &source(), None, &opts)
+    })
+    .unwrap();
+    assert!(!first.extraction.succeeded());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(PATCH_FILE)).unwrap(),
+        ""
+    );
+    assert!(!dir.path().join(KEY_FILE).exists());
+
+    // A failure of the answer itself is keyed, with its reason.
+    let bad = "no diff at all";
+    let out = load_or_extract(dir.path(), bad, &types, &opts, || {
+        extract(bad, &types, &source(), None, &opts)
+    })
+    .unwrap();
+    assert!(matches!(
+        out.extraction.attempts[0].outcome,
+        AttemptOutcome::Failed { .. }
+    ));
+    let again = load_or_extract(dir.path(), bad, &types, &opts, || unreachable!()).unwrap();
+    assert!(again.reused);
+    assert_eq!(
+        again.extraction.failure_summary(),
+        "custom: no custom-diff block (`diff` / path / rewrite|insert / line / code / `end diff`) found in the model output"
+    );
+}
+
+#[test]
+fn git_mirror_source_reads_files_at_the_base_commit() {
+    let files: BTreeMap<String, String> = [
+        ("src/m.py".to_string(), "x = 1\n".to_string()),
+        ("README".to_string(), "hi\n".to_string()),
+    ]
+    .into();
+    let (work, commit) = common::git_repo(&files);
+    // A later commit changes the file: the source must still answer for the base commit.
+    std::fs::write(work.path().join("src/m.py"), "x = 2\n").unwrap();
+    assert!(common::git(work.path(), &["commit", "-qam", "later"])
+        .status
+        .success());
+    let mirror = tempfile::tempdir().unwrap();
+    let bare = mirror.path().join("owner__repo.git");
+    let out = common::git(
+        work.path(),
+        &["clone", "-q", "--mirror", ".", bare.to_str().unwrap()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let src = GitMirrorSource::new(&bare, &commit);
+    assert_eq!(src.read("src/m.py").unwrap().as_deref(), Some("x = 1\n"));
+    assert_eq!(src.read("src/missing.py").unwrap(), None);
+    assert_eq!(src.read("src").unwrap(), None);
+    assert_eq!(src.read("README").unwrap().as_deref(), Some("hi\n"));
+
+    let unknown = GitMirrorSource::new(&bare, "0123456789012345678901234567890123456789");
+    let err = unknown.read("src/m.py").unwrap_err();
+    assert!(err.detail.contains("not found in git mirror"), "{err}");
+
+    // End to end: fuzzy against the mirror.
+    let answer = "--- a/src/m.py\n+++ b/src/m.py\n@@ -1,1 +1,2 @@\n x = 1\n+y = 2\n";
+    let opts = ExtractOptions {
+        fuzzy_style: FuzzyStyle::Fixed,
+        ..ExtractOptions::default()
+    };
+    let ex = extract(answer, &[PatchType::Fuzzy], &src, None, &opts);
+    assert_eq!(ex.files[0].new, "x = 1\ny = 2\n");
+}
