@@ -256,6 +256,8 @@ fn gen_file() -> impl Strategy<Value = GenFile> {
 
 /// Expected numbering of one generated line: (kind, text, old, new).
 type Expected = (LineKind, String, Option<u32>, Option<u32>);
+/// Expected hunks of one file: (old_start, old_len, new_start, new_len) and the lines.
+type ExpectedFile = Vec<((u32, u32, u32, u32), Vec<Expected>)>;
 
 /// Renders the files as a git diff and returns the expected hunk headers and lines per file.
 fn render(
@@ -264,7 +266,7 @@ fn render(
     single_number_headers: bool,
     final_newline: bool,
     no_newline_marker: bool,
-) -> (String, Vec<Vec<((u32, u32, u32, u32), Vec<Expected>)>>) {
+) -> (String, Vec<ExpectedFile>) {
     let mut out: Vec<String> = vec!["Some prose an LLM wrote first.".to_string(), String::new()];
     let mut expected = Vec::new();
     for f in files {
