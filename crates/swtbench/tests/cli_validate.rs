@@ -350,8 +350,11 @@ fn hub_datasets_use_hf_endpoint_token_and_cache() {
             .env("HF_TOKEN", "hf_cli_token")
             .env("NO_PROXY", "127.0.0.1")
             .env_remove("HTTPS_PROXY")
+            .env_remove("https_proxy")
             .env_remove("HTTP_PROXY")
-            .env_remove("ALL_PROXY");
+            .env_remove("http_proxy")
+            .env_remove("ALL_PROXY")
+            .env_remove("all_proxy");
         cmd.output().unwrap()
     };
     let o = run(&[]);
