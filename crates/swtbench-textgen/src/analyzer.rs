@@ -29,8 +29,17 @@ pub fn is_stop_word(lowercased: &str) -> bool {
 
 /// The raw tokens of a text, before possessive removal, lowercasing, stop words and stemming.
 pub fn raw_tokens(text: &str) -> RawTokens<'_> {
+    let segments = if text.is_ascii() {
+        Segments::Ascii(AsciiWords {
+            text: text.as_bytes(),
+            pos: 0,
+        })
+    } else {
+        Segments::Unicode(text.split_word_bounds())
+    };
     RawTokens {
-        segments: text.split_word_bounds(),
+        text,
+        segments,
         pending: "",
     }
 }
@@ -38,9 +47,18 @@ pub fn raw_tokens(text: &str) -> RawTokens<'_> {
 /// Iterator returned by [`raw_tokens`].
 #[derive(Debug)]
 pub struct RawTokens<'a> {
-    segments: unicode_segmentation::UWordBounds<'a>,
+    text: &'a str,
+    segments: Segments<'a>,
     /// Rest of an over-long segment still to be cut into [`MAX_TOKEN_LENGTH`] pieces.
     pending: &'a str,
+}
+
+#[derive(Debug)]
+enum Segments<'a> {
+    /// Pure-ASCII text (nearly all source files): a hand-written scanner for the ASCII subset of
+    /// the UAX #29 rules, several times faster than the general segmenter.
+    Ascii(AsciiWords<'a>),
+    Unicode(unicode_segmentation::UWordBounds<'a>),
 }
 
 impl<'a> Iterator for RawTokens<'a> {
@@ -53,15 +71,82 @@ impl<'a> Iterator for RawTokens<'a> {
                 self.pending = tail;
                 return Some(head);
             }
-            let seg = self.segments.next()?;
-            if !is_token(seg) {
-                continue;
-            }
+            let seg = match &mut self.segments {
+                Segments::Ascii(words) => {
+                    let (start, end) = words.next()?;
+                    &self.text[start..end]
+                }
+                Segments::Unicode(bounds) => {
+                    let seg = bounds.next()?;
+                    if !is_token(seg) {
+                        continue;
+                    }
+                    seg
+                }
+            };
             if seg.len() <= MAX_TOKEN_LENGTH {
                 // Byte length bounds UTF-16 length: no cut needed.
                 return Some(seg);
             }
             self.pending = seg;
+        }
+    }
+}
+
+/// Word segments of ASCII text that contain a letter or digit, as byte ranges.
+///
+/// In ASCII, UAX #29 joins any run of letters, digits and `_` (WB5, WB8–WB10, WB13a/b), plus a
+/// single `:`, `.` or `'` between two letters (WB6/7), and a single `.`, `'`, `,` or `;` between
+/// two digits (WB11/12). Everything else separates words.
+#[derive(Debug)]
+struct AsciiWords<'a> {
+    text: &'a [u8],
+    pos: usize,
+}
+
+impl Iterator for AsciiWords<'_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let t = self.text;
+        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        loop {
+            while self.pos < t.len() && !word(t[self.pos]) {
+                self.pos += 1;
+            }
+            if self.pos >= t.len() {
+                return None;
+            }
+            let start = self.pos;
+            let mut has_alnum = false;
+            let mut i = start;
+            loop {
+                while i < t.len() && word(t[i]) {
+                    has_alnum |= t[i] != b'_';
+                    i += 1;
+                }
+                // `t[i]` is not a word character: join through it only between letters or digits.
+                if i + 1 < t.len() && i > start {
+                    let (before, mid, after) = (t[i - 1], t[i], t[i + 1]);
+                    let letters = before.is_ascii_alphabetic() && after.is_ascii_alphabetic();
+                    let digits = before.is_ascii_digit() && after.is_ascii_digit();
+                    let joins = match mid {
+                        b':' => letters,
+                        b'.' | b'\'' => letters || digits,
+                        b',' | b';' => digits,
+                        _ => false,
+                    };
+                    if joins {
+                        i += 1;
+                        continue;
+                    }
+                }
+                break;
+            }
+            self.pos = i;
+            if has_alnum {
+                return Some((start, i));
+            }
         }
     }
 }
@@ -188,6 +273,26 @@ mod tests {
         assert_eq!(raw("x/y-z=w"), vec!["x", "y", "z", "w"]);
         assert_eq!(raw("___ -- == 漢字"), vec!["漢", "字"]);
         assert_eq!(raw("bug 🐛 here"), vec!["bug", "🐛", "here"]);
+    }
+
+    #[test]
+    fn ascii_scanner_agrees_with_the_unicode_segmenter() {
+        // xorshift over an alphabet of every character class that matters in ASCII.
+        let alphabet = b"aZ09_.:',;- \n(\"/";
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..20_000 {
+            let len = 1 + (state % 24) as usize;
+            let mut s = String::new();
+            for _ in 0..len {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                s.push(alphabet[(state % alphabet.len() as u64) as usize] as char);
+            }
+            let fast: Vec<&str> = raw(&s);
+            let general: Vec<&str> = s.split_word_bounds().filter(|w| is_token(w)).collect();
+            assert_eq!(fast, general, "{s:?}");
+        }
     }
 
     #[test]

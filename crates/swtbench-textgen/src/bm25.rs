@@ -15,6 +15,7 @@
 //! indexed beyond what the ranking needs, and nothing touches the disk.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::analyzer::{raw_tokens, Analyzer};
 
@@ -69,6 +70,44 @@ pub fn decode_length(byte: u8) -> u32 {
     };
     (u64::from(FREE) + decoded) as u32
 }
+
+/// A fast, non-cryptographic hasher for the per-token caches (the FxHash mixing step). Keys are
+/// tokens of the repository being ranked, so collision attacks are not a concern here.
+#[derive(Debug, Default, Clone, Copy)]
+struct FastHasher(u64);
+
+impl FastHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 /// An analysed query: distinct terms in order of first appearance, each with its count.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -161,8 +200,8 @@ enum TokenClass {
 pub struct Ranker<'q> {
     query: &'q Query,
     params: Bm25Params,
-    term_index: HashMap<&'q str, u32>,
-    cache: HashMap<String, TokenClass>,
+    term_index: FastMap<&'q str, u32>,
+    cache: FastMap<String, TokenClass>,
     analyzer: Analyzer,
     buf: String,
     docs: Vec<DocStats>,
@@ -181,7 +220,7 @@ impl<'q> Ranker<'q> {
             query,
             params,
             term_index,
-            cache: HashMap::new(),
+            cache: FastMap::default(),
             analyzer: Analyzer::new(),
             buf: String::new(),
             docs: Vec::new(),
