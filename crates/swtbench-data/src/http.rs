@@ -249,6 +249,9 @@ impl HttpClient {
         let tls = ureq::tls::TlsConfig::builder().root_certs(roots).build();
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            // The hub redirects API URLs to file URLs on the same host, which need the token
+            // too; a CDN on another host must never see it.
+            .redirect_auth_headers(ureq::config::RedirectAuthHeaders::SameHost)
             .timeout_connect(Some(config.connect_timeout))
             .timeout_per_read(Some(config.read_timeout))
             .timeout_recv_response(Some(config.read_timeout))

@@ -146,14 +146,24 @@ fn not_found_is_an_answer_and_is_remembered() {
 
 #[test]
 fn bearer_token_is_sent() {
-    let server = Server::start(|req, _| match req.headers.get("authorization") {
-        Some(v) if v == "Bearer hf_secret" => Response::ok("private"),
-        _ => Response::status(401),
+    let server = Server::start(|req, _| {
+        if req.path == "/redirect" {
+            return Response::status(302).header("Location", "/p");
+        }
+        match req.headers.get("authorization") {
+            Some(v) if v == "Bearer hf_secret" => Response::ok("private"),
+            _ => Response::status(401),
+        }
     });
     let dir = tempfile::tempdir().unwrap();
     let with = client(dir.path(), Some("hf_secret"));
     assert_eq!(
         with.get_bytes(&server.url("/p")).unwrap(),
+        Fetched::Found(b"private".to_vec())
+    );
+    // A redirect on the same host keeps the token (the hub redirects API URLs to files).
+    assert_eq!(
+        with.get_bytes(&server.url("/redirect")).unwrap(),
         Fetched::Found(b"private".to_vec())
     );
     let without = client(dir.path(), None);
