@@ -48,9 +48,7 @@ pub const RAW_MODEL_PATCH_FILE: &str = "raw_model_patch.txt";
 pub const EXTRACTED_PATCH_FILE: &str = "extracted_patch.diff";
 
 /// Directory name of a model: `model_name_or_path` with `/` replaced by `__`.
-pub fn model_dir_name(model_name_or_path: &str) -> String {
-    model_name_or_path.replace('/', "__")
-}
+pub use crate::prediction::model_dir_name;
 
 /// File name of the run report: `<model>.<run_id>.json`.
 pub fn evaluation_results_file_name(model_dir: &str, run_id: &str) -> String {

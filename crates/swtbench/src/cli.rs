@@ -32,6 +32,12 @@ pub enum Command {
     Validate(commands::validate::ValidateArgs),
     /// List the dataset aliases and the embedded offline copies.
     Datasets(commands::datasets::DatasetsArgs),
+    /// Parse one test log with the original's parser for a repository; print its test statuses.
+    ParseLog(commands::parse_log::ParseLogArgs),
+    /// Re-grade a run from its logs (no containers): per-instance report.json and the run report.
+    Grade(Box<commands::grade::GradeArgs>),
+    /// The leaderboard table (W, S, F→X, F→P, P→P, Δ coverage) of one model's run.
+    Report(commands::report::ReportArgs),
     /// Render the Dockerfiles, setup scripts, eval scripts and image keys of instances.
     Spec(commands::spec::SpecArgs),
 }

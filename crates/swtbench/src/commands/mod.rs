@@ -2,6 +2,9 @@
 
 pub mod common;
 pub mod datasets;
+pub mod grade;
+pub mod parse_log;
+pub mod report;
 pub mod spec;
 pub mod validate;
 
@@ -13,6 +16,9 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> CliResult {
     match cli.command {
         Command::Validate(args) => validate::run(args, printer),
         Command::Datasets(args) => datasets::run(args, printer),
+        Command::ParseLog(args) => parse_log::run(args, printer),
+        Command::Grade(args) => grade::run(*args, printer),
+        Command::Report(args) => report::run(args, printer),
         Command::Spec(args) => spec::run(args, printer),
     }
 }

@@ -1,0 +1,239 @@
+//! `swtbench grade`: re-grade a run from the logs it left in the original's layout (§4.8), without
+//! containers: write each instance's `report.json` (only the missing ones unless `--rewrite`) and
+//! the run report `evaluation_results/<model>.<run_id>.json`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Context};
+use swtbench_core::layout::{
+    evaluation_results_path, model_dir_name, LogsRoot, EVALUATION_RESULTS_DIR, LOGS_ROOT_DIR,
+};
+use swtbench_core::{Instance, RunKind};
+use swtbench_data::predictions::{load_predictions, PredictionsSource};
+use swtbench_grade::logs::ExecMode;
+use swtbench_grade::run_report::{RunReport, RunReportInput};
+use swtbench_grade::tree::{regrade, RegradeRequest, TreeReader};
+use swtbench_grade::{CoverageFormula, GradeOptions, Outcome};
+
+use super::common::DatasetArgs;
+use super::report::FsTree;
+use crate::error::{CliError, CliResult, ExitCode};
+use crate::printer::Printer;
+
+#[derive(Debug, clap::Args)]
+pub struct GradeArgs {
+    #[command(flatten)]
+    pub dataset: DatasetArgs,
+
+    /// The run to grade.
+    #[arg(long, alias = "run_id", value_name = "RUN_ID")]
+    pub run_id: String,
+
+    /// The model (`model_name_or_path`; `/` is turned into `__` as in the directory names).
+    /// Defaults to the model of --predictions.
+    #[arg(long, value_name = "MODEL", required_unless_present = "predictions")]
+    pub model: Option<String>,
+
+    /// The predictions of the run: its instances are the ones graded (others count as errors if
+    /// they have no outputs). Without it, every dataset instance with a directory in the run is.
+    #[arg(long, alias = "predictions_path", value_name = "FILE|gold")]
+    pub predictions: Option<String>,
+
+    /// The logs root (the original's `run_instance_swt_logs`).
+    #[arg(long, value_name = "DIR", default_value = LOGS_ROOT_DIR)]
+    pub logs_root: PathBuf,
+
+    /// Where the run report goes (the original's `evaluation_results`).
+    #[arg(long, value_name = "DIR", default_value = EVALUATION_RESULTS_DIR)]
+    pub output_dir: PathBuf,
+
+    /// Grade again instances that already have a report.json, and overwrite it.
+    #[arg(long)]
+    pub rewrite: bool,
+
+    /// How the tests were run: unit_test or reproduction_script.
+    #[arg(
+        long,
+        alias = "exec_mode",
+        value_name = "MODE",
+        default_value = "unit_test"
+    )]
+    pub exec_mode: ExecMode,
+
+    /// `original` (default, the original's numbers) or `corrected` (removed lines compared with
+    /// base_pre, where their line numbers belong; see docs/deviations.md).
+    #[arg(long, value_name = "FORMULA", default_value = "original")]
+    pub coverage_formula: CoverageFormula,
+}
+
+pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
+    let dataset = args.dataset.load_valid(printer)?;
+    let (model_dir, submitted) = match &args.predictions {
+        Some(p) => {
+            let source = PredictionsSource::parse(p);
+            let preds = load_predictions(&source, &dataset)
+                .map_err(|e| CliError::input(anyhow!(e)).with_hint("check --predictions"))?;
+            for w in &preds.warnings {
+                printer.warn(w);
+            }
+            let model_dir = preds.model_dir();
+            if let Some(m) = &args.model {
+                if model_dir_name(m) != model_dir {
+                    return Err(CliError::input(anyhow!(
+                        "--model {m} differs from the predictions' model {}",
+                        preds.model
+                    )));
+                }
+            }
+            let ids: BTreeSet<String> = preds
+                .predictions
+                .keys()
+                .map(|k| k.as_str().to_string())
+                .collect();
+            (model_dir, Some(ids))
+        }
+        None => (
+            model_dir_name(args.model.as_deref().unwrap_or_default()),
+            None,
+        ),
+    };
+    let root = LogsRoot::new(&args.logs_root);
+    let tree = FsTree;
+    let instances: Vec<Instance> = match &submitted {
+        Some(ids) => dataset
+            .instances
+            .iter()
+            .filter(|i| ids.contains(i.instance_id.as_str()))
+            .cloned()
+            .collect(),
+        None => {
+            let found = ids_in_run(&tree, &root, &args.run_id, &model_dir)?;
+            let unknown: Vec<&String> = found
+                .iter()
+                .filter(|id| dataset.get(id).is_none())
+                .collect();
+            if !unknown.is_empty() {
+                printer.warn(&format!(
+                    "{} instance directories in the run are not in the selected dataset (e.g. {}); ignored",
+                    unknown.len(),
+                    unknown[0]
+                ));
+            }
+            dataset
+                .instances
+                .iter()
+                .filter(|i| found.contains(i.instance_id.as_str()))
+                .cloned()
+                .collect()
+        }
+    };
+    if instances.is_empty() {
+        return Err(CliError::input(anyhow!(
+            "nothing to grade: no instance of {} has outputs for model {model_dir} in {}",
+            dataset.name,
+            args.logs_root.join(&args.run_id).display()
+        ))
+        .with_hint("check --logs-root, --run-id, --model and --dataset"));
+    }
+    let request = RegradeRequest {
+        logs_root: &root,
+        run_id: &args.run_id,
+        model_dir: &model_dir,
+        instances: &instances,
+        rewrite: args.rewrite,
+        options: GradeOptions {
+            exec_mode: args.exec_mode,
+            coverage_formula: args.coverage_formula,
+        },
+    };
+    let graded = regrade(&tree, &request);
+    for w in &graded.warnings {
+        printer.warn(w);
+    }
+    for (path, text) in &graded.writes {
+        write_atomic(path, text.as_bytes())?;
+    }
+    let report = RunReport::new(&RunReportInput {
+        entries: graded.entries,
+        submitted_ids: submitted
+            .map(|s| s.into_iter().collect())
+            .unwrap_or_default(),
+        ..Default::default()
+    });
+    let out = evaluation_results_path(&args.output_dir, &model_dir, &args.run_id);
+    write_atomic(&out, report.to_json().as_bytes())?;
+
+    let count = |o: fn(&Outcome) -> bool| report.outcomes.values().filter(|x| o(x)).count();
+    printer.info(&format!(
+        "graded {} instances ({} newly, {} from earlier reports): {} resolved, {} unresolved \
+         ({} not applied, {} empty patch), {} errors",
+        report.total_instances,
+        graded.writes.len(),
+        report.completed_ids.len(),
+        report.resolved_ids.len(),
+        report.unresolved_ids.len(),
+        count(|o| *o == Outcome::NotApplied),
+        count(|o| *o == Outcome::EmptyPatch),
+        report.error_ids.len(),
+    ));
+    for (id, why) in report.error_reasons.iter().take(10) {
+        printer.info(&format!("  {id}: {why}"));
+    }
+    if report.error_reasons.len() > 10 {
+        printer.info(&format!(
+            "  … and {} more (see the run report)",
+            report.error_reasons.len() - 10
+        ));
+    }
+    printer.info(&format!("run report written to {}", out.display()));
+    Ok(if report.error_ids.is_empty() {
+        ExitCode::Success
+    } else {
+        ExitCode::Partial
+    })
+}
+
+/// Instance ids with a pred_pre directory or a report directory in the run.
+fn ids_in_run(
+    tree: &FsTree,
+    root: &LogsRoot,
+    run_id: &str,
+    model_dir: &str,
+) -> Result<BTreeSet<String>, CliError> {
+    let mut ids = BTreeSet::new();
+    let run = root.path().join(run_id);
+    for dir in [
+        run.join(RunKind::PredPre.patch_id(model_dir)),
+        root.model_reports_dir(run_id, model_dir),
+    ] {
+        if let Some(names) = tree
+            .subdirs(&dir)
+            .map_err(|e| CliError::input(anyhow!("reading {}: {e}", dir.display())))?
+        {
+            ids.extend(names);
+        }
+    }
+    Ok(ids)
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
+/// killed process never leaves a half-written report.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating {}", dir.display()))
+        .map_err(CliError::environment)?;
+    let tmp = dir.join(format!(
+        ".{}.tmp{}",
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .with_context(|| format!("writing {}", path.display()))
+        .map_err(CliError::environment)?;
+    Ok(())
+}
