@@ -220,6 +220,8 @@ pub enum Exclusion {
     SwtFilter(SwtFilter),
     /// Not among `--instance-ids`.
     NotSelected,
+    /// Its row is not a valid instance (see [`LoadedDataset::problems`]).
+    InvalidRow,
 }
 
 impl fmt::Display for Exclusion {
@@ -227,6 +229,7 @@ impl fmt::Display for Exclusion {
         match self {
             Exclusion::SwtFilter(l) => write!(f, "excluded by the SWT filter list {l}"),
             Exclusion::NotSelected => f.write_str("not among --instance-ids"),
+            Exclusion::InvalidRow => f.write_str("its dataset row is invalid"),
         }
     }
 }

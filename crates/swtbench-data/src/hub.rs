@@ -326,7 +326,11 @@ fn parquet_listing_files(
     let splits = config
         .as_object()
         .ok_or_else(|| bad("expected an object of splits"))?;
-    let Some(urls) = splits.get(split) else {
+    // Splits over 5 GB are converted only in part, under `partial-<split>`.
+    let Some(urls) = splits
+        .get(split)
+        .or_else(|| splits.get(&format!("partial-{split}")))
+    else {
         return Err(HubError::SplitNotFound {
             name: name.to_string(),
             split: split.to_string(),
@@ -417,6 +421,11 @@ mod tests {
         assert!(
             e.to_string().contains("test") && e.to_string().contains("dev"),
             "{e}"
+        );
+        let l: Value = serde_json::json!({"cfg": {"partial-train": ["u"]}});
+        assert_eq!(
+            parquet_listing_files("d", "train", "x", &l).unwrap().len(),
+            1
         );
         let l: Value = serde_json::json!({"a": {"test": []}, "b": {"test": []}});
         assert!(matches!(

@@ -210,7 +210,7 @@ pub fn match_predictions(
             .any(|pr| pr.instance.as_deref() == Some(id.as_str()))
         {
             // The instance exists but its row is invalid; the dataset problems say why.
-            excluded.push((id, Exclusion::NotSelected));
+            excluded.push((id, Exclusion::InvalidRow));
         } else {
             unknown.push(id);
         }
