@@ -31,6 +31,8 @@ pub enum AttemptError {
     Custom { path: String, reason: String },
     #[error("the patch type applied but changed nothing")]
     NoChanges,
+    #[error("{path} cannot be patched: {detail}")]
+    NotReadable { path: String, detail: String },
     #[error("cannot read {path} at the base commit: {detail}")]
     Source { path: String, detail: String },
     #[error("cannot run the custom-patch script: {detail}")]

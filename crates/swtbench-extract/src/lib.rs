@@ -47,7 +47,9 @@ pub use custom::BlockOrder;
 pub use error::AttemptError;
 pub use gitdiff::FileChange;
 pub use python::{HostPython, PythonError, PythonOutput, PythonRunner, CUSTOM_PATCH_SCRIPT};
-pub use source::{DirSource, FileSource, GitMirrorSource, MemorySource, SourceError};
+pub use source::{
+    DirSource, FileSource, GitMirrorSource, MemorySource, SourceError, SourceErrorKind,
+};
 
 use workspace::{BaseFiles, Workspace};
 

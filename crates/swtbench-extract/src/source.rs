@@ -11,18 +11,34 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use swtbench_data::git_mirror::{BatchReader, GitError, GitMirror};
+
 /// Why a file could not be read. `path` is repository-relative.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: {detail}")]
 pub struct SourceError {
     pub path: String,
+    pub kind: SourceErrorKind,
     pub detail: String,
 }
 
+/// What kind of failure: the first two are facts about the repository (the model named a
+/// directory, or a binary file), the last one is trouble with the machinery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceErrorKind {
+    /// The path names a directory, a submodule or something else that is not a file.
+    NotAFile,
+    /// The file is not UTF-8 text.
+    NotText,
+    /// The repository could not be read (I/O error, missing commit, `git` not runnable…).
+    Unavailable,
+}
+
 impl SourceError {
-    pub fn new(path: &str, detail: impl fmt::Display) -> Self {
+    pub fn new(path: &str, kind: SourceErrorKind, detail: impl fmt::Display) -> Self {
         SourceError {
             path: path.to_string(),
+            kind,
             detail: detail.to_string(),
         }
     }
@@ -46,6 +62,7 @@ fn utf8(path: &str, bytes: Vec<u8>) -> Result<String, SourceError> {
     String::from_utf8(bytes).map_err(|e| {
         SourceError::new(
             path,
+            SourceErrorKind::NotText,
             format!(
                 "not UTF-8 text (invalid byte at offset {})",
                 e.utf8_error().valid_up_to()
@@ -109,37 +126,43 @@ impl DirSource {
 impl FileSource for DirSource {
     fn read(&self, path: &str) -> Result<Option<String>, SourceError> {
         let full = self.root.join(path);
+        let unavailable =
+            |e: &dyn fmt::Display| SourceError::new(path, SourceErrorKind::Unavailable, e);
         let meta = match std::fs::metadata(&full) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(SourceError::new(path, e)),
+            Err(e) => return Err(unavailable(&e)),
         };
         if !meta.is_file() {
-            return Ok(None);
+            return Err(SourceError::new(
+                path,
+                SourceErrorKind::NotAFile,
+                "not a regular file",
+            ));
         }
         let root = self
             .root
             .canonicalize()
-            .map_err(|e| SourceError::new(path, format!("{}: {e}", self.root.display())))?;
-        let real = full.canonicalize().map_err(|e| SourceError::new(path, e))?;
+            .map_err(|e| unavailable(&format!("{}: {e}", self.root.display())))?;
+        let real = full.canonicalize().map_err(|e| unavailable(&e))?;
         if !real.starts_with(&root) {
             return Err(SourceError::new(
                 path,
-                "is a symbolic link leading out of the repository",
+                SourceErrorKind::NotAFile,
+                "a symbolic link leading out of the repository",
             ));
         }
-        let bytes = std::fs::read(&real).map_err(|e| SourceError::new(path, e))?;
+        let bytes = std::fs::read(&real).map_err(|e| unavailable(&e))?;
         utf8(path, bytes).map(Some)
     }
 }
 
-/// Files at one commit of a bare git mirror, read through the host's `git` (object reads only;
-/// nothing is checked out).
+/// Files at one commit of a bare git mirror (see `swtbench_data::git_mirror`): object reads
+/// through one `git cat-file --batch` process, started on first use; nothing is checked out.
 pub struct GitMirrorSource {
     git_dir: PathBuf,
     commit: String,
-    // One `git cat-file --batch` process per source, started on first use.
-    batch: Mutex<Option<GitBatch>>,
+    reader: Mutex<Option<BatchReader>>,
 }
 
 impl fmt::Debug for GitMirrorSource {
@@ -152,13 +175,20 @@ impl fmt::Debug for GitMirrorSource {
 }
 
 impl GitMirrorSource {
-    /// `git_dir` is a bare repository (or a `.git` directory) that contains `commit`.
+    /// `git_dir` is a bare repository (or a `.git` directory) that should contain `commit`; an
+    /// unknown commit is reported on the first read.
     pub fn new(git_dir: impl Into<PathBuf>, commit: &str) -> Self {
         GitMirrorSource {
             git_dir: git_dir.into(),
             commit: commit.to_string(),
-            batch: Mutex::new(None),
+            reader: Mutex::new(None),
         }
+    }
+
+    /// The mirror of `repo` (`owner/name`) under a mirror directory (`<owner>__<name>.git`), or
+    /// `None` when there is none.
+    pub fn locate(mirror_dir: &Path, repo: &str, commit: &str) -> Result<Option<Self>, GitError> {
+        Ok(GitMirror::locate(mirror_dir, repo)?.map(|m| GitMirrorSource::new(m.path(), commit)))
     }
 
     pub fn git_dir(&self) -> &Path {
@@ -172,128 +202,35 @@ impl GitMirrorSource {
 
 impl FileSource for GitMirrorSource {
     fn read(&self, path: &str) -> Result<Option<String>, SourceError> {
-        let mut guard = self
-            .batch
-            .lock()
-            .map_err(|_| SourceError::new(path, "git reader poisoned by an earlier panic"))?;
-        if guard.is_none() {
-            let mut batch =
-                GitBatch::start(&self.git_dir).map_err(|e| SourceError::new(path, e))?;
-            // Without this check an unknown commit would look like a missing file.
-            let probe = format!("{}^{{commit}}", self.commit);
-            match batch.read_object(&probe) {
-                Ok(Some(_)) => {}
-                Ok(None) => {
-                    return Err(SourceError::new(
-                        path,
-                        format!(
-                            "commit {} not found in git mirror {}; fetch it into the mirror",
-                            self.commit,
-                            self.git_dir.display()
-                        ),
-                    ))
-                }
-                Err(e) => return Err(SourceError::new(path, e)),
-            }
-            *guard = Some(batch);
-        }
-        let Some(batch) = guard.as_mut() else {
-            return Err(SourceError::new(path, "git reader unavailable"));
+        let unavailable = |e: &dyn fmt::Display| SourceError {
+            path: path.to_string(),
+            kind: SourceErrorKind::Unavailable,
+            detail: e.to_string(),
         };
-        match batch.read(&self.commit, path) {
+        let mut guard = self
+            .reader
+            .lock()
+            .map_err(|_| unavailable(&"git reader poisoned by an earlier panic"))?;
+        if guard.is_none() {
+            let mirror = GitMirror::open(&self.git_dir).map_err(|e| unavailable(&e))?;
+            *guard = Some(mirror.batch().map_err(|e| unavailable(&e))?);
+        }
+        let Some(reader) = guard.as_mut() else {
+            return Err(unavailable(&"git reader unavailable"));
+        };
+        match reader.read(&self.commit, path) {
             Ok(Some(bytes)) => utf8(path, bytes).map(Some),
             Ok(None) => Ok(None),
+            Err(e @ GitError::NotAFile { .. }) => Err(SourceError {
+                path: path.to_string(),
+                kind: SourceErrorKind::NotAFile,
+                detail: e.to_string(),
+            }),
             Err(e) => {
-                // A broken pipe leaves the process unusable; start a fresh one next time.
+                // The process may be unusable now; start a fresh one next time.
                 *guard = None;
-                Err(SourceError::new(
-                    path,
-                    format!(
-                        "git mirror {} at {}: {e}",
-                        self.git_dir.display(),
-                        self.commit
-                    ),
-                ))
+                Err(unavailable(&e))
             }
         }
-    }
-}
-
-/// A `git cat-file --batch` process.
-struct GitBatch {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    stdout: std::io::BufReader<std::process::ChildStdout>,
-}
-
-impl GitBatch {
-    fn start(git_dir: &Path) -> Result<GitBatch, String> {
-        use std::process::{Command, Stdio};
-        let mut child = Command::new("git")
-            .arg("--git-dir")
-            .arg(git_dir)
-            .args(["cat-file", "--batch"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot run git: {e}"))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err("git cat-file has no pipes".to_string());
-        };
-        Ok(GitBatch {
-            child,
-            stdin,
-            stdout: std::io::BufReader::new(stdout),
-        })
-    }
-
-    /// The blob at `commit:path`; `None` when the path is absent or not a file.
-    fn read(&mut self, commit: &str, path: &str) -> Result<Option<Vec<u8>>, String> {
-        if commit.contains(char::is_whitespace) || path.contains('\n') {
-            return Err(format!("invalid object name {commit}:{path}"));
-        }
-        Ok(self
-            .read_object(&format!("{commit}:{path}"))?
-            .and_then(|(kind, bytes)| (kind == "blob").then_some(bytes)))
-    }
-
-    /// Any object by name: its type and content, `None` when missing.
-    fn read_object(&mut self, name: &str) -> Result<Option<(String, Vec<u8>)>, String> {
-        use std::io::{BufRead, Read, Write};
-        writeln!(self.stdin, "{name}").map_err(|e| e.to_string())?;
-        self.stdin.flush().map_err(|e| e.to_string())?;
-        let mut header = String::new();
-        self.stdout
-            .read_line(&mut header)
-            .map_err(|e| e.to_string())?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            return Err("git cat-file ended unexpectedly".to_string());
-        }
-        if header.ends_with(" missing") || header.ends_with(" ambiguous") {
-            return Ok(None);
-        }
-        let mut parts = header.split(' ');
-        let (_, kind, size) = (parts.next(), parts.next(), parts.next());
-        let size: usize = size
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| format!("unexpected git cat-file answer {header:?}"))?;
-        let kind = kind.unwrap_or_default().to_string();
-        let mut buf = vec![0u8; size + 1];
-        self.stdout
-            .read_exact(&mut buf)
-            .map_err(|e| e.to_string())?;
-        buf.pop();
-        Ok(Some((kind, buf)))
-    }
-}
-
-impl Drop for GitBatch {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::error::AttemptError;
 use crate::gitdiff::FileChange;
-use crate::source::FileSource;
+use crate::source::{FileSource, SourceErrorKind};
 
 /// The base commit's files, read on demand and remembered.
 pub(crate) struct BaseFiles<'s> {
@@ -27,9 +27,15 @@ impl<'s> BaseFiles<'s> {
         if let Some(hit) = self.cache.borrow().get(path) {
             return Ok(hit.clone());
         }
-        let content = self.source.read(path).map_err(|e| AttemptError::Source {
-            path: e.path,
-            detail: e.detail,
+        let content = self.source.read(path).map_err(|e| match e.kind {
+            SourceErrorKind::Unavailable => AttemptError::Source {
+                path: e.path,
+                detail: e.detail,
+            },
+            SourceErrorKind::NotAFile | SourceErrorKind::NotText => AttemptError::NotReadable {
+                path: e.path,
+                detail: e.detail,
+            },
         })?;
         self.cache
             .borrow_mut()

@@ -136,12 +136,19 @@ fn git_mirror_source_reads_files_at_the_base_commit() {
     let src = GitMirrorSource::new(&bare, &commit);
     assert_eq!(src.read("src/m.py").unwrap().as_deref(), Some("x = 1\n"));
     assert_eq!(src.read("src/missing.py").unwrap(), None);
-    assert_eq!(src.read("src").unwrap(), None);
+    assert_eq!(
+        src.read("src").unwrap_err().kind,
+        swtbench_extract::SourceErrorKind::NotAFile
+    );
     assert_eq!(src.read("README").unwrap().as_deref(), Some("hi\n"));
 
     let unknown = GitMirrorSource::new(&bare, "0123456789012345678901234567890123456789");
     let err = unknown.read("src/m.py").unwrap_err();
-    assert!(err.detail.contains("not found in git mirror"), "{err}");
+    assert!(
+        err.detail.contains("not found; fetch it into the mirror"),
+        "{err}"
+    );
+    assert_eq!(err.kind, swtbench_extract::SourceErrorKind::Unavailable);
 
     // End to end: fuzzy against the mirror.
     let answer = "--- a/src/m.py\n+++ b/src/m.py\n@@ -1,1 +1,2 @@\n x = 1\n+y = 2\n";
