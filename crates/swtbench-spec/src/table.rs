@@ -21,6 +21,7 @@
 //! environment_yml_paths = ["environment.yml"] # tried in order for packages = "environment.yml"
 //! repo_install = "…"                          # extra setup_repo.sh line (the original's MAP_REPO_TO_INSTALL)
 //! non_test_extensions = [".json"]             # per-repository override of the list above
+//! log_parser = "pytest"                       # log parser of a repository the original has none for
 //!
 //! [[repos."owner/name".specs]]
 //! versions = ["1.0", "1.1"]                   # the entry applies to each of these versions
@@ -134,6 +135,10 @@ pub struct RepoSpec {
     pub environment_yml_paths: Option<Vec<String>>,
     pub repo_install: Option<String>,
     pub non_test_extensions: Option<Vec<String>>,
+    /// Name of the log parser for repositories the original's parser map does not know
+    /// (`pytest`, `django`, `sympy`, …: the names `swtbench parse-log` accepts). Kept as text here;
+    /// the grading side resolves it.
+    pub log_parser: Option<String>,
     pub versions: BTreeMap<String, VersionSpec>,
 }
 
@@ -201,6 +206,7 @@ struct FileRepo {
     environment_yml_paths: Option<Vec<String>>,
     repo_install: Option<String>,
     non_test_extensions: Option<Vec<String>>,
+    log_parser: Option<String>,
     #[serde(default)]
     specs: Vec<FileSpec>,
 }
@@ -286,6 +292,7 @@ impl SpecTable {
                 environment_yml_paths: frepo.environment_yml_paths,
                 repo_install: frepo.repo_install,
                 non_test_extensions: frepo.non_test_extensions,
+                log_parser: frepo.log_parser,
                 versions: BTreeMap::new(),
             };
             for (i, fs) in frepo.specs.into_iter().enumerate() {
@@ -377,6 +384,9 @@ impl SpecTable {
             }
             if o.non_test_extensions.is_some() {
                 r.non_test_extensions = o.non_test_extensions;
+            }
+            if o.log_parser.is_some() {
+                r.log_parser = o.log_parser;
             }
             r.versions.extend(o.versions);
         }
@@ -531,6 +541,26 @@ mod tests {
             BaseImage::Image("swtbench-fixture-base:bookworm".into())
         );
         assert!(t.uses_x86("x__y-1") && t.uses_x86("astropy__astropy-7973"));
+    }
+
+    #[test]
+    fn log_parser_is_read_and_merged_per_repository() {
+        let mut t = SpecTable::embedded().clone();
+        assert_eq!(t.repos["psf/requests"].log_parser, None);
+        let overlay = "[repos.\"acme/widget\"]\nlog_parser = \"pytest\"\n";
+        let o = SpecTable::parse(overlay, "o.toml", TableSyntax::Toml, &no_files).unwrap();
+        t.merge(o);
+        assert_eq!(t.repos["acme/widget"].log_parser.as_deref(), Some("pytest"));
+        // A later overlay without the key keeps it.
+        let o = SpecTable::parse(
+            "[repos.\"acme/widget\"]\ntest_command = \"pytest\"\n",
+            "p.toml",
+            TableSyntax::Toml,
+            &no_files,
+        )
+        .unwrap();
+        t.merge(o);
+        assert_eq!(t.repos["acme/widget"].log_parser.as_deref(), Some("pytest"));
     }
 
     #[test]
