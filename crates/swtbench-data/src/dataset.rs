@@ -111,7 +111,8 @@ pub enum DatasetSource {
     Known(&'static KnownDataset),
     /// A local `.json`, `.jsonl` or `.parquet` file.
     File(PathBuf),
-    /// A local directory holding the split's `.parquet`/`.jsonl`/`.json` files.
+    /// A local directory holding the split's `.parquet`/`.jsonl`/`.json` files, or a
+    /// `datasets.save_to_disk` directory (`<split>/data-*.arrow`).
     Dir(PathBuf),
     /// Any other Hugging Face dataset name.
     Hub(String),
@@ -365,7 +366,7 @@ pub enum DatasetError {
     },
     #[error("reading the embedded copy of {name}: {detail}")]
     Embedded { name: String, detail: String },
-    #[error("directory {} holds no .parquet, .jsonl or .json files for split {split:?}", path.display())]
+    #[error("directory {} holds no .parquet, .arrow, .jsonl or .json files for split {split:?}", path.display())]
     EmptyDir { path: PathBuf, split: String },
     #[error("dataset {name} ({split}) has no rows")]
     NoRows { name: String, split: String },
@@ -563,11 +564,9 @@ fn read_dir(
         .filter(|(rel, _)| crate::hub::file_is_split(rel, split))
         .map(|(_, p)| p)
         .collect();
-    if chosen
-        .iter()
-        .any(|p| FileFormat::from_path(p) == Some(FileFormat::Parquet))
-    {
-        chosen.retain(|p| FileFormat::from_path(p) == Some(FileFormat::Parquet));
+    // A split stored in several formats is read once, from the best one.
+    if let Some(best) = chosen.iter().filter_map(|p| FileFormat::from_path(p)).min() {
+        chosen.retain(|p| FileFormat::from_path(p) == Some(best));
     }
     chosen.sort();
     if chosen.is_empty() {

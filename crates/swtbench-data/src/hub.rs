@@ -281,9 +281,9 @@ impl Hub {
                 },
             });
         }
-        // Prefer Parquet when a split exists in several formats.
-        if files.iter().any(|(_, f)| *f == FileFormat::Parquet) {
-            files.retain(|(_, f)| *f == FileFormat::Parquet);
+        // A split stored in several formats is read once, from the best one.
+        if let Some(best) = files.iter().map(|(_, f)| *f).min() {
+            files.retain(|(_, f)| *f == best);
         }
         files.sort_by(|a, b| a.0.cmp(b.0));
         Ok(files

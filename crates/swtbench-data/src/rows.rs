@@ -1,4 +1,5 @@
-//! Dataset rows from files: JSON (a list), JSON Lines and Parquet, each row a JSON object.
+//! Dataset rows from files: JSON (a list), JSON Lines, Parquet and Arrow IPC (the `.arrow` files
+//! `datasets.save_to_disk` writes), each row a JSON object.
 //!
 //! Rows stay untyped here; `swtbench_core::Instance::from_row` validates them. Every row keeps
 //! where it came from (line, list index or Parquet row) so errors can point at it. Parquet columns
@@ -28,7 +29,7 @@ pub enum RowLocation {
     Line(usize),
     /// 0-based index into a JSON list.
     Index(usize),
-    /// 0-based row of a Parquet file.
+    /// 0-based row of a Parquet or Arrow file.
     Row(usize),
 }
 
@@ -87,29 +88,37 @@ pub enum RowsError {
         source_label: String,
         detail: String,
     },
+    #[error("{source_label}: Arrow: {detail}")]
+    Arrow {
+        source_label: String,
+        detail: String,
+    },
     #[error(
-        "{}: unknown dataset file type; expected .json, .jsonl or .parquet",
+        "{}: unknown dataset file type; expected .json, .jsonl, .parquet or .arrow",
         path.display()
     )]
     UnknownFormat { path: PathBuf },
 }
 
-/// File formats we read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// File formats we read, in order of preference when a split exists in several.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum FileFormat {
-    Json,
-    JsonLines,
     Parquet,
+    /// Arrow IPC, stream or file format (`datasets.save_to_disk` shards).
+    Arrow,
+    JsonLines,
+    Json,
 }
 
 impl FileFormat {
-    /// From the file name: `.json`, `.jsonl`/`.ndjson`, `.parquet` (case-insensitive).
+    /// From the file name: `.json`, `.jsonl`/`.ndjson`, `.parquet`, `.arrow` (case-insensitive).
     pub fn from_path(path: &Path) -> Option<FileFormat> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {
             "json" => Some(FileFormat::Json),
             "jsonl" | "ndjson" => Some(FileFormat::JsonLines),
             "parquet" => Some(FileFormat::Parquet),
+            "arrow" => Some(FileFormat::Arrow),
             _ => None,
         }
     }
@@ -141,6 +150,7 @@ pub fn read_file_as(
             parquet_rows(label, fs::File::open(path).map_err(io)?)?,
             Vec::new(),
         )),
+        FileFormat::Arrow => Ok((arrow_rows(label, &fs::read(path).map_err(io)?)?, Vec::new())),
         FileFormat::JsonLines | FileFormat::Json => {
             let bytes = fs::read(path).map_err(io)?;
             let text = text_of(label, &bytes)?;
@@ -284,6 +294,45 @@ pub fn parquet_rows(label: &str, file: fs::File) -> Result<Vec<Row>, RowsError> 
         let batch = batch.map_err(|e| err(e.to_string()))?;
         let start = rows.len();
         for (i, value) in batch_to_objects(&batch)
+            .map_err(|e| err(e.to_string()))?
+            .into_iter()
+            .enumerate()
+        {
+            rows.push(Row {
+                source: source.clone(),
+                location: RowLocation::Row(start + i),
+                value,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// Every row of an Arrow IPC file (stream format, as `datasets` writes it, or file format).
+pub fn arrow_rows(label: &str, bytes: &[u8]) -> Result<Vec<Row>, RowsError> {
+    let err = |detail: String| RowsError::Arrow {
+        source_label: label.to_string(),
+        detail,
+    };
+    let batches: Vec<RecordBatch> =
+        match arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None) {
+            Ok(reader) => reader
+                .collect::<Result<_, _>>()
+                .map_err(|e| err(e.to_string()))?,
+            Err(stream_err) => {
+                match arrow_ipc::reader::FileReader::try_new(std::io::Cursor::new(bytes), None) {
+                    Ok(reader) => reader
+                        .collect::<Result<_, _>>()
+                        .map_err(|e| err(e.to_string()))?,
+                    Err(_) => return Err(err(stream_err.to_string())),
+                }
+            }
+        };
+    let source: Arc<str> = Arc::from(label);
+    let mut rows = Vec::new();
+    for batch in &batches {
+        let start = rows.len();
+        for (i, value) in batch_to_objects(batch)
             .map_err(|e| err(e.to_string()))?
             .into_iter()
             .enumerate()

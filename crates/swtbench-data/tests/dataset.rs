@@ -73,6 +73,14 @@ fn write_jsonl(path: &Path, rows: &[Value]) {
 /// read back as JSON: FAIL_TO_PASS as a list column, PASS_TO_PASS as a large string, and
 /// created_at as a timestamp.
 fn write_parquet(path: &Path, rows: &[Value]) {
+    let batch = parquet_batch(rows);
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+fn parquet_batch(rows: &[Value]) -> RecordBatch {
     let s = |k: &str| -> ArrayRef {
         Arc::new(StringArray::from(
             rows.iter()
@@ -96,7 +104,7 @@ fn write_parquet(path: &Path, rows: &[Value]) {
     let created: ArrayRef = Arc::new(
         TimestampSecondArray::from(vec![1_600_000_000i64; rows.len()]).with_timezone("UTC"),
     );
-    let batch = RecordBatch::try_from_iter(vec![
+    RecordBatch::try_from_iter(vec![
         ("repo", s("repo")),
         ("instance_id", s("instance_id")),
         ("base_commit", s("base_commit")),
@@ -109,11 +117,7 @@ fn write_parquet(path: &Path, rows: &[Value]) {
         ("PASS_TO_PASS", p2p),
         ("created_at", created),
     ])
-    .unwrap();
-    let file = std::fs::File::create(path).unwrap();
-    let mut w = ArrowWriter::try_new(file, batch.schema(), None).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    .unwrap()
 }
 
 #[test]
@@ -230,6 +234,24 @@ fn local_files_in_every_format_give_the_same_instances() {
     write_jsonl(&sub.join("dev.jsonl"), &rows[..1]);
     let d = load_dataset(&opts(dir.path().join("ds").to_str().unwrap()), &hub, None).unwrap();
     assert_eq!(d.instances.len(), 4);
+
+    // A `datasets.save_to_disk` directory: `<split>/data-*.arrow` in the Arrow stream format.
+    let saved = dir.path().join("saved");
+    std::fs::create_dir_all(saved.join("test")).unwrap();
+    std::fs::write(saved.join("dataset_dict.json"), r#"{"splits": ["test"]}"#).unwrap();
+    std::fs::write(saved.join("test/state.json"), "{}").unwrap();
+    let batch = parquet_batch(&rows);
+    let file = std::fs::File::create(saved.join("test/data-00000-of-00001.arrow")).unwrap();
+    let mut w = arrow_ipc::writer::StreamWriter::try_new(file, &batch.schema()).unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
+    let d = load_dataset(&opts(saved.to_str().unwrap()), &hub, None).unwrap();
+    assert_eq!(d.instances.len(), 4);
+    assert!(d.problems.is_empty(), "{:?}", d.problems);
+    assert_eq!(
+        d.instances[0].fail_to_pass,
+        loaded[0].instances[0].fail_to_pass
+    );
 
     // --filter-swt on a file infers the list from the ids (all are Lite instances).
     let mut o = opts(jsonl.to_str().unwrap());
