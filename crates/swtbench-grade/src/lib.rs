@@ -30,7 +30,8 @@ pub use coverage::{CoverageFormula, CoverageMap, CoverageResult};
 pub use logs::{parse_log, ExecMode, LogNote, ParsedLog};
 pub use parsers::Parser;
 pub use report::{
-    grade_instance, GradeError, GradeOptions, GradedInstance, InstanceReport, InstanceRunOutputs,
+    grade_instance, grade_instance_with_parser, GradeError, GradeOptions, GradedInstance,
+    InstanceReport, InstanceRunOutputs,
 };
 pub use run_report::{
     EntryState, ErrorReason, Outcome, RunReport, RunReportEntry, RunReportInput, SkipReason,

@@ -15,6 +15,7 @@ use crate::coverage::{
     self, ChangedLines, CoverageFormula, CoverageInputs, CoverageMap, CoverageResult,
 };
 use crate::logs::{self, ExecMode, ParsedLog};
+use crate::parsers::Parser;
 use crate::py;
 use crate::transitions::{added_fail_to_pass, resolution, Transitions};
 
@@ -107,6 +108,21 @@ pub fn grade_instance(
                 .join(", "),
         }
     })?;
+    grade_instance_with_parser(inputs, options, parser)
+}
+
+/// [`grade_instance`] with the unit-test log parser chosen by the caller (a spec table's
+/// `log_parser` for repositories the original's map does not know). In reproduction-script mode
+/// the reproduction parser is used whatever `unit_test_parser` says.
+pub fn grade_instance_with_parser(
+    inputs: &InstanceRunOutputs<'_>,
+    options: &GradeOptions,
+    unit_test_parser: Parser,
+) -> Result<GradedInstance, GradeError> {
+    let parser = match options.exec_mode {
+        ExecMode::ReproductionScript => Parser::ReproductionScript,
+        ExecMode::UnitTest => unit_test_parser,
+    };
     let runs = inputs.outputs.map(|o| logs::parse_log(o, parser));
     let coverage_maps = inputs.outputs.map(coverage::parse_dump);
     let mut report = InstanceReport {
@@ -408,5 +424,29 @@ mod tests {
             ..Default::default()
         };
         assert!(grade_instance(&inputs, &opts).is_ok());
+    }
+
+    #[test]
+    fn an_explicit_parser_grades_a_repository_the_map_does_not_know() {
+        let pre = "Applied patch tests/t.py cleanly.\nFAILED tests/t.py::test_new - assert\n";
+        let post = "Applied patch tests/t.py cleanly.\nPASSED tests/t.py::test_new\n";
+        let inputs = InstanceRunOutputs {
+            instance_id: "acme__widget-1",
+            repo: "acme/widget",
+            gold_code_patch: GOLD,
+            outputs: [out(pre), out(post), out(pre), out(post), out(""), out("")],
+        };
+        assert!(grade_instance(&inputs, &GradeOptions::default()).is_err());
+        let g =
+            grade_instance_with_parser(&inputs, &GradeOptions::default(), Parser::Pytest).unwrap();
+        assert!(g.report.resolved);
+        assert_eq!(g.report.added_f2p, Some(1));
+        // Reproduction mode ignores the unit-test parser.
+        let opts = GradeOptions {
+            exec_mode: ExecMode::ReproductionScript,
+            ..Default::default()
+        };
+        let g = grade_instance_with_parser(&inputs, &opts, Parser::Pytest).unwrap();
+        assert!(!g.report.resolved);
     }
 }
