@@ -20,9 +20,14 @@ pub struct ContextFile {
 }
 
 /// A Dockerfile and the files next to it, keyed by relative path.
+///
+/// *Bulk* files ([`BuildContext::add_bulk_file`]) are sent to the engine like the others but are
+/// not part of the image-defining text: [`BuildContext::files`] leaves them out, so they are not
+/// copied next to the build log (a repository mirror in the context, for example).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BuildContext {
     files: BTreeMap<String, ContextFile>,
+    bulk: BTreeMap<String, ContextFile>,
 }
 
 impl BuildContext {
@@ -57,6 +62,30 @@ impl BuildContext {
         Ok(())
     }
 
+    /// Adds (or replaces) a bulk file: in the archive, but not among [`BuildContext::files`].
+    pub fn add_bulk_file(
+        &mut self,
+        path: &str,
+        contents: impl Into<Vec<u8>>,
+        mode: u32,
+    ) -> Result<()> {
+        let path = normalise_relative(path)?;
+        self.bulk.insert(
+            path,
+            ContextFile {
+                contents: contents.into(),
+                mode,
+            },
+        );
+        Ok(())
+    }
+
+    /// The bulk files, sorted by path.
+    pub fn bulk_files(&self) -> impl Iterator<Item = (&str, &ContextFile)> {
+        self.bulk.iter().map(|(p, f)| (p.as_str(), f))
+    }
+
+    /// Sets (or replaces) the Dockerfile.
     pub fn set_dockerfile(&mut self, text: impl Into<String>) {
         self.files.insert(
             DOCKERFILE.to_string(),
@@ -86,7 +115,11 @@ impl BuildContext {
     /// The context as an uncompressed tar archive.
     pub fn to_tar(&self) -> Result<Vec<u8>> {
         let mut builder = tar::Builder::new(Vec::new());
-        for (path, file) in &self.files {
+        let mut all: BTreeMap<&str, &ContextFile> =
+            self.bulk.iter().map(|(p, f)| (p.as_str(), f)).collect();
+        // A file of the image-defining text wins over a bulk file of the same path.
+        all.extend(self.files.iter().map(|(p, f)| (p.as_str(), f)));
+        for (path, file) in all {
             append(&mut builder, path, &file.contents, file.mode, 0, 0)?;
         }
         finish(builder)
@@ -207,6 +240,21 @@ mod tests {
         assert_eq!(got[2].1, 0o755);
         assert_eq!(got[0].4, b"FROM x\n");
         assert_eq!(ctx.dockerfile(), Some("FROM x\n"));
+    }
+
+    #[test]
+    fn bulk_files_are_archived_but_not_listed() {
+        let mut ctx = BuildContext::new("FROM x\nCOPY ./m.git /root/m.git\n");
+        ctx.add_bulk_file("m.git/HEAD", "ref: refs/heads/main\n", 0o644)
+            .expect("valid path");
+        let names: Vec<&str> = ctx.files().map(|(p, _)| p).collect();
+        assert_eq!(names, vec!["Dockerfile"]);
+        let bulk: Vec<&str> = ctx.bulk_files().map(|(p, _)| p).collect();
+        assert_eq!(bulk, vec!["m.git/HEAD"]);
+        let got = entries(&ctx.to_tar().expect("tar"));
+        let names: Vec<&str> = got.iter().map(|e| e.0.as_str()).collect();
+        assert_eq!(names, vec!["Dockerfile", "m.git/HEAD"]);
+        assert!(ctx.add_bulk_file("../x", "", 0o644).is_err());
     }
 
     #[test]
