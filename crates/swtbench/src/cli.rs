@@ -40,4 +40,6 @@ pub enum Command {
     Report(commands::report::ReportArgs),
     /// Render the Dockerfiles, setup scripts, eval scripts and image keys of instances.
     Spec(commands::spec::SpecArgs),
+    /// Build model inputs: BM25 retrieval, SWE-bench style-3 text rows, SWT zsb/zsp prompts.
+    Dataset(commands::dataset::DatasetCmdArgs),
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each exposes `*Args` (clap) and `run(args, printer) -> CliResult`.
 
 pub mod common;
+pub mod dataset;
 pub mod datasets;
 pub mod grade;
 pub mod parse_log;
@@ -20,5 +21,6 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> CliResult {
         Command::Grade(args) => grade::run(*args, printer),
         Command::Report(args) => report::run(args, printer),
         Command::Spec(args) => spec::run(args, printer),
+        Command::Dataset(args) => dataset::run(args, printer),
     }
 }
