@@ -13,6 +13,7 @@
 
 pub mod backend;
 pub mod builder;
+pub mod cleanup;
 pub mod context;
 pub mod docker;
 pub mod error;
@@ -24,6 +25,7 @@ pub mod output;
 
 pub use backend::{ContainerBackend, LogSink};
 pub use builder::{BuildOutcome, EnsuredImage, ImageBuilder, ImageRecipe, RebuildPolicy};
+pub use cleanup::{remove_containers, remove_images, CleanupReport, ContainerGuard};
 pub use context::{BuildContext, ContextFile};
 pub use docker::{DockerBackend, DockerOptions};
 pub use error::{BackendError, Result};
