@@ -275,4 +275,55 @@ mod tests {
         assert!(r.text.starts_with("P\n<issue>\nissue words\n</issue>\n<code>\n[start of README.md]\n1 hi there\n[end of README.md]\n[start of a.py]\n1 x\n[end of a.py]\n[start of z.py]\n1 a b c d e\n[end of z.py]\n</code>\nEND\n\n"));
         assert!(r.text.ends_with("END\n\n"));
     }
+
+    #[test]
+    fn cl100k_cap_walk_includes_exactly_what_fits() {
+        use crate::tokens::Cl100k;
+        let style = Style3::builtin();
+        let readmes = BTreeMap::from([("README.rst".to_string(), "Demo\n====\n".to_string())]);
+        let small = Candidate {
+            path: "pkg/small.py".into(),
+            content: "def f():\n    return 1\n".into(),
+        };
+        let large = Candidate {
+            path: "pkg/large.py".into(),
+            content: "x = 1\n".repeat(400),
+        };
+        let tiny = Candidate {
+            path: "pkg/tiny.py".into(),
+            content: String::new(),
+        };
+        let base = Cl100k.count(&style.render(
+            "Bug in f",
+            &files_section([("README.rst", "Demo\n====\n")]),
+            "",
+        ));
+        let n = |c: &Candidate| Cl100k.count(&file_block(&c.path, &c.content));
+        // Room for `small` and `tiny` but not `large`, which comes between them in rank order.
+        let cap = base + n(&small) + n(&tiny) + 1;
+        assert!(n(&large) > n(&tiny) + 1);
+        let cands = vec![small.clone(), large.clone(), tiny.clone()];
+        let r = render_text(&style, "Bug in f", &readmes, &cands, Some(cap), &Cl100k);
+        assert_eq!(r.base_tokens, base);
+        assert_eq!(r.included, vec!["pkg/small.py", "pkg/tiny.py"]);
+        assert_eq!(r.skipped, vec!["pkg/large.py"]);
+        assert_eq!(r.estimated_tokens, cap - 1);
+        // The estimate ignores the joins between blocks; the real count stays close to it.
+        let real = Cl100k.count(&r.text) as i64;
+        assert!(
+            (real - r.estimated_tokens as i64).abs() <= 4,
+            "{real} vs {}",
+            r.estimated_tokens
+        );
+        // One token less of room and `tiny` no longer fits (the comparison is strict).
+        let r = render_text(&style, "Bug in f", &readmes, &cands, Some(cap - 1), &Cl100k);
+        assert_eq!(r.included, vec!["pkg/small.py"]);
+        // No cap: everything, in path order in the text.
+        let r = render_text(&style, "Bug in f", &readmes, &cands, None, &Cl100k);
+        assert_eq!(r.included.len(), 3);
+        let t = &r.text;
+        assert!(t.find("[start of pkg/large.py]") < t.find("[start of pkg/small.py]"));
+        assert!(t.find("[start of pkg/small.py]") < t.find("[start of pkg/tiny.py]"));
+        assert!(t.contains("[start of pkg/tiny.py]\n1 \n[end of pkg/tiny.py]"));
+    }
 }

@@ -625,6 +625,66 @@ fn swt_filter_defaults_to_the_list_of_the_rows_benchmark() {
     }
 }
 
+#[test]
+fn parquet_output_resumes_and_keeps_dataset_order() {
+    let f = fixture();
+    let h = f.home.path();
+    let hits = h.join("hits.jsonl");
+    let o = swtbench(
+        &[
+            "dataset",
+            "retrieve",
+            "--dataset",
+            p(&f.dataset),
+            "--repo-mirror",
+            p(&f.mirrors),
+            "--skip-undecodable",
+            "--max-workers",
+            "1",
+            "--out",
+            p(&hits),
+        ],
+        h,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = h.join("text.parquet");
+    let build = |extra: &[&str]| {
+        let mut args = vec![
+            "dataset",
+            "build",
+            "--dataset",
+            p(&f.dataset),
+            "--hits",
+            p(&hits),
+            "--repo-mirror",
+            p(&f.mirrors),
+            "--out",
+            p(&text),
+        ];
+        args.extend_from_slice(extra);
+        swtbench(&args, h)
+    };
+    let o = build(&["--instance-ids", "acme__calc-2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (rows, _) = swtbench_data::rows::read_file(&text, "test").unwrap();
+    assert_eq!(rows.len(), 1);
+    let o = build(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 of 2 instances already done, 1 to go"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!h.join("text.parquet.partial.jsonl").exists());
+    let (rows, _) = swtbench_data::rows::read_file(&text, "test").unwrap();
+    let ids: Vec<&str> = rows
+        .iter()
+        .map(|r| r.value["instance_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["acme__calc-1", "acme__calc-2"]);
+    assert_eq!(rows[0].value.as_object().unwrap().len(), 13);
+}
+
 /// The end-to-end check of the dataset builder: the SWT rows it writes, evaluated with their gold
 /// tests, resolve. Needs `swtbench run` and a container engine with the fixture base image.
 #[test]
