@@ -3,6 +3,7 @@
 //!
 //! Run with `cargo bench -p swtbench-textgen --bench retrieval`; files/s is printed as the
 //! throughput ("elements" are files).
+#![allow(clippy::print_stderr)]
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use swtbench_textgen::retrieve::{decode_source, rank, DEFAULT_TOP_K};
