@@ -1,7 +1,8 @@
 //! Model inputs for SWT-Bench, built the way the published SWT-Bench datasets were built:
 //!
-//! 1. [`bm25`] ranks a repository's Python files against the issue text, with Lucene's BM25 and
-//!    English [`analyzer`] (including a port of Lucene's [`porter`] stemmer);
+//! 1. [`retrieve`] picks a repository's Python files and [`bm25`] ranks them against the issue
+//!    text, with Lucene's BM25 and English [`analyzer`] (including a port of Lucene's [`porter`]
+//!    stemmer);
 //! 2. [`render`] turns the issue, the READMEs and the best-ranked files that fit under a token cap
 //!    ([`tokens`], cl100k) into an SWE-bench "style-3" text row;
 //! 3. [`swt`] rewrites such a row into a test-writing task (ZeroShotBase: answer as a unified diff;
