@@ -892,6 +892,8 @@ def main(argv=None):
         kind, value, traceback = sys.exc_info()
         if traceback is not None:
             traceback = traceback.tb_next
+            if value is not None:
+                value.__traceback__ = traceback
         sys.excepthook(kind, value, traceback)
         return 1
     return 0
