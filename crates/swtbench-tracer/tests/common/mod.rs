@@ -1,0 +1,473 @@
+//! Shared helpers for the tracer's integration tests: host Pythons, sandboxes, running commands
+//! with a deadline, and reading cover files.
+//!
+//! The tests run the embedded tracer (`TRACER_PY`) with every CPython found under
+//! `$(pyenv root)/versions`; a version that is not installed is skipped with a printed note.
+#![allow(dead_code, clippy::print_stdout, clippy::print_stderr)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use swtbench_tracer::{PythonVersion, MIN_PYTHON, TRACER_PY};
+
+/// `{file: {line: hits}}`, duplicate entries for one file summed as the grading side does.
+pub type Hits = BTreeMap<String, BTreeMap<u32, u64>>;
+
+#[derive(Debug, Clone)]
+pub struct HostPython {
+    pub version: PythonVersion,
+    /// Directory name under `versions/`, e.g. `3.11.7`.
+    pub name: String,
+    pub exe: PathBuf,
+}
+
+pub fn pyenv_root() -> Option<PathBuf> {
+    if let Ok(out) = Command::new("pyenv").arg("root").output() {
+        if out.status.success() {
+            let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            if !text.is_empty() && Path::new(&text).is_dir() {
+                return Some(PathBuf::from(text));
+            }
+        }
+    }
+    if let Some(root) = std::env::var_os("PYENV_ROOT") {
+        let root = PathBuf::from(root);
+        if root.is_dir() {
+            return Some(root);
+        }
+    }
+    let home = PathBuf::from(std::env::var_os("HOME")?).join(".pyenv");
+    home.is_dir().then_some(home)
+}
+
+/// Every CPython under the pyenv root, oldest first (including unsupported ones).
+pub fn all_host_pythons() -> Vec<HostPython> {
+    let Some(root) = pyenv_root() else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(root.join("versions")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<HostPython> = entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().to_string();
+            let version = PythonVersion::parse(&name)?;
+            let exe = entry.path().join("bin").join("python");
+            exe.exists().then_some(HostPython { version, name, exe })
+        })
+        .collect();
+    found.sort_by(|a, b| a.version.cmp(&b.version).then(a.name.cmp(&b.name)));
+    found
+}
+
+/// The Pythons the tracer supports.
+pub fn host_pythons() -> Vec<HostPython> {
+    all_host_pythons()
+        .into_iter()
+        .filter(|p| p.version >= MIN_PYTHON)
+        .collect()
+}
+
+/// The host Python `3.<minor>`, or None after printing a skip note.
+pub fn python(minor: u32) -> Option<HostPython> {
+    let found = host_pythons()
+        .into_iter()
+        .rev()
+        .find(|p| p.version == PythonVersion { major: 3, minor });
+    if found.is_none() {
+        println!(
+            "skipped: no Python 3.{minor} under {}/versions",
+            pyenv_root()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "<no pyenv root>".into())
+        );
+    }
+    found
+}
+
+/// Generates one `#[test]` per Python 3.6–3.13 calling `$scenario(&HostPython)`.
+macro_rules! per_python {
+    ($scenario:ident) => {
+        mod $scenario {
+            fn run(minor: u32) {
+                if let Some(py) = $crate::common::python(minor) {
+                    super::$scenario(&py);
+                }
+            }
+            #[test]
+            fn py3_6() {
+                run(6)
+            }
+            #[test]
+            fn py3_7() {
+                run(7)
+            }
+            #[test]
+            fn py3_8() {
+                run(8)
+            }
+            #[test]
+            fn py3_9() {
+                run(9)
+            }
+            #[test]
+            fn py3_10() {
+                run(10)
+            }
+            #[test]
+            fn py3_11() {
+                run(11)
+            }
+            #[test]
+            fn py3_12() {
+                run(12)
+            }
+            #[test]
+            fn py3_13() {
+                run(13)
+            }
+        }
+    };
+}
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("fixtures")
+}
+
+/// A temporary directory holding `trace.py` (the embedded text) and copies of fixture trees.
+pub struct Sandbox {
+    dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let dir = tempfile::Builder::new()
+            .prefix("swtbench-tracer-")
+            .tempdir()
+            .expect("create a temporary directory");
+        std::fs::write(dir.path().join("trace.py"), TRACER_PY).expect("write trace.py");
+        Sandbox { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn tracer(&self) -> PathBuf {
+        self.path().join("trace.py")
+    }
+
+    /// Copies `tests/fixtures/<name>` (a file or a tree) into the sandbox; returns its new path.
+    pub fn copy_fixture(&self, name: &str) -> PathBuf {
+        let from = fixtures().join(name);
+        let to = self.path().join(name);
+        copy_tree(&from, &to);
+        to
+    }
+
+    pub fn cover(&self) -> PathBuf {
+        self.path().join("coverage.cover")
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    if from.is_dir() {
+        std::fs::create_dir_all(to).expect("create fixture directory");
+        for entry in std::fs::read_dir(from).expect("read fixture directory") {
+            let entry = entry.expect("fixture entry");
+            let name = entry.file_name();
+            if name == "__pycache__" {
+                continue;
+            }
+            copy_tree(&entry.path(), &to.join(name));
+        }
+    } else {
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).expect("create fixture parent");
+        }
+        std::fs::copy(from, to).unwrap_or_else(|e| panic!("copy {}: {e}", from.display()));
+    }
+}
+
+#[derive(Debug)]
+pub struct Outcome {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Outcome {
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    pub fn describe(&self) -> String {
+        format!(
+            "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `cmd` with piped output; kills it and panics when it outlives `deadline`.
+pub fn run(mut cmd: Command, deadline: Duration) -> Outcome {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONHASHSEED", "0");
+    // The host's own settings must not leak in; a test that wants them sets them itself.
+    for name in ["PYTHONPATH", swtbench_tracer::BACKEND_ENV] {
+        if !cmd.get_envs().any(|(key, _)| key == name) {
+            cmd.env_remove(name);
+        }
+    }
+    let described = format!("{cmd:?}");
+    let start = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {described}: {e}"));
+    let mut out_pipe = child.stdout.take().expect("stdout pipe");
+    let mut err_pipe = child.stderr.take().expect("stderr pipe");
+    let out_reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = out_pipe.read_to_end(&mut text);
+        text
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = err_pipe.read_to_end(&mut text);
+        text
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for child") {
+            break status;
+        }
+        if start.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{described} did not finish within {deadline:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let elapsed = start.elapsed();
+    let stdout = String::from_utf8_lossy(&out_reader.join().expect("stdout reader")).to_string();
+    let stderr = String::from_utf8_lossy(&err_reader.join().expect("stderr reader")).to_string();
+    Outcome {
+        status,
+        stdout,
+        stderr,
+        elapsed,
+    }
+}
+
+/// `python trace.py --count -C <cover> --include-pattern <pattern> <program...>` in `cwd`.
+pub fn tracer_command(
+    py: &Path,
+    sandbox: &Sandbox,
+    cover: &Path,
+    pattern: &str,
+    program: &[&str],
+    cwd: &Path,
+) -> Command {
+    let mut cmd = Command::new(py);
+    cmd.arg(sandbox.tracer())
+        .args(["--count", "-C"])
+        .arg(cover)
+        .args(["--include-pattern", pattern])
+        .args(program)
+        .current_dir(cwd);
+    cmd
+}
+
+/// The plain `sys.settrace` counter from the fixtures, with the same pattern and program.
+pub fn reference_command(
+    py: &Path,
+    out: &Path,
+    pattern: &str,
+    program: &[&str],
+    cwd: &Path,
+) -> Command {
+    let mut cmd = Command::new(py);
+    cmd.arg(fixtures().join("ref_counter.py"))
+        .arg("-C")
+        .arg(out)
+        .args(["--include-pattern", pattern])
+        .args(program)
+        .current_dir(cwd);
+    cmd
+}
+
+/// Reads a cover file, checking the line format the grading side relies on.
+pub fn read_cover(path: &Path) -> Hits {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("read cover file {}: {e}", path.display()));
+    parse_cover(&text)
+}
+
+pub fn parse_cover(text: &str) -> Hits {
+    let mut hits = Hits::new();
+    for (index, line) in text.lines().enumerate() {
+        assert!(
+            line.starts_with("{\""),
+            "cover line {} does not start with {{\": {line}",
+            index + 1
+        );
+        let value: serde_json::Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("cover line {} is not JSON ({e}): {line}", index + 1));
+        let object = value.as_object().expect("cover line is an object");
+        assert_eq!(object.len(), 1, "one file per cover line: {line}");
+        for (file, lines) in object {
+            let entry = hits.entry(file.clone()).or_default();
+            for (number, count) in lines.as_object().expect("line map is an object") {
+                let number: u32 = number.parse().expect("line numbers are integers");
+                *entry.entry(number).or_default() += count.as_u64().expect("hits are integers");
+            }
+        }
+    }
+    hits
+}
+
+/// Reads the reference counter's output.
+pub fn read_reference(path: &Path) -> Hits {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("read reference output {}: {e}", path.display()));
+    let value: serde_json::Value = serde_json::from_str(&text).expect("reference output is JSON");
+    let mut hits = Hits::new();
+    for (file, lines) in value.as_object().expect("reference output is an object") {
+        let entry = hits.entry(file.clone()).or_default();
+        for (number, count) in lines.as_object().expect("line map") {
+            entry.insert(
+                number.parse().expect("line number"),
+                count.as_u64().expect("hits"),
+            );
+        }
+    }
+    hits
+}
+
+/// Asserts that the tracer's hits equal the reference counter's on every listed line, that every
+/// line the reference saw run in a traced file is either listed with the same count or not an
+/// executable line, and that both saw the same files.
+pub fn assert_same_hits(ours: &Hits, reference: &Hits, context: &str) {
+    let our_files: BTreeSet<&String> = ours.keys().collect();
+    let reference_files: BTreeSet<&String> = reference
+        .keys()
+        .filter(|f| !(f.starts_with('<') && f.ends_with('>')))
+        .collect();
+    assert_eq!(our_files, reference_files, "{context}: traced files differ");
+    for (file, lines) in ours {
+        let expected = &reference[file];
+        for (line, hits) in lines {
+            let want = expected.get(line).copied().unwrap_or(0);
+            assert_eq!(
+                *hits, want,
+                "{context}: {file}:{line} has {hits} hits, the settrace counter saw {want}"
+            );
+        }
+        let hit_lines = lines.iter().filter(|(_, h)| **h > 0).count();
+        assert!(
+            hit_lines > 0,
+            "{context}: {file} is listed without any hit line"
+        );
+    }
+}
+
+/// Markers written in fixture comments: `+exec` (listed), `-exec` (not listed), `hits=N`.
+#[derive(Debug, Default)]
+pub struct Markers {
+    pub listed: BTreeSet<u32>,
+    pub unlisted: BTreeSet<u32>,
+    pub hits: BTreeMap<u32, u64>,
+}
+
+pub fn markers(source: &Path) -> Markers {
+    let text = std::fs::read_to_string(source).expect("read fixture source");
+    let mut markers = Markers::default();
+    for (index, line) in text.lines().enumerate() {
+        let number = index as u32 + 1;
+        if line.contains("+exec") {
+            markers.listed.insert(number);
+        }
+        if line.contains("-exec") {
+            markers.unlisted.insert(number);
+        }
+        if let Some(pos) = line.find("hits=") {
+            let digits: String = line[pos + 5..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            markers
+                .hits
+                .insert(number, digits.parse().expect("hits=N marker"));
+        }
+    }
+    markers
+}
+
+pub fn assert_markers(hits: &Hits, source: &Path, context: &str) {
+    let key = source.to_string_lossy().to_string();
+    let lines = hits.get(&key).unwrap_or_else(|| {
+        panic!(
+            "{context}: no cover entry for {key}; have {:?}",
+            hits.keys()
+        )
+    });
+    let markers = markers(source);
+    assert!(
+        !markers.listed.is_empty(),
+        "{context}: {key} has no markers"
+    );
+    for line in &markers.listed {
+        assert!(
+            lines.contains_key(line),
+            "{context}: {key}:{line} is marked +exec but not listed"
+        );
+    }
+    for line in &markers.unlisted {
+        assert!(
+            !lines.contains_key(line),
+            "{context}: {key}:{line} is marked -exec but listed with {:?} hits",
+            lines.get(line)
+        );
+    }
+    for (line, want) in &markers.hits {
+        assert_eq!(
+            lines.get(line),
+            Some(want),
+            "{context}: {key}:{line} hit count"
+        );
+    }
+}
+
+/// Line number (1-based) of the first line of `source` containing `needle`.
+pub fn line_of(source: &Path, needle: &str) -> u32 {
+    let text = std::fs::read_to_string(source).expect("read source");
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle:?} not in {}", source.display())) as u32
+        + 1
+}
+
+pub fn regex_escape(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if "\\.^$|?*+()[]{}".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Include pattern matching every file under `dir`.
+pub fn everything_under(dir: &Path) -> String {
+    format!("{}/.*", regex_escape(&dir.to_string_lossy()))
+}

@@ -1,0 +1,259 @@
+//! Running programs under the tracer: script, `-m` and `-c` modes, exit statuses, errors and the
+//! command line, with hit maps compared to a plain `sys.settrace` counter.
+#![allow(clippy::print_stdout, clippy::unwrap_used)]
+
+#[macro_use]
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::{
+    assert_markers, assert_same_hits, everything_under, line_of, read_cover, read_reference,
+    reference_command, run, tracer_command, HostPython, Sandbox,
+};
+
+const DEADLINE: Duration = Duration::from_secs(120);
+
+fn script_mode_matches_reference(py: &HostPython) {
+    let sandbox = Sandbox::new();
+    let programs = sandbox.copy_fixture("programs");
+    let script = programs.join("features.py");
+    let script_arg = script.to_str().unwrap();
+    let pattern = everything_under(&programs);
+    let cover = sandbox.cover();
+
+    let traced = run(
+        tracer_command(
+            &py.exe,
+            &sandbox,
+            &cover,
+            &pattern,
+            &[script_arg],
+            &programs,
+        ),
+        DEADLINE,
+    );
+    // features.py ends with sys.exit(3); the tracer swallows SystemExit like the original.
+    assert_eq!(traced.code(), Some(0), "{}", traced.describe());
+    assert!(traced.stdout.contains("6 "), "{}", traced.describe());
+
+    let reference_out = sandbox.path().join("reference.json");
+    let reference = run(
+        reference_command(&py.exe, &reference_out, &pattern, &[script_arg], &programs),
+        DEADLINE,
+    );
+    assert_eq!(reference.code(), Some(3), "{}", reference.describe());
+    assert_eq!(traced.stdout, reference.stdout);
+
+    let ours = read_cover(&cover);
+    assert_same_hits(&ours, &read_reference(&reference_out), &py.name);
+    assert_markers(&ours, &script, &py.name);
+}
+per_python!(script_mode_matches_reference);
+
+fn threads_match_reference(py: &HostPython) {
+    let sandbox = Sandbox::new();
+    let programs = sandbox.copy_fixture("programs");
+    let script = programs.join("threads.py");
+    let script_arg = script.to_str().unwrap();
+    let pattern = everything_under(&programs);
+    let cover = sandbox.cover();
+
+    let traced = run(
+        tracer_command(
+            &py.exe,
+            &sandbox,
+            &cover,
+            &pattern,
+            &[script_arg],
+            &programs,
+        ),
+        DEADLINE,
+    );
+    assert_eq!(traced.code(), Some(0), "{}", traced.describe());
+    let reference_out = sandbox.path().join("reference.json");
+    let reference = run(
+        reference_command(&py.exe, &reference_out, &pattern, &[script_arg], &programs),
+        DEADLINE,
+    );
+    assert_eq!(reference.code(), Some(0), "{}", reference.describe());
+
+    let ours = read_cover(&cover);
+    assert_same_hits(&ours, &read_reference(&reference_out), &py.name);
+    // Seven count_to calls ran in five threads and the main thread: 5+10+20+7+3+4 loop turns.
+    let body = line_of(&script, "total += i");
+    assert_eq!(ours[script.to_str().unwrap()][&body], 49);
+}
+per_python!(threads_match_reference);
+
+fn module_and_code_modes(py: &HostPython) {
+    let sandbox = Sandbox::new();
+    let programs = sandbox.copy_fixture("programs");
+    let kid = programs.join("kid.py");
+    let pattern = everything_under(&programs);
+    let cover = sandbox.cover();
+
+    let mut module = tracer_command(
+        &py.exe,
+        &sandbox,
+        &cover,
+        &pattern,
+        &["-m", "kid", "3", "5"],
+        sandbox.path(),
+    );
+    module.env("PYTHONPATH", &programs);
+    let module = run(module, DEADLINE);
+    assert_eq!(module.code(), Some(0), "{}", module.describe());
+    assert_eq!(module.stdout.trim(), "kid 3");
+
+    let reference_out = sandbox.path().join("reference.json");
+    let mut reference = reference_command(
+        &py.exe,
+        &reference_out,
+        &pattern,
+        &["-m", "kid", "3", "5"],
+        sandbox.path(),
+    );
+    reference.env("PYTHONPATH", &programs);
+    let reference = run(reference, DEADLINE);
+    assert_eq!(reference.code(), Some(5), "{}", reference.describe());
+    assert_same_hits(
+        &read_cover(&cover),
+        &read_reference(&reference_out),
+        &py.name,
+    );
+
+    std::fs::remove_file(&cover).unwrap();
+    let code = "import sys, kid\nprint(kid.work(4), sys.argv)";
+    let mut inline = tracer_command(
+        &py.exe,
+        &sandbox,
+        &cover,
+        &pattern,
+        &["-c", code, "a", "b"],
+        sandbox.path(),
+    );
+    inline.env("PYTHONPATH", &programs);
+    let inline = run(inline, DEADLINE);
+    assert_eq!(inline.code(), Some(0), "{}", inline.describe());
+    assert_eq!(inline.stdout.trim(), "6 ['-c', 'a', 'b']");
+    let hits = read_cover(&cover);
+    let kid_hits = &hits[kid.to_str().unwrap()];
+    assert_eq!(kid_hits[&line_of(&kid, "total += i")], 4);
+    assert_eq!(kid_hits[&line_of(&kid, "print(\"kid\"")], 0);
+}
+per_python!(module_and_code_modes);
+
+fn uncaught_exception_still_writes_coverage(py: &HostPython) {
+    let sandbox = Sandbox::new();
+    let programs = sandbox.copy_fixture("programs");
+    let script = programs.join("fails.py");
+    let cover = sandbox.cover();
+    let outcome = run(
+        tracer_command(
+            &py.exe,
+            &sandbox,
+            &cover,
+            &everything_under(&programs),
+            &[script.to_str().unwrap()],
+            &programs,
+        ),
+        DEADLINE,
+    );
+    assert_eq!(outcome.code(), Some(1), "{}", outcome.describe());
+    assert!(
+        outcome.stderr.contains("RuntimeError: boom"),
+        "{}",
+        outcome.describe()
+    );
+    assert!(
+        !outcome.stderr.contains("trace.py"),
+        "the traceback shows the program's frames only:\n{}",
+        outcome.stderr
+    );
+    let hits = read_cover(&cover);
+    let lines = &hits[script.to_str().unwrap()];
+    assert_eq!(lines[&line_of(&script, "raise RuntimeError")], 1);
+    assert_eq!(lines[&line_of(&script, "return value")], 0);
+}
+per_python!(uncaught_exception_still_writes_coverage);
+
+fn command_line_errors_and_ignored_flags(py: &HostPython) {
+    let sandbox = Sandbox::new();
+    let programs = sandbox.copy_fixture("programs");
+    let kid = programs.join("kid.py");
+    let kid_arg = kid.to_str().unwrap();
+    let tracer = sandbox.tracer();
+
+    let mut unknown = Command::new(&py.exe);
+    unknown.arg(&tracer).args(["--count", "--bogus", kid_arg]);
+    let unknown = run(unknown, DEADLINE);
+    assert_eq!(unknown.code(), Some(2), "{}", unknown.describe());
+    assert!(unknown.stderr.contains("unrecognized option --bogus"));
+
+    let mut missing = Command::new(&py.exe);
+    missing.arg(&tracer).args(["--count", "-C", "x.cover"]);
+    let missing = run(missing, DEADLINE);
+    assert_eq!(missing.code(), Some(2), "{}", missing.describe());
+
+    let mut no_module = Command::new(&py.exe);
+    no_module
+        .arg(&tracer)
+        .args(["--count", "-C", "x.cover", "--include-pattern", ".*"])
+        .args(["-m", "no_such_module_anywhere"]);
+    let no_module = run(no_module, DEADLINE);
+    assert_eq!(no_module.code(), Some(1), "{}", no_module.describe());
+    assert!(no_module.stderr.contains("No module named"));
+
+    // Flags of the original command line are accepted; -C takes an attached value; include
+    // patterns are joined with |, each alternative matching a whole path.
+    let cover = sandbox.path().join("attached.cover");
+    let stale_lock = sandbox.path().join("attached.cover.lock");
+    std::fs::write(&stale_lock, "").unwrap();
+    let mut flags = Command::new(&py.exe);
+    flags
+        .arg(&tracer)
+        .args([
+            "--count",
+            "-t",
+            "--missing",
+            "-s",
+            "-g",
+            "-f",
+            "counts",
+            "-R",
+        ])
+        .arg(format!("-C{}", cover.display()))
+        .args(["--include-pattern", "no/such/file\\.py"])
+        .args(["--include-pattern", &common::regex_escape(kid_arg)])
+        .args(["--", kid_arg, "2"])
+        .current_dir(sandbox.path());
+    let flags = run(flags, DEADLINE);
+    assert_eq!(flags.code(), Some(0), "{}", flags.describe());
+    assert_eq!(flags.stdout.trim(), "kid 1");
+    let hits = read_cover(&cover);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[kid_arg][&line_of(&kid, "total += i")], 2);
+}
+per_python!(command_line_errors_and_ignored_flags);
+
+#[test]
+fn every_host_python_runs_the_script_mode() {
+    let pythons = common::host_pythons();
+    if pythons.is_empty() {
+        println!("skipped: no Python under $(pyenv root)/versions");
+        return;
+    }
+    for py in &pythons {
+        script_mode_matches_reference(py);
+    }
+    for py in common::all_host_pythons() {
+        if py.version < swtbench_tracer::MIN_PYTHON {
+            println!(
+                "note: Python {} is not supported by the tracer (it needs 3.5+)",
+                py.name
+            );
+        }
+    }
+}
