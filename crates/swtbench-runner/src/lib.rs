@@ -1,1 +1,35 @@
-//! Placeholder: filled in by its issue.
+//! Plans, schedules and executes SWT-Bench evaluations on a container backend.
+//!
+//! The flow, as data:
+//!
+//! 1. [`plan::plan`]: instances + predictions + rendered specs + what already exists (images, keyed
+//!    run outputs, cached extractions) → a [`Plan`]: per instance skip / empty patch / evaluate,
+//!    per run its directory, content key and action, per image reuse or build. Pure apart from a
+//!    read-only [`plan::OutputLookup`]. `--dry-run` prints it.
+//! 2. [`runner::run`]: follows the plan on a [`swtbench_backend::ContainerBackend`]: images built
+//!    lazily and once, instances in parallel, runs in fresh containers with timeouts, outputs and
+//!    content keys written atomically ([`execute`], [`keys`]), each instance graded as soon as it
+//!    is done ([`report`]), the run report at the end, images above the cache level removed
+//!    ([`images`]). It never prints: it emits [`events::Event`]s to an [`events::EventSink`].
+//! 3. Cancellation ([`cancel::Cancel`]) escalates from "stop and write partial reports" to "kill".
+//!
+//! Resume is a property of the keys: rerunning the same command reuses every run whose directory
+//! holds an output with the same key and executes the rest, and the reports are recomputed.
+
+pub mod cancel;
+pub mod events;
+pub mod execute;
+pub mod fsutil;
+pub mod images;
+pub mod keys;
+pub mod plan;
+pub mod prepare;
+pub mod report;
+pub mod runner;
+pub mod settings;
+
+pub use cancel::Cancel;
+pub use events::{Event, EventSink};
+pub use plan::{plan, Plan, PlanInput};
+pub use runner::{run, Evaluation, InstanceResult, RunOutput};
+pub use settings::{CacheLevel, ImageKind, RunSettings};

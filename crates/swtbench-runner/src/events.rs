@@ -1,0 +1,374 @@
+//! What the runner reports while it works. The runner never prints: it sends [`Event`]s to an
+//! [`EventSink`], and consumers (the terminal progress display, the `--events` JSON Lines file)
+//! render them.
+//!
+//! # JSON Lines format (version 1)
+//!
+//! [`JsonlWriter`] writes one JSON object per line, flushed after each line:
+//!
+//! ```json
+//! {"v":1,"ts":"2025-01-01T12:00:00.123Z","elapsed_ms":5012,"event":"run_finished","instance_id":"a__b-1","run":"gold_pre","result":{"kind":"executed","exit_code":0,"timed_out":false,"duration_ms":3120}}
+//! ```
+//!
+//! Every line has `v` (the format version, 1), `ts` (UTC, RFC 3339 with milliseconds),
+//! `elapsed_ms` (since the run started) and `event` (the variant name in snake_case); the other
+//! fields are those of the variant as documented on [`Event`]. Enumerations are objects with a
+//! `kind` field. Consumers must ignore fields and event names they do not know: new ones may be
+//! added without a version bump; renaming or removing one bumps `v`.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use serde::Serialize;
+use swtbench_core::RunKind;
+
+use crate::settings::ImageKind;
+
+/// Version of the JSON Lines event format.
+pub const EVENTS_FORMAT: u32 = 1;
+
+/// What an instance is doing right now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Phase {
+    /// Waiting for a worker.
+    Queued,
+    /// Extracting the patch from the raw model output.
+    Extracting,
+    /// Waiting for (or building) its images.
+    Images,
+    /// Executing one of the six runs.
+    Running { run: RunKind },
+    /// Grading and writing report.json.
+    Grading,
+}
+
+impl Phase {
+    pub fn label(&self) -> String {
+        match self {
+            Phase::Queued => "queued".into(),
+            Phase::Extracting => "extracting the patch".into(),
+            Phase::Images => "images".into(),
+            Phase::Running { run } => format!("running {run}"),
+            Phase::Grading => "grading".into(),
+        }
+    }
+}
+
+/// How one run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RunOutcome {
+    /// Executed in a container.
+    Executed {
+        exit_code: Option<i64>,
+        timed_out: bool,
+        duration_ms: u64,
+        /// Time spent by the harness around the script: create, copy, remove.
+        overhead_ms: u64,
+    },
+    /// An output with the same content key was already there.
+    Reused,
+    /// Copied from another run with the same content key.
+    Copied { from: String },
+    /// Could not be run (the reason says why); no output was written.
+    Failed { reason: String },
+}
+
+/// How one instance ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum InstanceOutcome {
+    Resolved,
+    Unresolved {
+        applied: bool,
+    },
+    /// Graded as an empty patch without running anything.
+    EmptyPatch,
+    /// Not evaluated (plan-time reason, extraction failure).
+    Skipped {
+        reason: String,
+    },
+    /// Something failed (image build, container, …); a rerun retries it.
+    Error {
+        reason: String,
+    },
+    /// The run was cancelled before the instance finished.
+    Interrupted,
+}
+
+impl InstanceOutcome {
+    pub fn is_failure(&self) -> bool {
+        matches!(
+            self,
+            InstanceOutcome::Skipped { .. }
+                | InstanceOutcome::Error { .. }
+                | InstanceOutcome::Interrupted
+        )
+    }
+
+    pub fn label(&self) -> String {
+        match self {
+            InstanceOutcome::Resolved => "resolved".into(),
+            InstanceOutcome::Unresolved { applied: true } => "unresolved".into(),
+            InstanceOutcome::Unresolved { applied: false } => "not applied".into(),
+            InstanceOutcome::EmptyPatch => "empty patch".into(),
+            InstanceOutcome::Skipped { reason } => format!("skipped: {reason}"),
+            InstanceOutcome::Error { reason } => format!("error: {reason}"),
+            InstanceOutcome::Interrupted => "interrupted".into(),
+        }
+    }
+}
+
+/// How an image became available.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ImageOutcome {
+    Built { duration_ms: u64 },
+    Reused,
+    Failed { reason: String },
+}
+
+/// Why a run is being cancelled, ordered by urgency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelReason {
+    /// First Ctrl-C (or SIGTERM): stop scheduling, stop containers, write partial reports.
+    Interrupt,
+    /// Second Ctrl-C: kill containers and exit without reports.
+    Kill,
+}
+
+/// Totals at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct RunStats {
+    pub instances: usize,
+    pub resolved: usize,
+    pub unresolved: usize,
+    pub empty_patch: usize,
+    pub errors: usize,
+    pub skipped: usize,
+    pub interrupted: usize,
+    pub runs_executed: usize,
+    pub runs_reused: usize,
+    pub runs_copied: usize,
+    pub runs_failed: usize,
+    pub runs_timed_out: usize,
+    pub images_built: usize,
+    pub images_removed: usize,
+}
+
+/// One thing that happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The plan is made and work starts. `instances` counts the instances of the run report;
+    /// `to_evaluate` those that need containers.
+    RunStarted {
+        run_id: String,
+        model: String,
+        instances: usize,
+        to_evaluate: usize,
+        runs_to_execute: usize,
+        images_to_build: usize,
+    },
+    /// Containers labelled with this run id, left by an earlier crash, were removed.
+    LeftoversRemoved {
+        containers: usize,
+    },
+    InstanceStarted {
+        instance_id: String,
+    },
+    InstancePhase {
+        instance_id: String,
+        phase: Phase,
+    },
+    ImageBuildStarted {
+        tag: String,
+        kind: ImageKind,
+        instance_id: String,
+    },
+    ImageReady {
+        tag: String,
+        kind: ImageKind,
+        outcome: ImageOutcome,
+    },
+    RunFinished {
+        instance_id: String,
+        run: RunKind,
+        result: RunOutcome,
+    },
+    InstanceFinished {
+        instance_id: String,
+        outcome: InstanceOutcome,
+        duration_ms: u64,
+    },
+    CancelRequested {
+        reason: CancelReason,
+    },
+    ImageRemoved {
+        tag: String,
+        kind: ImageKind,
+    },
+    /// A non-fatal problem worth telling (an image that could not be removed, …).
+    Warning {
+        message: String,
+    },
+    ReportWritten {
+        path: String,
+    },
+    RunFinishedAll {
+        stats: RunStats,
+        duration_ms: u64,
+    },
+}
+
+/// Receives events. Implementations must be cheap and must not block for long: they are called
+/// from the runner's tasks.
+pub trait EventSink: Send + Sync {
+    fn event(&self, event: &Event);
+}
+
+/// Discards everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NullSink;
+
+impl EventSink for NullSink {
+    fn event(&self, _event: &Event) {}
+}
+
+/// Keeps every event (tests).
+#[derive(Debug, Default)]
+pub struct RecordingSink {
+    events: Mutex<Vec<Event>>,
+}
+
+impl RecordingSink {
+    pub fn events(&self) -> Vec<Event> {
+        self.events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl EventSink for RecordingSink {
+    fn event(&self, event: &Event) {
+        self.events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(event.clone());
+    }
+}
+
+/// Sends each event to several sinks.
+pub struct FanOut(pub Vec<Box<dyn EventSink>>);
+
+impl std::fmt::Debug for FanOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FanOut({} sinks)", self.0.len())
+    }
+}
+
+impl EventSink for FanOut {
+    fn event(&self, event: &Event) {
+        for s in &self.0 {
+            s.event(event);
+        }
+    }
+}
+
+/// Writes events as JSON Lines (format above) to a file.
+#[derive(Debug)]
+pub struct JsonlWriter {
+    out: Mutex<std::io::BufWriter<std::fs::File>>,
+    started: Instant,
+}
+
+impl JsonlWriter {
+    /// Creates (truncates) `path`.
+    pub fn create(path: &Path) -> std::io::Result<JsonlWriter> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        Ok(JsonlWriter {
+            out: Mutex::new(std::io::BufWriter::new(std::fs::File::create(path)?)),
+            started: Instant::now(),
+        })
+    }
+}
+
+/// One event as its JSON Lines record (without the newline).
+pub fn jsonl_record(event: &Event, ts: &str, elapsed_ms: u64) -> String {
+    let mut obj = serde_json::Map::new();
+    obj.insert("v".into(), EVENTS_FORMAT.into());
+    obj.insert("ts".into(), ts.into());
+    obj.insert("elapsed_ms".into(), elapsed_ms.into());
+    if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(event) {
+        for (k, v) in fields {
+            obj.insert(k, v);
+        }
+    }
+    serde_json::Value::Object(obj).to_string()
+}
+
+impl EventSink for JsonlWriter {
+    fn event(&self, event: &Event) {
+        let ts = chrono::Utc::now()
+            .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+            .to_string();
+        let line = jsonl_record(event, &ts, self.started.elapsed().as_millis() as u64);
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        // A full disk must not stop the evaluation; the file is a side channel.
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_have_the_documented_envelope() {
+        let e = Event::RunFinished {
+            instance_id: "a__b-1".into(),
+            run: RunKind::GoldPre,
+            result: RunOutcome::Executed {
+                exit_code: Some(0),
+                timed_out: false,
+                duration_ms: 3120,
+                overhead_ms: 400,
+            },
+        };
+        let line = jsonl_record(&e, "2025-01-01T12:00:00.123Z", 5012);
+        assert_eq!(
+            line,
+            r#"{"v":1,"ts":"2025-01-01T12:00:00.123Z","elapsed_ms":5012,"event":"run_finished","instance_id":"a__b-1","run":"gold_pre","result":{"kind":"executed","exit_code":0,"timed_out":false,"duration_ms":3120,"overhead_ms":400}}"#
+        );
+    }
+
+    #[test]
+    fn the_writer_appends_one_line_per_event() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sub/events.jsonl");
+        let w = JsonlWriter::create(&path).expect("create");
+        w.event(&Event::InstanceStarted {
+            instance_id: "x".into(),
+        });
+        w.event(&Event::CancelRequested {
+            reason: CancelReason::Interrupt,
+        });
+        let text = std::fs::read_to_string(&path).expect("read");
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("json"))
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["event"], "instance_started");
+        assert_eq!(lines[1]["reason"], "interrupt");
+        assert!(lines[1]["ts"].as_str().is_some_and(|t| t.ends_with('Z')));
+    }
+}

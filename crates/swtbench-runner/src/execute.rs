@@ -1,0 +1,276 @@
+//! Executing one run: a fresh container from the instance image (no network unless allowed, an
+//! init, labels, limits), `/eval.sh` (and the tracer) copied in, `/bin/bash /eval.sh` executed
+//! with the timeout and the output cap, the outputs written atomically, the container removed.
+//!
+//! Files of a run directory (§4.8), in the order they are written: the stale key file is removed
+//! first; `eval.sh`, `exec_spec.json` and, for the two prediction runs, `model_patch.diff`; after
+//! the script, `test_output.txt` (the combined output; a timeout appends [`timeout_marker`]); the
+//! key file last. `run_instance.log` collects the harness's own notes. A failure before the output
+//! is written leaves no output, so a rerun retries the run.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use swtbench_backend::labels::run_labels;
+use swtbench_backend::{
+    ContainerBackend, ContainerFile, ContainerSpec, ExecRequest, NetworkAccess,
+};
+use swtbench_core::layout::{
+    EVAL_SCRIPT_FILE, EXEC_SPEC_FILE, MODEL_PATCH_FILE, RUN_INSTANCE_LOG_FILE, TEST_OUTPUT_FILE,
+};
+use swtbench_spec::eval::TRACE_PATH;
+
+use crate::fsutil::{append_line, remove_if_exists, write_atomic};
+use crate::keys::{KeyRecord, RunResult, KEY_FILE};
+use crate::plan::RunPlan;
+use crate::settings::RunSettings;
+
+/// The line appended to `test_output.txt` when the eval script hit the timeout. None of the log
+/// parsers reads it as a test, and it avoids the original's `>>>>> Tests Timed Out` marker, which
+/// would void the run's results.
+pub fn timeout_marker(timeout: Duration) -> String {
+    format!(
+        "\n[swtbench: the eval script timed out after {} s and was killed; the output above is what it printed until then]\n",
+        timeout.as_secs()
+    )
+}
+
+/// Containers this process created and has not removed yet (for cancellation cleanup).
+#[derive(Debug, Default)]
+pub struct ContainerRegistry {
+    ids: Mutex<HashSet<String>>,
+}
+
+impl ContainerRegistry {
+    pub fn add(&self, id: &str) {
+        self.ids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id.to_string());
+    }
+    pub fn remove(&self, id: &str) {
+        self.ids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
+    }
+    pub fn ids(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .ids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+/// What executing a run produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Executed {
+    pub result: RunResult,
+    /// Harness time around the script (create, start, copy, remove).
+    pub overhead: Duration,
+}
+
+/// Why a run could not be executed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExecError {
+    #[error("{0}")]
+    Engine(String),
+    #[error("writing {path}: {message}")]
+    Io { path: String, message: String },
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> ExecError + '_ {
+    move |e| ExecError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Everything one run needs.
+#[derive(Debug, Clone, Copy)]
+pub struct RunJob<'a> {
+    pub instance_id: &'a str,
+    pub run: &'a RunPlan,
+    pub image: &'a str,
+    pub user: &'a str,
+    pub platform: &'a str,
+    /// The model patch as executed, written as `model_patch.diff` in the prediction runs.
+    pub model_patch: &'a str,
+    /// The tracer's text when coverage is on.
+    pub tracer: Option<&'a str>,
+}
+
+/// Writes the files that describe a run before it executes (and drops a stale key first).
+pub fn write_run_inputs(job: &RunJob<'_>) -> Result<(), ExecError> {
+    let dir = &job.run.dir;
+    let key = dir.join(KEY_FILE);
+    remove_if_exists(&key).map_err(io_err(&key))?;
+    let p = dir.join(EVAL_SCRIPT_FILE);
+    write_atomic(&p, job.run.eval_script.as_bytes()).map_err(io_err(&p))?;
+    let p = dir.join(EXEC_SPEC_FILE);
+    write_atomic(&p, job.run.exec_spec_json.as_bytes()).map_err(io_err(&p))?;
+    if !job.run.kind.is_shared() {
+        let p = dir.join(MODEL_PATCH_FILE);
+        write_atomic(&p, job.model_patch.as_bytes()).map_err(io_err(&p))?;
+    }
+    Ok(())
+}
+
+/// Writes `test_output.txt` and then the key file.
+pub fn write_run_outputs(
+    run: &RunPlan,
+    output: &[u8],
+    result: &RunResult,
+) -> Result<(), ExecError> {
+    let p = run.dir.join(TEST_OUTPUT_FILE);
+    write_atomic(&p, output).map_err(io_err(&p))?;
+    let record = KeyRecord {
+        key: run.key.clone(),
+        inputs: run.key_inputs.clone(),
+        result: result.clone(),
+    };
+    let p = run.dir.join(KEY_FILE);
+    write_atomic(&p, record.to_json().as_bytes()).map_err(io_err(&p))
+}
+
+fn log(dir: &Path, line: &str) {
+    let stamp = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S%.3f");
+    // The log is informational; failing to append must not fail the run.
+    let _ = append_line(&dir.join(RUN_INSTANCE_LOG_FILE), &format!("{stamp} {line}"));
+}
+
+/// Executes one run end to end. The container is removed whatever happens, except when the
+/// future is dropped (cancellation): then it stays in `registry` for the caller to remove.
+pub async fn execute_run<B: ContainerBackend>(
+    backend: &B,
+    settings: &RunSettings,
+    registry: &ContainerRegistry,
+    job: &RunJob<'_>,
+) -> Result<Executed, ExecError> {
+    let started = Instant::now();
+    let dir = &job.run.dir;
+    write_run_inputs(job)?;
+    let mut spec = ContainerSpec::new(job.image);
+    spec.user = Some(job.user.to_string());
+    spec.labels = run_labels(&settings.run_id, job.instance_id, job.run.kind.as_str());
+    spec.limits = settings.exec.limits;
+    spec.network = if settings.exec.allow_network {
+        NetworkAccess::Enabled
+    } else {
+        NetworkAccess::Disabled
+    };
+    spec.platform = Some(job.platform.to_string());
+    let id = backend
+        .container_create(&spec)
+        .await
+        .map_err(|e| ExecError::Engine(e.to_string()))?;
+    registry.add(&id);
+    log(dir, &format!("container {id} created from {}", job.image));
+    let result = run_in_container(backend, settings, &id, job).await;
+    let removed = backend.container_remove(&id).await;
+    registry.remove(&id);
+    if let Err(e) = &removed {
+        log(dir, &format!("removing container {id} failed: {e}"));
+    }
+    let (output, exec_duration, exit_code, timed_out, omitted) = result?;
+    let mut bytes = output;
+    if timed_out {
+        bytes.extend_from_slice(timeout_marker(settings.exec.timeout).as_bytes());
+    }
+    let run_result = RunResult {
+        exit_code,
+        timed_out,
+        omitted_bytes: omitted,
+        duration_ms: exec_duration.as_millis() as u64,
+    };
+    write_run_outputs(job.run, &bytes, &run_result)?;
+    log(
+        dir,
+        &if timed_out {
+            format!(
+                "eval script timed out after {} s; output kept",
+                settings.exec.timeout.as_secs()
+            )
+        } else {
+            format!(
+                "eval script exited with {} after {:.1} s",
+                exit_code.map_or("no code".to_string(), |c| c.to_string()),
+                exec_duration.as_secs_f64()
+            )
+        },
+    );
+    let overhead = started.elapsed().saturating_sub(exec_duration);
+    Ok(Executed {
+        result: run_result,
+        overhead,
+    })
+}
+
+type InContainer = (Vec<u8>, Duration, Option<i64>, bool, u64);
+
+async fn run_in_container<B: ContainerBackend>(
+    backend: &B,
+    settings: &RunSettings,
+    id: &str,
+    job: &RunJob<'_>,
+) -> Result<InContainer, ExecError> {
+    let engine = |e: swtbench_backend::BackendError| ExecError::Engine(e.to_string());
+    backend.container_start(id).await.map_err(engine)?;
+    let mut files = vec![ContainerFile::new("/eval.sh", job.run.eval_script.clone()).mode(0o755)];
+    if let Some(tracer) = job.tracer {
+        files.push(ContainerFile::new(TRACE_PATH, tracer.to_string()));
+    }
+    backend.copy_in(id, &files).await.map_err(engine)?;
+    let mut request = ExecRequest::new(["/bin/bash", "/eval.sh"]).timeout(settings.exec.timeout);
+    request.output_limit = settings.exec.max_output;
+    let out = backend.exec(id, &request).await.map_err(engine)?;
+    Ok((
+        out.output,
+        out.duration,
+        out.exit_code,
+        out.timed_out,
+        out.omitted_bytes,
+    ))
+}
+
+/// Gives `run` the output of `from` (a run with the same key): the run's own input files, the
+/// other's `test_output.txt` and result, and its own key file.
+pub fn copy_run(from: &Path, job: &RunJob<'_>, result: &RunResult) -> Result<(), ExecError> {
+    write_run_inputs(job)?;
+    let src = from.join(TEST_OUTPUT_FILE);
+    let output = std::fs::read(&src).map_err(io_err(&src))?;
+    write_run_outputs(job.run, &output, result)?;
+    log(
+        &job.run.dir,
+        &format!("output copied from {} (same content key)", from.display()),
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_timeout_marker_is_invisible_to_the_parsers() {
+        let log = format!(
+            "+ pytest -rA tests/t.py\nApplied patch tests/t.py cleanly.\ncollected 1 item\n{}",
+            timeout_marker(Duration::from_secs(20))
+        );
+        for parser in swtbench_grade::Parser::ALL {
+            if parser == swtbench_grade::Parser::ReproductionScript {
+                continue;
+            }
+            let parsed = swtbench_grade::logs::parse_text(&log, parser);
+            assert!(parsed.tests.is_empty(), "{parser}: {:?}", parsed.tests);
+            assert!(parsed.applied, "{parser}: the marker must not void the run");
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! Image recipes (base → env → instance) from a rendered spec, the image inventory, and the cache
+//! level policy that decides which images a run removes again (§3.5, §3.6).
+//!
+//! Recipes carry the pristine, key-defining text; the build-only CA bundle and proxy lines are
+//! added by the backend's [`swtbench_backend::BuildNetwork`] at build time, so keys never change.
+//! With `--repo-mirror` the instance image clones from a bare mirror put into the build context
+//! (as bulk files, not copied next to the build log); `setup_repo.sh` and the key stay the same.
+//! Build files and logs go where the original puts them (§4.8): base and env images under
+//! `image_build_logs/base/<key>`, instance images under `image_build_logs/instances/<key>`, with
+//! `:` in the key written as `__`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use swtbench_backend::labels::{KIND, MANAGED, RUN_ID};
+use swtbench_backend::{BuildContext, BuildRequest, ContainerBackend, ImageRecipe};
+use swtbench_spec::{ExecSpec, MIRROR_CONTEXT_DIR};
+
+use crate::plan::{ExistingImage, ImageInventory, BASE_IMAGE_ID_LABEL};
+use crate::settings::{ImageKind, RunSettings};
+
+/// The directory name of an image key in `image_build_logs` (`:` → `__`).
+pub fn key_dir_name(key: &str) -> String {
+    key.replace(':', "__")
+}
+
+/// Where an image's build files and log go.
+pub fn build_log_dir(build_logs: &Path, kind: ImageKind, key: &str) -> PathBuf {
+    let sub = match kind {
+        // The original keeps env builds under `base/` too.
+        ImageKind::Base | ImageKind::Env => "base",
+        ImageKind::Instance => "instances",
+    };
+    build_logs.join(sub).join(key_dir_name(key))
+}
+
+/// The recipes of one instance's images. `base` is `None` for an existing local base image.
+#[derive(Debug, Clone)]
+pub struct InstanceRecipes {
+    pub base: Option<ImageRecipe>,
+    pub env: ImageRecipe,
+    pub instance: ImageRecipe,
+}
+
+/// Why recipes could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum RecipeError {
+    #[error("reading the repository mirror {}: {source}", path.display())]
+    Mirror {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("building the context of {tag}: {message}")]
+    Context { tag: String, message: String },
+}
+
+/// Labels of an image swtbench builds. Images the run will remove again (above the cache level)
+/// also carry the run id, so `swtbench clean --run-id` finds them after a crash.
+pub fn image_labels(settings: &RunSettings, kind: ImageKind) -> BTreeMap<String, String> {
+    let mut l = BTreeMap::from([
+        (MANAGED.to_string(), "true".to_string()),
+        (KIND.to_string(), kind.as_str().to_string()),
+    ]);
+    if !settings.images.cache_level.keeps(kind) {
+        l.insert(RUN_ID.to_string(), settings.run_id.clone());
+    }
+    l
+}
+
+fn request(
+    settings: &RunSettings,
+    spec: &ExecSpec,
+    tag: &str,
+    kind: ImageKind,
+    context: BuildContext,
+) -> ImageRecipe {
+    let mut request = BuildRequest::new(tag, context);
+    request.labels = image_labels(settings, kind);
+    request.platform = Some(spec.platform().to_string());
+    request.timeout = settings.images.build_timeout;
+    ImageRecipe {
+        request,
+        log_dir: Some(build_log_dir(&settings.outputs.build_logs, kind, tag)),
+    }
+}
+
+fn ctx_err(tag: &str) -> impl Fn(swtbench_backend::BackendError) -> RecipeError + '_ {
+    move |e| RecipeError::Context {
+        tag: tag.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// The recipes of `spec`'s images. `base_image_id` is the id of an existing local base image
+/// (recorded on the env image to notice when the base tag moves). `with_mirror_files`: put the
+/// repository mirror into the instance context (only needed when the instance image is built).
+pub fn recipes(
+    settings: &RunSettings,
+    spec: &ExecSpec,
+    base_image_id: Option<&str>,
+    with_mirror_files: bool,
+) -> Result<InstanceRecipes, RecipeError> {
+    let base = spec.base_dockerfile.as_ref().map(|df| {
+        request(
+            settings,
+            spec,
+            &spec.keys.base,
+            ImageKind::Base,
+            BuildContext::new(df.clone()),
+        )
+    });
+    let env_tag = &spec.keys.env;
+    let mut env_ctx = BuildContext::new(spec.env_dockerfile.clone());
+    env_ctx
+        .add_file("setup_env.sh", spec.setup_env_sh.clone(), 0o755)
+        .map_err(ctx_err(env_tag))?;
+    let mut env = request(settings, spec, env_tag, ImageKind::Env, env_ctx);
+    if let Some(id) = base_image_id {
+        env.request
+            .labels
+            .insert(BASE_IMAGE_ID_LABEL.to_string(), id.to_string());
+    }
+    let inst_tag = &spec.keys.instance;
+    let mut inst_ctx = match &settings.images.repo_mirror {
+        Some(_) => BuildContext::new(spec.instance_dockerfile_with_mirror()),
+        None => BuildContext::new(spec.instance_dockerfile.clone()),
+    };
+    inst_ctx
+        .add_file("setup_repo.sh", spec.setup_repo_sh.clone(), 0o755)
+        .map_err(ctx_err(inst_tag))?;
+    if let (Some(mirror), true) = (&settings.images.repo_mirror, with_mirror_files) {
+        let dir = mirror.join(format!("{}.git", spec.repo.replace('/', "__")));
+        add_mirror(&mut inst_ctx, &dir, inst_tag)?;
+    }
+    let instance = request(settings, spec, inst_tag, ImageKind::Instance, inst_ctx);
+    Ok(InstanceRecipes {
+        base,
+        env,
+        instance,
+    })
+}
+
+/// Adds every regular file of a bare mirror under [`MIRROR_CONTEXT_DIR`].
+fn add_mirror(ctx: &mut BuildContext, dir: &Path, tag: &str) -> Result<(), RecipeError> {
+    let io = |source: std::io::Error| RecipeError::Mirror {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).map_err(io)? {
+            let entry = entry.map_err(io)?;
+            let ft = entry.file_type().map_err(io)?;
+            let path = entry.path();
+            if ft.is_dir() {
+                stack.push(path);
+            } else if ft.is_file() {
+                let rel = path.strip_prefix(dir).unwrap_or(&path);
+                let name = format!("{MIRROR_CONTEXT_DIR}/{}", rel.to_string_lossy());
+                let bytes = std::fs::read(&path).map_err(io)?;
+                ctx.add_bulk_file(&name, bytes, 0o644)
+                    .map_err(ctx_err(tag))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Looks up every tag in `tags` on the engine.
+pub async fn image_inventory<B: ContainerBackend>(
+    backend: &B,
+    tags: impl IntoIterator<Item = String>,
+) -> Result<ImageInventory, swtbench_backend::BackendError> {
+    let mut out = ImageInventory::new();
+    for tag in tags {
+        if out.contains_key(&tag) {
+            continue;
+        }
+        let found = backend.image_inspect(&tag).await?;
+        out.insert(tag, found.as_ref().map(ExistingImage::from));
+    }
+    Ok(out)
+}
+
+/// Decides which images the run removes again, and when: an instance image when the last instance
+/// that needs it is done, env and base images at the end.
+#[derive(Debug)]
+pub struct ImageLifecycle {
+    level: crate::settings::CacheLevel,
+    clean: bool,
+    /// Tags that existed before the run (from the plan's inventory).
+    existed: BTreeSet<String>,
+    /// Local base images (never removed).
+    external: BTreeSet<String>,
+    kinds: BTreeMap<String, ImageKind>,
+    /// Instances still needing each instance image.
+    remaining: Mutex<HashMap<String, usize>>,
+}
+
+impl ImageLifecycle {
+    pub fn new(
+        settings: &RunSettings,
+        plan: &crate::plan::Plan,
+        inventory: &ImageInventory,
+    ) -> ImageLifecycle {
+        let mut kinds = BTreeMap::new();
+        let mut external = BTreeSet::new();
+        let mut remaining: HashMap<String, usize> = HashMap::new();
+        for i in plan.instances.iter().filter(|i| i.needs_containers()) {
+            if let Some(chain) = &i.images {
+                kinds.insert(chain.base.clone(), ImageKind::Base);
+                kinds.insert(chain.env.clone(), ImageKind::Env);
+                kinds.insert(chain.instance.clone(), ImageKind::Instance);
+                if chain.base_external {
+                    external.insert(chain.base.clone());
+                }
+                *remaining.entry(chain.instance.clone()).or_default() += 1;
+            }
+        }
+        ImageLifecycle {
+            level: settings.images.cache_level,
+            clean: settings.images.clean,
+            existed: inventory
+                .iter()
+                .filter(|(_, v)| v.is_some())
+                .map(|(k, _)| k.clone())
+                .collect(),
+            external,
+            kinds,
+            remaining: Mutex::new(remaining),
+        }
+    }
+
+    /// Whether `tag` should go once unused, given whether this run built it.
+    pub fn should_remove(&self, tag: &str, built_by_run: bool) -> bool {
+        let Some(kind) = self.kinds.get(tag) else {
+            return false;
+        };
+        if self.external.contains(tag) || self.level.keeps(*kind) {
+            return false;
+        }
+        built_by_run || (self.clean && self.existed.contains(tag))
+    }
+
+    /// One instance no longer needs `instance_tag`. Returns true when it was the last one.
+    pub fn release(&self, instance_tag: &str) -> bool {
+        let mut r = self.remaining.lock().unwrap_or_else(|p| p.into_inner());
+        match r.get_mut(instance_tag) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                false
+            }
+            Some(_) => {
+                r.remove(instance_tag);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Every image the run used, children first (instance, env, base): the order to remove in.
+    pub fn all_children_first(&self) -> Vec<(String, ImageKind)> {
+        let mut v: Vec<(String, ImageKind)> =
+            self.kinds.iter().map(|(t, k)| (t.clone(), *k)).collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn build_log_dirs_follow_the_original() {
+        let root = Path::new("image_build_logs");
+        assert_eq!(
+            build_log_dir(root, ImageKind::Env, "exec.env.x86_64.abc:latest"),
+            Path::new("image_build_logs/base/exec.env.x86_64.abc__latest")
+        );
+        assert_eq!(
+            build_log_dir(root, ImageKind::Instance, "exec.eval.x86_64.a.b:latest"),
+            Path::new("image_build_logs/instances/exec.eval.x86_64.a.b__latest")
+        );
+    }
+
+    #[test]
+    fn mirror_files_are_bulk_context_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let m = dir.path().join("o__r.git");
+        std::fs::create_dir_all(m.join("refs/heads")).expect("mkdir");
+        std::fs::write(m.join("HEAD"), "ref: refs/heads/main\n").expect("write");
+        std::fs::write(m.join("refs/heads/main"), "abc\n").expect("write");
+        let mut ctx = BuildContext::new("FROM x\n");
+        add_mirror(&mut ctx, &m, "t").expect("mirror");
+        let mut names: Vec<&str> = ctx.bulk_files().map(|(p, _)| p).collect();
+        names.sort();
+        assert_eq!(
+            names,
+            vec![
+                "swtbench-mirror.git/HEAD",
+                "swtbench-mirror.git/refs/heads/main"
+            ]
+        );
+        assert_eq!(
+            ctx.files().count(),
+            1,
+            "only the Dockerfile is image-defining"
+        );
+    }
+}

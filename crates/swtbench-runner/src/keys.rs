@@ -1,0 +1,152 @@
+//! Content keys of runs: what a run's output depends on, hashed, and stored next to the output.
+//!
+//! A run's key is SHA-256 over a canonical JSON of its [`KeyInputs`]: the key format and harness
+//! version, the instance image key (and the id of a local base image, whose tag says nothing about
+//! its content), the exact eval script, the user, the tracer's hash when coverage is on, the
+//! timeout, the network access and the output cap. The eval script carries everything else: the
+//! patches, the directives, the mode and the coverage flag. An output directory is reused only
+//! when its [`KEY_FILE`] holds the same key, so a stale or wrong-mode result is never read
+//! (§12.4), while the gold/base directories stay shared across run ids and models.
+//!
+//! The key file is written last, after the outputs, and removed first when a run starts again, so
+//! its presence means the outputs next to it are complete. Pure, except [`read_key_file`].
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use swtbench_core::hash::sha256_hex;
+
+/// File holding a run's key and result, next to `test_output.txt`.
+pub const KEY_FILE: &str = "swtbench_key.json";
+
+/// Version of the key format; bump when the meaning of an output changes without its inputs.
+pub const KEY_FORMAT: u32 = 1;
+
+/// The harness version that goes into every key.
+pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What one run's output depends on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyInputs {
+    pub format: u32,
+    pub harness: String,
+    pub instance_image: String,
+    /// Id of the local base image when the spec builds on an existing image (its tag can be moved
+    /// to new content without the keys noticing).
+    pub base_image_id: Option<String>,
+    pub eval_script_sha256: String,
+    pub user: String,
+    /// SHA-256 of the tracer copied into the container; `None` without coverage.
+    pub tracer_sha256: Option<String>,
+    pub timeout_secs: u64,
+    pub network: bool,
+    pub max_output: Option<usize>,
+}
+
+impl KeyInputs {
+    /// The key: SHA-256 hex of the canonical JSON (fields in declaration order, no spaces).
+    pub fn key(&self) -> String {
+        // Serialising a struct of strings, numbers and options cannot fail.
+        let json = serde_json::to_string(self).unwrap_or_default();
+        sha256_hex(json)
+    }
+}
+
+/// How a run ended, as stored in the key file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Exit code of the eval script (`None` when it was killed).
+    pub exit_code: Option<i64>,
+    /// The timeout fired; the output is what was printed before.
+    pub timed_out: bool,
+    /// Bytes cut from the middle of the output by the output cap.
+    pub omitted_bytes: u64,
+    /// Milliseconds the eval script ran.
+    pub duration_ms: u64,
+}
+
+/// The content of [`KEY_FILE`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyRecord {
+    pub key: String,
+    pub inputs: KeyInputs,
+    pub result: RunResult,
+}
+
+impl KeyRecord {
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+}
+
+/// The key record in `dir`, if there is a readable one.
+pub fn read_key_file(dir: &Path) -> Option<KeyRecord> {
+    let bytes = std::fs::read(dir.join(KEY_FILE)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs() -> KeyInputs {
+        KeyInputs {
+            format: KEY_FORMAT,
+            harness: "0.1.0".into(),
+            instance_image: "exec.eval.x86_64.a.b:latest".into(),
+            base_image_id: None,
+            eval_script_sha256: sha256_hex("#!/bin/bash\n"),
+            user: "root".into(),
+            tracer_sha256: None,
+            timeout_secs: 1800,
+            network: false,
+            max_output: Some(1024),
+        }
+    }
+
+    #[test]
+    fn every_input_changes_the_key() {
+        let k = inputs().key();
+        assert_eq!(k.len(), 64);
+        assert_eq!(k, inputs().key(), "deterministic");
+        type Change = Box<dyn Fn(&mut KeyInputs)>;
+        let variants: Vec<Change> = vec![
+            Box::new(|i| i.harness = "0.2.0".into()),
+            Box::new(|i| i.instance_image = "other".into()),
+            Box::new(|i| i.base_image_id = Some("sha256:1".into())),
+            Box::new(|i| i.eval_script_sha256 = sha256_hex("x")),
+            Box::new(|i| i.user = "nonroot".into()),
+            Box::new(|i| i.tracer_sha256 = Some("t".into())),
+            Box::new(|i| i.timeout_secs = 20),
+            Box::new(|i| i.network = true),
+            Box::new(|i| i.max_output = None),
+        ];
+        for change in variants {
+            let mut i = inputs();
+            change(&mut i);
+            assert_ne!(i.key(), k, "{i:?}");
+        }
+    }
+
+    #[test]
+    fn record_round_trips_through_a_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let i = inputs();
+        let record = KeyRecord {
+            key: i.key(),
+            inputs: i,
+            result: RunResult {
+                exit_code: Some(1),
+                timed_out: false,
+                omitted_bytes: 0,
+                duration_ms: 1234,
+            },
+        };
+        std::fs::write(dir.path().join(KEY_FILE), record.to_json()).expect("write");
+        assert_eq!(read_key_file(dir.path()), Some(record));
+        std::fs::write(dir.path().join(KEY_FILE), "{").expect("write");
+        assert_eq!(read_key_file(dir.path()), None);
+    }
+}

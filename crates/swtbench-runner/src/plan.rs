@@ -1,0 +1,876 @@
+//! The [`Plan`]: what a run will build, execute, reuse and skip, and why, computed before any side
+//! effect. `--dry-run` prints it; the executor follows it.
+//!
+//! Inputs are plain data (instances, predictions, rendered [`ExecSpec`]s, the images that exist)
+//! plus a read-only [`OutputLookup`] over the outputs already on disk (content keys of run
+//! directories, cached patch extractions). Planning itself does no I/O: tests hand in an in-memory
+//! lookup.
+//!
+//! Per instance the plan says whether it is evaluated, graded as an empty patch without running
+//! anything (§12.9), or skipped (no prediction, no spec, no log parser, no mirror, missing base
+//! image, …); how its patch is prepared (on the host for the vanilla type, through the extraction
+//! cache otherwise); and for each of the six runs its directory in the original's layout (§4.8), its
+//! content key ([`crate::keys`]) and its action: reuse the output on disk, execute it, or copy the
+//! output of an earlier run with the same key (gold predictions repeat the gold runs; instances of
+//! one repository state share their gold runs).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use swtbench_core::diff::{remove_binary_diffs, LineSplit};
+use swtbench_core::hash::sha256_hex;
+use swtbench_core::layout::{model_dir_name, InstanceRunKeys, LogsRoot};
+use swtbench_core::{Instance, InstanceId, Prediction, RunKind};
+use swtbench_extract::cache::ExtractionKey;
+use swtbench_grade::Parser;
+use swtbench_spec::{BaseImage, ExecSpec, ExecSpecJsonContext, RunInputs, SpecTable};
+
+use crate::keys::{KeyInputs, HARNESS_VERSION, KEY_FORMAT};
+use crate::settings::{ImageKind, RunSettings};
+
+/// What exists in a run directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExistingOutput {
+    /// No `test_output.txt`.
+    Missing,
+    /// A complete output with this content key.
+    Keyed(String),
+    /// A `test_output.txt` without a key file (the original harness's, or an interrupted write).
+    Unkeyed,
+}
+
+/// Read-only view of the outputs already on disk.
+pub trait OutputLookup {
+    fn existing(&self, run_dir: &Path) -> ExistingOutput;
+    /// The cached extraction in an instance's report directory for this key: the patch text.
+    fn cached_extraction(&self, report_dir: &Path, key: &ExtractionKey) -> Option<String>;
+    /// Whether a repository mirror exists (asked so that a missing mirror is a clear skip
+    /// instead of a build failure much later).
+    fn mirror_exists(&self, git_dir: &Path) -> bool;
+}
+
+/// [`OutputLookup`] over the file system.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DiskOutputs;
+
+impl OutputLookup for DiskOutputs {
+    fn existing(&self, run_dir: &Path) -> ExistingOutput {
+        match crate::keys::read_key_file(run_dir) {
+            Some(r)
+                if run_dir
+                    .join(swtbench_core::layout::TEST_OUTPUT_FILE)
+                    .is_file() =>
+            {
+                ExistingOutput::Keyed(r.key)
+            }
+            _ if run_dir
+                .join(swtbench_core::layout::TEST_OUTPUT_FILE)
+                .is_file() =>
+            {
+                ExistingOutput::Unkeyed
+            }
+            _ => ExistingOutput::Missing,
+        }
+    }
+
+    fn cached_extraction(&self, report_dir: &Path, key: &ExtractionKey) -> Option<String> {
+        swtbench_extract::cache::load(report_dir, key).map(|e| e.patch)
+    }
+
+    fn mirror_exists(&self, git_dir: &Path) -> bool {
+        git_dir.is_dir()
+    }
+}
+
+/// [`OutputLookup`] over in-memory maps (tests, dry runs of synthetic trees).
+#[derive(Debug, Clone, Default)]
+pub struct MemoryOutputs {
+    pub runs: BTreeMap<PathBuf, ExistingOutput>,
+    pub extractions: BTreeMap<PathBuf, String>,
+    pub mirrors: Vec<PathBuf>,
+}
+
+impl OutputLookup for MemoryOutputs {
+    fn existing(&self, run_dir: &Path) -> ExistingOutput {
+        self.runs
+            .get(run_dir)
+            .cloned()
+            .unwrap_or(ExistingOutput::Missing)
+    }
+    fn cached_extraction(&self, report_dir: &Path, _key: &ExtractionKey) -> Option<String> {
+        self.extractions.get(report_dir).cloned()
+    }
+    fn mirror_exists(&self, git_dir: &Path) -> bool {
+        self.mirrors.iter().any(|m| m == git_dir)
+    }
+}
+
+/// An image as the engine has it, for planning.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExistingImage {
+    pub id: String,
+    pub created_unix: i64,
+    pub labels: BTreeMap<String, String>,
+}
+
+impl From<&swtbench_backend::ImageInfo> for ExistingImage {
+    fn from(i: &swtbench_backend::ImageInfo) -> Self {
+        ExistingImage {
+            id: i.id.clone(),
+            created_unix: i.created_unix,
+            labels: i.labels.clone(),
+        }
+    }
+}
+
+/// The images that exist, by tag (`None`: checked, not there).
+pub type ImageInventory = BTreeMap<String, Option<ExistingImage>>;
+
+/// Label on env images built on a local base image: the base image's id at build time.
+pub const BASE_IMAGE_ID_LABEL: &str = "swtbench.base_image_id";
+
+/// Why an instance is not evaluated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
+pub enum SkipCause {
+    /// No prediction for it (not part of the run report, as in the original).
+    NoPrediction,
+    /// The spec table has no entry, or rendering failed.
+    Spec(String),
+    /// No log parser for the repository.
+    NoParser(String),
+    /// `--repo-mirror` has no mirror of the repository.
+    NoMirror(String),
+    /// The spec's local base image does not exist.
+    BaseImageMissing(String),
+    /// Patch extraction found nothing to apply.
+    ExtractionFailed(String),
+}
+
+impl std::fmt::Display for SkipCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SkipCause::NoPrediction => f.write_str("no prediction"),
+            SkipCause::Spec(e) => write!(f, "cannot render the environment: {e}"),
+            SkipCause::NoParser(repo) => write!(
+                f,
+                "no log parser for repository {repo}; set log_parser for it in the spec table"
+            ),
+            SkipCause::NoMirror(p) => write!(f, "no repository mirror at {p}"),
+            SkipCause::BaseImageMissing(tag) => write!(
+                f,
+                "base image {tag} does not exist (build it first, e.g. scripts/base-image)"
+            ),
+            SkipCause::ExtractionFailed(why) => write!(f, "patch extraction failed: {why}"),
+        }
+    }
+}
+
+/// How the model patch is prepared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PatchPrep {
+    /// No usable patch (null, empty or only binary diffs).
+    Empty,
+    /// The prediction minus binary diffs, on the host (the original's vanilla default).
+    Vanilla { sha256: String },
+    /// Extracted earlier from the raw output with the same settings (cache hit).
+    ExtractedCached { sha256: String },
+    /// To be extracted before the runs can be planned.
+    Extract,
+}
+
+/// What happens to one run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum RunAction {
+    /// The directory holds an output with the same key.
+    Reuse,
+    /// The directory holds an output without a key and `reuse_unkeyed` is set.
+    ReuseUnkeyed,
+    /// Run it.
+    Execute,
+    /// An earlier run of the plan has the same key; its output is copied.
+    SameAs { instance_id: String, run: RunKind },
+}
+
+impl RunAction {
+    pub fn executes(&self) -> bool {
+        matches!(self, RunAction::Execute)
+    }
+    pub fn reuses(&self) -> bool {
+        matches!(self, RunAction::Reuse | RunAction::ReuseUnkeyed)
+    }
+}
+
+/// One of the six runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunPlan {
+    pub kind: RunKind,
+    pub dir: PathBuf,
+    pub directives: Vec<String>,
+    pub key: String,
+    #[serde(flatten)]
+    pub action: RunAction,
+    #[serde(skip)]
+    pub key_inputs: KeyInputs,
+    #[serde(skip)]
+    pub eval_script: String,
+    #[serde(skip)]
+    pub exec_spec_json: String,
+}
+
+/// The three images of an instance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImageChainPlan {
+    pub base: String,
+    /// The base is an existing local image swtbench never builds or removes.
+    pub base_external: bool,
+    pub env: String,
+    pub instance: String,
+}
+
+/// What happens to one instance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum InstanceAction {
+    Skip {
+        cause: SkipCause,
+    },
+    /// Graded as an empty patch; nothing runs.
+    EmptyPatch,
+    /// The six runs below (all may be reuses).
+    Evaluate,
+    /// Extract the patch first, then plan and execute the runs.
+    ExtractThenEvaluate,
+}
+
+/// One instance of the plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct InstancePlan {
+    pub instance_id: String,
+    pub repo: String,
+    #[serde(flatten)]
+    pub action: InstanceAction,
+    pub patch: Option<PatchPrep>,
+    pub images: Option<ImageChainPlan>,
+    pub runs: Vec<RunPlan>,
+    /// The unit-test log parser (`None` in reproduction mode or when skipped).
+    #[serde(skip)]
+    pub parser: Option<Parser>,
+    /// The model patch as executed (vanilla or cached extraction).
+    #[serde(skip)]
+    pub model_patch: Option<String>,
+    /// The raw model output (kept for extraction).
+    #[serde(skip)]
+    pub raw_model_patch: Option<String>,
+    #[serde(skip)]
+    pub spec: Option<Box<ExecSpec>>,
+    /// `<logs>/<run_id>/<model>/<instance>`: report.json and extraction files.
+    pub report_dir: PathBuf,
+}
+
+impl InstancePlan {
+    /// Whether the instance belongs to the run report (it has a prediction).
+    pub fn in_run(&self) -> bool {
+        !matches!(
+            self.action,
+            InstanceAction::Skip {
+                cause: SkipCause::NoPrediction
+            }
+        )
+    }
+
+    /// Whether anything has to run in a container (execution or extraction).
+    pub fn needs_containers(&self) -> bool {
+        match self.action {
+            InstanceAction::ExtractThenEvaluate => true,
+            InstanceAction::Evaluate => self.runs.iter().any(|r| !r.action.reuses()),
+            _ => false,
+        }
+    }
+}
+
+/// What happens to one image.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", content = "reason", rename_all = "snake_case")]
+pub enum ImageAction {
+    /// It exists and is up to date.
+    Reuse,
+    Build,
+    /// It exists but is rebuilt (forced, or its local base image changed).
+    Rebuild(String),
+    /// A local base image that exists (never built by swtbench).
+    External,
+}
+
+/// One image the run needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImagePlan {
+    pub tag: String,
+    pub kind: ImageKind,
+    #[serde(flatten)]
+    pub action: ImageAction,
+    /// Instances that need it (sorted).
+    pub used_by: Vec<String>,
+}
+
+/// Counts for the summary line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct PlanCounts {
+    pub instances: usize,
+    pub evaluate: usize,
+    pub empty_patch: usize,
+    pub skipped: usize,
+    pub extract: usize,
+    pub runs_execute: usize,
+    pub runs_reuse: usize,
+    pub runs_same_as: usize,
+    pub images_build: usize,
+    pub images_reuse: usize,
+}
+
+/// The whole plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    /// Version of the JSON form (`--dry-run --json`).
+    pub format: u32,
+    pub run_id: String,
+    pub model: String,
+    pub model_dir: String,
+    pub exec_mode: String,
+    pub coverage: bool,
+    pub instances: Vec<InstancePlan>,
+    pub images: Vec<ImagePlan>,
+    pub counts: PlanCounts,
+}
+
+/// Format version of [`Plan`]'s JSON.
+pub const PLAN_FORMAT: u32 = 1;
+
+/// Everything planning reads.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanInput<'a> {
+    pub settings: &'a RunSettings,
+    /// `model_name_or_path` of the predictions.
+    pub model: &'a str,
+    /// The selected instances, in dataset order.
+    pub instances: &'a [Instance],
+    pub predictions: &'a BTreeMap<InstanceId, Prediction>,
+    /// Rendered specs by instance id (`Err`: why it could not be rendered).
+    pub specs: &'a BTreeMap<String, Result<ExecSpec, String>>,
+    pub table: &'a SpecTable,
+    pub images: &'a ImageInventory,
+    /// SHA-256 of the tracer copied into containers (goes into keys when coverage is on).
+    pub tracer_sha256: Option<&'a str>,
+}
+
+/// The log parser of a repository: the table's `log_parser`, else the original's map.
+pub fn parser_for(table: &SpecTable, repo: &str) -> Result<Parser, String> {
+    if let Some(name) = table.repos.get(repo).and_then(|r| r.log_parser.as_deref()) {
+        return name.parse::<Parser>();
+    }
+    Parser::for_repo(repo).ok_or_else(|| repo.to_string())
+}
+
+/// The model patch to execute for a prediction in vanilla mode; `None` when nothing usable.
+pub fn vanilla_patch(prediction: &Prediction) -> Option<String> {
+    let raw = prediction.model_patch.as_deref()?;
+    if raw.trim().is_empty() {
+        return None;
+    }
+    let patch = remove_binary_diffs(raw, LineSplit::Python);
+    (!patch.trim().is_empty()).then_some(patch)
+}
+
+/// Plans a run.
+pub fn plan(input: &PlanInput<'_>, outputs: &dyn OutputLookup) -> Plan {
+    let settings = input.settings;
+    let model_dir = model_dir_name(input.model);
+    let logs = LogsRoot::new(&settings.outputs.logs);
+    let mut seen: HashMap<String, (String, RunKind)> = HashMap::new();
+    let mut instances = Vec::with_capacity(input.instances.len());
+    for instance in input.instances {
+        let id = instance.instance_id.as_str();
+        let report_dir = logs.instance_report_dir(&settings.run_id, &model_dir, id);
+        let mut ip = InstancePlan {
+            instance_id: id.to_string(),
+            repo: instance.repo.clone(),
+            action: InstanceAction::Evaluate,
+            patch: None,
+            images: None,
+            runs: Vec::new(),
+            parser: None,
+            model_patch: None,
+            raw_model_patch: None,
+            spec: None,
+            report_dir,
+        };
+        plan_instance(input, outputs, &logs, &model_dir, instance, &mut ip);
+        for run in &mut ip.runs {
+            if run.action == RunAction::Execute {
+                match seen.get(&run.key) {
+                    Some((other, kind)) => {
+                        run.action = RunAction::SameAs {
+                            instance_id: other.clone(),
+                            run: *kind,
+                        }
+                    }
+                    None => {
+                        seen.insert(run.key.clone(), (id.to_string(), run.kind));
+                    }
+                }
+            } else if run.action.reuses() {
+                seen.entry(run.key.clone())
+                    .or_insert_with(|| (id.to_string(), run.kind));
+            }
+        }
+        instances.push(ip);
+    }
+    let images = plan_images(input, &instances);
+    let counts = count(&instances, &images);
+    Plan {
+        format: PLAN_FORMAT,
+        run_id: settings.run_id.clone(),
+        model: input.model.to_string(),
+        model_dir,
+        exec_mode: settings.eval.exec_mode.as_str().to_string(),
+        coverage: settings.eval.coverage,
+        instances,
+        images,
+        counts,
+    }
+}
+
+fn plan_instance(
+    input: &PlanInput<'_>,
+    outputs: &dyn OutputLookup,
+    logs: &LogsRoot,
+    model_dir: &str,
+    instance: &Instance,
+    ip: &mut InstancePlan,
+) {
+    let settings = input.settings;
+    let skip = |ip: &mut InstancePlan, cause: SkipCause| ip.action = InstanceAction::Skip { cause };
+    let Some(prediction) = input.predictions.get(&instance.instance_id) else {
+        return skip(ip, SkipCause::NoPrediction);
+    };
+    let spec = match input.specs.get(instance.instance_id.as_str()) {
+        Some(Ok(spec)) => spec,
+        Some(Err(e)) => return skip(ip, SkipCause::Spec(e.clone())),
+        None => return skip(ip, SkipCause::Spec("no spec was rendered".into())),
+    };
+    if matches!(settings.grade_mode(), swtbench_grade::ExecMode::UnitTest) {
+        match parser_for(input.table, &instance.repo) {
+            Ok(p) => ip.parser = Some(p),
+            Err(e) => return skip(ip, SkipCause::NoParser(e)),
+        }
+    }
+    // The patch first: an empty patch is graded without images or mirrors.
+    let model_patch = if swtbench_extract::needs_extraction(&settings.patch_types) {
+        let raw = prediction.model_patch.as_deref().unwrap_or("");
+        if raw.trim().is_empty() {
+            ip.patch = Some(PatchPrep::Empty);
+            ip.action = InstanceAction::EmptyPatch;
+            return;
+        }
+        ip.raw_model_patch = Some(raw.to_string());
+        let key = ExtractionKey::new(raw, &settings.patch_types, &settings.extract);
+        match outputs.cached_extraction(&ip.report_dir, &key) {
+            Some(p) if p.trim().is_empty() => {
+                return skip(
+                    ip,
+                    SkipCause::ExtractionFailed("no patch type produced a change".into()),
+                )
+            }
+            Some(p) => {
+                ip.patch = Some(PatchPrep::ExtractedCached {
+                    sha256: sha256_hex(&p),
+                });
+                Some(p)
+            }
+            None => {
+                ip.patch = Some(PatchPrep::Extract);
+                None
+            }
+        }
+    } else {
+        match vanilla_patch(prediction) {
+            Some(p) => {
+                ip.patch = Some(PatchPrep::Vanilla {
+                    sha256: sha256_hex(&p),
+                });
+                Some(p)
+            }
+            None => {
+                ip.patch = Some(PatchPrep::Empty);
+                ip.action = InstanceAction::EmptyPatch;
+                return;
+            }
+        }
+    };
+    if let Some(mirror) = &settings.images.repo_mirror {
+        let dir = mirror.join(format!("{}.git", instance.repo_dir_name()));
+        let instance_image_exists = input
+            .images
+            .get(&spec.keys.instance)
+            .is_some_and(Option::is_some);
+        // A mirror is needed only to build the instance image.
+        let needs_build = !instance_image_exists || settings.images.force_rebuild;
+        if needs_build && !settings.skip_eval && !outputs.mirror_exists(&dir) {
+            return skip(ip, SkipCause::NoMirror(dir.display().to_string()));
+        }
+    }
+    let base_external = matches!(spec.spec.base, BaseImage::Image(_));
+    let base_image_id = if base_external {
+        match input.images.get(&spec.keys.base) {
+            Some(Some(img)) => Some(img.id.clone()),
+            _ if settings.skip_eval => None,
+            _ => return skip(ip, SkipCause::BaseImageMissing(spec.keys.base.clone())),
+        }
+    } else {
+        None
+    };
+    ip.images = Some(ImageChainPlan {
+        base: spec.keys.base.clone(),
+        base_external,
+        env: spec.keys.env.clone(),
+        instance: spec.keys.instance.clone(),
+    });
+    ip.spec = Some(Box::new(spec.clone()));
+    match model_patch {
+        None => ip.action = InstanceAction::ExtractThenEvaluate,
+        Some(patch) => {
+            let ctx = RunContext {
+                settings,
+                logs,
+                model_dir,
+                tracer_sha256: input.tracer_sha256,
+                base_image_id: base_image_id.as_deref(),
+            };
+            match plan_runs(&ctx, instance, spec, &patch, outputs) {
+                Ok(runs) => {
+                    ip.runs = runs;
+                    ip.model_patch = Some(patch);
+                    ip.action = InstanceAction::Evaluate;
+                }
+                Err(e) => skip(ip, SkipCause::Spec(e)),
+            }
+        }
+    }
+}
+
+/// What planning the six runs of an instance needs besides the instance.
+#[derive(Debug, Clone, Copy)]
+pub struct RunContext<'a> {
+    pub settings: &'a RunSettings,
+    pub logs: &'a LogsRoot,
+    pub model_dir: &'a str,
+    pub tracer_sha256: Option<&'a str>,
+    pub base_image_id: Option<&'a str>,
+}
+
+/// The six runs of an instance with `model_patch` (already prepared): directories, keys and
+/// actions. Runs of this instance with the same key as an earlier one become `SameAs`.
+pub fn plan_runs(
+    ctx: &RunContext<'_>,
+    instance: &Instance,
+    spec: &ExecSpec,
+    model_patch: &str,
+    outputs: &dyn OutputLookup,
+) -> Result<Vec<RunPlan>, String> {
+    let settings = ctx.settings;
+    let inputs = RunInputs {
+        model_patch,
+        gold_test_patch: &instance.golden_test_patch,
+        gold_code_patch: &instance.golden_code_patch,
+    };
+    let rendered = spec
+        .render_runs(&inputs, &settings.eval)
+        .map_err(|e| e.to_string())?;
+    let hash_of = |kind: RunKind| {
+        rendered
+            .iter()
+            .find(|r| r.kind == kind)
+            .map(|r| r.directives_hash.clone())
+            .unwrap_or_default()
+    };
+    let gold_hash = hash_of(RunKind::GoldPre);
+    let base_hash = hash_of(RunKind::BasePre);
+    let keys = InstanceRunKeys {
+        run_id: &settings.run_id,
+        model_dir: ctx.model_dir,
+        instance_id: instance.instance_id.as_str(),
+        gold_hash: &gold_hash,
+        base_hash: &base_hash,
+    };
+    let json_ctx = ExecSpecJsonContext {
+        run_id: Some(settings.run_id.clone()),
+        model_dir: ctx.model_dir.to_string(),
+        timeout: Some(settings.exec.timeout.as_secs()),
+        rm_image: !settings.images.cache_level.keeps(ImageKind::Instance),
+        force_rebuild: settings.images.force_rebuild,
+    };
+    let mut runs: Vec<RunPlan> = Vec::with_capacity(6);
+    for r in rendered {
+        let dir = ctx.logs.run_dir(&keys, r.kind);
+        let key_inputs = KeyInputs {
+            format: KEY_FORMAT,
+            harness: HARNESS_VERSION.to_string(),
+            instance_image: spec.keys.instance.clone(),
+            base_image_id: ctx.base_image_id.map(str::to_string),
+            eval_script_sha256: sha256_hex(&r.eval_script),
+            user: spec.user().to_string(),
+            tracer_sha256: if settings.eval.coverage {
+                ctx.tracer_sha256.map(str::to_string)
+            } else {
+                None
+            },
+            timeout_secs: settings.exec.timeout.as_secs(),
+            network: settings.exec.allow_network,
+            max_output: settings.exec.max_output,
+        };
+        let key = key_inputs.key();
+        let action = if settings.skip_eval {
+            // Only grading: whatever output is there is read, as the original does.
+            match outputs.existing(&dir) {
+                ExistingOutput::Keyed(k) if k == key => RunAction::Reuse,
+                ExistingOutput::Keyed(_) | ExistingOutput::Unkeyed => RunAction::ReuseUnkeyed,
+                ExistingOutput::Missing => RunAction::Execute,
+            }
+        } else {
+            match outputs.existing(&dir) {
+                ExistingOutput::Keyed(k) if k == key => RunAction::Reuse,
+                ExistingOutput::Unkeyed if settings.reuse_unkeyed => RunAction::ReuseUnkeyed,
+                _ => match runs.iter().find(|p| p.key == key) {
+                    Some(p) => RunAction::SameAs {
+                        instance_id: instance.instance_id.to_string(),
+                        run: p.kind,
+                    },
+                    None => RunAction::Execute,
+                },
+            }
+        };
+        let exec_spec_json = spec.exec_spec_json(&r, &settings.eval, &json_ctx);
+        runs.push(RunPlan {
+            kind: r.kind,
+            dir,
+            directives: r.directives,
+            key,
+            action,
+            key_inputs,
+            eval_script: r.eval_script,
+            exec_spec_json,
+        });
+    }
+    Ok(runs)
+}
+
+fn plan_images(input: &PlanInput<'_>, instances: &[InstancePlan]) -> Vec<ImagePlan> {
+    let settings = input.settings;
+    let mut by_tag: BTreeMap<String, ImagePlan> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    let mut add = |tag: &str, kind: ImageKind, action: ImageAction, who: &str| {
+        let entry = by_tag.entry(tag.to_string()).or_insert_with(|| {
+            order.push(tag.to_string());
+            ImagePlan {
+                tag: tag.to_string(),
+                kind,
+                action,
+                used_by: Vec::new(),
+            }
+        });
+        entry.used_by.push(who.to_string());
+    };
+    let exists = |tag: &str| input.images.get(tag).and_then(Option::as_ref);
+    for ip in instances.iter().filter(|i| i.needs_containers()) {
+        let Some(chain) = &ip.images else { continue };
+        let id = ip.instance_id.as_str();
+        let plain = |tag: &str| match exists(tag) {
+            Some(_) if settings.images.force_rebuild => ImageAction::Rebuild("forced".into()),
+            Some(_) => ImageAction::Reuse,
+            None => ImageAction::Build,
+        };
+        let base_id = if chain.base_external {
+            add(&chain.base, ImageKind::Base, ImageAction::External, id);
+            exists(&chain.base).map(|i| i.id.clone())
+        } else {
+            add(&chain.base, ImageKind::Base, plain(&chain.base), id);
+            None
+        };
+        let env_action = match (exists(&chain.env), &base_id) {
+            (Some(env), Some(base_id))
+                if env
+                    .labels
+                    .get(BASE_IMAGE_ID_LABEL)
+                    .is_some_and(|l| l != base_id) =>
+            {
+                ImageAction::Rebuild(format!("its base image {} changed", chain.base))
+            }
+            _ => plain(&chain.env),
+        };
+        add(&chain.env, ImageKind::Env, env_action, id);
+        add(
+            &chain.instance,
+            ImageKind::Instance,
+            plain(&chain.instance),
+            id,
+        );
+    }
+    // A child of a (re)built image is rebuilt too.
+    let mut rebuilt: Vec<String> = Vec::new();
+    for ip in instances.iter().filter(|i| i.needs_containers()) {
+        let Some(chain) = &ip.images else { continue };
+        let links = [(&chain.base, &chain.env), (&chain.env, &chain.instance)];
+        for (parent, child) in links {
+            let parent_built = rebuilt.contains(parent)
+                || matches!(
+                    by_tag.get(parent.as_str()).map(|p| &p.action),
+                    Some(ImageAction::Build | ImageAction::Rebuild(_))
+                );
+            if parent_built {
+                if let Some(c) = by_tag.get_mut(child.as_str()) {
+                    if c.action == ImageAction::Reuse {
+                        c.action = ImageAction::Rebuild(format!("{parent} is (re)built"));
+                    }
+                }
+                rebuilt.push(child.clone());
+            }
+        }
+    }
+    let mut out: Vec<ImagePlan> = order
+        .into_iter()
+        .filter_map(|t| by_tag.remove(&t))
+        .collect();
+    for i in &mut out {
+        i.used_by.sort();
+        i.used_by.dedup();
+    }
+    out.sort_by(|a, b| a.kind.cmp(&b.kind).then(a.tag.cmp(&b.tag)));
+    out
+}
+
+fn count(instances: &[InstancePlan], images: &[ImagePlan]) -> PlanCounts {
+    let mut c = PlanCounts::default();
+    for i in instances.iter().filter(|i| i.in_run()) {
+        c.instances += 1;
+        match &i.action {
+            InstanceAction::Skip { .. } => c.skipped += 1,
+            InstanceAction::EmptyPatch => c.empty_patch += 1,
+            InstanceAction::Evaluate => c.evaluate += 1,
+            InstanceAction::ExtractThenEvaluate => {
+                c.evaluate += 1;
+                c.extract += 1;
+            }
+        }
+        for r in &i.runs {
+            match r.action {
+                RunAction::Execute => c.runs_execute += 1,
+                RunAction::Reuse | RunAction::ReuseUnkeyed => c.runs_reuse += 1,
+                RunAction::SameAs { .. } => c.runs_same_as += 1,
+            }
+        }
+    }
+    for img in images {
+        match img.action {
+            ImageAction::Build | ImageAction::Rebuild(_) => c.images_build += 1,
+            ImageAction::Reuse => c.images_reuse += 1,
+            ImageAction::External => {}
+        }
+    }
+    c
+}
+
+impl Plan {
+    /// The plan as pretty JSON (the `--dry-run --json` output), with a final newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// The plan for people: one line per instance and image, then the counts.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "plan for run {} of model {} ({} mode, coverage {}):",
+            self.run_id,
+            self.model,
+            self.exec_mode,
+            if self.coverage { "on" } else { "off" }
+        );
+        for i in &self.instances {
+            let what = match &i.action {
+                InstanceAction::Skip { cause } => format!("skip: {cause}"),
+                InstanceAction::EmptyPatch => "empty patch: graded without running".to_string(),
+                InstanceAction::ExtractThenEvaluate => {
+                    "extract the patch, then run the six runs".to_string()
+                }
+                InstanceAction::Evaluate => {
+                    let runs: Vec<String> = i
+                        .runs
+                        .iter()
+                        .map(|r| {
+                            let a = match &r.action {
+                                RunAction::Reuse => "reuse".to_string(),
+                                RunAction::ReuseUnkeyed => "reuse (unkeyed)".to_string(),
+                                RunAction::Execute => "execute".to_string(),
+                                RunAction::SameAs { instance_id, run } => {
+                                    if *instance_id == i.instance_id {
+                                        format!("same as {run}")
+                                    } else {
+                                        format!("same as {instance_id} {run}")
+                                    }
+                                }
+                            };
+                            format!("{}={a}", r.kind)
+                        })
+                        .collect();
+                    runs.join(", ")
+                }
+            };
+            let _ = writeln!(s, "  {}: {what}", i.instance_id);
+        }
+        if !self.images.is_empty() {
+            let _ = writeln!(s, "images:");
+            for img in &self.images {
+                let a = match &img.action {
+                    ImageAction::Reuse => "reuse".to_string(),
+                    ImageAction::Build => "build".to_string(),
+                    ImageAction::Rebuild(why) => format!("rebuild ({why})"),
+                    ImageAction::External => "existing local base image".to_string(),
+                };
+                let _ = writeln!(
+                    s,
+                    "  {} {}: {a} (used by {} instance(s))",
+                    img.kind.as_str(),
+                    img.tag,
+                    img.used_by.len()
+                );
+            }
+        }
+        let c = &self.counts;
+        let _ = writeln!(
+            s,
+            "{} instance(s): {} to evaluate ({} need extraction), {} empty patch, {} skipped; runs: {} to execute, {} reused, {} copied from identical runs; images: {} to build, {} to reuse",
+            c.instances,
+            c.evaluate,
+            c.extract,
+            c.empty_patch,
+            c.skipped,
+            c.runs_execute,
+            c.runs_reuse,
+            c.runs_same_as,
+            c.images_build,
+            c.images_reuse
+        );
+        s
+    }
+
+    pub fn instance(&self, id: &str) -> Option<&InstancePlan> {
+        self.instances.iter().find(|i| i.instance_id == id)
+    }
+}

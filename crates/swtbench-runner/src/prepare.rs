@@ -1,0 +1,215 @@
+//! Patch extraction for the non-vanilla patch types (`--patch-types fuzzy custom …`, §4.2), with
+//! the extraction crate's cache in the instance's report directory.
+//!
+//! The files at the base commit come from the repository mirror when `--repo-mirror` is given,
+//! otherwise from a container of the instance image (`/testbed` is the repository at the base
+//! commit). The custom format's script runs in such a container too: model output is never
+//! handed to a host interpreter. The container has no network and carries the run's labels.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use swtbench_backend::labels::run_labels;
+use swtbench_backend::{ContainerBackend, ContainerFile, ContainerSpec, ExecRequest};
+use swtbench_core::Instance;
+use swtbench_extract::{
+    extract, FileSource, GitMirrorSource, PatchType, PythonError, PythonOutput, PythonRunner,
+    SourceError, SourceErrorKind,
+};
+use swtbench_spec::ExecSpec;
+use tokio::runtime::Handle;
+
+use crate::execute::ContainerRegistry;
+use crate::settings::RunSettings;
+
+/// Why no patch came out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExtractFailure {
+    /// Every patch type failed on the model output (a property of the prediction).
+    NothingExtracted(String),
+    /// The machinery failed (container, files unreadable); a rerun retries.
+    Infrastructure(String),
+}
+
+/// Reads files and runs Python inside one started container.
+struct InContainer<B: ContainerBackend> {
+    backend: Arc<B>,
+    id: String,
+    handle: Handle,
+}
+
+impl<B: ContainerBackend> InContainer<B> {
+    fn exec(&self, cmd: Vec<String>) -> Result<swtbench_backend::ExecOutput, String> {
+        let req = ExecRequest::new(cmd).timeout(Duration::from_secs(300));
+        self.handle
+            .block_on(self.backend.exec(&self.id, &req))
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl<B: ContainerBackend> FileSource for InContainer<B> {
+    fn read(&self, path: &str) -> Result<Option<String>, SourceError> {
+        let full = format!("/testbed/{path}");
+        let script = r#"if [ -f "$1" ]; then od -An -v -tx1 "$1" | tr -d ' \n'; elif [ -e "$1" ]; then exit 3; else exit 4; fi"#;
+        let out = self
+            .exec(vec![
+                "/bin/sh".into(),
+                "-c".into(),
+                script.into(),
+                "sh".into(),
+                full,
+            ])
+            .map_err(|e| SourceError::new(path, SourceErrorKind::Unavailable, e))?;
+        match out.exit_code {
+            Some(0) => {
+                let text = String::from_utf8_lossy(&out.output);
+                let bytes = hex::decode(text.trim()).map_err(|e| {
+                    SourceError::new(path, SourceErrorKind::Unavailable, e.to_string())
+                })?;
+                String::from_utf8(bytes)
+                    .map(Some)
+                    .map_err(|_| SourceError::new(path, SourceErrorKind::NotText, "not UTF-8 text"))
+            }
+            Some(3) => Err(SourceError::new(
+                path,
+                SourceErrorKind::NotAFile,
+                "not a regular file",
+            )),
+            Some(4) => Ok(None),
+            other => Err(SourceError::new(
+                path,
+                SourceErrorKind::Unavailable,
+                format!("reading it in the container ended with {other:?}"),
+            )),
+        }
+    }
+}
+
+impl<B: ContainerBackend> PythonRunner for InContainer<B> {
+    fn run(&self, script: &str, input: &[u8]) -> Result<PythonOutput, PythonError> {
+        let files = [
+            ContainerFile::new("/root/swtbench_custom_patch.py", script.to_string()),
+            ContainerFile::new("/root/swtbench_custom_in.json", input.to_vec()),
+        ];
+        self.handle
+            .block_on(self.backend.copy_in(&self.id, &files))
+            .map_err(|e| PythonError(e.to_string()))?;
+        let out = self
+            .exec(vec![
+                "python3".into(),
+                "/root/swtbench_custom_patch.py".into(),
+                "/root/swtbench_custom_in.json".into(),
+                "/root/swtbench_custom_out.json".into(),
+            ])
+            .map_err(PythonError)?;
+        let stdout = self
+            .handle
+            .block_on(
+                self.backend
+                    .copy_out(&self.id, "/root/swtbench_custom_out.json"),
+            )
+            .unwrap_or_default();
+        Ok(PythonOutput {
+            status: out.exit_code.map(|c| c as i32),
+            stdout,
+            stderr: out.output,
+        })
+    }
+}
+
+/// One extraction to do.
+#[derive(Debug, Clone, Copy)]
+pub struct ExtractJob<'a> {
+    pub instance: &'a Instance,
+    pub spec: &'a ExecSpec,
+    /// The instance image (for the container source and the custom script).
+    pub image: &'a str,
+    /// Where the extraction cache lives (the instance's report directory).
+    pub report_dir: &'a Path,
+    /// The raw model output.
+    pub raw: &'a str,
+}
+
+/// Extracts the model patch of an instance (or reuses the cached extraction).
+pub async fn extract_patch<B: ContainerBackend>(
+    backend: Arc<B>,
+    settings: &RunSettings,
+    registry: &ContainerRegistry,
+    job: ExtractJob<'_>,
+) -> Result<String, ExtractFailure> {
+    let ExtractJob {
+        instance,
+        spec,
+        image,
+        report_dir,
+        raw,
+    } = job;
+    let infra = ExtractFailure::Infrastructure;
+    let mirror = match &settings.images.repo_mirror {
+        Some(dir) => GitMirrorSource::locate(dir, &instance.repo, &instance.base_commit)
+            .map_err(|e| infra(e.to_string()))?,
+        None => None,
+    };
+    let needs_container = mirror.is_none() || settings.patch_types.contains(&PatchType::Custom);
+    let mut container: Option<String> = None;
+    if needs_container {
+        let mut cspec = ContainerSpec::new(image);
+        cspec.labels = run_labels(&settings.run_id, instance.instance_id.as_str(), "extract");
+        cspec.user = Some("root".into());
+        cspec.platform = Some(spec.platform().to_string());
+        let id = backend
+            .container_create(&cspec)
+            .await
+            .map_err(|e| infra(e.to_string()))?;
+        registry.add(&id);
+        container = Some(id.clone());
+        if let Err(e) = backend.container_start(&id).await {
+            let _ = backend.container_remove(&id).await;
+            registry.remove(&id);
+            return Err(infra(e.to_string()));
+        }
+    }
+    let raw_owned = raw.to_string();
+    let types = settings.patch_types.clone();
+    let options = settings.extract;
+    let dir = report_dir.to_path_buf();
+    let handle = Handle::current();
+    let backend2 = backend.clone();
+    let cid = container.clone();
+    let result = tokio::task::spawn_blocking(move || {
+        let in_container = cid.map(|id| InContainer {
+            backend: backend2,
+            id,
+            handle,
+        });
+        let source: &dyn FileSource = match (&mirror, &in_container) {
+            (Some(m), _) => m,
+            (None, Some(c)) => c,
+            (None, None) => return Err("no source of repository files".to_string()),
+        };
+        let python = in_container.as_ref().map(|c| c as &dyn PythonRunner);
+        swtbench_extract::cache::load_or_extract(&dir, &raw_owned, &types, &options, || {
+            extract(&raw_owned, &types, source, python, &options)
+        })
+        .map_err(|e| e.to_string())
+    })
+    .await;
+    if let Some(id) = &container {
+        let _ = backend.container_remove(id).await;
+        registry.remove(id);
+    }
+    let cached = result
+        .map_err(|e| infra(format!("the extraction task failed: {e}")))?
+        .map_err(infra)?;
+    let extraction = cached.extraction;
+    if extraction.succeeded() && !extraction.patch.trim().is_empty() {
+        Ok(extraction.patch)
+    } else if !extraction.is_cacheable() {
+        Err(infra(extraction.failure_summary()))
+    } else {
+        Err(ExtractFailure::NothingExtracted(
+            extraction.failure_summary().replace('\n', "; "),
+        ))
+    }
+}

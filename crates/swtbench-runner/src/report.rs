@@ -1,0 +1,111 @@
+//! Grading an instance from its six keyed outputs and writing its `report.json` (§7.3), the
+//! instance summary `swtbench_instance.json` next to it, and the run report
+//! `evaluation_results/<model>.<run_id>.json` (§7.4).
+//!
+//! Reports are always recomputed from the outputs on disk: a `report.json` is never taken as proof
+//! that an instance is done (the original's §12.5), and a stale one is removed when the instance
+//! cannot be graded now.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use swtbench_core::layout::{evaluation_results_path, REPORT_FILE, TEST_OUTPUT_FILE};
+use swtbench_core::RunKind;
+use swtbench_grade::report::{grade_instance_with_parser, GradeOptions, InstanceRunOutputs};
+use swtbench_grade::{InstanceReport, Parser};
+
+use crate::events::{InstanceOutcome, RunOutcome};
+use crate::fsutil::{remove_if_exists, write_atomic};
+use crate::plan::RunPlan;
+
+/// File with the runner's account of one instance, next to its `report.json`.
+pub const INSTANCE_SUMMARY_FILE: &str = "swtbench_instance.json";
+
+/// Grades an instance from the `test_output.txt` of its six runs.
+pub fn grade_from_outputs(
+    instance_id: &str,
+    repo: &str,
+    gold_code_patch: &str,
+    runs: &[RunPlan],
+    options: &GradeOptions,
+    parser: Option<Parser>,
+) -> Result<InstanceReport, String> {
+    let mut outputs: [Option<Vec<u8>>; 6] = Default::default();
+    for (slot, kind) in outputs.iter_mut().zip(RunKind::ALL) {
+        let Some(run) = runs.iter().find(|r| r.kind == kind) else {
+            return Err(format!("{kind} was not planned"));
+        };
+        let path = run.dir.join(TEST_OUTPUT_FILE);
+        *slot = Some(std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?);
+    }
+    let refs: [Option<&[u8]>; 6] = std::array::from_fn(|i| outputs[i].as_deref());
+    let inputs = InstanceRunOutputs {
+        instance_id,
+        repo,
+        gold_code_patch,
+        outputs: refs,
+    };
+    let parser = parser.unwrap_or(Parser::ReproductionScript);
+    grade_instance_with_parser(&inputs, options, parser)
+        .map(|g| g.report)
+        .map_err(|e| e.to_string())
+}
+
+/// The report of an instance whose patch was empty: not applied, nothing else, as the original
+/// would have concluded after running it.
+pub fn empty_patch_report(instance_id: &str) -> InstanceReport {
+    InstanceReport {
+        instance_id: instance_id.to_string(),
+        patch_exists: true,
+        ..Default::default()
+    }
+}
+
+/// Writes `report.json` into the instance's report directory.
+pub fn write_report(report_dir: &Path, report: &InstanceReport) -> std::io::Result<PathBuf> {
+    let path = report_dir.join(REPORT_FILE);
+    write_atomic(&path, report.to_report_json().as_bytes())?;
+    Ok(path)
+}
+
+/// Removes a `report.json` left by an earlier invocation when the instance has no grade now.
+pub fn remove_stale_report(report_dir: &Path) -> std::io::Result<()> {
+    remove_if_exists(&report_dir.join(REPORT_FILE))
+}
+
+/// One run in the instance summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunSummary {
+    pub run: RunKind,
+    pub dir: String,
+    pub key: String,
+    pub result: RunOutcome,
+}
+
+/// The content of [`INSTANCE_SUMMARY_FILE`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InstanceSummary {
+    pub instance_id: String,
+    pub outcome: InstanceOutcome,
+    /// Notes that qualify the grade, e.g. `pred_pre timed out after 1800 s`.
+    pub reasons: Vec<String>,
+    pub runs: Vec<RunSummary>,
+}
+
+pub fn write_summary(report_dir: &Path, summary: &InstanceSummary) -> std::io::Result<()> {
+    let mut text = serde_json::to_string_pretty(summary).unwrap_or_default();
+    text.push('\n');
+    write_atomic(&report_dir.join(INSTANCE_SUMMARY_FILE), text.as_bytes())
+}
+
+/// Writes the run report and returns its path.
+pub fn write_run_report(
+    results_dir: &Path,
+    model_dir: &str,
+    run_id: &str,
+    report: &swtbench_grade::RunReport,
+) -> std::io::Result<PathBuf> {
+    let path = evaluation_results_path(results_dir, model_dir, run_id);
+    write_atomic(&path, report.to_json().as_bytes())?;
+    Ok(path)
+}

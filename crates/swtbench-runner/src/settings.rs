@@ -1,0 +1,236 @@
+//! Resolved settings of one run: every choice the command line (or a caller) made, in plain data.
+//! The binary turns its clap arguments into [`RunSettings`]; the planner and the executor read
+//! only this. No I/O here.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::Serialize;
+use swtbench_backend::ResourceLimits;
+use swtbench_core::layout::{EVALUATION_RESULTS_DIR, IMAGE_BUILD_LOGS_DIR, LOGS_ROOT_DIR};
+use swtbench_extract::{ExtractOptions, PatchType};
+use swtbench_spec::EvalOptions;
+
+/// Which image layers survive the run (§3.6, with the semantics the original intended).
+///
+/// Layers *above* the level are removed once no instance of the run needs them any more: without
+/// `--clean` only images this run built, with `--clean` also images that existed before. Layers at
+/// or below the level are kept for later runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheLevel {
+    /// Keep nothing.
+    None,
+    /// Keep base images.
+    Base,
+    /// Keep base and env images (the original's default).
+    #[default]
+    Env,
+    /// Keep every image.
+    Instance,
+}
+
+impl CacheLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheLevel::None => "none",
+            CacheLevel::Base => "base",
+            CacheLevel::Env => "env",
+            CacheLevel::Instance => "instance",
+        }
+    }
+
+    /// Whether an image of `kind` is kept at this level.
+    pub fn keeps(self, kind: ImageKind) -> bool {
+        let rank = match kind {
+            ImageKind::Base => CacheLevel::Base,
+            ImageKind::Env => CacheLevel::Env,
+            ImageKind::Instance => CacheLevel::Instance,
+        };
+        rank <= self
+    }
+}
+
+impl FromStr for CacheLevel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "none" => Ok(CacheLevel::None),
+            "base" => Ok(CacheLevel::Base),
+            "env" => Ok(CacheLevel::Env),
+            "instance" => Ok(CacheLevel::Instance),
+            other => Err(format!(
+                "unknown cache level {other:?} (none, base, env or instance)"
+            )),
+        }
+    }
+}
+
+/// The three image layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageKind {
+    Base,
+    Env,
+    Instance,
+}
+
+impl ImageKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ImageKind::Base => "base",
+            ImageKind::Env => "env",
+            ImageKind::Instance => "instance",
+        }
+    }
+}
+
+/// Where the three output trees go. The defaults are the original's names relative to the working
+/// directory, so existing scripts find them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OutputRoots {
+    /// `run_instance_swt_logs`.
+    pub logs: PathBuf,
+    /// `image_build_logs`.
+    pub build_logs: PathBuf,
+    /// `evaluation_results`.
+    pub results: PathBuf,
+}
+
+impl OutputRoots {
+    /// The three trees under `base` with the original's names.
+    pub fn under(base: &Path) -> OutputRoots {
+        OutputRoots {
+            logs: base.join(LOGS_ROOT_DIR),
+            build_logs: base.join(IMAGE_BUILD_LOGS_DIR),
+            results: base.join(EVALUATION_RESULTS_DIR),
+        }
+    }
+}
+
+/// How each run's container is limited and its output kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecSettings {
+    /// Wall-clock limit of one eval-script execution (the original's `--timeout`, 1800 s).
+    pub timeout: Duration,
+    /// Keep at most this many bytes of a run's output (head and tail); `None`: everything.
+    pub max_output: Option<usize>,
+    pub limits: ResourceLimits,
+    /// Give test containers the engine's default network (the original always did). Off by default:
+    /// tests run without network.
+    pub allow_network: bool,
+}
+
+impl Default for ExecSettings {
+    fn default() -> Self {
+        ExecSettings {
+            timeout: Duration::from_secs(1800),
+            max_output: Some(DEFAULT_MAX_OUTPUT),
+            limits: ResourceLimits::default(),
+            allow_network: false,
+        }
+    }
+}
+
+/// Default cap of one run's captured output: 64 MiB.
+pub const DEFAULT_MAX_OUTPUT: usize = 64 << 20;
+
+/// How images are made.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ImageSettings {
+    pub cache_level: CacheLevel,
+    /// Also remove images above the cache level that existed before the run.
+    pub clean: bool,
+    /// Rebuild every image the run needs, once per run, without the layer cache.
+    pub force_rebuild: bool,
+    /// Builds at the same time (at least 1).
+    pub build_workers: usize,
+    /// Directory of bare mirrors `<owner>__<name>.git`: instance images clone from there.
+    pub repo_mirror: Option<PathBuf>,
+    /// Abandon an image build after this long.
+    pub build_timeout: Option<Duration>,
+}
+
+/// Everything that decides what a run does.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    pub run_id: String,
+    pub outputs: OutputRoots,
+    /// Eval-script options: mode, coverage, sympy compatibility, and whether the per-run install
+    /// step is left out (`skip_install`, our default; see docs/deviations.md).
+    pub eval: EvalOptions,
+    pub exec: ExecSettings,
+    pub images: ImageSettings,
+    /// Instances evaluated at the same time (at least 1).
+    pub max_workers: usize,
+    /// The original's `--patch_types`; `[vanilla]` means no extraction.
+    pub patch_types: Vec<PatchType>,
+    pub extract: ExtractOptions,
+    /// Reuse run outputs that have no content key (written by the original harness) instead of
+    /// running them again. Off by default: such outputs may come from another mode or spec.
+    pub reuse_unkeyed: bool,
+    /// Do not run anything: grade the outputs that are already there (the original's
+    /// `--skip_eval`).
+    pub skip_eval: bool,
+}
+
+impl RunSettings {
+    /// Settings with the defaults of `swtbench run` for `run_id`, outputs under `base`.
+    pub fn new(run_id: impl Into<String>, base: &Path) -> RunSettings {
+        RunSettings {
+            run_id: run_id.into(),
+            outputs: OutputRoots::under(base),
+            eval: EvalOptions {
+                skip_install: true,
+                ..EvalOptions::default()
+            },
+            exec: ExecSettings::default(),
+            images: ImageSettings {
+                build_workers: 1,
+                ..ImageSettings::default()
+            },
+            max_workers: 4,
+            patch_types: vec![PatchType::Vanilla],
+            extract: ExtractOptions::default(),
+            reuse_unkeyed: false,
+            skip_eval: false,
+        }
+    }
+
+    /// The grading crate's exec mode for this run.
+    pub fn grade_mode(&self) -> swtbench_grade::ExecMode {
+        match self.eval.exec_mode {
+            swtbench_spec::ExecMode::UnitTest => swtbench_grade::ExecMode::UnitTest,
+            swtbench_spec::ExecMode::ReproductionScript(_) => {
+                swtbench_grade::ExecMode::ReproductionScript
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_levels_keep_layers_at_or_below() {
+        assert!(!CacheLevel::None.keeps(ImageKind::Base));
+        assert!(CacheLevel::Base.keeps(ImageKind::Base));
+        assert!(!CacheLevel::Base.keeps(ImageKind::Env));
+        assert!(CacheLevel::Env.keeps(ImageKind::Env));
+        assert!(!CacheLevel::Env.keeps(ImageKind::Instance));
+        assert!(CacheLevel::Instance.keeps(ImageKind::Instance));
+        assert_eq!("env".parse::<CacheLevel>(), Ok(CacheLevel::Env));
+        assert!("all".parse::<CacheLevel>().is_err());
+    }
+
+    #[test]
+    fn defaults_follow_the_original_layout() {
+        let s = RunSettings::new("r", Path::new("/tmp/x"));
+        assert_eq!(s.outputs.logs, Path::new("/tmp/x/run_instance_swt_logs"));
+        assert_eq!(s.exec.timeout, Duration::from_secs(1800));
+        assert!(s.eval.skip_install && s.eval.coverage);
+        assert_eq!(s.images.cache_level, CacheLevel::Env);
+    }
+}
