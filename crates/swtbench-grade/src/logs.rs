@@ -120,7 +120,10 @@ pub fn parse_log(output: Option<&[u8]>, parser: Parser) -> ParsedLog {
 pub fn parse_text(raw: &str, parser: Parser) -> ParsedLog {
     let mut notes = Vec::new();
     let applied = contains_applied_patch(raw);
-    if FAILURE_MARKERS.iter().any(|m| raw.contains(m)) {
+    if FAILURE_MARKERS
+        .iter()
+        .any(|m| memchr::memmem::find(raw.as_bytes(), m.as_bytes()).is_some())
+    {
         return ParsedLog {
             present: true,
             applied: false,
@@ -154,13 +157,13 @@ fn trace_line_re() -> &'static Regex {
 /// Steps 3–4: the part of the raw text the parser reads; `None` where the original raises.
 pub fn test_section(raw: &str) -> Option<&str> {
     let mut content = raw;
-    if raw.contains(TRACE_MARKER) {
+    if memchr::memmem::find(raw.as_bytes(), TRACE_MARKER.as_bytes()).is_some() {
         let mut it = trace_line_re().find_iter(raw);
         let first = it.next()?;
         let end = it.next().map_or(raw.len(), |m| m.start());
         content = &raw[first.end()..end];
     }
-    if let Some(cut) = content.find("\n+ cat coverage.cover") {
+    if let Some(cut) = memchr::memmem::find(content.as_bytes(), b"\n+ cat coverage.cover") {
         content = &content[..cut];
     }
     Some(content)
@@ -170,19 +173,10 @@ pub fn test_section(raw: &str) -> Option<&str> {
 /// non-ASCII candidate, `İ`, lower-cases to two characters), so an ASCII case-insensitive search
 /// is exact.
 pub fn contains_applied_patch(raw: &str) -> bool {
-    const NEEDLE: &[u8] = b"applied patch";
-    let bytes = raw.as_bytes();
-    let mut from = 0;
-    while let Some(off) = memchr::memchr2(b'a', b'A', &bytes[from..]) {
-        let i = from + off;
-        if bytes.len() - i >= NEEDLE.len()
-            && bytes[i..i + NEEDLE.len()].eq_ignore_ascii_case(NEEDLE)
-        {
-            return true;
-        }
-        from = i + 1;
-    }
-    false
+    static RE: OnceLock<regex::bytes::Regex> = OnceLock::new();
+    #[allow(clippy::unwrap_used)] // a constant pattern
+    RE.get_or_init(|| regex::bytes::Regex::new("(?i-u)applied patch").unwrap())
+        .is_match(raw.as_bytes())
 }
 
 #[cfg(test)]

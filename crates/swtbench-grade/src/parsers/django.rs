@@ -70,25 +70,6 @@ fn char_at(text: &str, pos: usize) -> Option<char> {
     text[pos..].chars().next()
 }
 
-/// `\b` at byte position `pos`.
-fn word_boundary(text: &str, pos: usize) -> bool {
-    let before = char_before(text, pos).is_some_and(is_word);
-    let after = char_at(text, pos).is_some_and(is_word);
-    before != after
-}
-
-/// `\b<word>\b` at `pos`, for each word of `words`, in order; returns the index of the first that
-/// matches.
-fn bounded_word_at(text: &str, pos: usize, words: &[&str]) -> Option<usize> {
-    if !word_boundary(text, pos) {
-        return None;
-    }
-    let rest = &text[pos..];
-    words
-        .iter()
-        .position(|w| rest.starts_with(w) && word_boundary(text, pos + w.len()))
-}
-
 /// Sorted start positions of `...` (overlapping: `....` starts two).
 fn ellipsis_starts(text: &str) -> Vec<usize> {
     let bytes = text.as_bytes();
@@ -107,22 +88,44 @@ fn ellipsis_starts(text: &str) -> Vec<usize> {
 }
 
 /// Sorted start positions of stop words, each with the status it reads as (if it is one).
+/// One SIMD substring search per word (none of the words overlaps itself, so non-overlapping
+/// search finds every occurrence), then the boundary checks.
 fn stop_word_starts(text: &str) -> Vec<(usize, Option<TestStatus>)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
-    for (i, b) in bytes.iter().enumerate() {
-        if !matches!(b, b't' | b'a' | b'O' | b'o' | b'F' | b'E' | b's') {
-            continue;
-        }
-        if let Some(w) = bounded_word_at(text, i, &STOP_WORDS) {
-            let status = STATUSES
-                .iter()
-                .find(|(s, _)| *s == STOP_WORDS[w])
-                .map(|(_, st)| st.clone());
-            out.push((i, status));
+    for word in STOP_WORDS {
+        let status = STATUSES
+            .iter()
+            .find(|(s, _)| *s == word)
+            .map(|(_, st)| st.clone());
+        for i in memmem::find_iter(bytes, word.as_bytes()) {
+            // Every stop word starts and ends with a word character, so the boundaries mean: no
+            // word character right before, none right after.
+            if !prev_is_word(text, i) && !next_is_word(text, i + word.len()) {
+                out.push((i, status.clone()));
+            }
         }
     }
+    out.sort_unstable_by_key(|(i, _)| *i);
     out
+}
+
+#[inline]
+fn prev_is_word(text: &str, pos: usize) -> bool {
+    match text.as_bytes()[..pos].last() {
+        None => false,
+        Some(b) if b.is_ascii() => b.is_ascii_alphanumeric() || *b == b'_',
+        Some(_) => char_before(text, pos).is_some_and(is_word),
+    }
+}
+
+#[inline]
+fn next_is_word(text: &str, pos: usize) -> bool {
+    match text.as_bytes().get(pos) {
+        None => false,
+        Some(b) if b.is_ascii() => b.is_ascii_alphanumeric() || *b == b'_',
+        Some(_) => char_at(text, pos).is_some_and(is_word),
+    }
 }
 
 /// Candidate name starts (`test` or `app_unmigrated` at a word boundary), in order.
@@ -130,7 +133,7 @@ fn name_starts(text: &str) -> Vec<usize> {
     let bytes = text.as_bytes();
     let mut out: Vec<usize> = memmem::find_iter(bytes, b"test")
         .chain(memmem::find_iter(bytes, b"app_unmigrated"))
-        .filter(|&i| !char_before(text, i).is_some_and(is_word))
+        .filter(|&i| !prev_is_word(text, i))
         .collect();
     out.sort_unstable();
     out
@@ -239,7 +242,7 @@ fn single_failure_name(part: &str) -> Option<&str> {
     let bytes = part.as_bytes();
     let mut starts: Vec<usize> = memmem::find_iter(bytes, b"test_")
         .chain(memmem::find_iter(bytes, b"app_unmigrated"))
-        .filter(|&i| !char_before(part, i).is_some_and(is_word))
+        .filter(|&i| !prev_is_word(part, i))
         .collect();
     starts.sort_unstable();
     let mut found: Option<&str> = None;

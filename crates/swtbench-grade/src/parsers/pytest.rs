@@ -112,22 +112,8 @@ fn ansi_colour_re() -> &'static Regex {
 pub fn parse_pytest_v2(log: &str) -> StatusMap {
     let mut map = StatusMap::new();
     for raw in log.split('\n') {
-        let stripped;
-        let mut line: &str = raw;
-        if line.contains('[') {
-            if let std::borrow::Cow::Owned(s) = ansi_colour_re().replace_all(line, "") {
-                stripped = s;
-                line = &stripped;
-            }
-        }
-        let cleaned;
-        if line.bytes().any(|b| (1..32).contains(&b)) {
-            cleaned = line
-                .chars()
-                .filter(|c| !('\u{1}'..='\u{1f}').contains(c))
-                .collect::<String>();
-            line = &cleaned;
-        }
+        let cleaned = clean_v2_line(raw);
+        let line: &str = &cleaned;
         if starts_with_status(line) {
             if let Some((name, status)) = summary_pair(line) {
                 map.insert(name, status);
@@ -140,6 +126,52 @@ pub fn parse_pytest_v2(log: &str) -> StatusMap {
         }
     }
     map
+}
+
+/// The original's `re.sub(r"\[(\d+)m", "", line)` followed by deleting U+0001–U+001F, in one
+/// pass. Pattern matches are decided on the original line (control characters inside a
+/// `[<digits>m` break it, as they do for the regex that runs first); lines with non-ASCII text
+/// right after a `[` go through the regex itself, since `\d` also matches non-ASCII digits.
+fn clean_v2_line(line: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = line.as_bytes();
+    if !bytes.iter().any(|&b| b == b'[' || (1..32).contains(&b)) {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'[' {
+            let digits = bytes[i + 1..]
+                .iter()
+                .take_while(|d| d.is_ascii_digit())
+                .count();
+            match bytes.get(i + 1 + digits) {
+                Some(b'm') if digits > 0 => {
+                    i += digits + 2;
+                    continue;
+                }
+                Some(n) if !n.is_ascii() => return clean_v2_line_regex(line),
+                _ => {}
+            }
+            out.push(b);
+        } else if !(1..32).contains(&b) {
+            out.push(b);
+        }
+        i += 1;
+    }
+    // Only ASCII bytes were removed, so the rest is still UTF-8.
+    std::borrow::Cow::Owned(String::from_utf8(out).unwrap_or_default())
+}
+
+fn clean_v2_line_regex(line: &str) -> std::borrow::Cow<'_, str> {
+    let subbed = ansi_colour_re().replace_all(line, "");
+    std::borrow::Cow::Owned(
+        subbed
+            .chars()
+            .filter(|c| !('\u{1}'..='\u{1f}').contains(c))
+            .collect(),
+    )
 }
 
 fn ends_with_status(line: &str) -> bool {
