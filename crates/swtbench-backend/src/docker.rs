@@ -24,7 +24,7 @@ use bollard::Docker;
 use futures_util::StreamExt;
 
 use crate::backend::{ContainerBackend, LogSink};
-use crate::context::{container_files_tar, single_file_from_tar};
+use crate::context::{container_files_tar, single_file_from_tar, BuildContext};
 use crate::error::{BackendError, Result};
 use crate::labels::LabelFilter;
 use crate::model::{
@@ -267,27 +267,30 @@ fn unique_token() -> String {
     format!("{}-{n}-{nanos}", std::process::id())
 }
 
+/// A double-quoted Dockerfile word: `"`, `\` and `$` escaped, line breaks turned into spaces.
+fn dockerfile_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' | '\\' | '$' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// The Dockerfile with one `LABEL` instruction carrying every label appended.
 pub(crate) fn append_label_instruction(
     dockerfile: &str,
     labels: &BTreeMap<String, String>,
 ) -> String {
-    fn quote(text: &str) -> String {
-        let mut out = String::with_capacity(text.len() + 2);
-        out.push('"');
-        for c in text.chars() {
-            match c {
-                '"' | '\\' | '$' => {
-                    out.push('\\');
-                    out.push(c);
-                }
-                '\n' | '\r' => out.push(' '),
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-        out
-    }
+    let quote = dockerfile_quote;
     let mut out = dockerfile.to_string();
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
@@ -522,26 +525,36 @@ impl ContainerBackend for DockerBackend {
 
     async fn image_import(&self, request: ImportRequest) -> Result<ImageInfo> {
         let tag = request.tag.clone();
-        let (repo, version) = match tag.rsplit_once(':') {
-            Some((r, v)) if !v.contains('/') => (r.to_string(), v.to_string()),
-            _ => (tag.clone(), "latest".to_string()),
-        };
         let body = match &request.rootfs {
             RootfsSource::Bytes(b) => b.clone(),
             RootfsSource::File(path) => tokio::fs::read(path)
                 .await
                 .map_err(|e| BackendError::io(format!("reading {}", path.display()), &e))?,
         };
-        let mut changes: Vec<String> = request
-            .labels
-            .iter()
-            .map(|(k, v)| format!("LABEL {k}={}", serde_json::Value::String(v.clone())))
-            .collect();
-        changes.extend(request.changes.iter().cloned());
+        let wants_metadata = !request.labels.is_empty() || !request.changes.is_empty();
+        // Podman's compatibility import wants one change per repeated query parameter and parses
+        // `LABEL` naively; the client joins changes into one parameter. So on Podman the tarball
+        // is imported bare and the metadata applied by a build with no `RUN` step.
+        let via_build = wants_metadata && self.info.kind == EngineKind::Podman;
+        let import_tag = if via_build {
+            format!("{tag}-swtbench-import")
+        } else {
+            tag.clone()
+        };
+        let mut changes: Vec<String> = Vec::new();
+        if !via_build {
+            changes.extend(
+                request
+                    .labels
+                    .iter()
+                    .map(|(k, v)| format!("LABEL {}={}", dockerfile_quote(k), dockerfile_quote(v))),
+            );
+            changes.extend(request.changes.iter().cloned());
+        }
+        // `repo` may carry the tag; Podman ignores a separate `tag` parameter on import.
         let options = CreateImageOptionsBuilder::default()
             .from_src("-")
-            .repo(&repo)
-            .tag(&version)
+            .repo(&import_tag)
             .changes(changes)
             .build();
         let mut stream =
@@ -555,6 +568,21 @@ impl ContainerBackend for DockerBackend {
                 };
                 return Err(BackendError::ImportFailed { tag, message });
             }
+        }
+        if via_build {
+            let mut dockerfile = format!("FROM {import_tag}\n");
+            for change in &request.changes {
+                dockerfile.push_str(change);
+                dockerfile.push('\n');
+            }
+            let mut build = BuildRequest::new(tag.clone(), BuildContext::new(dockerfile));
+            build.labels = request.labels.clone();
+            let built = self.image_build(build, &mut std::io::sink()).await;
+            let _ = self.image_remove(&import_tag, false).await;
+            return built.map_err(|e| BackendError::ImportFailed {
+                tag,
+                message: format!("applying labels and changes: {e}"),
+            });
         }
         self.image_inspect(&tag)
             .await?
