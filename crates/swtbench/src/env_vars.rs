@@ -21,3 +21,10 @@ pub const HF_HUB_OFFLINE: &str = "HF_HUB_OFFLINE";
 /// Base URL used instead of `https://raw.githubusercontent.com/` for requirement files (a local
 /// server or a caching proxy); files are fetched as `<base><owner>/<name>/<commit>/<path>`.
 pub const SWTBENCH_GITHUB_RAW: &str = "SWTBENCH_GITHUB_RAW";
+/// Container engine endpoint (`unix:///…`, `tcp://…`); unset: `/var/run/docker.sock`, then the
+/// Podman sockets. Read by `swtbench_backend::DockerBackend::connect`.
+pub const DOCKER_HOST: &str = "DOCKER_HOST";
+/// Proxy variables passed into image builds as build arguments when set (either case):
+/// `HTTP_PROXY`, `HTTPS_PROXY`, `FTP_PROXY`, `NO_PROXY`, `ALL_PROXY`. The full list is
+/// `swtbench_backend::network::PROXY_VARIABLES`.
+pub const HTTPS_PROXY: &str = "HTTPS_PROXY";
