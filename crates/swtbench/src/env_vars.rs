@@ -23,8 +23,10 @@ pub const HF_HUB_OFFLINE: &str = "HF_HUB_OFFLINE";
 pub const SWTBENCH_GITHUB_RAW: &str = "SWTBENCH_GITHUB_RAW";
 /// Container engine endpoint (`unix:///…`, `tcp://…`); unset: `/var/run/docker.sock`, then the
 /// Podman sockets. Read by `swtbench_backend::DockerBackend::connect`.
+#[allow(dead_code)] // read inside the backend library; listed so every variable is named here
 pub const DOCKER_HOST: &str = "DOCKER_HOST";
 /// Proxy variables passed into image builds as build arguments when set (either case):
 /// `HTTP_PROXY`, `HTTPS_PROXY`, `FTP_PROXY`, `NO_PROXY`, `ALL_PROXY`. The full list is
 /// `swtbench_backend::network::PROXY_VARIABLES`.
+#[allow(dead_code)] // read inside the backend library; listed so every variable is named here
 pub const HTTPS_PROXY: &str = "HTTPS_PROXY";
