@@ -29,7 +29,7 @@ pub use cleanup::{remove_containers, remove_images, CleanupReport, ContainerGuar
 pub use context::{BuildContext, ContextFile};
 pub use docker::{DockerBackend, DockerOptions};
 pub use error::{BackendError, Result};
-pub use fake::{FakeBackend, FakeCall, FakeExec};
+pub use fake::{FakeBackend, FakeCall, FakeExec, FakeExecContext};
 pub use labels::LabelFilter;
 pub use model::{
     BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineInfo, EngineKind, ExecOutput,
