@@ -206,7 +206,9 @@ pub fn render_compare(view: &CompareView) -> String {
         true,
     );
     body.push_str(
-        "<table id=\"itable\" class=\"itable\"><thead><tr>\
+        "<table id=\"itable\" class=\"itable cmp\"><colgroup><col class=\"c-id\"><col class=\"c-repo\">\
+         <col class=\"c-out\"><col class=\"c-out\"><col class=\"c-num\"><col class=\"c-num\"><col class=\"c-num\"><col class=\"c-num\">\
+         </colgroup><thead><tr>\
          <th data-sort=\"text\">Instance</th><th data-sort=\"text\">Repository</th>\
          <th data-sort=\"text\">Outcome A</th><th data-sort=\"text\">Outcome B</th>\
          <th data-sort=\"num\" class=\"num\">Added F→P A</th><th data-sort=\"num\" class=\"num\">Added F→P B</th>\
@@ -563,7 +565,8 @@ fn instance_table(out: &mut String, instances: &[InstanceView]) {
     );
     out.push_str(
         "<p class=\"hint js-only\" hidden>Click an instance to see its patch, runs, tests and coverage.</p>\
-         <table id=\"itable\" class=\"itable\"><thead><tr>\
+         <table id=\"itable\" class=\"itable\"><colgroup><col class=\"c-id\"><col class=\"c-repo\">\
+         <col class=\"c-out\"><col class=\"c-num\"><col class=\"c-num\"><col class=\"c-num\"></colgroup><thead><tr>\
          <th data-sort=\"text\">Instance</th><th data-sort=\"text\">Repository</th>\
          <th data-sort=\"text\">Outcome</th><th data-sort=\"num\" class=\"num\">Added F→P</th>\
          <th data-sort=\"num\" class=\"num\">Coverage</th><th data-sort=\"num\" class=\"num\">Δ coverage</th>\

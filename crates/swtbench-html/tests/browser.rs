@@ -62,15 +62,30 @@ fn run_page_in_chromium() {
         "page script did not run"
     );
     assert_eq!(root.value().attr("data-shown"), Some("6"));
-    let json = serde_json::to_value(&view.metrics).unwrap();
+    // The JSON report, exactly as `swtbench report --format json` prints it.
+    let json_text = swtbench_grade::leaderboard::render(
+        &common::leaderboard("run1", "modelA"),
+        "run1",
+        swtbench_grade::leaderboard::Format::Json,
+        None,
+    );
+    let json: serde_json::Value = serde_json::from_str(&json_text).unwrap();
+    assert!(json["coverage_delta_all"].is_number());
     for (field, expected) in json.as_object().unwrap() {
         let cell = doc
             .select(&sel(&format!("#metrics tr[data-metric={field}] td")))
             .next()
             .unwrap_or_else(|| panic!("no DOM cell for JSON field {field}"));
-        let shown = cell.value().attr("data-value").unwrap();
-        let shown: serde_json::Value = serde_json::from_str(shown).unwrap();
+        let shown_text = cell.value().attr("data-value").unwrap();
+        let shown: serde_json::Value = serde_json::from_str(shown_text).unwrap();
         assert_eq!(&shown, expected, "metric {field}");
+        // Digit for digit: the JSON line is `    "<field>": <number>,`.
+        let line = json_text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("\"{field}\":")))
+            .unwrap();
+        let token = line.split_once(": ").unwrap().1.trim_end_matches(',');
+        assert_eq!(shown_text, token, "metric {field}");
     }
     assert!(doc.select(&sel("#controls[hidden]")).next().is_none());
     assert_eq!(

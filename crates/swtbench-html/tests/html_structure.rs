@@ -43,6 +43,11 @@ fn summary_metrics_and_counts_match_the_view_model() {
     // 1 resolved of denominator 6; W counts applied reports with tests (1001, 1002, 1003).
     assert!((view.metrics.success_rate - 100.0 / 6.0).abs() < 1e-9);
     assert!((view.metrics.applicability - 50.0).abs() < 1e-9);
+    // Coverage rows: Δ pred sums to 0.4 (1001); the gold run has 4 non-null Δ gold (Δall = 10);
+    // the one resolved report has a non-null Δ gold (Δresolved = 40); unresolved sum 0.
+    assert_eq!(view.metrics.coverage_delta_all, Some(10.0));
+    assert_eq!(view.metrics.coverage_delta_resolved, Some(40.0));
+    assert_eq!(view.metrics.coverage_delta_unresolved, Some(0.0));
 
     let counts: Vec<(String, String)> = doc
         .select(&sel("#outcomes tr"))

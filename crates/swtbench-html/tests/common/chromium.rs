@@ -110,6 +110,12 @@ impl Browser {
         )
     }
 
+    /// The DOM dumped right after the load event, in real time (no virtual time budget): the
+    /// process's wall time minus a blank page's is the cost of loading the page.
+    pub fn dump_dom_realtime(&self, url: &str) -> Result<(String, Duration), String> {
+        self.run(&["--dump-dom".into()], url)
+    }
+
     pub fn screenshot(&self, url: &str, out: &Path, size: (u32, u32)) -> Result<(), String> {
         self.run(
             &[

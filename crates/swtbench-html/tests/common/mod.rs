@@ -5,7 +5,12 @@ pub mod chromium;
 
 use std::path::{Path, PathBuf};
 
+use swtbench_grade::leaderboard;
+use swtbench_grade::InstanceReport;
 use swtbench_html::{load_run, LoadOptions, RunView};
+
+/// Denominator used with the fixture runs.
+pub const DENOMINATOR: usize = 6;
 
 pub fn fixture_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run_tree")
@@ -18,10 +23,34 @@ pub fn model_dir(run_id: &str, model: &str) -> PathBuf {
         .join(model)
 }
 
+/// Every `report.json` under `dir`, sorted by instance id.
+fn reports_in(dir: &Path) -> Vec<InstanceReport> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .filter_map(|n| {
+            let text = std::fs::read_to_string(dir.join(n).join("report.json")).ok()?;
+            Some(InstanceReport::from_report_json(&text, Some(n)).unwrap())
+        })
+        .collect()
+}
+
+/// The leaderboard numbers of a fixture run, computed as `swtbench report` computes them (with
+/// the fixture's gold run `validate-lite-gold-1` for the coverage rows).
+pub fn leaderboard(run_id: &str, model: &str) -> leaderboard::Metrics {
+    let reports = reports_in(&model_dir(run_id, model));
+    let gold = reports_in(&model_dir("validate-lite-gold-1", "gold"));
+    leaderboard::compute(&reports, Some(&gold), DENOMINATOR)
+}
+
 pub fn load(run_id: &str, model: &str, out_dir: &Path) -> RunView {
     let opts = LoadOptions {
         out_dir: out_dir.to_path_buf(),
-        denominator: Some(6),
+        metrics: Some((&leaderboard(run_id, model)).into()),
         generator: "swtbench test".to_string(),
         params: vec![("dataset".to_string(), "fixture".to_string())],
         ..LoadOptions::default()
