@@ -28,6 +28,8 @@ pub struct ContextFile {
 pub struct BuildContext {
     files: BTreeMap<String, ContextFile>,
     bulk: BTreeMap<String, ContextFile>,
+    /// Directories to create even when empty (a bare git repository needs its empty `refs/`).
+    bulk_dirs: std::collections::BTreeSet<String>,
 }
 
 impl BuildContext {
@@ -80,6 +82,13 @@ impl BuildContext {
         Ok(())
     }
 
+    /// Adds a directory entry to the archive (bulk), so that it exists even when empty.
+    pub fn add_bulk_dir(&mut self, path: &str) -> Result<()> {
+        let path = normalise_relative(path)?;
+        self.bulk_dirs.insert(path);
+        Ok(())
+    }
+
     /// The bulk files, sorted by path.
     pub fn bulk_files(&self) -> impl Iterator<Item = (&str, &ContextFile)> {
         self.bulk.iter().map(|(p, f)| (p.as_str(), f))
@@ -115,6 +124,9 @@ impl BuildContext {
     /// The context as an uncompressed tar archive.
     pub fn to_tar(&self) -> Result<Vec<u8>> {
         let mut builder = tar::Builder::new(Vec::new());
+        for dir in &self.bulk_dirs {
+            append_dir(&mut builder, dir)?;
+        }
         let mut all: BTreeMap<&str, &ContextFile> =
             self.bulk.iter().map(|(p, f)| (p.as_str(), f)).collect();
         // A file of the image-defining text wins over a bulk file of the same path.
@@ -196,6 +208,17 @@ fn append(
         .map_err(|e| BackendError::io(format!("adding {path} to an archive"), &e))
 }
 
+fn append_dir(builder: &mut tar::Builder<Vec<u8>>, path: &str) -> Result<()> {
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(tar::EntryType::Directory);
+    header.set_size(0);
+    header.set_mode(0o755);
+    header.set_mtime(0);
+    builder
+        .append_data(&mut header, format!("{path}/"), std::io::empty())
+        .map_err(|e| BackendError::io(format!("adding directory {path} to an archive"), &e))
+}
+
 fn finish(builder: tar::Builder<Vec<u8>>) -> Result<Vec<u8>> {
     builder
         .into_inner()
@@ -255,6 +278,16 @@ mod tests {
         let names: Vec<&str> = got.iter().map(|e| e.0.as_str()).collect();
         assert_eq!(names, vec!["Dockerfile", "m.git/HEAD"]);
         assert!(ctx.add_bulk_file("../x", "", 0o644).is_err());
+        ctx.add_bulk_dir("m.git/refs/tags").expect("valid path");
+        let mut ar = tar::Archive::new(std::io::Cursor::new(ctx.to_tar().expect("tar")));
+        let dirs: Vec<String> = ar
+            .entries()
+            .expect("entries")
+            .map(|e| e.expect("entry"))
+            .filter(|e| e.header().entry_type().is_dir())
+            .map(|e| e.path().expect("path").to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(dirs, vec!["m.git/refs/tags/"]);
     }
 
     #[test]
