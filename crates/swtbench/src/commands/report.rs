@@ -10,11 +10,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use swtbench_data::SwtFilter;
-use swtbench_grade::leaderboard::{self, Dataset, Format, NoCoverage};
+use swtbench_grade::leaderboard::{self, Dataset, NoCoverage};
 use swtbench_grade::tree::{collect_reports, TreeReader};
 
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
+
+mod html;
+pub use html::{HtmlArgs, ReportFormat};
 
 /// Model directory name of the gold predictions (`model_name_or_path = "gold"`).
 const GOLD_MODEL_DIR: &str = "gold";
@@ -23,8 +26,8 @@ const GOLD_MODEL_DIR: &str = "gold";
 pub struct ReportArgs {
     /// The model's report directory: `<logs root>/<run_id>/<model>` (e.g.
     /// `run_instance_swt_logs/my-run/gpt-4o`).
-    #[arg(value_name = "PATH")]
-    pub path: PathBuf,
+    #[arg(value_name = "PATH", required_unless_present = "compare")]
+    pub path: Option<PathBuf>,
 
     /// Which benchmark the run is on: lite, verified or full (or any alias of them). Selects the
     /// denominator (276 / 433 / 1983) and the default gold run.
@@ -35,9 +38,10 @@ pub struct ReportArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub denominator: Option<u64>,
 
-    /// Output format: github (Markdown table), latex, json or csv.
+    /// Output format: github (Markdown table), latex, json, csv, or html (a self-contained page
+    /// with the summary, every instance and its logs; see --out).
     #[arg(long, value_name = "FORMAT", default_value = "github")]
-    pub format: Format,
+    pub format: ReportFormat,
 
     /// Run id of the gold run whose coverage is the Δᵃˡˡ denominator (under the same logs root,
     /// model `gold`). Default: the original's per dataset (validate-lite-gold-1,
@@ -53,6 +57,9 @@ pub struct ReportArgs {
     /// the original prints them).
     #[arg(long, value_name = "N")]
     pub decimals: Option<usize>,
+
+    #[command(flatten)]
+    pub html: HtmlArgs,
 }
 
 /// The file system as a [`TreeReader`].
@@ -107,7 +114,65 @@ fn filtered_ids() -> BTreeSet<&'static str> {
 
 pub fn run(args: ReportArgs, printer: &Printer) -> CliResult {
     let dataset = parse_dataset(&args.dataset)?;
-    let path = args.path.as_path();
+    let out = args.html.out.as_deref();
+    if let Some(pair) = &args.html.compare {
+        let a = leaderboard_for(&pair[0], dataset, &args, printer)?;
+        let b = leaderboard_for(&pair[1], dataset, &args, printer)?;
+        let ctx = page_context(dataset, &args, a.denominator);
+        return html::write_compare([(&pair[0], &a), (&pair[1], &b)], &ctx, out, printer);
+    }
+    let Some(path) = args.path.as_deref() else {
+        return Err(CliError::input(anyhow!("missing PATH"))
+            .with_hint("pass <logs root>/<run_id>/<model>, or --compare RUN_A RUN_B"));
+    };
+    let metrics = leaderboard_for(path, dataset, &args, printer)?;
+    match args.format {
+        ReportFormat::Html => {
+            let ctx = page_context(dataset, &args, metrics.denominator);
+            html::write_run(path, &metrics, &ctx, out, printer)
+        }
+        ReportFormat::Table(format) => {
+            if out.is_some() {
+                return Err(
+                    CliError::input(anyhow!("--out is only used with --format html"))
+                        .with_hint("redirect stdout to save a table"),
+                );
+            }
+            let (run_id, _) = run_id_and_root(path)?;
+            let name = args.name.clone().unwrap_or(run_id);
+            printer.data(&leaderboard::render(&metrics, &name, format, args.decimals));
+            Ok(ExitCode::Success)
+        }
+    }
+}
+
+/// The parameters an HTML page lists for the report it shows.
+fn page_context(dataset: Dataset, args: &ReportArgs, denominator: usize) -> html::PageContext {
+    let gold_run_id = args
+        .gold_run_id
+        .clone()
+        .unwrap_or_else(|| dataset.gold_run_id().to_string());
+    html::PageContext {
+        params: vec![
+            ("benchmark".to_string(), dataset.name().to_string()),
+            ("denominator".to_string(), denominator.to_string()),
+            ("gold run (coverage rows)".to_string(), gold_run_id),
+            (
+                "filter".to_string(),
+                "instances in the SWT-Bench filter lists are not counted".to_string(),
+            ),
+        ],
+        denominator,
+    }
+}
+
+/// The leaderboard numbers of the run at `path` (what every format of `report` shows).
+fn leaderboard_for(
+    path: &Path,
+    dataset: Dataset,
+    args: &ReportArgs,
+    printer: &Printer,
+) -> Result<leaderboard::Metrics, CliError> {
     if !path.is_dir() {
         return Err(CliError::input(anyhow!(
             "instance log directory not found at {}",
@@ -117,8 +182,7 @@ pub fn run(args: ReportArgs, printer: &Printer) -> CliResult {
             "PATH is <logs root>/<run_id>/<model>, e.g. run_instance_swt_logs/my-run/my-model",
         ));
     }
-    let (run_id, root) = run_id_and_root(path)?;
-    let name = args.name.clone().unwrap_or_else(|| run_id.clone());
+    let (_, root) = run_id_and_root(path)?;
     let skip_ids = filtered_ids();
     let skip = |id: &str| skip_ids.contains(id);
     let tree = FsTree;
@@ -165,9 +229,7 @@ pub fn run(args: ReportArgs, printer: &Printer) -> CliResult {
         collected.reports.len(),
         collected.filtered
     ));
-    let text = leaderboard::render(&metrics, &name, args.format, args.decimals);
-    printer.data(&text);
-    Ok(ExitCode::Success)
+    Ok(metrics)
 }
 
 /// `(run_id, logs root)` of `<root>/<run_id>/<model>`.
