@@ -318,17 +318,39 @@ pub fn load_run(model_dir: &Path, opts: &LoadOptions) -> Result<RunView, LoadErr
     let reasons = run_report.reasons();
 
     let ids: Vec<String> = ids.into_iter().collect();
-    let mut instances = Vec::with_capacity(ids.len());
-    let mut reports: Vec<InstanceReport> = Vec::new();
-    for id in &ids {
+    // Reading and parsing the six logs of each instance dominates; instances are independent, so
+    // split them over the available cores and keep the id order.
+    let one = |id: &String| {
         let mut input = read_instance(&loc, id, opts, &out_dir);
         if input.reason.is_none() {
             input.reason = reasons.get(id).cloned();
         }
-        if let Some(Ok(r)) = &input.report {
-            reports.push(r.clone());
-        }
-        instances.push(build::build_instance(input));
+        let report = match &input.report {
+            Some(Ok(r)) => Some(r.clone()),
+            _ => None,
+        };
+        (build::build_instance(input), report)
+    };
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    let chunk = ids.len().div_ceil(workers).max(1);
+    let built: Vec<Vec<(crate::model::InstanceView, Option<InstanceReport>)>> =
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = ids
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+    let mut instances = Vec::with_capacity(ids.len());
+    let mut reports: Vec<InstanceReport> = Vec::new();
+    for (view, report) in built.into_iter().flatten() {
+        instances.push(view);
+        reports.extend(report);
     }
 
     let metrics = match &opts.metrics {
