@@ -155,6 +155,10 @@ fn add_mirror(ctx: &mut BuildContext, dir: &Path, tag: &str) -> Result<(), Recip
             let ft = entry.file_type().map_err(io)?;
             let path = entry.path();
             if ft.is_dir() {
+                let rel = path.strip_prefix(dir).unwrap_or(&path);
+                // Git needs `refs/` and `objects/` even when a packed mirror leaves them empty.
+                ctx.add_bulk_dir(&format!("{MIRROR_CONTEXT_DIR}/{}", rel.to_string_lossy()))
+                    .map_err(ctx_err(tag))?;
                 stack.push(path);
             } else if ft.is_file() {
                 let rel = path.strip_prefix(dir).unwrap_or(&path);

@@ -22,6 +22,7 @@ pub mod execute;
 pub mod fsutil;
 pub mod images;
 pub mod keys;
+pub mod offline;
 pub mod plan;
 pub mod prepare;
 pub mod report;

@@ -1020,17 +1020,35 @@ async fn ensure_images<B: ContainerBackend>(
     let failed = |tag: &str, kind: ImageKind, e: swtbench_backend::BackendError| {
         let mut reason = format!("image {tag} could not be built: {e}");
         if let swtbench_backend::BackendError::BuildFailed { log_tail, .. } = &e {
-            if let Some(last) = log_tail.iter().rev().find(|l| !l.trim().is_empty()) {
-                reason.push_str(&format!(" (last build log line: {})", last.trim()));
+            let informative = |l: &&String| {
+                let l = l.trim();
+                !l.is_empty()
+                    && !l.starts_with("Removing intermediate container")
+                    && !l.starts_with("ERROR: The command")
+                    && !l.starts_with("--->")
+            };
+            if let Some(last) = log_tail.iter().rev().find(informative) {
+                reason.push_str(&format!(" (build log: {})", last.trim()));
             }
         }
-        shared.emit(Event::ImageReady {
-            tag: tag.to_string(),
-            kind,
-            outcome: ImageOutcome::Failed {
-                reason: reason.clone(),
-            },
-        });
+        let log = crate::images::build_log_dir(&shared.settings.outputs.build_logs, kind, tag)
+            .join(swtbench_backend::builder::BUILD_LOG);
+        reason.push_str(&format!("; see {}", log.display()));
+        // Every instance of the image fails with it; the event is sent once.
+        if shared
+            .announced_builds
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(format!("failed:{tag}"))
+        {
+            shared.emit(Event::ImageReady {
+                tag: tag.to_string(),
+                kind,
+                outcome: ImageOutcome::Failed {
+                    reason: reason.clone(),
+                },
+            });
+        }
         reason
     };
     let base = match (&recipes.base, base_info) {

@@ -42,4 +42,11 @@ pub enum Command {
     Spec(commands::spec::SpecArgs),
     /// Build model inputs: BM25 retrieval, SWE-bench style-3 text rows, SWT zsb/zsp prompts.
     Dataset(commands::dataset::DatasetCmdArgs),
+    /// Evaluate predictions end to end: build images, run the six runs per instance in
+    /// containers, grade, write the reports and print the table.
+    Run(Box<commands::run::RunArgs>),
+    /// Pre-build images for a dataset selection, list or remove the images swtbench made.
+    Images(commands::images::ImagesArgs),
+    /// Remove the containers and temporary images a run left behind.
+    Clean(commands::clean::CleanArgs),
 }

@@ -8,6 +8,7 @@ mod commands;
 mod env_vars;
 mod error;
 mod printer;
+mod progress;
 
 use clap::Parser;
 

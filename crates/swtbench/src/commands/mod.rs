@@ -1,11 +1,14 @@
 //! One module per subcommand. Each exposes `*Args` (clap) and `run(args, printer) -> CliResult`.
 
+pub mod clean;
 pub mod common;
 pub mod dataset;
 pub mod datasets;
 pub mod grade;
+pub mod images;
 pub mod parse_log;
 pub mod report;
+pub mod run;
 pub mod spec;
 pub mod validate;
 
@@ -22,5 +25,8 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> CliResult {
         Command::Report(args) => report::run(args, printer),
         Command::Spec(args) => spec::run(args, printer),
         Command::Dataset(args) => dataset::run(args, printer),
+        Command::Run(args) => run::run(*args, printer),
+        Command::Images(args) => images::run(args, printer),
+        Command::Clean(args) => clean::run(args, printer),
     }
 }
