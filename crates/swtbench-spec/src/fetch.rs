@@ -108,7 +108,7 @@ impl RepoFiles {
         let Some(http) = &self.http else {
             return Ok(Lookup::NotHere);
         };
-        let url = format!("{}{repo}/{commit}/{path}", self.raw_base);
+        let url = format!("{}{repo}/{commit}/{}", self.raw_base, encode_path(path));
         // A file at a fixed commit never changes: a cached copy is always good.
         let mode = if self.offline {
             CacheMode::Offline
@@ -176,6 +176,22 @@ impl FileSource for RepoFiles {
     }
 }
 
+/// Percent-encodes a repository path for a URL, as `requests` does before sending it: unreserved
+/// characters, `/` and the sub-delimiters stay, everything else (spaces, non-ASCII bytes, `%`, `#`,
+/// `?`) is encoded. The original's `-r` quirk asks for paths like `dir/-r x.txt`, which must
+/// reach the server (and get a 404) rather than fail as an invalid request.
+fn encode_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=:@".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// The default directory of bare mirrors named by `SWTBENCH_REPO_MIRROR`-style settings, checked
 /// to exist. Returns a message naming the path otherwise.
 pub fn check_mirror_dir(dir: &Path) -> Result<(), String> {
@@ -186,5 +202,21 @@ pub fn check_mirror_dir(dir: &Path) -> Result<(), String> {
             "mirror directory {} does not exist (expected bare repositories named <owner>__<name>.git)",
             dir.display()
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::encode_path;
+
+    #[test]
+    fn paths_are_encoded_like_requests_does() {
+        assert_eq!(
+            encode_path("tests/requirements/py3.txt"),
+            "tests/requirements/py3.txt"
+        );
+        assert_eq!(encode_path("d/-r missing.txt"), "d/-r%20missing.txt");
+        assert_eq!(encode_path("ü#?%.txt"), "%C3%BC%23%3F%25.txt");
+        assert_eq!(encode_path("a+b(1)~,=.txt"), "a+b(1)~,=.txt");
     }
 }

@@ -449,7 +449,9 @@ fn requirement_files_come_from_github_raw_and_its_cache() {
     let mut files = BTreeMap::new();
     files.insert(
         format!("acme/widget/{commit}/requirements/dev.txt"),
-        "-r base.txt\nflask\n".to_string(),
+        // The original slices `-r` off the unstripped line, so the indented include asks for
+        // `requirements/-r opt.txt`: a 404 (the space percent-encoded), not a failure.
+        "-r base.txt\nflask\n  -r opt.txt\n".to_string(),
     );
     files.insert(
         format!("acme/widget/{commit}/requirements/base.txt"),
@@ -488,6 +490,7 @@ fn requirement_files_come_from_github_raw_and_its_cache() {
             format!("/acme/widget/{commit}/requirements/missing.txt"),
             format!("/acme/widget/{commit}/requirements/dev.txt"),
             format!("/acme/widget/{commit}/requirements/base.txt"),
+            format!("/acme/widget/{commit}/requirements/-r%20opt.txt"),
         ]
     );
     // Offline, the cache answers (including the remembered 404) and renders the same text.
@@ -499,7 +502,7 @@ fn requirement_files_come_from_github_raw_and_its_cache() {
     assert_eq!(read(&out.join("acme__widget-1"), "setup_env.sh"), env);
     assert_eq!(
         log.lock().unwrap().len(),
-        3,
+        4,
         "offline must not touch the network"
     );
 }
