@@ -158,8 +158,9 @@ impl ExecSpec {
         let cleaned = cmd.replace("--tb=no", "");
         let stripped = py::strip(&cleaned);
         Ok(if let Some(at) = find_python_m(&cleaned) {
-            // The original's re.subn here returns a tuple, which would render as a Python tuple;
-            // no table command reaches this branch, so the intended replacement is rendered.
+            // The original assigns re.subn's (text, count) tuple here, so building its eval script
+            // fails with a TypeError and every run of the instance errors. No command of the
+            // shipped table reaches this branch; the intended replacement is rendered instead.
             let len = if cleaned[at..].starts_with("python3 -m") {
                 "python3 -m".len()
             } else {
