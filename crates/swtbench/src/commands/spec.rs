@@ -197,11 +197,11 @@ pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
         )
     })?;
     for w in &predictions.warnings {
-        printer.warn(&format!("warning: {w}"));
+        printer.warn(w);
     }
     if !predictions.missing.is_empty() {
         printer.warn(&format!(
-            "warning: {} selected instance(s) have no prediction and are not rendered",
+            "{} selected instance(s) have no prediction and are not rendered",
             predictions.missing.len()
         ));
     }
