@@ -101,6 +101,12 @@ pub struct OutputRoots {
 impl OutputRoots {
     /// The three trees under `base` with the original's names.
     pub fn under(base: &Path) -> OutputRoots {
+        // `.` gives the original's bare relative names, not `./run_instance_swt_logs`.
+        let base = if base == Path::new(".") || base.as_os_str().is_empty() {
+            Path::new("")
+        } else {
+            base
+        };
         OutputRoots {
             logs: base.join(LOGS_ROOT_DIR),
             build_logs: base.join(IMAGE_BUILD_LOGS_DIR),
@@ -232,5 +238,9 @@ mod tests {
         assert_eq!(s.exec.timeout, Duration::from_secs(1800));
         assert!(s.eval.skip_install && s.eval.coverage);
         assert_eq!(s.images.cache_level, CacheLevel::Env);
+        assert_eq!(
+            OutputRoots::under(Path::new(".")).logs,
+            Path::new("run_instance_swt_logs")
+        );
     }
 }
