@@ -1,0 +1,546 @@
+//! `swtbench run` end to end on the real container engine, with the fixture benchmark
+//! (`fixtures/benchmark`): every prediction's outcome against `expected.json`, with and without
+//! coverage, in unit-test and reproduction-script mode; the metrics of `swtbench report`; a
+//! `kill -9` followed by a resumed run that ends with the same `report.json` files as an
+//! uninterrupted one; Ctrl-C (SIGINT) with partial reports; `swtbench clean --run-id`. Every test
+//! counts the containers left with its run id (must be zero).
+//!
+//! Needs Docker and the local base image `swtbench-fixture-base:bookworm` (`scripts/base-image`,
+//! which `scripts/test` runs first); without them each test prints why it is skipped. The env and
+//! instance images of the fixture are built once (under a lock, `swtbench images build`) and
+//! kept for the other tests: remove them with `swtbench images rm --kind instance env`.
+//! Test names contain `engine` so nextest's docker group limits how many run at once.
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use swtbench_grade::leaderboard::{is_applicable, transitions_beyond_base};
+use swtbench_grade::InstanceReport;
+
+const BASE_IMAGE: &str = "swtbench-fixture-base:bookworm";
+const MODEL_DIR: &str = "swtbench-fixture-model";
+const IMAGES_LOCK: &str = "/tmp/swtbench-engine-tests.images.lock";
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn spec_table() -> PathBuf {
+    workspace().join("fixtures/benchmark/spec-table.toml")
+}
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_swtbench")
+}
+
+/// Why the engine tests cannot run here, if they cannot.
+fn engine_missing() -> Option<String> {
+    let docker = Command::new("docker")
+        .args(["info", "--format", "{{.ServerVersion}}"])
+        .output();
+    match docker {
+        Ok(o) if o.status.success() => {}
+        _ => return Some("no reachable Docker engine (`docker info` failed)".into()),
+    }
+    let base = Command::new("docker")
+        .args(["image", "inspect", BASE_IMAGE])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !base.is_ok_and(|s| s.success()) {
+        return Some(format!(
+            "the base image {BASE_IMAGE} is missing (build it with scripts/base-image)"
+        ));
+    }
+    None
+}
+
+macro_rules! require_engine {
+    () => {
+        if let Some(why) = engine_missing() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+
+/// A fixture benchmark in a temporary directory, with its images built.
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    data: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        let data = root.join("fx");
+        let out = Command::new("python3")
+            .arg(workspace().join("fixtures/benchmark/make_benchmark.py"))
+            .arg(&data)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "make_benchmark.py failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let fx = Fixture {
+            _tmp: tmp,
+            root,
+            data,
+        };
+        fx.ensure_images();
+        fx
+    }
+
+    fn dataset(&self) -> String {
+        self.data.join("dataset.jsonl").display().to_string()
+    }
+
+    fn mirrors(&self) -> String {
+        self.data.join("mirrors").display().to_string()
+    }
+
+    /// Builds the fixture images once for all tests (other test processes wait on the lock).
+    fn ensure_images(&self) {
+        let out = Command::new("flock")
+            .arg(IMAGES_LOCK)
+            .arg(bin())
+            .args(["images", "build", "--dataset", &self.dataset()])
+            .args(["--repo-mirror", &self.mirrors()])
+            .arg("--spec-table")
+            .arg(spec_table())
+            .arg("--output-dir")
+            .arg(self.root.join("prebuild"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "building the fixture images failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The arguments of a fixture run into `out_dir`.
+    fn run_args(
+        &self,
+        run_id: &str,
+        out_dir: &Path,
+        predictions: &str,
+        extra: &[&str],
+    ) -> Vec<String> {
+        let mut v: Vec<String> = vec![
+            "run".into(),
+            "--dataset".into(),
+            self.dataset(),
+            "--predictions".into(),
+            self.data.join(predictions).display().to_string(),
+            "--repo-mirror".into(),
+            self.mirrors(),
+            "--spec-table".into(),
+            spec_table().display().to_string(),
+            "--run-id".into(),
+            run_id.into(),
+            "--output-dir".into(),
+            out_dir.display().to_string(),
+            "--timeout".into(),
+            "20".into(),
+            "--max-workers".into(),
+            "2".into(),
+            "--cache-level".into(),
+            "instance".into(),
+            "--events".into(),
+            out_dir.join("events.jsonl").display().to_string(),
+        ];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    }
+
+    fn expected(&self) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(self.data.join("expected.json")).unwrap())
+            .unwrap()
+    }
+}
+
+fn run(args: &[String]) -> Output {
+    let out = Command::new(bin()).args(args).output().unwrap();
+    eprintln!(
+        "swtbench {}\n--- stderr ---\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn spawn(args: &[String]) -> Child {
+    Command::new(bin())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Containers (running or not) labelled with the run id.
+fn containers_of(run_id: &str) -> Vec<String> {
+    let out = Command::new("docker")
+        .args(["ps", "-a", "-q", "--filter"])
+        .arg(format!("label=swtbench.run_id={run_id}"))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// A run id no other test (or earlier invocation) uses.
+fn unique_run_id(name: &str) -> String {
+    format!(
+        "{name}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    )
+}
+
+fn events(out_dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(out_dir.join("events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// Waits until `pred` holds for the events written so far.
+fn wait_for_events(out_dir: &Path, what: &str, pred: impl Fn(&[Value]) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while Instant::now() < deadline {
+        if pred(&events(out_dir)) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("timed out waiting for {what}");
+}
+
+fn executed_runs(ev: &[Value]) -> usize {
+    ev.iter()
+        .filter(|e| e["event"] == "run_finished" && e["result"]["kind"] == "executed")
+        .count()
+}
+
+fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("swtbench did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn report_dir(out_dir: &Path, run_id: &str) -> PathBuf {
+    out_dir
+        .join("run_instance_swt_logs")
+        .join(run_id)
+        .join(MODEL_DIR)
+}
+
+fn read_report(out_dir: &Path, run_id: &str, id: &str) -> Option<InstanceReport> {
+    let text =
+        std::fs::read_to_string(report_dir(out_dir, run_id).join(id).join("report.json")).ok()?;
+    Some(InstanceReport::from_report_json(&text, Some(id)).unwrap())
+}
+
+/// Every instance of `expected[mode]` against its report.json, and the metrics of `report`.
+fn check_expected(out_dir: &Path, run_id: &str, expected: &Value, coverage: bool) {
+    let instances = expected["instances"].as_object().unwrap();
+    for (id, e) in instances {
+        let r = read_report(out_dir, run_id, id).unwrap_or_else(|| panic!("{id}: no report.json"));
+        let (fx, fp, pp) = transitions_beyond_base(&r);
+        let got = [
+            ("applied", r.patch_successfully_applied),
+            ("resolved", r.resolved),
+            ("W", is_applicable(&r)),
+            ("FX", fx),
+            ("FP", fp),
+            ("PP", pp),
+        ];
+        for (k, v) in got {
+            assert_eq!(
+                Some(v),
+                e[k].as_bool(),
+                "{id} ({}): {k}",
+                e["kind"].as_str().unwrap_or_default()
+            );
+        }
+        if coverage {
+            for k in ["coverage_pred", "coverage_delta_pred"] {
+                if let Some(want) = e[k].as_f64() {
+                    let have = match k {
+                        "coverage_pred" => r.coverage.coverage_pred,
+                        _ => r.coverage.coverage_delta_pred,
+                    };
+                    assert_eq!(have, Some(want), "{id}: {k}");
+                }
+            }
+        }
+        if e["timed_out"].as_bool() == Some(true) {
+            let summary: Value = serde_json::from_str(
+                &std::fs::read_to_string(
+                    report_dir(out_dir, run_id)
+                        .join(id)
+                        .join("swtbench_instance.json"),
+                )
+                .unwrap(),
+            )
+            .unwrap();
+            let reasons = summary["reasons"].to_string();
+            assert!(reasons.contains("timed out"), "{id}: {reasons}");
+            let out = std::fs::read_to_string(
+                out_dir
+                    .join("run_instance_swt_logs")
+                    .join(run_id)
+                    .join(format!("pred_pre__{MODEL_DIR}"))
+                    .join(id)
+                    .join("test_output.txt"),
+            )
+            .unwrap();
+            assert!(
+                out.contains("collected"),
+                "the output before the timeout is kept"
+            );
+            assert!(out.trim_end().ends_with("until then]"), "{out}");
+        }
+    }
+    // The leaderboard metrics as `swtbench report` computes them.
+    let denominator = expected["denominator"].as_u64().unwrap().to_string();
+    let out = Command::new(bin())
+        .arg("report")
+        .arg(report_dir(out_dir, run_id))
+        .args(["--denominator", &denominator, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let metrics: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (k, v) in expected["metrics"].as_object().unwrap() {
+        assert_eq!(metrics[k].as_f64(), v.as_f64(), "metric {k}");
+    }
+}
+
+fn reports_of(out_dir: &Path, run_id: &str) -> BTreeMap<String, String> {
+    let dir = report_dir(out_dir, run_id);
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let p = entry.unwrap().path().join("report.json");
+        if let Ok(text) = std::fs::read_to_string(&p) {
+            out.insert(
+                p.parent()
+                    .unwrap()
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+                text,
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn engine_fixture_unit_tests_without_coverage_and_rerun_reuses_everything() {
+    require_engine!();
+    let fx = Fixture::new();
+    let run_id = unique_run_id("nocov");
+    let out_dir = fx.root.join("out");
+    let args = fx.run_args(&run_id, &out_dir, "predictions.jsonl", &["--no-coverage"]);
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(0));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("| Applicability (W) |"), "{table}");
+    check_expected(&out_dir, &run_id, &fx.expected()["unit_test"], false);
+    assert!(containers_of(&run_id).is_empty(), "leftover containers");
+    let run_report = out_dir
+        .join("evaluation_results")
+        .join(format!("{MODEL_DIR}.{run_id}.json"));
+    let rr: Value = serde_json::from_str(&std::fs::read_to_string(&run_report).unwrap()).unwrap();
+    assert_eq!(rr["total_instances"], 10);
+    assert_eq!(rr["error_instances"], 0);
+    assert!(out_dir
+        .join("evaluation_results")
+        .join(format!("{MODEL_DIR}.{run_id}.html"))
+        .is_file());
+
+    // The same command again: every run is reused, the reports are the same.
+    let before = reports_of(&out_dir, &run_id);
+    std::fs::remove_file(out_dir.join("events.jsonl")).unwrap();
+    let again = run(&args);
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(executed_runs(&events(&out_dir)), 0, "nothing runs again");
+    assert_eq!(reports_of(&out_dir, &run_id), before);
+}
+
+#[test]
+fn engine_fixture_unit_tests_with_coverage() {
+    require_engine!();
+    let fx = Fixture::new();
+    let run_id = unique_run_id("cov");
+    let out_dir = fx.root.join("out");
+    let out = run(&fx.run_args(&run_id, &out_dir, "predictions.jsonl", &[]));
+    assert_eq!(out.status.code(), Some(0));
+    check_expected(&out_dir, &run_id, &fx.expected()["unit_test"], true);
+    // The tracer ran: gold runs hold a coverage dump.
+    let r = read_report(&out_dir, &run_id, "swtfix__calc-1").unwrap();
+    assert!(r.coverage.coverage_gold.is_some());
+    assert!(containers_of(&run_id).is_empty(), "leftover containers");
+}
+
+#[test]
+fn engine_fixture_reproduction_script_mode() {
+    require_engine!();
+    let fx = Fixture::new();
+    let run_id = unique_run_id("repro");
+    let out_dir = fx.root.join("out");
+    let expected = fx.expected()["reproduction_script"].clone();
+    let script = expected["script"].as_str().unwrap().to_string();
+    let out = run(&fx.run_args(
+        &run_id,
+        &out_dir,
+        "predictions_repro.jsonl",
+        &[
+            "--exec-mode",
+            "reproduction_script",
+            "--reproduction-script-name",
+            &script,
+        ],
+    ));
+    assert_eq!(out.status.code(), Some(0));
+    check_expected(&out_dir, &run_id, &expected, false);
+    assert!(containers_of(&run_id).is_empty(), "leftover containers");
+}
+
+/// A subset without the timeout instance keeps the three runs of this test short.
+const RESUME_IDS: &str = "swtfix__calc-1,swtfix__calc-2,swtfix__calc-4,swtfix__calc-5,swtfix__textkit-1,swtfix__textkit-2";
+
+#[test]
+fn engine_kill_9_and_resume_gives_the_reports_of_an_uninterrupted_run() {
+    require_engine!();
+    let fx = Fixture::new();
+    let extra = ["--no-coverage", "--instance-ids", RESUME_IDS];
+
+    let straight_id = unique_run_id("straight");
+    let straight_dir = fx.root.join("straight");
+    let out = run(&fx.run_args(&straight_id, &straight_dir, "predictions.jsonl", &extra));
+    assert_eq!(out.status.code(), Some(0));
+    let want = reports_of(&straight_dir, &straight_id);
+    assert_eq!(want.len(), 6);
+
+    let run_id = unique_run_id("killed");
+    let out_dir = fx.root.join("killed");
+    let args = fx.run_args(&run_id, &out_dir, "predictions.jsonl", &extra);
+    let mut child = spawn(&args);
+    wait_for_events(&out_dir, "three executed runs", |ev| executed_runs(ev) >= 3);
+    child.kill().unwrap(); // SIGKILL: no cleanup at all
+    child.wait().unwrap();
+    let resumed = run(&args);
+    assert_eq!(resumed.status.code(), Some(0));
+    let ev = events(&out_dir);
+    assert!(
+        ev.iter()
+            .any(|e| e["event"] == "run_finished" && e["result"]["kind"] == "reused"),
+        "the resumed run reuses what the killed one finished"
+    );
+    assert_eq!(reports_of(&out_dir, &run_id), want);
+    assert!(containers_of(&run_id).is_empty(), "leftover containers");
+}
+
+#[test]
+fn engine_ctrl_c_stops_cleans_up_and_writes_partial_reports() {
+    require_engine!();
+    let fx = Fixture::new();
+    let run_id = unique_run_id("sigint");
+    let out_dir = fx.root.join("out");
+    let args = fx.run_args(&run_id, &out_dir, "predictions.jsonl", &["--no-coverage"]);
+    let mut child = spawn(&args);
+    wait_for_events(&out_dir, "a finished instance", |ev| {
+        ev.iter()
+            .any(|e| e["event"] == "instance_finished" && e["outcome"]["kind"] != "empty_patch")
+            && ev.iter().any(|e| e["event"] == "instance_phase")
+    });
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = wait_exit(&mut child, Duration::from_secs(60));
+    assert_eq!(status.code(), Some(130));
+    assert!(containers_of(&run_id).is_empty(), "leftover containers");
+    let run_report: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            out_dir
+                .join("evaluation_results")
+                .join(format!("{MODEL_DIR}.{run_id}.json")),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let graded = run_report["resolved_instances"].as_u64().unwrap()
+        + run_report["unresolved_instances"].as_u64().unwrap();
+    assert!(graded >= 1, "{run_report}");
+    let interrupted = run_report["error_reasons"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|v| v.as_str().is_some_and(|s| s.contains("interrupted")))
+        .count();
+    assert!(interrupted >= 1, "{run_report}");
+    assert!(
+        !reports_of(&out_dir, &run_id).is_empty(),
+        "reports of finished instances"
+    );
+}
+
+#[test]
+fn engine_clean_removes_the_containers_of_a_killed_run() {
+    require_engine!();
+    let fx = Fixture::new();
+    let run_id = unique_run_id("clean");
+    let out_dir = fx.root.join("out");
+    let args = fx.run_args(&run_id, &out_dir, "predictions.jsonl", &["--no-coverage"]);
+    let mut child = spawn(&args);
+    // Kill while a container exists.
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while containers_of(&run_id).is_empty() {
+        assert!(Instant::now() < deadline, "no container appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !containers_of(&run_id).is_empty(),
+        "kill -9 leaves its containers"
+    );
+    let out = run(&["clean".into(), "--run-id".into(), run_id.clone()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(containers_of(&run_id).is_empty(), "clean removed them");
+}
