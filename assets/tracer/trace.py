@@ -850,11 +850,11 @@ def main(argv=None):
     if opts.cover_file is None:
         _warn("no -C/--coverdir given, nothing will be recorded")
 
+    _set_path0(opts)
     try:
         code, main_globals, argv0 = _prepare(opts)
     except _Exit as exit_:
         return exit_.status
-    _set_path0(opts)
     sys.argv = [argv0] + opts.arguments
 
     if tracing:

@@ -234,18 +234,8 @@ pub fn run(mut cmd: Command, deadline: Duration) -> Outcome {
     let mut child = cmd
         .spawn()
         .unwrap_or_else(|e| panic!("start {described}: {e}"));
-    let mut out_pipe = child.stdout.take().expect("stdout pipe");
-    let mut err_pipe = child.stderr.take().expect("stderr pipe");
-    let out_reader = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        let _ = out_pipe.read_to_end(&mut text);
-        text
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        let _ = err_pipe.read_to_end(&mut text);
-        text
-    });
+    let out_reader = read_in_background(child.stdout.take().expect("stdout pipe"));
+    let err_reader = read_in_background(child.stderr.take().expect("stderr pipe"));
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait for child") {
             break status;
@@ -258,14 +248,30 @@ pub fn run(mut cmd: Command, deadline: Duration) -> Outcome {
         std::thread::sleep(Duration::from_millis(20));
     };
     let elapsed = start.elapsed();
-    let stdout = String::from_utf8_lossy(&out_reader.join().expect("stdout reader")).to_string();
-    let stderr = String::from_utf8_lossy(&err_reader.join().expect("stderr reader")).to_string();
+    // A process the program left behind may still hold the pipes open: wait a little, not forever.
+    let grace = Duration::from_secs(10);
+    let stdout = out_reader.recv_timeout(grace).unwrap_or_else(|_| {
+        panic!("{described}: stdout still open {grace:?} after exit (a leftover child?)")
+    });
+    let stderr = err_reader.recv_timeout(grace).unwrap_or_else(|_| {
+        panic!("{described}: stderr still open {grace:?} after exit (a leftover child?)")
+    });
     Outcome {
         status,
         stdout,
         stderr,
         elapsed,
     }
+}
+
+fn read_in_background(mut pipe: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        let _ = send.send(String::from_utf8_lossy(&bytes).to_string());
+    });
+    receive
 }
 
 /// `python trace.py --count -C <cover> --include-pattern <pattern> <program...>` in `cwd`.
