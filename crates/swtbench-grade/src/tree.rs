@@ -95,6 +95,9 @@ pub struct RegradeRequest<'a> {
     /// Re-grade instances that already have a `report.json`.
     pub rewrite: bool,
     pub options: GradeOptions,
+    /// Worker threads reading and grading (0: one per available core). Reading the six outputs
+    /// of thousands of instances is dominated by file-system calls, which threads overlap.
+    pub threads: usize,
 }
 
 /// The result of re-grading: the run report's entries (in the given order) and the reports to write.
@@ -112,12 +115,39 @@ pub struct Regraded {
 /// dirs and the shared gold/base dirs keyed by directive hashes, and graded. An instance whose
 /// pred_pre `model_patch.diff` or `test_output.txt` is missing is an error, as in the original.
 pub fn regrade(tree: &dyn TreeReader, req: &RegradeRequest<'_>) -> Regraded {
+    let threads = match req.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .clamp(1, req.instances.len().max(1));
+    let chunk = req.instances.len().div_ceil(threads).max(1);
+    let results: Vec<Vec<OneRegraded>> = if threads == 1 {
+        vec![req
+            .instances
+            .iter()
+            .map(|i| regrade_one(tree, req, i))
+            .collect()]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = req
+                .instances
+                .chunks(chunk)
+                .map(|part| {
+                    s.spawn(move || {
+                        part.iter()
+                            .map(|i| regrade_one(tree, req, i))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    };
     let mut out = Regraded::default();
-    for (entry, write, warning) in req
-        .instances
-        .iter()
-        .map(|inst| regrade_one(tree, req, inst))
-    {
+    for (entry, write, warning) in results.into_iter().flatten() {
         out.entries.push(entry);
         out.writes.extend(write);
         out.warnings.extend(warning);
@@ -254,29 +284,60 @@ pub struct CollectedReports {
     pub filtered: usize,
 }
 
+/// What one instance directory holds.
+enum Found {
+    Nothing,
+    Filtered,
+    Unreadable(String),
+    Report(Box<InstanceReport>),
+}
+
 /// The original's `_collect_reports`: every `<dir>/<instance>/report.json`, skipping instances
 /// for which `skip` is true. `Ok(None)` when `dir` does not exist.
 pub fn collect_reports(
     tree: &dyn TreeReader,
     dir: &Path,
-    skip: &dyn Fn(&str) -> bool,
+    skip: &(dyn Fn(&str) -> bool + Sync),
 ) -> io::Result<Option<CollectedReports>> {
     let Some(mut names) = tree.subdirs(dir)? else {
         return Ok(None);
     };
     names.sort();
-    let mut out = CollectedReports::default();
-    for name in names {
-        let Some(bytes) = tree.read(&dir.join(&name).join(REPORT_FILE))? else {
-            continue;
+    let read_one = |name: &String| -> io::Result<Found> {
+        let Some(bytes) = tree.read(&dir.join(name).join(REPORT_FILE))? else {
+            return Ok(Found::Nothing);
         };
-        if skip(&name) {
-            out.filtered += 1;
-            continue;
+        if skip(name) {
+            return Ok(Found::Filtered);
         }
-        match InstanceReport::from_report_json(&String::from_utf8_lossy(&bytes), Some(&name)) {
-            Ok(r) => out.reports.push(r),
-            Err(e) => out.unreadable.push((name, e.to_string())),
+        Ok(
+            match InstanceReport::from_report_json(&String::from_utf8_lossy(&bytes), Some(name)) {
+                Ok(r) => Found::Report(Box::new(r)),
+                Err(e) => Found::Unreadable(e.to_string()),
+            },
+        )
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, names.len().max(1));
+    let chunk = names.len().div_ceil(threads).max(1);
+    let results: Vec<io::Result<Found>> = std::thread::scope(|s| {
+        let handles: Vec<_> = names
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(read_one).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut out = CollectedReports::default();
+    for (name, r) in names.into_iter().zip(results) {
+        match r? {
+            Found::Nothing => {}
+            Found::Filtered => out.filtered += 1,
+            Found::Unreadable(e) => out.unreadable.push((name, e)),
+            Found::Report(r) => out.reports.push(*r),
         }
     }
     Ok(Some(out))

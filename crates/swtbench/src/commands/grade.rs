@@ -142,6 +142,7 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
         model_dir: &model_dir,
         instances: &instances,
         rewrite: args.rewrite,
+        threads: 0,
         options: GradeOptions {
             exec_mode: args.exec_mode,
             coverage_formula: args.coverage_formula,
