@@ -391,9 +391,12 @@ fn main() {
             }
         };
         println!(
-            "| {label} | script ready {}, load event {}, browser wall {:.0} ms (+{:.0} ms over blank) |",
+            "| {label} | first contentful paint {}, script ready {}, load event {}, page script {}, filter {}, browser wall {:.0} ms (+{:.0} ms over blank) |",
+            med("data-fcp-ms"),
             med("data-ready-ms"),
             med("data-load-ms"),
+            med("data-init-ms"),
+            med("data-filter-ms"),
             ms,
             ms - blank_ms
         );
