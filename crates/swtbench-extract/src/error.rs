@@ -29,6 +29,8 @@ pub enum AttemptError {
     NoCustomBlocks,
     #[error("{path}: {reason}")]
     Custom { path: String, reason: String },
+    #[error("{path}: the placed hunks grow the file to {bytes} bytes; giving up")]
+    TooLarge { path: String, bytes: usize },
     #[error("the patch type applied but changed nothing")]
     NoChanges,
     #[error("{path} cannot be patched: {detail}")]

@@ -223,6 +223,11 @@ fn place(change: &SubChange, file: &mut Vec<Line>, style: FuzzyStyle) {
     *file = next;
 }
 
+/// Parity placement duplicates the lines between a later "end" and an earlier "start", so a few
+/// hunks whose following context repeats can double a file again and again. The original keeps
+/// going until memory runs out; here the attempt stops at this size.
+pub const MAX_FILE_BYTES: usize = 64 << 20;
+
 /// Applies every file's sub-changes in order; fails on the first missing file, as the original.
 pub(crate) fn apply(
     files: &[FuzzyFile],
@@ -258,6 +263,10 @@ pub(crate) fn apply(
         };
         for change in &f.changes {
             place(change, &mut lines, style);
+            let bytes: usize = lines.iter().map(|l| l.text.len() + 1).sum();
+            if bytes > MAX_FILE_BYTES {
+                return Err(AttemptError::TooLarge { path, bytes });
+            }
         }
         let mut out = lines
             .iter()

@@ -5,12 +5,19 @@
 //! ids, `new file mode 100644` for created files (an empty created file has no hunk), unified
 //! hunks with three lines of context, `\ No newline at end of file` markers, and git's quoting of
 //! unusual path characters. Hunk boundaries come from a Myers diff and may differ from git's in
-//! ambiguous places; the patch applies to the same result either way.
+//! ambiguous places (or, for pathological inputs that exceed [`DIFF_DEADLINE`], be less than
+//! minimal); the patch applies to the same result either way.
 //!
-//! Pure.
+//! Pure (the deadline reads the clock).
+
+use std::time::Duration;
 
 use sha1::{Digest, Sha1};
 use similar::{Algorithm, ChangeTag, TextDiff};
+
+/// How long the line diff may search for a minimal edit script before settling for a correct,
+/// larger one.
+pub const DIFF_DEADLINE: Duration = Duration::from_secs(5);
 
 /// One changed file: repository-relative path, content at the base commit (`None`: created),
 /// new content.
@@ -126,8 +133,11 @@ pub fn render_file(change: &FileChange) -> String {
         "--- {old_name}\n+++ {}\n",
         marker_name("b/", &change.path)
     ));
+    // The deadline only matters for pathological inputs (fuzzy placement can duplicate large
+    // parts of a file): past it the diff is still correct, just not minimal.
     let diff = TextDiff::configure()
         .algorithm(Algorithm::Myers)
+        .timeout(DIFF_DEADLINE)
         .diff_lines(old, change.new.as_str());
     for group in diff.grouped_ops(3) {
         let (Some(first), Some(last)) = (group.first(), group.last()) else {
