@@ -485,6 +485,7 @@ fn swt_reports_rows_without_a_code_section_and_converts_the_others() {
         "{}",
         stderr(&o)
     );
+    assert!(!stderr(&o).contains("a__b-2: a__b-2"), "{}", stderr(&o));
     let rows = read_jsonl(&out);
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["patch"], "<patch>\nT\n\n</patch>");
@@ -539,6 +540,26 @@ fn swt_reports_rows_without_a_code_section_and_converts_the_others() {
         "{}",
         stderr(&o)
     );
+    // A missing input is named once, without its cause repeated.
+    let missing = h.path().join("missing.jsonl");
+    let o = swtbench(
+        &[
+            "dataset",
+            "swt",
+            "--input",
+            p(&missing),
+            "--out",
+            p(&h.path().join("y.jsonl")),
+        ],
+        h.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("missing.jsonl: cannot read"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("caused by"), "{}", stderr(&o));
 }
 
 #[test]

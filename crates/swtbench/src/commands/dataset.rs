@@ -483,8 +483,9 @@ fn swt(args: SwtArgs, printer: &Printer) -> CliResult {
             SwtTemplate::parse(&p.display().to_string(), &read_text(p)?).map_err(CliError::input)?
         }
     };
+    // The message already names the cause; its source is not repeated as "caused by".
     let (rows, _) = swtbench_data::rows::read_file(&args.input, "test")
-        .map_err(|e| CliError::input(anyhow!(e)))?;
+        .map_err(|e| CliError::input(anyhow!(e.to_string())))?;
     let rows: Vec<Row> = rows
         .into_iter()
         .map(|r| match r.value {
@@ -548,7 +549,10 @@ fn swt(args: SwtArgs, printer: &Printer) -> CliResult {
             }
             Err(e) => {
                 failures += 1;
-                progress.failed(&id, &anyhow!(e));
+                // The progress line names the instance already.
+                let message = e.to_string();
+                let message = message.strip_prefix(&format!("{id}: ")).unwrap_or(&message);
+                progress.failed(&id, &anyhow!(message.to_string()));
             }
         }
     }
@@ -747,7 +751,7 @@ impl RowOutput {
         let mut carried: Vec<Row> = Vec::new();
         if parquet && path.is_file() {
             let (rows, _) = swtbench_data::rows::read_file(path, "test")
-                .map_err(|e| CliError::input(anyhow!(e)))?;
+                .map_err(|e| CliError::input(anyhow!(e.to_string())))?;
             for r in rows {
                 if let Value::Object(m) = r.value {
                     carried.push(m);
