@@ -92,10 +92,37 @@ pub enum PredictionError {
     Document { file: String, detail: String },
     #[error("{file}: a .json predictions file must hold a list or an object keyed by instance id")]
     BadShape { file: String },
-    #[error("{file}: predictions from several models ({models}); a run evaluates one model")]
-    MixedModels { file: String, models: String },
+    #[error("{file}: predictions from {count} models ({example}); a run evaluates one model")]
+    MixedModels {
+        file: String,
+        /// Every model name, sorted, comma-separated.
+        models: String,
+        count: usize,
+        /// Where the first two names appear, e.g. `line 1 has "a", line 7 has "b"`.
+        example: String,
+    },
     #[error("{file}: contains no predictions")]
     Empty { file: String },
+    #[error(
+        "{file}: holds a single prediction object; a .json predictions file holds a list of them \
+         (`[{{…}}, …]`) or an object keyed by instance id"
+    )]
+    SingleRecord { file: String },
+    #[error("{file}: {location}: `model_name_or_path` {name:?} {reason}")]
+    BadModelName {
+        file: String,
+        location: Location,
+        name: String,
+        reason: &'static str,
+    },
+}
+
+/// serde_json's message without its ` at line L column C` suffix, and the column.
+fn split_json_error(e: &serde_json::Error) -> (String, usize) {
+    let full = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let msg = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
+    (msg, e.column())
 }
 
 /// A parsed predictions file.
@@ -119,19 +146,27 @@ impl PredictionSet {
                 file: file.to_string(),
             });
         }
-        let mut models: Vec<&str> = records
-            .iter()
-            .map(|(_, p)| p.model_name_or_path.as_str())
-            .collect();
-        models.sort_unstable();
-        models.dedup();
-        if models.len() > 1 {
+        let (first_at, first) = (&records[0].0, &records[0].1.model_name_or_path);
+        if let Some((other_at, other)) =
+            records.iter().find(|(_, p)| &p.model_name_or_path != first)
+        {
+            let mut models: Vec<&str> = records
+                .iter()
+                .map(|(_, p)| p.model_name_or_path.as_str())
+                .collect();
+            models.sort_unstable();
+            models.dedup();
             return Err(PredictionError::MixedModels {
                 file: file.to_string(),
+                count: models.len(),
                 models: models.join(", "),
+                example: format!(
+                    "{first_at} has {first:?}, {other_at} has {:?}",
+                    other.model_name_or_path
+                ),
             });
         }
-        let model = models[0].to_string();
+        let model = first.clone();
         let mut set = PredictionSet {
             model,
             ..Default::default()
@@ -197,6 +232,23 @@ fn record_from_object(
             .ok_or_else(|| missing("instance_id"))?,
     };
     let model = field_str("model_name_or_path")?.ok_or_else(|| missing("model_name_or_path"))?;
+    // The name becomes a directory under the run's log directory.
+    let bad_name = |reason: &'static str| PredictionError::BadModelName {
+        file: file.to_string(),
+        location: location.clone(),
+        name: model.clone(),
+        reason,
+    };
+    if model.trim().is_empty() {
+        return Err(bad_name(
+            "is empty; it names the output directory of the run",
+        ));
+    }
+    if matches!(model_dir_name(&model).as_str(), "." | "..") {
+        return Err(bad_name(
+            "cannot be used: it names a directory (`.`/`..`) instead of a model",
+        ));
+    }
     let model_patch = field_str("model_patch")?;
     Ok(Prediction {
         instance_id: InstanceId(instance_id),
@@ -205,8 +257,29 @@ fn record_from_object(
     })
 }
 
-/// Parses a JSON Lines predictions file. Blank lines are skipped.
+/// Parses a JSON Lines predictions file. Blank lines are skipped. A file that holds one JSON list
+/// instead (a pretty-printed `.json` file under the wrong name) is read as such, with a warning.
 pub fn parse_jsonl(file: &str, text: &str) -> Result<PredictionSet, PredictionError> {
+    match parse_lines(file, text) {
+        Err(e @ (PredictionError::Syntax { .. } | PredictionError::NotAnObject { .. }))
+            if text.trim_start().starts_with('[') =>
+        {
+            match parse_json(file, text) {
+                Ok(mut set) => {
+                    set.warnings.insert(
+                        0,
+                        format!("{file}: read as a JSON list (the file holds one JSON document, not JSON Lines)"),
+                    );
+                    Ok(set)
+                }
+                Err(_) => Err(e),
+            }
+        }
+        other => other,
+    }
+}
+
+fn parse_lines(file: &str, text: &str) -> Result<PredictionSet, PredictionError> {
     let mut records = Vec::new();
     for (i, line) in text.split('\n').enumerate() {
         let line = line.trim_end_matches('\r');
@@ -214,10 +287,13 @@ pub fn parse_jsonl(file: &str, text: &str) -> Result<PredictionSet, PredictionEr
             continue;
         }
         let location = Location::Line(i + 1);
-        let value: Value = serde_json::from_str(line).map_err(|e| PredictionError::Syntax {
-            file: file.to_string(),
-            location: location.clone(),
-            detail: e.to_string(),
+        let value: Value = serde_json::from_str(line).map_err(|e| {
+            let (msg, column) = split_json_error(&e);
+            PredictionError::Syntax {
+                file: file.to_string(),
+                location: location.clone(),
+                detail: format!("{msg} (column {column})"),
+            }
         })?;
         let Value::Object(obj) = &value else {
             return Err(PredictionError::NotAnObject {
@@ -232,12 +308,33 @@ pub fn parse_jsonl(file: &str, text: &str) -> Result<PredictionSet, PredictionEr
     PredictionSet::from_records(file, records)
 }
 
-/// Parses a `.json` predictions file: a list of records, or an object keyed by instance id.
+/// Parses a `.json` predictions file: a list of records, or an object keyed by instance id. A file
+/// that holds JSON Lines instead (what many tools write under a `.json` name) is read as such,
+/// with a warning.
 pub fn parse_json(file: &str, text: &str) -> Result<PredictionSet, PredictionError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| PredictionError::Document {
-        file: file.to_string(),
-        detail: e.to_string(),
-    })?;
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            let document = PredictionError::Document {
+                file: file.to_string(),
+                detail: e.to_string(),
+            };
+            let several_lines = text.trim().lines().filter(|l| !l.trim().is_empty()).count() > 1;
+            if e.classify() == serde_json::error::Category::Syntax
+                && text.trim_start().starts_with('{')
+                && several_lines
+            {
+                if let Ok(mut set) = parse_lines(file, text) {
+                    set.warnings.insert(
+                        0,
+                        format!("{file}: read as JSON Lines (one prediction per line), not as one JSON document"),
+                    );
+                    return Ok(set);
+                }
+            }
+            return Err(document);
+        }
+    };
     let mut records = Vec::new();
     match &value {
         Value::Array(items) => {
@@ -255,6 +352,12 @@ pub fn parse_json(file: &str, text: &str) -> Result<PredictionSet, PredictionErr
             }
         }
         Value::Object(map) => {
+            let is_record = |k: &str| map.get(k).is_some_and(|v| !v.is_object());
+            if is_record("instance_id") || is_record("model_name_or_path") {
+                return Err(PredictionError::SingleRecord {
+                    file: file.to_string(),
+                });
+            }
             for (k, item) in map {
                 let location = Location::Key(k.clone());
                 let Value::Object(obj) = item else {
@@ -331,6 +434,83 @@ mod tests {
     }
 
     #[test]
+    fn jsonl_syntax_errors_give_the_column_not_a_second_line_number() {
+        let text = "{\"instance_id\":\"a\",\"model_name_or_path\":\"m\"}\n\n{not json}\n";
+        let e = parse_jsonl("p.jsonl", text).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "p.jsonl: line 3: not valid JSON: key must be a string (column 2)"
+        );
+    }
+
+    #[test]
+    fn json_and_jsonl_in_the_wrong_file_are_read_with_a_warning() {
+        let a = r#"{"instance_id":"a","model_name_or_path":"m","model_patch":"x"}"#;
+        let b = r#"{"instance_id":"b","model_name_or_path":"m","model_patch":"y"}"#;
+        // JSON Lines in a .json file (a common mistake).
+        let set = parse_json("p.json", &format!("{a}\r\n{b}\r\n")).unwrap();
+        assert_eq!(set.predictions.len(), 2);
+        assert!(
+            set.warnings
+                .iter()
+                .any(|w| w.contains("read as JSON Lines")),
+            "{:?}",
+            set.warnings
+        );
+        // A pretty-printed list in a .jsonl file.
+        let set = parse_jsonl("p.jsonl", &format!("[\n  {a},\n  {b}\n]\n")).unwrap();
+        assert_eq!(set.predictions.len(), 2);
+        let one_line = parse_jsonl("p.jsonl", &format!("[{a}, {b}]")).unwrap();
+        assert_eq!(one_line.predictions, set.predictions);
+        assert!(
+            set.warnings
+                .iter()
+                .any(|w| w.contains("read as a JSON list")),
+            "{:?}",
+            set.warnings
+        );
+        // Broken either way: the error is the one of the declared format.
+        let e = parse_jsonl("p.jsonl", "[\n{\"instance_id\": \n]").unwrap_err();
+        assert!(e.to_string().starts_with("p.jsonl: line 1: "), "{e}");
+        let e = parse_json("p.json", &format!("{a}\n{{oops\n")).unwrap_err();
+        assert!(matches!(e, PredictionError::Document { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_single_record_in_a_json_file_is_explained() {
+        let e = parse_json(
+            "p.json",
+            r#"{"instance_id":"a","model_name_or_path":"m","model_patch":"x"}"#,
+        )
+        .unwrap_err();
+        assert!(matches!(e, PredictionError::SingleRecord { .. }), "{e}");
+        assert!(e.to_string().contains("[{"), "{e}");
+    }
+
+    #[test]
+    fn model_names_that_cannot_name_a_directory_are_errors() {
+        for (model, why) in [
+            ("", "empty"),
+            ("  ", "empty"),
+            (".", "directory"),
+            ("..", "directory"),
+        ] {
+            let line = format!(
+                "{{\"instance_id\":\"a\",\"model_name_or_path\":{model:?},\"model_patch\":\"x\"}}"
+            );
+            let e = parse_jsonl("p.jsonl", &line).unwrap_err();
+            assert!(
+                matches!(e, PredictionError::BadModelName { .. }) && e.to_string().contains(why),
+                "{model:?}: {e}"
+            );
+            assert!(e.to_string().starts_with("p.jsonl: line 1: "), "{e}");
+        }
+        // `/` is fine: it becomes `__` in paths.
+        let ok = r#"{"instance_id":"a","model_name_or_path":"org/m.v2","model_patch":"x"}"#;
+        assert_eq!(parse_jsonl("p", ok).unwrap().model_dir(), "org__m.v2");
+    }
+
+    #[test]
     fn field_errors_and_mixed_models() {
         let e = parse_jsonl("p", "{\"instance_id\":\"a\"}").unwrap_err();
         assert_eq!(
@@ -346,10 +526,13 @@ mod tests {
             }
         ));
         let text = "{\"instance_id\":\"a\",\"model_name_or_path\":\"m1\"}\n{\"instance_id\":\"b\",\"model_name_or_path\":\"m2\"}";
-        assert!(matches!(
-            parse_jsonl("p", text),
-            Err(PredictionError::MixedModels { .. })
-        ));
+        let e = parse_jsonl("p", text).unwrap_err();
+        assert!(matches!(e, PredictionError::MixedModels { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .contains("line 1 has \"m1\", line 2 has \"m2\""),
+            "{e}"
+        );
         assert!(matches!(
             parse_jsonl("p", "\n\n"),
             Err(PredictionError::Empty { .. })

@@ -131,7 +131,8 @@ impl DatasetSource {
         if path.is_dir() {
             return DatasetSource::Dir(path.to_path_buf());
         }
-        if path.is_file() {
+        if path.is_file() || !is_hub_name(name.trim()) {
+            // A missing local path (`./data`, `/x/y`, `~/z`) must not turn into a hub request.
             return DatasetSource::File(path.to_path_buf());
         }
         DatasetSource::Hub(name.trim().to_string())
@@ -145,6 +146,24 @@ impl DatasetSource {
             DatasetSource::Hub(n) => n.clone(),
         }
     }
+}
+
+/// Whether `name` can be a Hugging Face dataset id: `name` or `owner/name`, each part made of
+/// letters, digits, `-`, `_` and `.`, not starting or ending with `-`/`.`, without `--` or `..`
+/// (the hub's own rules).
+pub fn is_hub_name(name: &str) -> bool {
+    let parts: Vec<&str> = name.split('/').collect();
+    parts.len() <= 2
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.len() <= 96
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                && !p.starts_with(['-', '.'])
+                && !p.ends_with(['-', '.'])
+                && !p.contains("--")
+                && !p.contains("..")
+        })
 }
 
 /// What to load and how.
@@ -344,8 +363,14 @@ impl LoadedDataset {
 /// Why a dataset could not be loaded at all.
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
-    #[error("dataset file {} does not exist", path.display())]
+    #[error(
+        "dataset {} does not exist (no such file or directory, and not a Hugging Face name such \
+         as `owner/name`)",
+        path.display()
+    )]
     FileNotFound { path: PathBuf },
+    #[error("--instance-ids was given, but names no instance (an empty value?)")]
+    NoInstanceIds,
     #[error(transparent)]
     Rows(#[from] RowsError),
     #[error("dataset {name} ({split}) from the Hugging Face hub")]
@@ -784,6 +809,10 @@ fn build(
     }
 
     let wanted = split_instance_ids(&options.instance_ids);
+    if wanted.is_empty() && !options.instance_ids.is_empty() {
+        // `--instance-ids "$IDS"` with an empty variable must not silently mean "all instances".
+        return Err(DatasetError::NoInstanceIds);
+    }
     if !wanted.is_empty() {
         let wanted_set: BTreeSet<&str> = wanted.iter().map(String::as_str).collect();
         let present: BTreeSet<&str> = instances.iter().map(|i| i.instance_id.as_str()).collect();
@@ -891,6 +920,42 @@ mod tests {
         assert_eq!(resolve_alias("lite").unwrap().swt_test_rows(), 276);
         assert_eq!(resolve_alias("verified").unwrap().swt_test_rows(), 433);
         assert_eq!(resolve_alias("full").unwrap().swt_test_rows(), 1983);
+    }
+
+    #[test]
+    fn hub_names_and_local_paths() {
+        for name in [
+            "acme/bench",
+            "SWE-bench/SWE-smith",
+            "nmuendler/SWT-bench_Lite_bm25_27k_zsb",
+            "squad",
+            "a.b/c_d-1",
+        ] {
+            assert!(is_hub_name(name), "{name}");
+            assert!(
+                matches!(DatasetSource::parse(name), DatasetSource::Hub(_)),
+                "{name}"
+            );
+        }
+        for name in [
+            "./data",
+            "../x/y",
+            "/abs/dir",
+            "~/d",
+            "a/b/c",
+            "a//b",
+            "",
+            "x/.hidden",
+            "a--b/c",
+            "a/b..c",
+            "my data",
+        ] {
+            assert!(!is_hub_name(name), "{name}");
+            assert!(
+                matches!(DatasetSource::parse(name), DatasetSource::File(_)),
+                "{name}"
+            );
+        }
     }
 
     #[test]

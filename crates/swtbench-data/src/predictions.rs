@@ -53,8 +53,15 @@ pub enum PredictionsError {
         #[source]
         source: std::io::Error,
     },
-    #[error("predictions file {}: not UTF-8 text", path.display())]
-    NotText { path: PathBuf },
+    #[error(
+        "predictions file {}: not UTF-8 text: line {line} has an invalid byte (file offset {offset})",
+        path.display()
+    )]
+    NotText {
+        path: PathBuf,
+        line: usize,
+        offset: usize,
+    },
     #[error(
         "predictions file {}: unknown type; expected `gold`, a .json or a .jsonl file",
         path.display()
@@ -160,10 +167,12 @@ pub fn read_predictions_file(path: &Path) -> Result<PredictionSet, PredictionsEr
             }
         }
     })?;
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-    let text = std::str::from_utf8(bytes).map_err(|_| PredictionsError::NotText {
-        path: path.to_path_buf(),
-    })?;
+    let text =
+        crate::rows::utf8_text(&bytes).map_err(|(line, offset)| PredictionsError::NotText {
+            path: path.to_path_buf(),
+            line,
+            offset,
+        })?;
     let label = path.display().to_string();
     Ok(if jsonl {
         prediction::parse_jsonl(&label, text)?

@@ -164,11 +164,39 @@ pub fn read_file_as(
 }
 
 fn text_of<'a>(label: &str, bytes: &'a [u8]) -> Result<&'a str, RowsError> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    std::str::from_utf8(bytes).map_err(|e| RowsError::Json {
+    utf8_text(bytes).map_err(|(line, offset)| RowsError::Json {
         source_label: label.to_string(),
-        detail: format!("not UTF-8 ({e})"),
+        detail: format!("not UTF-8: line {line} has an invalid byte (file offset {offset}); save the file as UTF-8"),
     })
+}
+
+/// The text of a file without its UTF-8 byte order mark, or the 1-based line and the byte offset
+/// of the first byte that is not UTF-8.
+pub fn utf8_text(bytes: &[u8]) -> Result<&str, (usize, usize)> {
+    let bom = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    std::str::from_utf8(&bytes[bom..]).map_err(|e| {
+        let bad = e.valid_up_to();
+        let line = bytes[bom..bom + bad]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
+        (line, bom + bad)
+    })
+}
+
+/// serde_json's message for one JSON Lines line: the column instead of the (always 1) line.
+fn line_error(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match full.strip_suffix(&suffix) {
+        Some(msg) => format!("{msg} (column {})", e.column()),
+        None => full,
+    }
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -195,7 +223,7 @@ pub fn jsonl_rows(label: &str, text: &str) -> Result<Vec<Row>, RowsError> {
         let value: Value = serde_json::from_str(line).map_err(|e| RowsError::JsonRow {
             source_label: label.to_string(),
             location: location.clone(),
-            detail: e.to_string(),
+            detail: line_error(&e),
         })?;
         if !value.is_object() {
             return Err(RowsError::NotAnObject {
@@ -496,6 +524,20 @@ mod tests {
         let rows = jsonl_rows("d.jsonl", "{\"a\":1}\r\n\r\n{\"a\":2}").unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[1].location, RowLocation::Line(3));
+    }
+
+    #[test]
+    fn jsonl_errors_give_the_column_and_non_utf8_the_line() {
+        let e = jsonl_rows("d.jsonl", "{\"a\":1}\n{\"a\" 2}\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "d.jsonl: line 2: not valid JSON: expected `:` (column 6)"
+        );
+        assert_eq!(utf8_text(b"\xEF\xBB\xBFok\n"), Ok("ok\n"));
+        assert_eq!(utf8_text(b"a\nb\nc\xff\n"), Err((3, 5)));
+        assert_eq!(utf8_text(b"\xEF\xBB\xBF\xff"), Err((1, 3)));
+        let e = text_of("d.jsonl", b"{}\n\xfe").unwrap_err();
+        assert!(e.to_string().contains("line 2"), "{e}");
     }
 
     #[test]

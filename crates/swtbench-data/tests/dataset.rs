@@ -285,6 +285,11 @@ fn broken_files_are_errors_that_name_the_line() {
     let missing = dir.path().join("nope.jsonl");
     let e = load_dataset(&opts(missing.to_str().unwrap()), &hub, None).unwrap_err();
     assert!(matches!(e, DatasetError::FileNotFound { .. }), "{e}");
+    // A missing directory is not sent to the hub (which is dead here: that error would differ).
+    let missing = dir.path().join("no such dir");
+    let e = load_dataset(&opts(missing.to_str().unwrap()), &hub, None).unwrap_err();
+    assert!(matches!(e, DatasetError::FileNotFound { .. }), "{e}");
+    assert!(e.to_string().contains("no such dir"), "{e}");
 
     let p = dir.path().join("bad.parquet");
     std::fs::write(&p, b"PAR1 not really").unwrap();
@@ -357,6 +362,16 @@ fn instance_id_selection() {
         "{msg}"
     );
     assert!(msg.contains("nope__nope-1"), "{msg}");
+
+    // An empty selection (`--instance-ids "$UNSET"`) is an error, not "everything".
+    o.instance_ids = vec![String::new()];
+    let e = load_dataset(&o, &hub, None).unwrap_err();
+    assert!(matches!(e, DatasetError::NoInstanceIds), "{e}");
+    o.instance_ids = vec![" , ".into()];
+    assert!(matches!(
+        load_dataset(&o, &hub, None),
+        Err(DatasetError::NoInstanceIds)
+    ));
 }
 
 fn wrap(p: &str) -> String {

@@ -135,7 +135,11 @@ fn malformed_files_name_file_line_and_field() {
     );
     std::fs::write(&path, mixed).unwrap();
     let e = load_predictions(&PredictionsSource::parse(path.to_str().unwrap()), &d).unwrap_err();
-    assert!(e.to_string().contains("several models"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("from 2 models (line 1 has \"org/model-1\", line 2 has \"other\")"),
+        "{e}"
+    );
 
     let other = dir.path().join("preds.txt");
     std::fs::write(&other, "x").unwrap();
@@ -173,4 +177,63 @@ fn json_list_and_object_forms() {
     assert!(p.warnings.is_empty(), "{:?}", p.warnings);
     assert_eq!(p.missing.len(), 1);
     assert_eq!(p.missing[0].as_str(), "sympy__sympy-20590");
+}
+
+#[test]
+fn awkward_files_bom_crlf_wrong_extension_and_bad_bytes() {
+    let d = lite(false, &["django__django-11099", "sympy__sympy-20590"]);
+    let dir = tempfile::tempdir().unwrap();
+    let load = |name: &str, bytes: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        load_predictions(&PredictionsSource::parse(path.to_str().unwrap()), &d)
+    };
+    let a = pred("django__django-11099", json!("p1"));
+    let b = pred("sympy__sympy-20590", json!("p2"));
+
+    // A byte order mark and CRLF line ends (Windows editors) change nothing.
+    let p = load(
+        "with spaces & bom.jsonl",
+        format!("\u{feff}{a}\r\n\r\n{b}\r\n").as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(p.predictions.len(), 2);
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+
+    // JSON Lines saved as .json, and a JSON list saved as .jsonl: read, with a warning.
+    let p = load("lines.json", format!("{a}\n{b}\n").as_bytes()).unwrap();
+    assert_eq!(p.predictions.len(), 2);
+    assert!(
+        p.warnings[0].contains("read as JSON Lines"),
+        "{:?}",
+        p.warnings
+    );
+    let p = load("list.jsonl", format!("[\n{a},\n{b}\n]").as_bytes()).unwrap();
+    assert_eq!(p.predictions.len(), 2);
+    assert!(p.warnings[0].contains("JSON list"), "{:?}", p.warnings);
+
+    // An invalid byte is located.
+    let mut bytes = format!("{a}\n").into_bytes();
+    bytes.extend_from_slice(b"{\"instance_id\": \"\xff\"}\n");
+    let e = load("latin1.jsonl", &bytes).unwrap_err();
+    assert!(
+        matches!(e, PredictionsError::NotText { line: 2, .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("line 2"), "{e}");
+
+    // An empty file and a model name that cannot be a directory are errors.
+    let e = load("empty.jsonl", b"").unwrap_err();
+    assert!(e.to_string().contains("contains no predictions"), "{e}");
+    let e = load(
+        "noname.jsonl",
+        json!({"instance_id": "django__django-11099", "model_name_or_path": "", "model_patch": "x"})
+            .to_string()
+            .as_bytes(),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("line 1: `model_name_or_path`"),
+        "{e}"
+    );
 }
