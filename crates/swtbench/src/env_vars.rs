@@ -1,10 +1,12 @@
 //! Every environment variable swtbench reads, in one place.
 
 /// Hugging Face hub endpoint (default `https://huggingface.co`).
+#[allow(dead_code)] // read by `swtbench_data::hub::HubConfig::from_env`; listed so every variable is named here
 pub const HF_ENDPOINT: &str = "HF_ENDPOINT";
 /// Hugging Face home; the dataset cache lives under `$HF_HOME/swtbench/hub` (default
 /// `~/.cache/huggingface`); a token saved by `huggingface-cli login` in `$HF_HOME/token` is used
 /// when `HF_TOKEN` is unset.
+#[allow(dead_code)] // read by `swtbench_data::hub::HubConfig::from_env`; listed so every variable is named here
 pub const HF_HOME: &str = "HF_HOME";
 /// Hugging Face access token for gated or private datasets.
 pub const HF_TOKEN: &str = "HF_TOKEN";

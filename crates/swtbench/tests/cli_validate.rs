@@ -245,15 +245,117 @@ fn invalid_rows_and_unknown_versions_are_problems_with_exit_1() {
 }
 
 #[test]
-fn full_offline_is_an_input_error_with_a_hint() {
+fn full_offline_is_an_environment_error_with_a_hint() {
     let home = tempfile::tempdir().unwrap();
     let o = swtbench(&["validate", "--dataset", "full", "--offline"], home.path());
+    // README exit codes: 3 = the environment is not usable (network needed while offline).
+    assert_eq!(o.status.code(), Some(3));
+    let err = stderr(&o);
+    assert!(
+        err.contains("not available offline") && err.contains("hint: run once without --offline"),
+        "{err}"
+    );
+    // HF_HUB_OFFLINE takes the values the Hugging Face libraries accept, e.g. ON.
+    let o = Command::new(env!("CARGO_BIN_EXE_swtbench"))
+        .args(["validate", "--dataset", "full"])
+        .env("HF_HOME", home.path().join("hf"))
+        .env("HF_HUB_OFFLINE", "ON")
+        .env("HF_ENDPOINT", "http://127.0.0.1:9")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not available offline"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn selections_and_paths_that_name_nothing_are_input_errors_with_hints() {
+    let home = tempfile::tempdir().unwrap();
+    let base = ["validate", "--dataset", "lite", "--offline", "--filter-swt"];
+    let run = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        swtbench(&args, home.path())
+    };
+    // An id the SWT filter removed, and one that does not exist.
+    let o = run(&["--instance-ids", "django__django-13658,nope__nope-1"]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(
-        err.contains("not available offline") && err.contains("hint:"),
+        err.contains("django__django-13658 (excluded by the SWT filter list lite)")
+            && err.contains("nope__nope-1")
+            && err.contains("without --filter-swt"),
         "{err}"
     );
+    // The hint's advice works: --json lists the ids.
+    let o = run(&["--json"]);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let ids = v["instance_ids"].as_array().unwrap();
+    assert_eq!(ids.len(), 276);
+    assert!(ids.contains(&json!("django__django-11099")));
+    assert!(!ids.contains(&json!("django__django-13658")));
+    // An empty value is not "all instances".
+    let o = run(&["--instance-ids", ""]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("names no instance"), "{}", stderr(&o));
+    // A local path that does not exist is not looked up on the hub.
+    let missing = home.path().join("no such dir");
+    let o = swtbench(
+        &["validate", "--dataset", missing.to_str().unwrap()],
+        home.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no such dir") && stderr(&o).contains("does not exist"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn predictions_errors_get_hints_that_fit() {
+    let home = tempfile::tempdir().unwrap();
+    let p = write_lines(
+        &home.path().join("mixed.jsonl"),
+        &[
+            pred("django__django-11099"),
+            json!({"instance_id": "sympy__sympy-20590", "model_name_or_path": "other", "model_patch": ""}).to_string(),
+        ],
+    );
+    let o = swtbench(
+        &[
+            "validate",
+            "--dataset",
+            "lite",
+            "--offline",
+            "--predictions",
+            p.to_str().unwrap(),
+        ],
+        home.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("line 1 has \"acme/model\", line 2 has \"other\"")
+            && err.contains("hint: split the file by `model_name_or_path`"),
+        "{err}"
+    );
+    let o = swtbench(
+        &[
+            "validate",
+            "--dataset",
+            "lite",
+            "--offline",
+            "--predictions",
+            "Gold",
+        ],
+        home.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("`gold` (lower case)"), "{}", stderr(&o));
 }
 
 #[test]

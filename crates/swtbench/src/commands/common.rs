@@ -6,9 +6,11 @@
 
 use std::io::IsTerminal;
 
+use swtbench_core::PredictionError;
 use swtbench_data::dataset::{DatasetError, LoadOptions, LoadedDataset};
 use swtbench_data::http::HttpConfig;
 use swtbench_data::hub::{Hub, HubConfig, HubError};
+use swtbench_data::predictions::PredictionsError;
 use swtbench_data::SwtFilter;
 
 use crate::env_vars;
@@ -81,11 +83,7 @@ pub struct DatasetArgs {
 impl DatasetArgs {
     /// Whether the network is off limits (flag or environment).
     pub fn is_offline(&self) -> bool {
-        self.offline
-            || std::env::var(env_vars::HF_HUB_OFFLINE)
-                .ok()
-                .and_then(|v| parse_bool(&v).ok())
-                .unwrap_or(false)
+        self.offline || hf_hub_offline(std::env::var(env_vars::HF_HUB_OFFLINE).ok().as_deref())
     }
 
     pub fn options(&self) -> LoadOptions {
@@ -129,6 +127,16 @@ impl DatasetArgs {
     }
 }
 
+/// `HF_HUB_OFFLINE` as the Hugging Face libraries read it: 1, ON, YES or TRUE (any case).
+fn hf_hub_offline(value: Option<&str>) -> bool {
+    value.is_some_and(|v| {
+        matches!(
+            v.trim().to_ascii_uppercase().as_str(),
+            "1" | "ON" | "YES" | "TRUE"
+        )
+    })
+}
+
 /// The hub client, configured from `HF_ENDPOINT`, `HF_HOME`, `HF_TOKEN`, the CA bundle
 /// (`SSL_CERT_FILE`) and the proxy variables.
 pub fn hub_from_env() -> Result<Hub, CliError> {
@@ -144,9 +152,22 @@ pub fn hub_from_env() -> Result<Hub, CliError> {
 /// Maps a dataset error to the exit code and hint a user needs.
 pub fn dataset_error(e: DatasetError) -> CliError {
     let hint = match &e {
-        DatasetError::NotOffline { .. } => Some(
-            "run once without --offline to download it into the cache, or pass a local file \
-             with --dataset"
+        DatasetError::NotOffline { .. } => {
+            // The dataset exists; the network it needs is switched off: an environment matter.
+            return CliError::environment(e).with_hint(format!(
+                "run once without --offline (and without {}/{}) to download it into the cache, \
+                 or pass a local file with --dataset",
+                env_vars::SWTBENCH_OFFLINE,
+                env_vars::HF_HUB_OFFLINE
+            ));
+        }
+        DatasetError::FileNotFound { .. } => Some(
+            "check the path; `swtbench datasets` lists the aliases (lite, verified, full, …)"
+                .to_string(),
+        ),
+        DatasetError::NoInstanceIds => Some(
+            "give ids separated by spaces or commas, or leave --instance-ids out to select every \
+             instance"
                 .to_string(),
         ),
         DatasetError::Hub { source, .. } if source.is_unavailable() => {
@@ -167,10 +188,20 @@ pub fn dataset_error(e: DatasetError) -> CliError {
             )),
             _ => None,
         },
-        DatasetError::UnknownInstanceIds { .. } => Some(
-            "list the dataset's ids with `swtbench validate --dataset …` or drop --filter-swt"
-                .to_string(),
-        ),
+        DatasetError::UnknownInstanceIds { missing, .. } => {
+            let filtered = missing.iter().any(|(_, why)| {
+                matches!(why, Some(swtbench_data::dataset::Exclusion::SwtFilter(_)))
+            });
+            Some(format!(
+                "`swtbench validate --dataset … --json` lists the dataset's ids under \
+                 `instance_ids`{}",
+                if filtered {
+                    "; ids the SWT filter removes are available without --filter-swt"
+                } else {
+                    ""
+                }
+            ))
+        }
         DatasetError::Invalid { problems, .. } => Some(format!(
             "`swtbench validate` lists all {} problem(s)",
             problems.len()
@@ -182,6 +213,34 @@ pub fn dataset_error(e: DatasetError) -> CliError {
         Some(h) => err.with_hint(h),
         None => err,
     }
+}
+
+/// Maps a predictions error to the exit code and a hint that fits the problem.
+pub fn predictions_error(e: PredictionsError) -> CliError {
+    const FORMAT: &str = "predictions are `gold`, a .jsonl file of {\"instance_id\", \
+                          \"model_name_or_path\", \"model_patch\"} records (one per line), or a \
+                          .json file holding a list of them or an object keyed by instance id";
+    let hint = match &e {
+        PredictionsError::NotFound { .. } => {
+            "check the path; `gold` (lower case) evaluates the gold tests".to_string()
+        }
+        PredictionsError::NotText { .. } => {
+            "save the file as UTF-8 (JSON text is always UTF-8)".to_string()
+        }
+        PredictionsError::Io { .. } => "check the file's permissions".to_string(),
+        PredictionsError::NoGold => {
+            "the dataset selection is empty; check --instance-ids and --filter-swt".to_string()
+        }
+        PredictionsError::Parse(PredictionError::MixedModels { .. }) => {
+            "split the file by `model_name_or_path` and evaluate each model separately".to_string()
+        }
+        PredictionsError::Parse(PredictionError::BadModelName { .. }) => {
+            "set `model_name_or_path` to the model's name; it names the run's output directory"
+                .to_string()
+        }
+        _ => FORMAT.to_string(),
+    };
+    CliError::input(e).with_hint(hint)
 }
 
 /// A progress bar for hub downloads, drawn only on a terminal and never with --quiet.
@@ -275,5 +334,16 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(t.d.swt_filter_list, Some(SwtFilter::Verified));
         assert!(T::try_parse_from(["t", "--is_swt", "maybe"]).is_err());
+    }
+
+    #[test]
+    fn hf_hub_offline_values() {
+        for v in ["1", "ON", "on", "yes", "True", " 1 "] {
+            assert!(hf_hub_offline(Some(v)), "{v}");
+        }
+        for v in ["0", "off", "false", "", "2"] {
+            assert!(!hf_hub_offline(Some(v)), "{v}");
+        }
+        assert!(!hf_hub_offline(None));
     }
 }

@@ -16,7 +16,7 @@ use swtbench_data::dataset::{Exclusion, LoadedDataset};
 use swtbench_data::predictions::{load_predictions, LoadedPredictions, PredictionsSource};
 use swtbench_spec::{SpecError, SpecTable, TableSyntax};
 
-use crate::commands::common::DatasetArgs;
+use crate::commands::common::{predictions_error, DatasetArgs};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
 
@@ -70,12 +70,7 @@ pub fn run(args: ValidateArgs, printer: &Printer) -> CliResult {
     let predictions = match &args.predictions {
         None => None,
         Some(p) => Some(
-            load_predictions(&PredictionsSource::parse(p), &dataset).map_err(|e| {
-                CliError::input(e).with_hint(
-                    "predictions are `gold`, a .json list (or object keyed by instance id) or a \
-                     .jsonl file of {instance_id, model_name_or_path, model_patch} records",
-                )
-            })?,
+            load_predictions(&PredictionsSource::parse(p), &dataset).map_err(predictions_error)?,
         ),
     };
 
@@ -247,6 +242,7 @@ fn summary_json(d: &LoadedDataset, p: Option<&LoadedPredictions>) -> serde_json:
         "source": d.origin.to_string(),
         "rows": d.rows,
         "instances": d.instances.len(),
+        "instance_ids": d.instances.iter().map(|i| i.instance_id.as_str()).collect::<Vec<_>>(),
         "excluded_by_filter": by_filter,
         "not_selected": not_selected,
         "filter": d.filter.map(|f| f.name()),
