@@ -283,7 +283,16 @@ pub async fn run<B: ContainerBackend>(
     let mut results: BTreeMap<String, InstanceResult> = BTreeMap::new();
     let mut set: JoinSet<InstanceResult> = JoinSet::new();
     let workers = Arc::new(Semaphore::new(shared.settings.max_workers.max(1)));
-    for ip in &in_run {
+    let (scheduled_tx, scheduled_rx) = tokio::sync::watch::channel(0usize);
+    let prefetch = (!shared.settings.skip_eval).then(|| {
+        tokio::spawn(prefetch_images(
+            shared.clone(),
+            in_run.clone(),
+            scheduled_rx,
+        ))
+    });
+    for (index, ip) in in_run.iter().enumerate() {
+        scheduled_tx.send_replace(index);
         if cancel.is_cancelled() {
             break;
         }
@@ -331,6 +340,11 @@ pub async fn run<B: ContainerBackend>(
             Some(Err(e)) => shared.warn(format!("an instance task ended abnormally: {e}")),
         }
     }
+    if let Some(p) = prefetch {
+        // Every instance is done; a build still running is for nobody.
+        p.abort();
+        let _ = p.await;
+    }
     if let Some(reason) = cancel.level() {
         shared.emit(Event::CancelRequested { reason });
     }
@@ -364,7 +378,6 @@ pub async fn run<B: ContainerBackend>(
                 InstanceOutcome::Interrupted => s.interrupted += 1,
             }
         }
-        s.images_built = shared.builder.built_tags().len();
         s
     };
     let stats = stats_now();
@@ -417,6 +430,63 @@ pub async fn run<B: ContainerBackend>(
         cancelled: cancel.level(),
         warnings,
     }
+}
+
+/// Builds the images of upcoming instances ahead of their workers, in plan order, at most
+/// `build_workers` chains at a time and no further ahead than the workers could use soon, so
+/// that a build overlaps the runs of earlier instances instead of waiting for a free worker.
+/// The builder's single flight makes the worker that needs the image wait for the same build.
+async fn prefetch_images<B: ContainerBackend>(
+    shared: Arc<Shared<B>>,
+    instances: Vec<InstancePlan>,
+    mut scheduled: tokio::sync::watch::Receiver<usize>,
+) {
+    let lookahead = shared.settings.max_workers + shared.settings.images.build_workers;
+    // The rank of an instance: how many distinct instance images the plan needs up to it. The
+    // lookahead counts images, not instances: many instances often share one image.
+    let mut ranks: Vec<usize> = Vec::with_capacity(instances.len());
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    for ip in &instances {
+        if let (true, Some(chain)) = (ip.needs_containers(), &ip.images) {
+            seen.insert(chain.instance.clone());
+        }
+        ranks.push(seen.len());
+    }
+    let mut started: BTreeSet<String> = BTreeSet::new();
+    let mut inflight: JoinSet<()> = JoinSet::new();
+    for (index, ip) in instances.into_iter().enumerate() {
+        if !ip.needs_containers() {
+            continue;
+        }
+        let Some(chain) = &ip.images else { continue };
+        if !started.insert(chain.instance.clone()) {
+            continue;
+        }
+        let planned = matches!(
+            shared.image_actions.get(&chain.instance),
+            Some(ImageAction::Build | ImageAction::Rebuild(_))
+        );
+        if !planned {
+            continue;
+        }
+        // Do not run too far ahead of the scheduler (disk space, and images that a cache level
+        // removes again).
+        let rank = ranks[index];
+        let _ = scheduled
+            .wait_for(|s| rank <= ranks.get(*s).copied().unwrap_or(0) + lookahead)
+            .await;
+        while inflight.len() >= shared.settings.images.build_workers.max(1) {
+            inflight.join_next().await;
+        }
+        let shared = shared.clone();
+        inflight.spawn(async move {
+            if let Some(spec) = ip.spec.as_deref() {
+                // Failures are reported by the worker that needs the image.
+                let _ = ensure_images(&shared, &ip, spec).await;
+            }
+        });
+    }
+    while inflight.join_next().await.is_some() {}
 }
 
 fn interrupted<B: ContainerBackend>(shared: &Shared<B>, id: &str) -> InstanceResult {
@@ -974,6 +1044,7 @@ fn ready<B: ContainerBackend>(shared: &Shared<B>, e: &EnsuredImage, kind: ImageK
             .unwrap_or_else(|p| p.into_inner())
             .insert(format!("ready:{}", e.tag))
         {
+            shared.stats(|s| s.images_built += 1);
             shared.emit(Event::ImageReady {
                 tag: e.tag.clone(),
                 kind,
