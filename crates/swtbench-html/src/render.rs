@@ -135,8 +135,8 @@ pub fn render_compare(view: &CompareView) -> String {
     }
     let _ = write!(
         body,
-        "<tr><th>Instances</th><td>{}</td><td>{}</td><td></td></tr>\
-         <tr><th>Denominator</th><td>{}</td><td>{}</td><td></td></tr></tbody></table>",
+        "<tr><th>Instances</th><td class=\"num\">{}</td><td class=\"num\">{}</td><td></td></tr>\
+         <tr><th>Denominator</th><td class=\"num\">{}</td><td class=\"num\">{}</td><td></td></tr></tbody></table>",
         view.metrics_a.instances,
         view.metrics_b.instances,
         view.metrics_a.denominator,
@@ -189,10 +189,10 @@ pub fn render_compare(view: &CompareView) -> String {
         }
         body.push_str("</tr>");
     }
-    body.push_str("</tbody></table></div>");
+    body.push_str("</tbody></table></div><div class=\"cards\">");
     params_table(&mut body, "Run A parameters", &view.params_a);
     params_table(&mut body, "Run B parameters", &view.params_b);
-    body.push_str("</section>");
+    body.push_str("</div></section>");
 
     // Instance table.
     body.push_str("<section id=\"instances\"><h2>Instances</h2>");
