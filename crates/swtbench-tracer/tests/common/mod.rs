@@ -90,6 +90,7 @@ pub fn python(minor: u32) -> Option<HostPython> {
 }
 
 /// Generates one `#[test]` per Python 3.6–3.13 calling `$scenario(&HostPython)`.
+#[allow(unused_macros)]
 macro_rules! per_python {
     ($scenario:ident) => {
         mod $scenario {
