@@ -697,6 +697,16 @@ fn parquet_output_resumes_and_keeps_dataset_order() {
         stderr(&o)
     );
     assert!(!h.join("text.parquet.partial.jsonl").exists());
+    // The parquet file gets an ordinary file mode (as a file the test writes itself), not the
+    // private one of the temporary file it is renamed from.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let plain = h.join("plain.txt");
+        std::fs::write(&plain, "x").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&text), mode(&plain));
+    }
     let (rows, _) = swtbench_data::rows::read_file(&text, "test").unwrap();
     let ids: Vec<&str> = rows
         .iter()
