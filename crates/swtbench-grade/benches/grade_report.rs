@@ -2,7 +2,7 @@
 //! layout on disk (logs of a few KB with coverage dumps, like traced runs): re-grade every
 //! instance, write its report.json and the run report, then collect the reports and compute and
 //! render the table, as `swtbench grade --rewrite` followed by `swtbench report` do.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::io;
 use std::path::{Path, PathBuf};

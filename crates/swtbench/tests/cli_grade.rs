@@ -617,3 +617,40 @@ fn parse_log_prints_sorted_statuses() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("no log parser for repository `nobody/nothing`"));
 }
+
+/// `parse-log` on every real log of the shared data prints exactly the original's result.
+#[test]
+fn parse_log_matches_the_original_on_every_shared_log() {
+    let data = std::env::var_os("SWTBENCH_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
+    let index = data.join("logs/expected_parser_output.jsonl");
+    let Ok(expected) = std::fs::read_to_string(&index) else {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!(
+                "skipped: {} not found (set SWTBENCH_SHARED_DATA)",
+                index.display()
+            );
+        }
+        return;
+    };
+    let mut n = 0;
+    for line in expected.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let log = v["log"].as_str().unwrap();
+        let out = swtbench(
+            &["parse-log", "--repo", v["repo"].as_str().unwrap(), log],
+            &data.join("logs"),
+        );
+        assert!(out.status.success(), "{log}: {}", text(&out.stderr));
+        let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            got,
+            json!({"applied": v["applied"], "tests": v["tests"]}),
+            "{log}"
+        );
+        n += 1;
+    }
+    assert_eq!(n, 854);
+}
