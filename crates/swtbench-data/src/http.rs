@@ -437,9 +437,10 @@ impl HttpClient {
             }
             let (status, headers, body) = match self.send(url, validators) {
                 Ok(a) => a,
-                // A name that does not resolve rarely starts resolving a second later; one
-                // retry covers a DNS hiccup without making offline fallbacks slow.
-                Err(e) if is_retryable(&e) && !(is_name_resolution(&e) && attempt >= 1) => {
+                // A name that does not resolve, or a host that does not complete the connection
+                // within the connect timeout, rarely recovers a second later; one retry covers a
+                // hiccup without making offline fallbacks take minutes.
+                Err(e) if is_retryable(&e) && !(is_persistent(&e) && attempt >= 1) => {
                     last_failure = e.to_string();
                     (last_status, failed_mid_body) = (None, false);
                     continue;
@@ -642,9 +643,10 @@ fn is_retryable(e: &ureq::Error) -> bool {
     )
 }
 
-fn is_name_resolution(e: &ureq::Error) -> bool {
+fn is_persistent(e: &ureq::Error) -> bool {
     match e {
-        ureq::Error::HostNotFound => true,
+        ureq::Error::HostNotFound
+        | ureq::Error::Timeout(ureq::Timeout::Connect | ureq::Timeout::Resolve) => true,
         // The resolver's failure arrives as an I/O error; its text is the only marker.
         ureq::Error::Io(io) => io.to_string().contains("lookup address"),
         _ => false,

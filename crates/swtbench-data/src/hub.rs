@@ -169,7 +169,11 @@ impl Hub {
         let mut rows = Vec::new();
         for (url, format) in &files {
             let mut file_progress = |done: u64, total: Option<u64>| progress(url, done, total);
-            let download = match self.http.download(url, mode, Some(&mut file_progress))? {
+            let fetched = self
+                .http
+                .download(url, mode, Some(&mut file_progress))
+                .map_err(|e| self.access_error(name, e))?;
+            let download = match fetched {
                 Fetched::Found(d) => d,
                 Fetched::NotFound => {
                     return Err(HubError::BadListing {
@@ -193,6 +197,20 @@ impl Hub {
         })
     }
 
+    /// 401/403 (gated or private dataset, listing or data file) become [`HubError::AccessDenied`].
+    fn access_error(&self, name: &str, e: HttpError) -> HubError {
+        match e {
+            HttpError::Status { status, .. } if status == 401 || status == 403 => {
+                HubError::AccessDenied {
+                    name: name.to_string(),
+                    endpoint: self.config.endpoint.clone(),
+                    status,
+                }
+            }
+            other => HubError::Http(other),
+        }
+    }
+
     fn api_url(&self, name: &str, suffix: &str) -> String {
         format!("{}/api/datasets/{name}{suffix}", self.config.endpoint)
     }
@@ -204,16 +222,10 @@ impl Hub {
         mode: CacheMode,
         origins: &mut Vec<Origin>,
     ) -> Result<Option<Value>, HubError> {
-        let fetched = self.http.download_bytes(url, mode).map_err(|e| match e {
-            HttpError::Status { status, .. } if status == 401 || status == 403 => {
-                HubError::AccessDenied {
-                    name: name.to_string(),
-                    endpoint: self.config.endpoint.clone(),
-                    status,
-                }
-            }
-            other => HubError::Http(other),
-        })?;
+        let fetched = self
+            .http
+            .download_bytes(url, mode)
+            .map_err(|e| self.access_error(name, e))?;
         match fetched {
             Fetched::NotFound => Ok(None),
             Fetched::Found((bytes, origin)) => {

@@ -610,3 +610,30 @@ fn hub_download_from_the_repository_files_when_there_is_no_conversion() {
         0
     );
 }
+
+#[test]
+fn a_gated_data_file_is_an_access_error_naming_hf_token() {
+    // The listing is public, the file behind it needs a token (gated datasets answer like this).
+    let server = Server::start(|req, _| match req.path.as_str() {
+        "/api/datasets/acme/gated/parquet" => Response::status(404),
+        "/api/datasets/acme/gated" => {
+            Response::ok(json!({"siblings": [{"rfilename": "data/test.jsonl"}]}).to_string())
+        }
+        _ => Response::ok("").with_status(401, "Access to this dataset is restricted"),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let hub = hub_at(&server.base, dir.path(), None);
+    let e = load_dataset(&opts("acme/gated"), &hub, None).unwrap_err();
+    let DatasetError::Hub { source, .. } = &e else {
+        panic!("{e}")
+    };
+    assert!(
+        matches!(**source, HubError::AccessDenied { status: 401, .. }),
+        "{source}"
+    );
+    assert!(source.to_string().contains("HF_TOKEN"), "{source}");
+    assert_eq!(
+        server.count("/datasets/acme/gated/resolve/main/data/test.jsonl"),
+        1
+    );
+}

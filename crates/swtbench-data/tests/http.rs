@@ -212,3 +212,50 @@ fn unreachable_server_is_reported_and_stale_cache_used() {
     let e = c.download(&live, CacheMode::Refresh, None).unwrap_err();
     assert!(e.is_unavailable(), "{e}");
 }
+
+#[test]
+fn token_is_not_forwarded_to_another_host_on_redirect() {
+    // The hub redirects file downloads to a CDN on another host, which must not see the token.
+    let cdn =
+        Server::start(|req, _| Response::ok(format!("{:?}", req.headers.get("authorization"))));
+    let cdn_url = cdn.url("/file").replace("127.0.0.1", "localhost");
+    let hub = Server::start(move |_, _| Response::status(302).header("Location", &cdn_url));
+    let dir = tempfile::tempdir().unwrap();
+    let c = client(dir.path(), Some("hf_secret"));
+    let got = c.get_bytes(&hub.url("/resolve/main/x")).unwrap();
+    assert_eq!(got, Fetched::Found(b"None".to_vec()));
+    assert_eq!(cdn.requests().len(), 1);
+}
+
+#[test]
+fn a_server_that_never_completes_the_connection_is_given_up_on_after_one_retry() {
+    // Accepts TCP but never answers the TLS handshake: a connect timeout, as behind a firewall
+    // that drops packets. Retrying it four times would make the offline fallback take minutes.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut open = Vec::new();
+        for s in l.incoming() {
+            open.push(s);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let c = HttpClient::new(HttpConfig {
+        retries: 3,
+        backoff: Duration::from_millis(5),
+        connect_timeout: Duration::from_millis(300),
+        read_timeout: Duration::from_secs(5),
+        cache_dir: Some(dir.path().to_path_buf()),
+        proxy: ProxySetting::Direct,
+        ..HttpConfig::default()
+    })
+    .unwrap();
+    let e = c
+        .get_bytes(&format!("https://127.0.0.1:{port}/x"))
+        .unwrap_err();
+    assert!(
+        matches!(e, HttpError::Unreachable { attempts: 2, .. }),
+        "{e}"
+    );
+    assert!(e.is_unavailable());
+}
