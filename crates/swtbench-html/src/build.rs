@@ -10,7 +10,7 @@ use swtbench_core::diff::{self, ChangeKind, LineKind};
 use swtbench_core::RunKind;
 use swtbench_grade::coverage::CoverageMap;
 use swtbench_grade::logs::{ExecMode, ParsedLog};
-use swtbench_grade::ErrorReason;
+use swtbench_grade::{ErrorReason, SkipReason};
 pub use swtbench_grade::{InstanceReport, Transitions};
 
 use crate::grade_bridge;
@@ -66,6 +66,10 @@ pub struct InstanceInput {
     pub notes: Vec<String>,
 }
 
+/// The run report's reason for an instance skipped because its patch is empty.
+static EMPTY_PATCH_SKIP: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| SkipReason::EmptyPatch.to_string());
+
 /// Builds one instance row and its detail.
 pub fn build_instance(input: InstanceInput) -> InstanceView {
     let InstanceInput {
@@ -97,7 +101,10 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
         Some(r) if !r.patch_successfully_applied && empty_patch => (Outcome::EmptyPatch, reason),
         Some(r) if !r.patch_successfully_applied => (Outcome::NotApplied, reason),
         Some(_) => (Outcome::Unresolved, reason),
-        None if empty_patch && reason.is_none() => (Outcome::EmptyPatch, None),
+        // Not graded because the patch is empty: seen on disk, or recorded by the runner as a skip.
+        None if empty_patch || reason.as_deref() == Some(EMPTY_PATCH_SKIP.as_str()) => {
+            (Outcome::EmptyPatch, None)
+        }
         None => {
             let why = reason.or(report_error.map(|e| format!("report.json unreadable: {e}")));
             let why = why.unwrap_or_else(|| {
@@ -555,6 +562,12 @@ mod tests {
         let v = build_instance(InstanceInput {
             model_patch: Some("\n".into()),
             report: Some(Ok(InstanceReport::default())),
+            ..base.clone()
+        });
+        assert_eq!(v.outcome, Outcome::EmptyPatch);
+        // Skipped by the runner for an empty patch: nothing on disk but the run report's reason.
+        let v = build_instance(InstanceInput {
+            reason: Some(SkipReason::EmptyPatch.to_string()),
             ..base.clone()
         });
         assert_eq!(v.outcome, Outcome::EmptyPatch);
