@@ -409,7 +409,8 @@ pub fn plan(input: &PlanInput<'_>, outputs: &dyn OutputLookup) -> Plan {
         };
         plan_instance(input, outputs, &logs, &model_dir, instance, &mut ip);
         for run in &mut ip.runs {
-            if run.action == RunAction::Execute {
+            // Runs that will produce an output point at the first run of the plan with their key.
+            if matches!(run.action, RunAction::Execute | RunAction::SameAs { .. }) {
                 match seen.get(&run.key) {
                     Some((other, kind)) => {
                         run.action = RunAction::SameAs {

@@ -548,8 +548,9 @@ async fn remove_image<B: ContainerBackend>(shared: &Shared<B>, tag: &str, kind: 
     }
     match shared.backend.image_remove(tag, false).await {
         Ok(true) => {
+            // The builder keeps its answer for the tag, so a late prefetch cannot build it
+            // again for nobody.
             shared.stats(|s| s.images_removed += 1);
-            shared.builder.forget(tag);
             shared.emit(Event::ImageRemoved {
                 tag: tag.to_string(),
                 kind,

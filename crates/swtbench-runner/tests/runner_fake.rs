@@ -1,0 +1,647 @@
+//! The planner and the runner against the recording fake engine: what is planned, which
+//! containers are made (labels, no network, init), what lands on disk, resume, timeouts, image
+//! cache levels, build failures and cancellation. The real engine is exercised by the binary's
+//! `engine_*` tests.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use swtbench_backend::{FakeBackend, FakeCall, FakeExec, NetworkAccess};
+use swtbench_core::{Instance, InstanceId, PatchLayout, Prediction, RunKind};
+use swtbench_runner::events::{CancelReason, Event, InstanceOutcome, RecordingSink};
+use swtbench_runner::images::image_inventory;
+use swtbench_runner::plan::{
+    DiskOutputs, ExistingOutput, InstanceAction, MemoryOutputs, RunAction, SkipCause,
+};
+use swtbench_runner::{plan, CacheLevel, Cancel, Evaluation, Plan, PlanInput, RunSettings};
+use swtbench_spec::{Arch, ExecSpec, SpecTable, TableSyntax};
+
+const TABLE: &str = r#"
+[repos."acme/calc"]
+test_command = "pytest -rA"
+log_parser = "pytest"
+[[repos."acme/calc".specs]]
+versions = ["1.0"]
+provider = "venv"
+base_image = "acme-base:1"
+install = "python -m pip install -e ."
+
+[repos."acme/noparser"]
+test_command = "pytest -rA"
+[[repos."acme/noparser".specs]]
+versions = ["1.0"]
+provider = "venv"
+base_image = "acme-base:1"
+"#;
+
+const CODE: &str = "diff --git a/calc/ops.py b/calc/ops.py\n--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -1,2 +1,2 @@\n def sub(a, b):\n-    return a + b\n+    return a - b\n";
+const GOLD_TESTS: &str = "diff --git a/tests/test_ops.py b/tests/test_ops.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/test_ops.py\n@@ -0,0 +1,2 @@\n+def test_sub():\n+    assert sub(3, 1) == 2\n";
+const MODEL_TESTS: &str = "diff --git a/tests/test_model.py b/tests/test_model.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/test_model.py\n@@ -0,0 +1,2 @@\n+def test_model_sub():\n+    assert sub(5, 2) == 3\n";
+
+fn instance(id: &str, repo: &str, version: &str) -> Instance {
+    Instance::from_row(
+        &json!({
+            "instance_id": id, "repo": repo, "version": version,
+            "base_commit": "0123456789abcdef0123456789abcdef01234567",
+            "patch": CODE, "test_patch": GOLD_TESTS,
+        }),
+        PatchLayout::Swebench,
+    )
+    .unwrap()
+}
+
+fn table() -> SpecTable {
+    let mut t = SpecTable::embedded().clone();
+    t.merge(SpecTable::parse(TABLE, "t.toml", TableSyntax::Toml, &|_| Err("no".into())).unwrap());
+    t
+}
+
+fn specs(instances: &[Instance], t: &SpecTable) -> BTreeMap<String, Result<ExecSpec, String>> {
+    let no_files = |_: &str, _: &str, _: &str| Ok(None);
+    instances
+        .iter()
+        .map(|i| {
+            (
+                i.instance_id.to_string(),
+                ExecSpec::new(i, t, Arch::X86_64, &no_files).map_err(|e| e.to_string()),
+            )
+        })
+        .collect()
+}
+
+fn prediction(id: &str, patch: Option<&str>) -> (InstanceId, Prediction) {
+    (
+        InstanceId::from(id),
+        Prediction {
+            instance_id: InstanceId::from(id),
+            model_name_or_path: "org/model".into(),
+            model_patch: patch.map(str::to_string),
+        },
+    )
+}
+
+fn settings(dir: &Path) -> RunSettings {
+    let mut s = RunSettings::new("r1", dir);
+    s.eval.coverage = false;
+    s.exec.timeout = Duration::from_secs(20);
+    s.max_workers = 2;
+    s
+}
+
+struct Setup {
+    instances: Vec<Instance>,
+    predictions: BTreeMap<InstanceId, Prediction>,
+    table: SpecTable,
+}
+
+fn setup() -> Setup {
+    let instances = vec![
+        instance("acme__calc-1", "acme/calc", "1.0"),
+        instance("acme__calc-2", "acme/calc", "1.0"),
+        instance("acme__calc-3", "acme/calc", "1.0"),
+        instance("acme__calc-4", "acme/calc", "9.9"),
+        instance("acme__noparser-1", "acme/noparser", "1.0"),
+        instance("acme__calc-5", "acme/calc", "1.0"),
+    ];
+    let predictions = BTreeMap::from([
+        prediction("acme__calc-1", Some(MODEL_TESTS)),
+        prediction("acme__calc-2", Some(GOLD_TESTS)),
+        prediction("acme__calc-3", Some("  \n")),
+        prediction("acme__calc-4", Some(MODEL_TESTS)),
+        prediction("acme__noparser-1", Some(MODEL_TESTS)),
+    ]);
+    Setup {
+        instances,
+        predictions,
+        table: table(),
+    }
+}
+
+fn make_plan(
+    s: &Setup,
+    settings: &RunSettings,
+    images: &swtbench_runner::plan::ImageInventory,
+    outputs: &dyn swtbench_runner::plan::OutputLookup,
+) -> Plan {
+    let specs = specs(&s.instances, &s.table);
+    plan(
+        &PlanInput {
+            settings,
+            model: "org/model",
+            instances: &s.instances,
+            predictions: &s.predictions,
+            specs: &specs,
+            table: &s.table,
+            images,
+            tracer_sha256: None,
+        },
+        outputs,
+    )
+}
+
+/// The fake answers eval scripts like pytest would: the model's and the gold tests fail before
+/// the gold fix and pass after it.
+fn pytest_like(fake: &FakeBackend) {
+    fake.on_exec_with(|ctx| {
+        let script = ctx.file_text("/eval.sh")?;
+        let post = script.contains("+    return a - b");
+        let mut out = String::from("+ git apply -v -\n");
+        let status = if post { "PASSED" } else { "FAILED" };
+        if script.contains("+def test_model_sub") {
+            out.push_str("Applied patch tests/test_model.py cleanly.\n");
+            out.push_str(&format!("{status} tests/test_model.py::test_model_sub\n"));
+        } else if script.contains("+def test_sub") {
+            out.push_str("Applied patch tests/test_ops.py cleanly.\n");
+            out.push_str(&format!("{status} tests/test_ops.py::test_sub\n"));
+        } else {
+            out.push_str("ERROR: file or directory not found: tests/test_model.py\n");
+        }
+        Some(FakeExec::exit(i64::from(!post), out))
+    });
+}
+
+fn fake_engine() -> Arc<FakeBackend> {
+    let fake = Arc::new(FakeBackend::new());
+    fake.add_image("acme-base:1", BTreeMap::new());
+    pytest_like(&fake);
+    fake
+}
+
+async fn evaluation(fake: &FakeBackend, s: &Setup, settings: &RunSettings) -> Evaluation {
+    let specs = specs(&s.instances, &s.table);
+    let tags: Vec<String> = specs
+        .values()
+        .filter_map(|x| x.as_ref().ok())
+        .flat_map(|x| {
+            [
+                x.keys.base.clone(),
+                x.keys.env.clone(),
+                x.keys.instance.clone(),
+            ]
+        })
+        .collect();
+    let images = image_inventory(fake, tags).await.unwrap();
+    let plan = make_plan(s, settings, &images, &DiskOutputs);
+    Evaluation {
+        settings: settings.clone(),
+        plan,
+        instances: s
+            .instances
+            .iter()
+            .map(|i| (i.instance_id.to_string(), i.clone()))
+            .collect(),
+        images,
+        tracer: None,
+        submitted_ids: s.predictions.keys().map(|k| k.to_string()).collect(),
+        network: swtbench_backend::BuildNetwork::none(),
+    }
+}
+
+#[test]
+fn the_plan_says_what_runs_what_is_reused_and_why_instances_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup();
+    let st = settings(dir.path());
+    let images = BTreeMap::from([(
+        "acme-base:1".to_string(),
+        Some(swtbench_runner::plan::ExistingImage {
+            id: "sha256:base".into(),
+            created_unix: 1,
+            labels: BTreeMap::new(),
+        }),
+    )]);
+    let p = make_plan(&s, &st, &images, &MemoryOutputs::default());
+    let action = |id: &str| p.instance(id).unwrap().action.clone();
+    assert_eq!(action("acme__calc-1"), InstanceAction::Evaluate);
+    assert_eq!(action("acme__calc-3"), InstanceAction::EmptyPatch);
+    assert!(matches!(
+        action("acme__calc-4"),
+        InstanceAction::Skip { cause: SkipCause::Spec(e) } if e.contains("9.9")
+    ));
+    assert!(matches!(
+        action("acme__noparser-1"),
+        InstanceAction::Skip {
+            cause: SkipCause::NoParser(_)
+        }
+    ));
+    // No prediction: listed, but not part of the run.
+    assert!(!p.instance("acme__calc-5").unwrap().in_run());
+    assert_eq!(p.counts.instances, 5);
+
+    // calc-1 executes its six runs; calc-2 (the gold tests as prediction) repeats calc-1's gold
+    // runs and its own gold runs in its pred runs.
+    let runs = |id: &str| p.instance(id).unwrap().runs.clone();
+    assert!(runs("acme__calc-1")
+        .iter()
+        .all(|r| r.action == RunAction::Execute));
+    let c2 = runs("acme__calc-2");
+    let by = |k: RunKind| c2.iter().find(|r| r.kind == k).unwrap().action.clone();
+    assert_eq!(
+        by(RunKind::GoldPre),
+        RunAction::SameAs {
+            instance_id: "acme__calc-1".into(),
+            run: RunKind::GoldPre
+        }
+    );
+    assert_eq!(
+        by(RunKind::PredPost),
+        RunAction::SameAs {
+            instance_id: "acme__calc-1".into(),
+            run: RunKind::GoldPost
+        }
+    );
+    // Directories follow the original's layout.
+    let r = &runs("acme__calc-1")[0];
+    assert!(r
+        .dir
+        .ends_with("run_instance_swt_logs/r1/pred_pre__org__model/acme__calc-1"));
+    let base = &runs("acme__calc-1")[4];
+    assert!(base
+        .dir
+        .to_string_lossy()
+        .contains("run_instance_swt_logs/base_pre/acme__calc-1/"));
+    // The local base image exists, env and instance images must be built.
+    assert_eq!(p.counts.images_build, 2);
+
+    // Keyed outputs are reused; unkeyed ones only when asked.
+    let mut outputs = MemoryOutputs::default();
+    for r in runs("acme__calc-1") {
+        outputs
+            .runs
+            .insert(r.dir.clone(), ExistingOutput::Keyed(r.key.clone()));
+    }
+    outputs
+        .runs
+        .insert(runs("acme__calc-2")[4].dir.clone(), ExistingOutput::Unkeyed);
+    let p2 = make_plan(&s, &st, &images, &outputs);
+    assert!(p2
+        .instance("acme__calc-1")
+        .unwrap()
+        .runs
+        .iter()
+        .all(|r| r.action == RunAction::Reuse));
+    assert!(!p2.instance("acme__calc-1").unwrap().needs_containers());
+    assert_eq!(
+        p2.instance("acme__calc-2").unwrap().runs[4].action,
+        RunAction::Execute
+    );
+    let mut st2 = st.clone();
+    st2.reuse_unkeyed = true;
+    let p3 = make_plan(&s, &st2, &images, &outputs);
+    assert_eq!(
+        p3.instance("acme__calc-2").unwrap().runs[4].action,
+        RunAction::ReuseUnkeyed
+    );
+    // A key from other settings (e.g. coverage on) is not reused.
+    let mut cov = st.clone();
+    cov.eval.coverage = true;
+    let p4 = make_plan(&s, &cov, &images, &outputs);
+    assert!(p4
+        .instance("acme__calc-1")
+        .unwrap()
+        .runs
+        .iter()
+        .all(|r| r.action == RunAction::Execute));
+
+    // Without the base image, evaluated instances are skipped with a hint.
+    let p5 = make_plan(&s, &st, &BTreeMap::new(), &MemoryOutputs::default());
+    assert!(matches!(
+        p5.instance("acme__calc-1").unwrap().action,
+        InstanceAction::Skip {
+            cause: SkipCause::BaseImageMissing(_)
+        }
+    ));
+    // The JSON form is versioned and names actions.
+    let j: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
+    assert_eq!(j["format"], 1);
+    assert_eq!(j["instances"][0]["status"], "evaluate");
+    assert!(p.to_text().contains("acme__calc-3: empty patch"));
+}
+
+#[tokio::test]
+async fn a_run_executes_in_labelled_offline_containers_grades_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup();
+    let mut st = settings(dir.path());
+    st.images.cache_level = CacheLevel::Instance;
+    let fake = fake_engine();
+    let sink = Arc::new(RecordingSink::default());
+    let eval = evaluation(&fake, &s, &st).await;
+    let out = swtbench_runner::run(fake.clone(), eval, sink.clone(), Cancel::new()).await;
+
+    let outcome = |id: &str| {
+        out.results
+            .iter()
+            .find(|r| r.instance_id == id)
+            .unwrap()
+            .outcome
+            .clone()
+    };
+    assert_eq!(outcome("acme__calc-1"), InstanceOutcome::Resolved);
+    assert_eq!(outcome("acme__calc-2"), InstanceOutcome::Resolved);
+    assert_eq!(outcome("acme__calc-3"), InstanceOutcome::EmptyPatch);
+    assert!(matches!(
+        outcome("acme__calc-4"),
+        InstanceOutcome::Skipped { .. }
+    ));
+    // 6 runs for calc-1; calc-2 executes only its base runs, the rest is copied.
+    assert_eq!(out.stats.runs_executed, 8);
+    assert_eq!(out.stats.runs_copied, 4);
+    // Every container: the instance image, no network, an init, the run's labels; all removed.
+    let creates: Vec<_> = fake
+        .calls()
+        .into_iter()
+        .filter_map(|c| match c {
+            FakeCall::ContainerCreate { spec, .. } => Some(spec),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(creates.len(), 8);
+    for c in &creates {
+        assert_eq!(c.network, NetworkAccess::Disabled);
+        assert!(c.init);
+        assert_eq!(c.labels["swtbench.run_id"], "r1");
+        assert!(c.image.starts_with("exec.eval.x86_64."));
+        assert_eq!(c.user.as_deref(), Some("root"));
+    }
+    assert!(fake.containers().is_empty(), "no container is left");
+    // Each image built once.
+    let spec = specs(&s.instances, &s.table)
+        .remove("acme__calc-1")
+        .unwrap()
+        .unwrap();
+    assert_eq!(fake.builds_of(&spec.keys.env), 1);
+    assert_eq!(fake.builds_of(&spec.keys.instance), 1);
+    // Outputs in the original's layout, with keys; the per-run install step is left out.
+    let logs = dir.path().join("run_instance_swt_logs");
+    let pred_pre = logs.join("r1/pred_pre__org__model/acme__calc-1");
+    for f in [
+        "eval.sh",
+        "exec_spec.json",
+        "model_patch.diff",
+        "test_output.txt",
+        "swtbench_key.json",
+    ] {
+        assert!(pred_pre.join(f).is_file(), "{f}");
+    }
+    let eval_sh = std::fs::read_to_string(pred_pre.join("eval.sh")).unwrap();
+    assert!(!eval_sh.contains("pip install -e ."), "{eval_sh}");
+    let report =
+        std::fs::read_to_string(logs.join("r1/org__model/acme__calc-1/report.json")).unwrap();
+    assert!(report.contains("\"resolved\": true"));
+    assert!(logs
+        .join("r1/org__model/acme__calc-3/report.json")
+        .is_file());
+    let run_report =
+        std::fs::read_to_string(dir.path().join("evaluation_results/org__model.r1.json")).unwrap();
+    assert!(
+        run_report.contains("\"resolved_instances\": 2"),
+        "{run_report}"
+    );
+    assert!(sink
+        .events()
+        .iter()
+        .any(|e| matches!(e, Event::RunFinishedAll { .. })));
+
+    // Again: nothing runs, the reports are the same.
+    let calls_before = fake.calls().len();
+    let eval = evaluation(&fake, &s, &st).await;
+    assert_eq!(eval.plan.counts.runs_execute, 0);
+    let again = swtbench_runner::run(fake.clone(), eval, sink, Cancel::new()).await;
+    assert_eq!(again.stats.runs_executed, 0);
+    let creates_after = fake.count_calls(|c| matches!(c, FakeCall::ContainerCreate { .. }));
+    assert_eq!(
+        creates_after,
+        8,
+        "{} calls since",
+        fake.calls().len() - calls_before
+    );
+    assert_eq!(
+        std::fs::read_to_string(logs.join("r1/org__model/acme__calc-1/report.json")).unwrap(),
+        report
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_keeps_the_output_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    s.predictions.retain(|k, _| k.as_str() == "acme__calc-1");
+    let st = settings(dir.path());
+    let fake = Arc::new(FakeBackend::new());
+    fake.add_image("acme-base:1", BTreeMap::new());
+    fake.on_exec(
+        "eval.sh",
+        FakeExec::timeout("Applied patch tests/test_model.py cleanly.\ncollected 1 item\n"),
+    );
+    let eval = evaluation(&fake, &s, &st).await;
+    let out = swtbench_runner::run(
+        fake.clone(),
+        eval,
+        Arc::new(RecordingSink::default()),
+        Cancel::new(),
+    )
+    .await;
+    assert_eq!(out.stats.runs_timed_out, 6);
+    let r = &out.results[0];
+    assert_eq!(r.outcome, InstanceOutcome::Unresolved { applied: true });
+    assert!(r
+        .reasons
+        .iter()
+        .any(|x| x.contains("pred_pre timed out after 20 s")));
+    let text = std::fs::read_to_string(
+        dir.path()
+            .join("run_instance_swt_logs/r1/pred_pre__org__model/acme__calc-1/test_output.txt"),
+    )
+    .unwrap();
+    assert!(text.starts_with("Applied patch"));
+    assert!(text.contains("[swtbench: the eval script timed out after 20 s"));
+    let key: serde_json::Value =
+        serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(
+                "run_instance_swt_logs/r1/pred_pre__org__model/acme__calc-1/swtbench_key.json",
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+    assert_eq!(key["result"]["timed_out"], true);
+}
+
+#[tokio::test]
+async fn the_cache_level_removes_what_the_run_built_above_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    s.predictions.retain(|k, _| k.as_str() == "acme__calc-1");
+    let spec = specs(&s.instances, &s.table)
+        .remove("acme__calc-1")
+        .unwrap()
+        .unwrap();
+    for (level, env_kept, inst_kept) in [
+        (CacheLevel::Env, true, false),
+        (CacheLevel::None, false, false),
+        (CacheLevel::Instance, true, true),
+    ] {
+        let mut st = settings(dir.path());
+        st.run_id = format!("level-{}", level.as_str());
+        st.images.cache_level = level;
+        let fake = fake_engine();
+        let eval = evaluation(&fake, &s, &st).await;
+        let out = swtbench_runner::run(
+            fake.clone(),
+            eval,
+            Arc::new(RecordingSink::default()),
+            Cancel::new(),
+        )
+        .await;
+        assert_eq!(
+            out.results[0].outcome,
+            InstanceOutcome::Resolved,
+            "{:?}",
+            out.warnings
+        );
+        assert_eq!(fake.builds_of(&spec.keys.instance), 1, "built once");
+        let tags: Vec<String> = fake.images().into_iter().flat_map(|i| i.tags).collect();
+        let has = |t: &str| tags.iter().any(|x| x == t);
+        assert_eq!(has(&spec.keys.env), env_kept, "{level:?} env");
+        assert_eq!(has(&spec.keys.instance), inst_kept, "{level:?} instance");
+        assert!(has("acme-base:1"), "a local base image is never removed");
+    }
+    // An image that existed before the run stays, unless --clean.
+    for (clean, kept) in [(false, true), (true, false)] {
+        let mut st = settings(dir.path());
+        st.run_id = format!("clean-{clean}");
+        st.images.clean = clean;
+        let fake = fake_engine();
+        let eval = evaluation(&fake, &s, &st).await;
+        swtbench_runner::run(
+            fake.clone(),
+            eval,
+            Arc::new(RecordingSink::default()),
+            Cancel::new(),
+        )
+        .await;
+        // Second run with the instance image pre-existing and an output dir of its own.
+        let mut st2 = st.clone();
+        st2.outputs = swtbench_runner::settings::OutputRoots::under(
+            &dir.path().join(format!("second-{clean}")),
+        );
+        st2.images.cache_level = CacheLevel::Instance;
+        let eval = evaluation(&fake, &s, &st2).await;
+        swtbench_runner::run(
+            fake.clone(),
+            eval,
+            Arc::new(RecordingSink::default()),
+            Cancel::new(),
+        )
+        .await;
+        assert!(fake
+            .images()
+            .iter()
+            .any(|i| i.tags.contains(&spec.keys.instance)));
+        let mut st3 = st.clone();
+        st3.outputs = swtbench_runner::settings::OutputRoots::under(
+            &dir.path().join(format!("third-{clean}")),
+        );
+        let eval = evaluation(&fake, &s, &st3).await;
+        swtbench_runner::run(
+            fake.clone(),
+            eval,
+            Arc::new(RecordingSink::default()),
+            Cancel::new(),
+        )
+        .await;
+        let present = fake
+            .images()
+            .iter()
+            .any(|i| i.tags.contains(&spec.keys.instance));
+        assert_eq!(present, kept, "clean = {clean}");
+    }
+}
+
+#[tokio::test]
+async fn a_failed_build_is_an_instance_error_and_the_rest_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    // A second repository whose instance image fails to build.
+    s.instances
+        .push(instance("acme__calc-9", "acme/calc", "1.0"));
+    s.instances.last_mut().unwrap().base_commit = "fedcba9876543210fedcba9876543210fedcba98".into();
+    s.predictions.insert(
+        prediction("acme__calc-9", Some(MODEL_TESTS)).0,
+        prediction("acme__calc-9", Some(MODEL_TESTS)).1,
+    );
+    let bad = specs(&s.instances, &s.table)
+        .remove("acme__calc-9")
+        .unwrap()
+        .unwrap();
+    let st = settings(dir.path());
+    let fake = fake_engine();
+    fake.fail_builds(&regex_escape(&bad.keys.instance), "setup_repo.sh failed");
+    let eval = evaluation(&fake, &s, &st).await;
+    let out = swtbench_runner::run(
+        fake.clone(),
+        eval,
+        Arc::new(RecordingSink::default()),
+        Cancel::new(),
+    )
+    .await;
+    let find = |id: &str| out.results.iter().find(|r| r.instance_id == id).unwrap();
+    assert!(
+        matches!(&find("acme__calc-9").outcome, InstanceOutcome::Error { reason } if reason.contains("could not be built"))
+    );
+    assert_eq!(find("acme__calc-1").outcome, InstanceOutcome::Resolved);
+    let rr = out.run_report.unwrap();
+    assert!(rr.error_ids.contains(&"acme__calc-9".to_string()));
+    assert!(fake.containers().is_empty());
+}
+
+fn regex_escape(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_string()
+            } else {
+                format!("\\{c}")
+            }
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interrupt_stops_everything_and_leaves_no_container() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup();
+    let st = settings(dir.path());
+    let fake = fake_engine();
+    fake.set_build_delay(Duration::from_secs(60));
+    let eval = evaluation(&fake, &s, &st).await;
+    let cancel = Cancel::new();
+    let c2 = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        c2.request(CancelReason::Interrupt);
+    });
+    let out = swtbench_runner::run(
+        fake.clone(),
+        eval,
+        Arc::new(RecordingSink::default()),
+        cancel,
+    )
+    .await;
+    assert_eq!(out.cancelled, Some(CancelReason::Interrupt));
+    assert!(out
+        .results
+        .iter()
+        .any(|r| r.outcome == InstanceOutcome::Interrupted));
+    // The empty patch needed no worker and is graded; the run report is written.
+    assert!(out
+        .results
+        .iter()
+        .any(|r| r.instance_id == "acme__calc-3" && r.outcome == InstanceOutcome::EmptyPatch));
+    assert!(out.run_report_path.is_some());
+    assert!(fake.containers().is_empty());
+}
