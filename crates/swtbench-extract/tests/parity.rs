@@ -1,6 +1,6 @@
 //! The extraction against what the original `extract_patches.py` did with the same answers on
-//! the same repository (`tests/fixtures/parity/*/original.json`, recorded by running the original
-//! code). With the original's settings every patch type must succeed or fail as it did, change
+//! the same repository (`tests/fixtures/parity*/…/original.json`, recorded by running the original
+//! code on hand-written and on randomly generated answers). With the original's settings every patch type must succeed or fail as it did, change
 //! the same files to the same bytes, and produce a diff that real `git apply` accepts.
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
@@ -36,30 +36,42 @@ struct Case {
     recorded: BTreeMap<String, Recorded>,
 }
 
-fn cases() -> Vec<Case> {
+/// `parity/`: one directory per hand-written case (`model_output.txt`, `original.json`).
+fn hand_written() -> Vec<Case> {
     let root = common::fixtures().join("parity");
-    let mut out = Vec::new();
     let mut names: Vec<_> = std::fs::read_dir(&root)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| root.join(n).join("original.json").is_file())
         .collect();
     names.sort();
-    for name in names {
-        let dir = root.join(&name);
-        out.push(Case {
-            model_output: std::fs::read_to_string(dir.join("model_output.txt")).unwrap(),
-            recorded: serde_json::from_slice(&std::fs::read(dir.join("original.json")).unwrap())
-                .unwrap(),
+    names
+        .into_iter()
+        .map(|name| {
+            let dir = root.join(&name);
+            Case {
+                model_output: std::fs::read_to_string(dir.join("model_output.txt")).unwrap(),
+                recorded: serde_json::from_slice(&std::fs::read(dir.join("original.json")).unwrap())
+                    .unwrap(),
+                name,
+            }
+        })
+        .collect()
+}
+
+/// `parity_generated/`: randomly generated answers (`cases/*.txt`) and one `original.json`.
+fn generated() -> Vec<Case> {
+    let root = common::fixtures().join("parity_generated");
+    let recorded: BTreeMap<String, BTreeMap<String, Recorded>> =
+        serde_json::from_slice(&std::fs::read(root.join("original.json")).unwrap()).unwrap();
+    recorded
+        .into_iter()
+        .map(|(name, recorded)| Case {
+            model_output: std::fs::read_to_string(root.join("cases").join(&name)).unwrap(),
+            recorded,
             name,
-        });
-    }
-    assert!(
-        out.len() >= 20,
-        "parity fixtures missing: {}",
-        root.display()
-    );
-    out
+        })
+        .collect()
 }
 
 fn check(
@@ -68,36 +80,38 @@ fn check(
     options: &ExtractOptions,
     python: Option<&dyn PythonRunner>,
 ) -> usize {
-    let base = common::read_tree(&common::fixtures().join("parity/base"));
-    let source = common::memory_source(&base);
     let mut checked = 0;
-    for case in cases() {
-        let recorded = &case.recorded[label];
-        let ex = extract(&case.model_output, &[patch_type], &source, python, options);
-        let what = format!("{} / {label}", case.name);
-        assert_eq!(
-            ex.succeeded(),
-            recorded.applied,
-            "{what}: success differs; attempts: {:?}",
-            ex.attempts
-        );
-        if recorded.applied {
-            let ours: BTreeMap<String, Option<String>> = ex
-                .files
-                .iter()
-                .map(|c| (c.path.clone(), Some(c.new.clone())))
-                .collect();
-            assert_eq!(ours, recorded.files, "{what}: changed files differ");
-            let paths: Vec<String> = ours.keys().cloned().collect();
-            let applied = common::git_apply(&base, &ex.patch, &paths).unwrap_or_else(|e| {
-                panic!("{what}: git apply refused our diff: {e}\n{}", ex.patch)
-            });
+    for (set, cases) in [("parity", hand_written()), ("parity_generated", generated())] {
+        assert!(cases.len() >= 20, "fixtures missing: {set}");
+        let base = common::read_tree(&common::fixtures().join(set).join("base"));
+        let source = common::memory_source(&base);
+        for case in cases {
+            let Some(recorded) = case.recorded.get(label) else {
+                continue;
+            };
+            let ex = extract(&case.model_output, &[patch_type], &source, python, options);
+            let what = format!("{set}/{} / {label}", case.name);
             assert_eq!(
-                applied, ours,
-                "{what}: git apply of our diff gives other contents"
+                ex.succeeded(),
+                recorded.applied,
+                "{what}: success differs; attempts: {:?}",
+                ex.attempts
             );
+            if recorded.applied {
+                let ours: BTreeMap<String, Option<String>> = ex
+                    .files
+                    .iter()
+                    .map(|c| (c.path.clone(), Some(c.new.clone())))
+                    .collect();
+                assert_eq!(ours, recorded.files, "{what}: changed files differ");
+                let paths: Vec<String> = ours.keys().cloned().collect();
+                let applied = common::git_apply(&base, &ex.patch, &paths).unwrap_or_else(|e| {
+                    panic!("{what}: git apply refused our diff: {e}\n{}", ex.patch)
+                });
+                assert_eq!(applied, ours, "{what}: git apply of our diff gives other contents");
+            }
+            checked += 1;
         }
-        checked += 1;
     }
     checked
 }
