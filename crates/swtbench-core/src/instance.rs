@@ -111,13 +111,34 @@ pub enum InstanceError {
     BadTestList { field: &'static str, detail: String },
     #[error("field `{field}` is not wrapped in <patch>…</patch> tags, as --is-swt expects")]
     NotWrapped { field: &'static str },
+    #[error("field `instance_id` {id:?} cannot name a directory ({reason})")]
+    BadId { id: String, reason: &'static str },
+}
+
+/// Why an instance id cannot be used as a directory name (ids name log and report directories).
+fn id_problem(id: &str) -> Option<&'static str> {
+    if id.trim().is_empty() {
+        Some("it is empty")
+    } else if id == "." || id == ".." {
+        Some("it is `.` or `..`")
+    } else if id.contains(['/', '\\']) {
+        Some("it contains a path separator")
+    } else if id.chars().any(char::is_control) {
+        Some("it contains a control character")
+    } else {
+        None
+    }
 }
 
 impl Instance {
     /// Builds an instance from one dataset row.
     pub fn from_row(row: &Value, layout: PatchLayout) -> Result<Instance, InstanceError> {
         let obj = row.as_object().ok_or(InstanceError::NotAnObject)?;
-        let instance_id = InstanceId(req_str(obj, "instance_id")?);
+        let id = req_str(obj, "instance_id")?;
+        if let Some(reason) = id_problem(&id) {
+            return Err(InstanceError::BadId { id, reason });
+        }
+        let instance_id = InstanceId(id);
         let repo = req_str(obj, "repo")?;
         let version = req_str(obj, "version")?;
         let base_commit = req_str(obj, "base_commit")?;
@@ -348,6 +369,20 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn ids_that_cannot_name_a_directory_are_rejected() {
+        for id in ["", " ", "..", "a/b", "..\\x", "a\nb"] {
+            let mut r = row();
+            r["instance_id"] = json!(id);
+            let e = Instance::from_row(&r, PatchLayout::Swebench).unwrap_err();
+            assert!(matches!(e, InstanceError::BadId { .. }), "{id:?}: {e}");
+            assert!(e.to_string().contains("`instance_id`"), "{e}");
+        }
+        let mut r = row();
+        r["instance_id"] = json!("my-org__repo.v2-17");
+        assert!(Instance::from_row(&r, PatchLayout::Swebench).is_ok());
     }
 
     #[test]

@@ -871,6 +871,7 @@ fn instance_error_field(e: &swtbench_core::InstanceError) -> Option<String> {
     use swtbench_core::InstanceError as E;
     match e {
         E::NotAnObject => None,
+        E::BadId { .. } => Some("instance_id".to_string()),
         E::MissingField { field }
         | E::WrongType { field, .. }
         | E::BadTestList { field, .. }
