@@ -70,6 +70,21 @@ diff --git a/tests/model_fields/tests.py b/tests/model_fields/tests.py\n";
     }
 
     #[test]
+    fn regex_semantics_of_the_original() {
+        // As Python's `re.findall(r"diff --git a/.* b/(.*)", patch)`: quoted paths give nothing,
+        // the last ` b/` splits, the text may start mid-line, `csv` without its dot drops any
+        // path ending in `csv`.
+        let patch = "diff --git \"a/t\\303\\251st.py\" \"b/t\\303\\251st.py\"\n\
+x diff --git a/a b/c b/d.py\n\
+diff --git a/tests/test_read_csv b/tests/test_read_csv\n\
+diff --git a/data.csv b/data.csv\n";
+        assert_eq!(
+            test_directives(patch, "pydata/xarray", DEFAULT_NON_TEST_EXTS),
+            vec!["d.py"]
+        );
+    }
+
+    #[test]
     fn django_labels() {
         let d = test_directives(P, "django/django", DEFAULT_NON_TEST_EXTS);
         assert_eq!(d, vec!["model_fields.tests", "model_fields.tests"]);
