@@ -544,3 +544,59 @@ fn engine_clean_removes_the_containers_of_a_killed_run() {
     assert_eq!(out.status.code(), Some(0));
     assert!(containers_of(&run_id).is_empty(), "clean removed them");
 }
+
+#[test]
+fn engine_patch_extraction_runs_in_a_container_without_a_mirror() {
+    require_engine!();
+    let fx = Fixture::new();
+    let run_id = unique_run_id("extract");
+    let out_dir = fx.root.join("out");
+    // No --repo-mirror: the base files come from the instance image, and the custom format's
+    // script runs in a container (the images exist: Fixture::new built them).
+    let mut args = fx.run_args(
+        &run_id,
+        &out_dir,
+        "predictions.jsonl",
+        &[
+            "--no-coverage",
+            "--patch-types",
+            "custom",
+            "fuzzy",
+            "--instance-ids",
+            "swtfix__calc-1",
+        ],
+    );
+    let at = args.iter().position(|a| a == "--repo-mirror").unwrap();
+    args.drain(at..at + 2);
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(0));
+    let dir = report_dir(&out_dir, &run_id).join("swtfix__calc-1");
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("extraction.json")).unwrap())
+            .unwrap();
+    assert_eq!(record["patch_type_used"], "fuzzy");
+    // The custom attempt ran Python in the container and reported why the diff is not its format.
+    assert_eq!(record["attempts"][0]["patch_type"], "custom");
+    assert!(record["attempts"][0]["error"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("does not parse"));
+    let r = read_report(&out_dir, &run_id, "swtfix__calc-1").unwrap();
+    assert!(r.resolved);
+    assert!(containers_of(&run_id).is_empty(), "leftover containers");
+
+    // The fixture images are listed by kind.
+    let list = Command::new(bin())
+        .args(["images", "list", "--json"])
+        .output()
+        .unwrap();
+    assert!(list.status.success());
+    let kinds: Vec<String> = String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["kind"].as_str().map(str::to_string))
+        .collect();
+    for k in ["base", "env", "instance"] {
+        assert!(kinds.iter().any(|x| x == k), "{k} in {kinds:?}");
+    }
+}
