@@ -70,6 +70,7 @@ fn measure(
         .arg(repeat.to_string())
         .arg(cwd)
         .arg("--")
+        .arg(python)
         .args(command);
     for (key, value) in env {
         cmd.env(key, value);
