@@ -132,3 +132,31 @@ fn bad_arguments_are_input_errors() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn an_unreachable_engine_is_exit_code_3_before_any_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_swtbench"))
+        .args([
+            "run",
+            "--dataset",
+            "lite",
+            "--offline",
+            "--predictions",
+            "gold",
+        ])
+        .args(["--instance-ids", "sympy__sympy-20590", "--run-id", "smoke"])
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot reach the container engine"), "{err}");
+    assert!(err.contains("hint:"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
+}
