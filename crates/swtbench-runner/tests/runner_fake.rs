@@ -15,7 +15,7 @@ use swtbench_core::{Instance, InstanceId, PatchLayout, Prediction, RunKind};
 use swtbench_runner::events::{CancelReason, Event, InstanceOutcome, RecordingSink};
 use swtbench_runner::images::image_inventory;
 use swtbench_runner::plan::{
-    DiskOutputs, ExistingOutput, InstanceAction, MemoryOutputs, RunAction, SkipCause,
+    DiskOutputs, ExistingOutput, ImageAction, InstanceAction, MemoryOutputs, RunAction, SkipCause,
 };
 use swtbench_runner::{plan, CacheLevel, Cancel, Evaluation, Plan, PlanInput, RunSettings};
 use swtbench_spec::{Arch, ExecSpec, SpecTable, TableSyntax};
@@ -315,6 +315,58 @@ fn the_plan_says_what_runs_what_is_reused_and_why_instances_are_skipped() {
             cause: SkipCause::BaseImageMissing(_)
         }
     ));
+    // An env image built on another version of the local base image is rebuilt, and so is the
+    // instance image on top of it.
+    let spec = specs(&s.instances, &s.table)
+        .remove("acme__calc-1")
+        .unwrap()
+        .unwrap();
+    let mut stale = images.clone();
+    let existing = |labels: BTreeMap<String, String>| {
+        Some(swtbench_runner::plan::ExistingImage {
+            id: "sha256:x".into(),
+            created_unix: 2,
+            labels,
+        })
+    };
+    stale.insert(
+        spec.keys.env.clone(),
+        existing(BTreeMap::from([(
+            swtbench_runner::plan::BASE_IMAGE_ID_LABEL.to_string(),
+            "sha256:old-base".to_string(),
+        )])),
+    );
+    stale.insert(spec.keys.instance.clone(), existing(BTreeMap::new()));
+    let p6 = make_plan(&s, &st, &stale, &MemoryOutputs::default());
+    let action_of = |tag: &str| {
+        p6.images
+            .iter()
+            .find(|i| i.tag == tag)
+            .map(|i| i.action.clone())
+            .unwrap()
+    };
+    assert!(
+        matches!(action_of(&spec.keys.env), ImageAction::Rebuild(why) if why.contains("changed"))
+    );
+    assert!(matches!(
+        action_of(&spec.keys.instance),
+        ImageAction::Rebuild(_)
+    ));
+    // The same images with the current base id are reused.
+    stale.insert(
+        spec.keys.env.clone(),
+        existing(BTreeMap::from([(
+            swtbench_runner::plan::BASE_IMAGE_ID_LABEL.to_string(),
+            "sha256:base".to_string(),
+        )])),
+    );
+    let p7 = make_plan(&s, &st, &stale, &MemoryOutputs::default());
+    assert!(p7
+        .images
+        .iter()
+        .filter(|i| i.tag != "acme-base:1")
+        .all(|i| i.action == ImageAction::Reuse));
+
     // The JSON form is versioned and names actions.
     let j: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
     assert_eq!(j["format"], 1);
