@@ -528,16 +528,7 @@ fn execute<B: ContainerBackend>(
         return Ok(ExitCode::Interrupted);
     }
 
-    // The HTML report next to the run report.
     let report_path = output.run_report_path.clone();
-    if !args.no_html {
-        if let Some(path) = &report_path {
-            match write_html(&settings, &model_dir, dataset, path) {
-                Ok(html) => printer.info(&format!("HTML report: {}", html.display())),
-                Err(e) => printer.warn(&format!("the HTML report was not written: {e}")),
-            }
-        }
-    }
 
     // The leaderboard table on stdout.
     let selection = !args.dataset.instance_ids.is_empty();
@@ -558,6 +549,16 @@ fn execute<B: ContainerBackend>(
         })
     };
     let metrics = leaderboard::compute(&output.reports, gold_reports.as_deref(), denominator);
+
+    // The HTML report next to the run report, with the table's numbers.
+    if !args.no_html {
+        if let Some(path) = &report_path {
+            match write_html(&settings, &model_dir, dataset, path, &metrics) {
+                Ok(html) => printer.info(&format!("HTML report: {}", html.display())),
+                Err(e) => printer.warn(&format!("the HTML report was not written: {e}")),
+            }
+        }
+    }
     printer.data(&leaderboard::render(
         &metrics,
         &args.run_id,
@@ -590,6 +591,7 @@ fn write_html(
     model_dir: &str,
     dataset: &swtbench_data::LoadedDataset,
     run_report: &Path,
+    metrics: &leaderboard::Metrics,
 ) -> Result<PathBuf, String> {
     let model_path = settings.outputs.logs.join(&settings.run_id).join(model_dir);
     let out_dir = settings.outputs.results.clone();
@@ -600,8 +602,8 @@ fn write_html(
             .iter()
             .map(|i| (i.instance_id.to_string(), i.clone()))
             .collect(),
-        metrics: None,
-        denominator: None,
+        metrics: Some(swtbench_html::Metrics::from(metrics)),
+        denominator: Some(metrics.denominator),
         exec_mode: settings.grade_mode(),
         params: vec![
             ("dataset".into(), dataset.name.clone()),
