@@ -46,6 +46,9 @@ pub fn parse_pytest(log: &str) -> StatusMap {
 /// `parse_log_matplotlib`: pytest after replacing `MouseButton.LEFT` → `1` and
 /// `MouseButton.RIGHT` → `3` in every line.
 pub fn parse_matplotlib(log: &str) -> StatusMap {
+    if memchr::memmem::find(log.as_bytes(), b"MouseButton.").is_none() {
+        return parse_pytest(log);
+    }
     let mut map = StatusMap::new();
     for line in log.split('\n') {
         let replaced;
