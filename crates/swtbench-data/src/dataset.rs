@@ -682,14 +682,16 @@ fn detect_layout(rows: &[Row], is_swt: bool) -> (PatchLayout, Option<String>) {
 
 /// Picks the filter list for a dataset that is not a known alias: by name, then by ids.
 fn infer_filter(name: &str, ids: &BTreeSet<String>) -> (SwtFilter, String) {
+    // Whole words only: `SWE-bench_Lite_bm25` mentions Lite, `satellite.jsonl` does not.
     let lower = name.to_ascii_lowercase();
-    if lower.contains("verified") {
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+    if words.contains(&"verified") {
         return (
             SwtFilter::Verified,
             "its name mentions Verified".to_string(),
         );
     }
-    if lower.contains("lite") {
+    if words.contains(&"lite") {
         return (SwtFilter::Lite, "its name mentions Lite".to_string());
     }
     for (filter, copy) in [
@@ -957,6 +959,23 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn filter_list_from_the_name_uses_whole_words() {
+        let none = BTreeSet::from(["nobody__nothing-1".to_string()]);
+        for (name, want) in [
+            ("nmuendler/SWT-bench_Lite_bm25_27k_zsb", SwtFilter::Lite),
+            ("swebench_verified_test.jsonl", SwtFilter::Verified),
+            ("SWE-bench-Verified.parquet", SwtFilter::Verified),
+            ("satellite_tasks.jsonl", SwtFilter::Full),
+            ("unverified.jsonl", SwtFilter::Full),
+        ] {
+            assert_eq!(infer_filter(name, &none).0, want, "{name}");
+        }
+        // By ids when the name says nothing: Lite ids give the Lite list.
+        let lite = BTreeSet::from(["django__django-11099".to_string()]);
+        assert_eq!(infer_filter("mine.jsonl", &lite).0, SwtFilter::Lite);
     }
 
     #[test]
