@@ -23,7 +23,8 @@ Response (ASCII JSON):
                | {"path": ..., "ok": false, "error": "<why>"}]}
     (content null: the file does not exist and no block creates it; nothing to write.)
 
-Semantics per file, blocks in the given order (the caller has already sorted and grouped them):
+Semantics per file entry, blocks in the given order (the caller has already sorted and grouped
+them); an entry whose path repeats an earlier one starts from that entry's result:
   * a missing file (source null) is an empty module; when no block inserts into it (nor tries
     to rewrite it), it is left missing;
   * every block's code is dedented (textwrap.dedent) and parsed; a syntax error fails the file;
@@ -344,18 +345,24 @@ def handle(request):
         raise ValueError("unknown style %r" % (style,))
     force_tokenize = bool(request.get("force_tokenize"))
     results = []
+    # Several entries may name the same file (the model wrote its path in different ways): each
+    # one starts from the previous one's result, as the original rewrites the file on disk.
+    current = {}
     for item in request["files"]:
         path = item["path"]
+        source = current[path] if path in current else item.get("source")
         kinds = set(block["kind"] for block in item["blocks"])
         try:
             if style == "parity":
-                content = apply_parity(item.get("source"), item["blocks"])
+                content = apply_parity(source, item["blocks"])
             else:
-                content = apply_preserve(item.get("source"), item["blocks"], force_tokenize)
-            if item.get("source") is None and not kinds & {"insert", "rewrite"}:
+                content = apply_preserve(source, item["blocks"], force_tokenize)
+            if source is None and not kinds & {"insert", "rewrite"}:
                 # Only blocks of unknown kinds: nothing creates this file. (The original writes
                 # an empty file here when the directory exists, and crashes when it does not.)
                 content = None
+            if content is not None:
+                current[path] = content
             results.append({"path": path, "ok": True, "content": content})
         except Failure as exc:
             results.append({"path": path, "ok": False, "error": str(exc)})

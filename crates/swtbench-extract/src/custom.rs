@@ -18,7 +18,8 @@
 //!
 //! Blocks are then ordered by their line field — numerically (BOF, then numbers, then EOF, then
 //! anything else; a deviation: the original compares the strings, so `"10"` sorts before `"9"`)
-//! or as text ([`BlockOrder::Text`]) — and grouped per file in order of first appearance. The
+//! or as text ([`BlockOrder::Text`]) — and grouped per path as written, in order of first
+//! appearance. The
 //! actual rewriting is done by our Python script (`assets/extract/custom_patch.py`) through a
 //! [`PythonRunner`]: `rewrite` replaces every function or class of that name anywhere in the
 //! file, `insert` appends at the end of the file, other kinds are ignored.
@@ -121,7 +122,8 @@ pub struct ScriptRequest {
     pub files: Vec<ScriptFile>,
 }
 
-/// One file and the blocks for it, in application order.
+/// One file and the blocks for it, in application order. When a path repeats, the script starts
+/// from the previous entry's result instead of `source`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScriptFile {
     pub path: String,
@@ -228,24 +230,28 @@ pub(crate) fn apply(
         return Err(AttemptError::NoCustomBlocks);
     }
     order_blocks(&mut blocks, order);
-    let mut files: Vec<ScriptFile> = Vec::new();
+    // Grouped by the path *as written*, like the original; two spellings of one file
+    // (`./a.py`, `a.py`) are two groups applied one after the other.
+    let mut groups: Vec<(&str, Vec<ScriptBlock>)> = Vec::new();
     for b in &blocks {
-        let path = repo_path(&b.path)?;
         let block = ScriptBlock {
             kind: b.kind.clone(),
             code: b.code.join("\n"),
         };
-        match files.iter_mut().find(|f| f.path == path) {
-            Some(f) => f.blocks.push(block),
-            None => {
-                let source = ws.read(&path)?;
-                files.push(ScriptFile {
-                    path,
-                    source,
-                    blocks: vec![block],
-                });
-            }
+        match groups.iter_mut().find(|(p, _)| *p == b.path) {
+            Some((_, v)) => v.push(block),
+            None => groups.push((&b.path, vec![block])),
         }
+    }
+    let mut files: Vec<ScriptFile> = Vec::new();
+    for (raw, blocks) in groups {
+        let path = repo_path(raw)?;
+        let source = ws.read(&path)?;
+        files.push(ScriptFile {
+            path,
+            source,
+            blocks,
+        });
     }
     let python = python.ok_or_else(|| AttemptError::Python {
         detail: "no Python interpreter was provided".to_string(),

@@ -51,17 +51,19 @@ fn hand_written() -> Vec<Case> {
             let dir = root.join(&name);
             Case {
                 model_output: std::fs::read_to_string(dir.join("model_output.txt")).unwrap(),
-                recorded: serde_json::from_slice(&std::fs::read(dir.join("original.json")).unwrap())
-                    .unwrap(),
+                recorded: serde_json::from_slice(
+                    &std::fs::read(dir.join("original.json")).unwrap(),
+                )
+                .unwrap(),
                 name,
             }
         })
         .collect()
 }
 
-/// `parity_generated/`: randomly generated answers (`cases/*.txt`) and one `original.json`.
-fn generated() -> Vec<Case> {
-    let root = common::fixtures().join("parity_generated");
+/// A set of randomly generated answers (`<set>/cases/*.txt`) and one `<set>/original.json`.
+fn generated(set: &str) -> Vec<Case> {
+    let root = common::fixtures().join(set);
     let recorded: BTreeMap<String, BTreeMap<String, Recorded>> =
         serde_json::from_slice(&std::fs::read(root.join("original.json")).unwrap()).unwrap();
     recorded
@@ -81,7 +83,15 @@ fn check(
     python: Option<&dyn PythonRunner>,
 ) -> usize {
     let mut checked = 0;
-    for (set, cases) in [("parity", hand_written()), ("parity_generated", generated())] {
+    let sets = [
+        ("parity", hand_written()),
+        ("parity_generated", generated("parity_generated")),
+        (
+            "parity_custom_generated",
+            generated("parity_custom_generated"),
+        ),
+    ];
+    for (set, cases) in sets {
         assert!(cases.len() >= 20, "fixtures missing: {set}");
         let base = common::read_tree(&common::fixtures().join(set).join("base"));
         let source = common::memory_source(&base);
@@ -108,7 +118,10 @@ fn check(
                 let applied = common::git_apply(&base, &ex.patch, &paths).unwrap_or_else(|e| {
                     panic!("{what}: git apply refused our diff: {e}\n{}", ex.patch)
                 });
-                assert_eq!(applied, ours, "{what}: git apply of our diff gives other contents");
+                assert_eq!(
+                    applied, ours,
+                    "{what}: git apply of our diff gives other contents"
+                );
             }
             checked += 1;
         }
