@@ -391,8 +391,19 @@ pub enum DatasetError {
     },
     #[error("reading the embedded copy of {name}: {detail}")]
     Embedded { name: String, detail: String },
-    #[error("directory {} holds no .parquet, .arrow, .jsonl or .json files for split {split:?}", path.display())]
-    EmptyDir { path: PathBuf, split: String },
+    #[error(
+        "directory {} holds no .parquet, .arrow, .jsonl or .json files for split {split:?} ({}); \
+         files of a split are named after it (`{split}.jsonl`, `{split}-00000-of-00001.parquet`, \
+         `{split}/…`), or pass one file with --dataset",
+        path.display(),
+        if found.is_empty() { "it has no data files at all".to_string() } else { format!("it has: {}", found.join(", ")) }
+    )]
+    EmptyDir {
+        path: PathBuf,
+        split: String,
+        /// Data files present for other splits (relative paths, at most 10).
+        found: Vec<String>,
+    },
     #[error("dataset {name} ({split}) has no rows")]
     NoRows { name: String, split: String },
     #[error("instance ids not in dataset {name}: {}", describe_missing(missing))]
@@ -584,6 +595,13 @@ fn read_dir(
         path: dir.to_path_buf(),
         source,
     })?;
+    let mut others: Vec<String> = files
+        .iter()
+        .filter(|(rel, _)| !crate::hub::file_is_split(rel, split))
+        .map(|(rel, _)| rel.clone())
+        .collect();
+    others.sort();
+    others.truncate(10);
     let mut chosen: Vec<PathBuf> = files
         .into_iter()
         .filter(|(rel, _)| crate::hub::file_is_split(rel, split))
@@ -598,6 +616,7 @@ fn read_dir(
         return Err(DatasetError::EmptyDir {
             path: dir.to_path_buf(),
             split: split.to_string(),
+            found: others,
         });
     }
     let mut rows = Vec::new();

@@ -81,7 +81,8 @@ pub enum HubError {
     },
     #[error(
         "dataset {name:?} has several configurations ({configs}); swtbench reads the \
-         \"default\" one or a dataset with a single configuration"
+         \"default\" one or a dataset with a single configuration: download the configuration's \
+         files and pass their directory with --dataset"
     )]
     AmbiguousConfig { name: String, configs: String },
     #[error("dataset {name:?}: access denied by {endpoint} (HTTP {status}); set HF_TOKEN to a token with access")]

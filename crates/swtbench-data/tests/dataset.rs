@@ -234,6 +234,16 @@ fn local_files_in_every_format_give_the_same_instances() {
     write_jsonl(&sub.join("dev.jsonl"), &rows[..1]);
     let d = load_dataset(&opts(dir.path().join("ds").to_str().unwrap()), &hub, None).unwrap();
     assert_eq!(d.instances.len(), 4);
+    // A split the directory does not have: the error lists what is there.
+    let mut o = opts(dir.path().join("ds").to_str().unwrap());
+    o.split = "train".into();
+    let e = load_dataset(&o, &hub, None).unwrap_err();
+    assert!(matches!(e, DatasetError::EmptyDir { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains("it has: data/dev.jsonl, data/test-00000-of-00001.parquet"),
+        "{e}"
+    );
 
     // A `datasets.save_to_disk` directory: `<split>/data-*.arrow` in the Arrow stream format.
     let saved = dir.path().join("saved");
