@@ -472,6 +472,12 @@ fn hub_datasets_use_hf_endpoint_token_and_cache() {
         "{}",
         stderr(&o)
     );
+    // Not a terminal: the download is announced on one line (a bar on a terminal).
+    assert!(
+        stderr(&o).contains("downloading test.jsonl ("),
+        "{}",
+        stderr(&o)
+    );
     let requests = log.lock().unwrap().clone();
     assert!(requests
         .iter()
@@ -488,4 +494,5 @@ fn hub_datasets_use_hf_endpoint_token_and_cache() {
     let o = run(&["--offline"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(log.lock().unwrap().len(), n);
+    assert!(!stderr(&o).contains("downloading"), "{}", stderr(&o));
 }

@@ -244,8 +244,11 @@ pub fn predictions_error(e: PredictionsError) -> CliError {
 }
 
 /// A progress bar for hub downloads, drawn only on a terminal and never with --quiet.
+/// Not on a terminal (CI logs, pipes), each download is one line instead.
 struct DownloadBar {
+    printer: Printer,
     enabled: bool,
+    terminal: bool,
     bar: Option<indicatif::ProgressBar>,
     url: String,
 }
@@ -253,7 +256,9 @@ struct DownloadBar {
 impl DownloadBar {
     fn new(printer: &Printer) -> DownloadBar {
         DownloadBar {
-            enabled: !printer.is_quiet() && std::io::stderr().is_terminal(),
+            printer: *printer,
+            enabled: !printer.is_quiet(),
+            terminal: std::io::stderr().is_terminal(),
             bar: None,
             url: String::new(),
         }
@@ -261,6 +266,19 @@ impl DownloadBar {
 
     fn update(&mut self, url: &str, done: u64, total: Option<u64>) {
         if !self.enabled {
+            return;
+        }
+        if self.url != url && !self.terminal {
+            self.url = url.to_string();
+            let name = url.rsplit('/').next().unwrap_or(url);
+            let size = total
+                .map(|t| format!(" ({:.1} MB)", t as f64 / 1e6))
+                .unwrap_or_default();
+            self.printer
+                .info(&format!("downloading {name}{size} from {url}"));
+            return;
+        }
+        if !self.terminal {
             return;
         }
         if self.url != url {
