@@ -49,4 +49,6 @@ pub enum Command {
     Images(commands::images::ImagesArgs),
     /// Remove the containers and temporary images a run left behind.
     Clean(commands::clean::CleanArgs),
+    /// Turn raw model outputs into git diffs (--patch-types) without running anything.
+    Extract(Box<commands::extract::ExtractArgs>),
 }

@@ -4,6 +4,7 @@ pub mod clean;
 pub mod common;
 pub mod dataset;
 pub mod datasets;
+pub mod extract;
 pub mod grade;
 pub mod images;
 pub mod parse_log;
@@ -28,5 +29,6 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> CliResult {
         Command::Run(args) => run::run(*args, printer),
         Command::Images(args) => images::run(args, printer),
         Command::Clean(args) => clean::run(args, printer),
+        Command::Extract(args) => extract::run(*args, printer),
     }
 }

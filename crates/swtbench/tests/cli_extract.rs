@@ -1,0 +1,203 @@
+//! `swtbench extract` on a repository the test creates and mirrors: a fuzzy answer, a custom
+//! (ZeroShotPlus) answer and an answer that is no patch at all; the written diffs apply with real
+//! `git apply`, a second run reuses them.
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::json;
+
+fn swtbench(args: &[&str], home: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_swtbench"))
+        .args(args)
+        .env("HF_HOME", home.join("hf"))
+        .env("HOME", home)
+        .env_remove("SWTBENCH_REPO_MIRROR")
+        .env_remove("HF_ENDPOINT")
+        .output()
+        .unwrap()
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+const TESTS: &str = "from calc.ops import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_sub():\n    assert add(1, -1) == 0\n";
+
+fn python3() -> Option<String> {
+    let root = std::env::var("PYENV_ROOT")
+        .unwrap_or_else(|_| format!("{}/.pyenv", std::env::var("HOME").unwrap_or_default()));
+    let versions = std::fs::read_dir(format!("{root}/versions")).ok()?;
+    let mut found: Vec<String> = versions
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("bin/python"))
+        .filter(|p| p.is_file() && p.to_string_lossy().contains("/3.11"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    found.sort();
+    found.into_iter().next()
+}
+
+#[test]
+fn extract_writes_diffs_that_git_applies_and_reuses_them() {
+    let home = tempfile::tempdir().unwrap();
+    let work = home.path().join("work");
+    std::fs::create_dir_all(work.join("tests")).unwrap();
+    std::fs::write(work.join("tests/test_ops.py"), TESTS).unwrap();
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-qm", "base"]);
+    let base = git(&work, &["rev-parse", "HEAD"]);
+    let mirrors = home.path().join("mirrors");
+    std::fs::create_dir_all(&mirrors).unwrap();
+    git(
+        &work,
+        &[
+            "clone",
+            "-q",
+            "--mirror",
+            ".",
+            mirrors.join("acme__calc.git").to_str().unwrap(),
+        ],
+    );
+
+    let row = |id: &str| {
+        json!({
+            "instance_id": id, "repo": "acme/calc", "version": "0.1", "base_commit": base,
+            "environment_setup_commit": base, "patch": "", "test_patch": "",
+            "problem_statement": "", "FAIL_TO_PASS": "[]", "PASS_TO_PASS": "[]",
+            "created_at": "2024-01-01", "hints_text": ""
+        })
+        .to_string()
+    };
+    let dataset = home.path().join("dataset.jsonl");
+    std::fs::write(
+        &dataset,
+        format!(
+            "{}\n{}\n{}\n",
+            row("acme__calc-1"),
+            row("acme__calc-2"),
+            row("acme__calc-3")
+        ),
+    )
+    .unwrap();
+    let fuzzy = "Here you go:\n```diff\n--- a/tests/test_ops.py\n+++ b/tests/test_ops.py\n@@ -4,2 +4,3 @@\n def test_add():\n     assert add(1, 2) == 3\n+    assert add(2, 2) == 4\n \n \n def test_sub():\n```\n";
+    let custom = "```custom-diff\ndiff\ntests/test_ops.py\nrewrite\n8\ndef test_sub():\n    assert add(1, -1) == 0\n    assert add(0, 0) == 0\nend diff\n```\n";
+    let pred = |id: &str, patch: &str| {
+        json!({"instance_id": id, "model_name_or_path": "m", "model_patch": patch}).to_string()
+    };
+    let preds = home.path().join("preds.jsonl");
+    std::fs::write(
+        &preds,
+        format!(
+            "{}\n{}\n{}\n",
+            pred("acme__calc-1", fuzzy),
+            pred("acme__calc-2", custom),
+            pred("acme__calc-3", "I cannot do that.")
+        ),
+    )
+    .unwrap();
+
+    let out_dir = home.path().join("out");
+    let mut args: Vec<String> = [
+        "extract",
+        "--dataset",
+        dataset.to_str().unwrap(),
+        "--predictions_path",
+        preds.to_str().unwrap(),
+        "--repo_mirror",
+        mirrors.to_str().unwrap(),
+        "--output-dir",
+        out_dir.to_str().unwrap(),
+        "--patch_types",
+        "fuzzy",
+        "custom",
+        "--custom-patch-style",
+        "preserve",
+        "--fuzzy-style",
+        "fixed",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let python = python3();
+    if let Some(p) = &python {
+        args.extend(["--python".to_string(), p.clone()]);
+    }
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = swtbench(&argv, home.path());
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    // One instance has no patch at all: partial success.
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(lines[0].starts_with("acme__calc-1\tfuzzy\t"), "{stdout}");
+    assert!(
+        lines[2].starts_with("acme__calc-3\tfailed\tfuzzy: no file section"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("extracted"), "{stderr}");
+
+    let apply = |id: &str| -> String {
+        let diff = out_dir.join(id).join("extracted_patch.diff");
+        let check = Command::new("git")
+            .args(["apply", "--check"])
+            .arg(&diff)
+            .current_dir(&work)
+            .output()
+            .unwrap();
+        assert!(
+            check.status.success(),
+            "{id}: {}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+        git(&work, &["apply", diff.to_str().unwrap()]);
+        let content = std::fs::read_to_string(work.join("tests/test_ops.py")).unwrap();
+        git(&work, &["checkout", "--", "."]);
+        content
+    };
+    assert_eq!(
+        apply("acme__calc-1"),
+        TESTS.replace("== 3\n", "== 3\n    assert add(2, 2) == 4\n")
+    );
+    if python.is_some() {
+        assert!(lines[1].starts_with("acme__calc-2\tcustom\t"), "{stdout}");
+        assert_eq!(
+            apply("acme__calc-2"),
+            format!("{TESTS}    assert add(0, 0) == 0\n")
+        );
+    } else {
+        eprintln!("skipped the custom half: no pyenv Python 3.11");
+    }
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("acme__calc-3/raw_model_patch.txt")).unwrap(),
+        "I cannot do that."
+    );
+
+    // A second run reuses every cached result.
+    let mut json_args = argv.clone();
+    json_args.push("--json");
+    let again = swtbench(&json_args, home.path());
+    let records: Vec<serde_json::Value> = String::from_utf8_lossy(&again.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3);
+    assert!(records.iter().all(|r| r["reused"] == true), "{records:?}");
+    assert_eq!(records[0]["patch_type_used"], "fuzzy");
+}
