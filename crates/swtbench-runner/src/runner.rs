@@ -282,6 +282,7 @@ pub async fn run<B: ContainerBackend>(
 
     let mut results: BTreeMap<String, InstanceResult> = BTreeMap::new();
     let mut set: JoinSet<InstanceResult> = JoinSet::new();
+    let mut tasks: HashMap<tokio::task::Id, String> = HashMap::new();
     let workers = Arc::new(Semaphore::new(shared.settings.max_workers.max(1)));
     let (scheduled_tx, scheduled_rx) = tokio::sync::watch::channel(0usize);
     let prefetch = (!shared.settings.skip_eval).then(|| {
@@ -312,7 +313,8 @@ pub async fn run<B: ContainerBackend>(
         let shared2 = shared.clone();
         let cancel2 = cancel.clone();
         let ip2 = ip.clone();
-        set.spawn(async move {
+        let task_id = ip.instance_id.clone();
+        let handle = set.spawn(async move {
             let _permit = permit;
             let id = ip2.instance_id.clone();
             tokio::select! {
@@ -321,6 +323,7 @@ pub async fn run<B: ContainerBackend>(
                 r = evaluate_instance(shared2.clone(), ip2) => r,
             }
         });
+        tasks.insert(handle.id(), task_id);
     }
     loop {
         let next = tokio::select! {
@@ -330,14 +333,39 @@ pub async fn run<B: ContainerBackend>(
                 while set.join_next().await.is_some() {}
                 break;
             }
-            n = set.join_next() => n,
+            n = set.join_next_with_id() => n,
         };
         match next {
             None => break,
-            Some(Ok(r)) => {
+            Some(Ok((_, r))) => {
                 results.insert(r.instance_id.clone(), r);
             }
-            Some(Err(e)) => shared.warn(format!("an instance task ended abnormally: {e}")),
+            Some(Err(e)) if e.is_panic() => {
+                // A bug, not the prediction's fault: say so for this instance and go on.
+                if let Some(id) = tasks.get(&e.id()) {
+                    let reason = format!("internal error while evaluating: {e}");
+                    shared.emit(Event::InstanceFinished {
+                        instance_id: id.clone(),
+                        outcome: InstanceOutcome::Error {
+                            reason: reason.clone(),
+                        },
+                        duration_ms: 0,
+                    });
+                    results.insert(
+                        id.clone(),
+                        InstanceResult {
+                            instance_id: id.clone(),
+                            outcome: InstanceOutcome::Error {
+                                reason: reason.clone(),
+                            },
+                            report: None,
+                            all_reused: false,
+                            reasons: vec![reason],
+                        },
+                    );
+                }
+            }
+            Some(Err(_)) => {}
         }
     }
     if let Some(p) = prefetch {
@@ -356,9 +384,17 @@ pub async fn run<B: ContainerBackend>(
         }
     }
 
+    let mut unstopped: Vec<String> = Vec::new();
     if !shared.settings.skip_eval {
         remove_containers(&shared).await;
         remove_images_at_end(&shared).await;
+        let filter = LabelFilter::new(RUN_ID, shared.settings.run_id.as_str());
+        if let Ok(left) = shared.backend.containers_with_label(&filter).await {
+            unstopped = left
+                .into_iter()
+                .map(|c| c.names.first().cloned().unwrap_or(c.id))
+                .collect();
+        }
     }
 
     let ordered: Vec<InstanceResult> = in_run
@@ -391,7 +427,7 @@ pub async fn run<B: ContainerBackend>(
         let report = RunReport::new(&RunReportInput {
             entries: ordered.iter().map(InstanceResult::entry).collect(),
             submitted_ids,
-            unstopped_containers: Vec::new(),
+            unstopped_containers: unstopped,
             unremoved_images: Vec::new(),
         });
         match write_run_report(
