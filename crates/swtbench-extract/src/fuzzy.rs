@@ -17,7 +17,7 @@
 //! its removed lines, looks for following context only after the start, falls back to the
 //! hunk's line number when nothing matches, splits on `\n` only and keeps the final newline.
 //!
-//! Pure: works on a [`Workspace`].
+//! Pure: works on the in-memory view of the repository an attempt edits.
 
 use swtbench_core::diff::python_splitlines;
 

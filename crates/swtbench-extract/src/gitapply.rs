@@ -21,7 +21,7 @@
 //!
 //! Not needed for minimal patches and not supported: `diff --git` extended headers, renames, mode
 //! changes, binary patches, timestamps after names, `--unidiff-zero`, whitespace options.
-//! Pure: works on a [`Workspace`]; no I/O.
+//! Pure: works on the in-memory view of the repository an attempt edits; no I/O.
 
 use std::fmt;
 
