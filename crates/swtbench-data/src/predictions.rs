@@ -227,12 +227,19 @@ pub fn match_predictions(
     if !unknown.is_empty() {
         let shown: Vec<&str> = unknown.iter().take(10).map(InstanceId::as_str).collect();
         warnings.push(format!(
-            "{source}: {} prediction(s) for instances not in dataset {} are skipped: {}{}",
+            "{source}: {} prediction(s) for instances not in dataset {} ({}) are skipped: {}{}{}",
             unknown.len(),
             dataset.name,
+            dataset.split,
             shown.join(", "),
             if unknown.len() > shown.len() {
                 ", …"
+            } else {
+                ""
+            },
+            // Most predictions unknown: the predictions are probably for another dataset.
+            if unknown.len() * 2 > unknown.len() + predictions.len() {
+                " (are these predictions for another --dataset or --split?)"
             } else {
                 ""
             }

@@ -94,9 +94,27 @@ fn jsonl_policy_unknown_excluded_duplicate_and_empty() {
         p.warnings
     );
     assert!(
-        p.warnings.iter().any(|w| w.contains("nobody__nothing-1")),
+        p.warnings
+            .iter()
+            .any(|w| w.contains("nobody__nothing-1") && !w.contains("another --dataset")),
         "{:?}",
         p.warnings
+    );
+    // When most ids are unknown, the warning suspects the wrong dataset.
+    let other = dir.path().join("other.jsonl");
+    let lines = [
+        pred("django__django-11099", json!("x")),
+        pred("acme__tool-1", json!("x")),
+        pred("acme__tool-2", json!("x")),
+    ];
+    std::fs::write(&other, lines.join("\n")).unwrap();
+    let p2 = load_predictions(&PredictionsSource::parse(other.to_str().unwrap()), &d).unwrap();
+    assert!(
+        p2.warnings
+            .iter()
+            .any(|w| w.contains("2 prediction(s)") && w.contains("another --dataset or --split")),
+        "{:?}",
+        p2.warnings
     );
     let empty: Vec<&str> = p.empty_patches().iter().map(|i| i.as_str()).collect();
     assert_eq!(empty, ["astropy__astropy-12907", "sympy__sympy-20590"]);
