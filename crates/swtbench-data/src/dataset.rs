@@ -768,6 +768,24 @@ fn build(
         match Instance::from_row(&row.value, layout) {
             Ok(inst) => {
                 let key = inst.instance_id.to_string();
+                let stray_tags = layout == PatchLayout::Swebench
+                    && row
+                        .value
+                        .get("patch")
+                        .and_then(|v| v.as_str())
+                        .is_some_and(|p| unwrap_patch_tags(p).is_some());
+                if stray_tags {
+                    // Read as is, the tags would end up in the gold fix given to `git apply`.
+                    problems.push(DatasetProblem {
+                        location,
+                        instance: Some(key),
+                        field: Some("patch".to_string()),
+                        message: "`patch` is wrapped in <patch>…</patch> tags, unlike most rows \
+                                  of this dataset; remove the tags, or wrap every row's `patch`"
+                            .to_string(),
+                    });
+                    continue;
+                }
                 if let Some(prev) = first_seen.get(&key) {
                     problems.push(DatasetProblem {
                         location,

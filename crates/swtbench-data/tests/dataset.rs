@@ -452,6 +452,26 @@ fn text_and_swapped_swt_layouts_are_detected_per_dataset() {
         d.notes
     );
 
+    // One wrapped row in a plain dataset: that row is a problem on `patch`, the others load.
+    let mut mixed = rows.clone();
+    mixed[1]["patch"] = json!(wrap(rows[1]["patch"].as_str().unwrap()));
+    let p = dir.path().join("mixed.jsonl");
+    write_jsonl(&p, &mixed);
+    let d = load_dataset(&opts(p.to_str().unwrap()), &hub, None).unwrap();
+    assert_eq!(d.layout, PatchLayout::Swebench);
+    assert_eq!(d.instances.len(), 3);
+    assert_eq!(d.problems.len(), 1, "{:?}", d.problems);
+    assert_eq!(d.problems[0].field.as_deref(), Some("patch"));
+    assert_eq!(
+        d.problems[0].instance.as_deref(),
+        rows[1]["instance_id"].as_str()
+    );
+    assert!(
+        d.problems[0].to_string().contains("line 2"),
+        "{}",
+        d.problems[0]
+    );
+
     // --is-swt on a plain dataset: nothing is cut off, and the user is told.
     let mut o = opts("lite");
     o.offline = true;
