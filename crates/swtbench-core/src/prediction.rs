@@ -319,18 +319,20 @@ pub fn parse_json(file: &str, text: &str) -> Result<PredictionSet, PredictionErr
                 file: file.to_string(),
                 detail: e.to_string(),
             };
-            let several_lines = text.trim().lines().filter(|l| !l.trim().is_empty()).count() > 1;
-            if e.classify() == serde_json::error::Category::Syntax
-                && text.trim_start().starts_with('{')
-                && several_lines
-            {
-                if let Ok(mut set) = parse_lines(file, text) {
-                    set.warnings.insert(
-                        0,
-                        format!("{file}: read as JSON Lines (one prediction per line), not as one JSON document"),
-                    );
-                    return Ok(set);
-                }
+            // JSON Lines: the first line is a whole object by itself. Its own errors (which
+            // name the line) are then more useful than "trailing characters at line 2".
+            let first_line_is_object = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .and_then(|l| serde_json::from_str::<Value>(l).ok())
+                .is_some_and(|v| v.is_object());
+            if e.classify() == serde_json::error::Category::Syntax && first_line_is_object {
+                let mut set = parse_lines(file, text)?;
+                set.warnings.insert(
+                    0,
+                    format!("{file}: read as JSON Lines (one prediction per line), not as one JSON document"),
+                );
+                return Ok(set);
             }
             return Err(document);
         }
@@ -472,7 +474,13 @@ mod tests {
         // Broken either way: the error is the one of the declared format.
         let e = parse_jsonl("p.jsonl", "[\n{\"instance_id\": \n]").unwrap_err();
         assert!(e.to_string().starts_with("p.jsonl: line 1: "), "{e}");
-        let e = parse_json("p.json", &format!("{a}\n{{oops\n")).unwrap_err();
+        // JSON Lines in a .json file with a broken line: the error names that line.
+        let e = parse_json("p.json", &format!("{a}\n{b}\n{{oops\n")).unwrap_err();
+        assert!(
+            e.to_string().starts_with("p.json: line 3: not valid JSON"),
+            "{e}"
+        );
+        let e = parse_json("p.json", "[{\"instance_id\": \"a\"},\n{oops\n").unwrap_err();
         assert!(matches!(e, PredictionError::Document { .. }), "{e}");
     }
 
