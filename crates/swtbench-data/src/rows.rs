@@ -251,15 +251,17 @@ pub fn json_rows(
     let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
-            let first = text.trim_start();
-            let looks_like_lines = first.starts_with('{')
-                && text.trim().lines().count() > 1
-                && e.classify() == serde_json::error::Category::Syntax;
-            if looks_like_lines {
-                if let Ok(rows) = jsonl_rows(label, text) {
-                    let note = format!("{label}: read as JSON Lines (one row per line)");
-                    return Ok((rows, vec![note]));
-                }
+            // JSON Lines: the first line is a whole object by itself; then its own errors, which
+            // name the line, are more useful than "trailing characters at line 2".
+            let first_line_is_object = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .and_then(|l| serde_json::from_str::<Value>(l).ok())
+                .is_some_and(|v| v.is_object());
+            if first_line_is_object && e.classify() == serde_json::error::Category::Syntax {
+                let rows = jsonl_rows(label, text)?;
+                let note = format!("{label}: read as JSON Lines (one row per line)");
+                return Ok((rows, vec![note]));
             }
             return Err(RowsError::Json {
                 source_label: label.to_string(),
@@ -552,6 +554,11 @@ mod tests {
         let (rows, notes) = json_rows("d.json", "{\"a\":1}\n{\"a\":2}\n", "test").unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(notes.len(), 1);
+        let e = json_rows("d.json", "{\"a\":1}\n{\"a\":2}\n{\"a\" 3}\n", "test").unwrap_err();
+        assert!(
+            e.to_string().starts_with("d.json: line 3: not valid JSON"),
+            "{e}"
+        );
         let e = json_rows("d.json", "[{\"a\":1},", "test").unwrap_err();
         assert!(e.to_string().starts_with("d.json: not valid JSON"), "{e}");
         let e = json_rows("d.json", "[1]", "test").unwrap_err();
