@@ -155,6 +155,10 @@ struct Shared<B: ContainerBackend> {
     images: ImageInventory,
     image_actions: BTreeMap<String, ImageAction>,
     announced_builds: Mutex<BTreeSet<String>>,
+    /// Recipes by instance image tag, dropped once the image is ready for everybody.
+    recipes: Mutex<HashMap<String, Arc<crate::images::InstanceRecipes>>>,
+    /// Instance images ensured in this run.
+    ready_images: Mutex<BTreeSet<String>>,
     removed_images: Mutex<BTreeSet<String>>,
     tracer: Option<String>,
     tracer_sha256: Option<String>,
@@ -241,6 +245,8 @@ pub async fn run<B: ContainerBackend>(
         images,
         image_actions,
         announced_builds: Mutex::new(BTreeSet::new()),
+        recipes: Mutex::new(HashMap::new()),
+        ready_images: Mutex::new(BTreeSet::new()),
         removed_images: Mutex::new(BTreeSet::new()),
         tracer: tracer.filter(|_| settings.eval.coverage),
         tracer_sha256,
@@ -1118,13 +1124,42 @@ async fn ensure_images<B: ContainerBackend>(
         shared.image_actions.get(&chain.instance),
         Some(ImageAction::Build | ImageAction::Rebuild(_))
     ) || !matches!(shared.images.get(&chain.instance), Some(Some(_)));
-    let recipes = recipes(
-        &shared.settings,
-        spec,
-        base_info.as_ref().map(|b| b.id.as_str()),
-        builds_instance,
-    )
-    .map_err(|e| e.to_string())?;
+    // Once the image is ready the builder answers from its cache: no mirror needed.
+    let builds_instance = builds_instance
+        && !shared
+            .ready_images
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&chain.instance);
+    // One recipe set per instance image, shared by the prefetcher and the workers: with a
+    // mirror, the context holds the whole repository.
+    let cached = shared
+        .recipes
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&chain.instance)
+        .cloned();
+    let recipes = match cached {
+        Some(r) => r,
+        None => {
+            let r = Arc::new(
+                recipes(
+                    &shared.settings,
+                    spec,
+                    base_info.as_ref().map(|b| b.id.as_str()),
+                    builds_instance,
+                )
+                .map_err(|e| e.to_string())?,
+            );
+            shared
+                .recipes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry(chain.instance.clone())
+                .or_insert(r)
+                .clone()
+        }
+    };
     let failed = |tag: &str, kind: ImageKind, e: swtbench_backend::BackendError| {
         let mut reason = format!("image {tag} could not be built: {e}");
         if let swtbench_backend::BackendError::BuildFailed { log_tail, .. } = &e {
@@ -1195,5 +1230,16 @@ async fn ensure_images<B: ContainerBackend>(
         .await
         .map_err(|e| failed(recipes.instance.tag(), ImageKind::Instance, e))?;
     ready(shared, &inst, ImageKind::Instance);
+    // The image exists now; later callers get it from the builder's cache, not the recipe.
+    shared
+        .ready_images
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(chain.instance.clone());
+    shared
+        .recipes
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&chain.instance);
     Ok(inst.tag)
 }
