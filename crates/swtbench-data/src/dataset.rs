@@ -373,7 +373,7 @@ pub enum DatasetError {
     NoInstanceIds,
     #[error(transparent)]
     Rows(#[from] RowsError),
-    #[error("dataset {name} ({split}) from the Hugging Face hub")]
+    #[error("cannot load dataset {name} ({split}) from the Hugging Face hub")]
     Hub {
         name: String,
         split: String,

@@ -287,6 +287,15 @@ impl HttpClient {
         Some(dir.join(&key[..2]).join(&key))
     }
 
+    /// Removes `url`'s cache entry (for content that turned out to be unusable, so that the next
+    /// request downloads it again instead of failing on the same bytes). Missing entries are fine.
+    pub fn forget(&self, url: &str) {
+        if let Some(path) = self.cache_path(url) {
+            let _ = fs::remove_file(meta_path_of(&path));
+            let _ = fs::remove_file(&path);
+        }
+    }
+
     /// GET `url` into the cache and return the cached file.
     ///
     /// `progress` is called as bytes arrive (not for cache hits).

@@ -187,7 +187,10 @@ impl Hub {
             origins.push(download.origin);
             let label = format!("{name} ({split}) {url}");
             let (mut file_rows, _notes) =
-                rows::read_file_as(&download.path, &label, *format, split)?;
+                rows::read_file_as(&download.path, &label, *format, split).inspect_err(|_| {
+                    // An error page or a damaged transfer must not be served from the cache again.
+                    self.http.forget(url);
+                })?;
             rows.append(&mut file_rows);
         }
         Ok(HubLoad {
@@ -231,13 +234,14 @@ impl Hub {
             Fetched::NotFound => Ok(None),
             Fetched::Found((bytes, origin)) => {
                 origins.push(origin);
-                serde_json::from_slice(&bytes)
-                    .map(Some)
-                    .map_err(|e| HubError::BadListing {
+                serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+                    self.http.forget(url);
+                    HubError::BadListing {
                         name: name.to_string(),
                         url: url.to_string(),
                         detail: format!("not JSON: {e}"),
-                    })
+                    }
+                })
             }
         }
     }

@@ -667,3 +667,34 @@ fn a_gated_data_file_is_an_access_error_naming_hf_token() {
         1
     );
 }
+
+#[test]
+fn an_unreadable_download_is_not_served_from_the_cache_again() {
+    // A proxy's error page (HTML with status 200) instead of the Parquet file, once.
+    let dir = tempfile::tempdir().unwrap();
+    let pq_path = dir.path().join("t.parquet");
+    let rows = fixture_rows();
+    write_parquet(&pq_path, &rows);
+    let pq = std::fs::read(&pq_path).unwrap();
+    let server = Server::start(move |req, seen| match req.path.as_str() {
+        "/api/datasets/acme/flaky/parquet" => Response::status(404),
+        "/api/datasets/acme/flaky" => Response::ok(
+            json!({"siblings": [{"rfilename": "data/test-00000-of-00001.parquet"}]}).to_string(),
+        ),
+        _ if seen == 0 => Response::ok("<html>proxy says no</html>"),
+        _ => Response::ok(pq.clone()),
+    });
+    let hub = hub_at(&server.base, &dir.path().join("cache"), None);
+    let e = load_dataset(&opts("acme/flaky"), &hub, None).unwrap_err();
+    let cause = std::error::Error::source(&e).map(ToString::to_string);
+    assert!(
+        cause.as_deref().is_some_and(|c| c.contains("Parquet")),
+        "{e}: {cause:?}"
+    );
+    let d = load_dataset(&opts("acme/flaky"), &hub, None).unwrap();
+    assert_eq!(d.instances.len(), rows.len());
+    assert_eq!(
+        server.count("/datasets/acme/flaky/resolve/main/data/test-00000-of-00001.parquet"),
+        2
+    );
+}
