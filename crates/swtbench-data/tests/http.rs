@@ -259,3 +259,61 @@ fn a_server_that_never_completes_the_connection_is_given_up_on_after_one_retry()
     );
     assert!(e.is_unavailable());
 }
+
+#[test]
+fn a_stalled_transfer_times_out_and_the_retry_gets_the_file() {
+    // First connection: headers and half the body, then silence. Second: the whole file.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", l.local_addr().unwrap());
+    std::thread::spawn(move || {
+        use std::io::{BufRead, BufReader, Write};
+        let mut stalled = Vec::new();
+        for (n, s) in l.incoming().enumerate() {
+            let Ok(mut s) = s else { continue };
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            loop {
+                let mut h = String::new();
+                if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                    break;
+                }
+            }
+            let body = "0123456789".repeat(100);
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            if n == 0 {
+                let _ = s.write_all(&body.as_bytes()[..500]);
+                let _ = s.flush();
+                stalled.push(s); // keep the connection open, send nothing more
+            } else {
+                let _ = s.write_all(body.as_bytes());
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let c = HttpClient::new(HttpConfig {
+        retries: 1,
+        backoff: Duration::from_millis(5),
+        read_timeout: Duration::from_millis(500),
+        cache_dir: Some(dir.path().to_path_buf()),
+        proxy: ProxySetting::Direct,
+        ..HttpConfig::default()
+    })
+    .unwrap();
+    let start = std::time::Instant::now();
+    let d = c
+        .download(&format!("{base}/f"), CacheMode::Refresh, None)
+        .unwrap()
+        .found()
+        .unwrap();
+    assert_eq!(d.size, 1000);
+    assert_eq!(std::fs::read(&d.path).unwrap().len(), 1000);
+    // The first attempt really stalled and was given up after the read timeout.
+    assert!(
+        start.elapsed() >= Duration::from_millis(400),
+        "{:?}",
+        start.elapsed()
+    );
+}
