@@ -71,7 +71,7 @@ pub struct DatasetArgs {
 
     /// Never use the network: embedded dataset copies and the download cache only (also set by
     /// SWTBENCH_OFFLINE=1 or HF_HUB_OFFLINE=1).
-    #[arg(long, env = env_vars::SWTBENCH_OFFLINE)]
+    #[arg(long)]
     pub offline: bool,
 
     /// Only these instances (several values, or one comma-separated list). Each must be in the
@@ -83,7 +83,9 @@ pub struct DatasetArgs {
 impl DatasetArgs {
     /// Whether the network is off limits (flag or environment).
     pub fn is_offline(&self) -> bool {
-        self.offline || hf_hub_offline(std::env::var(env_vars::HF_HUB_OFFLINE).ok().as_deref())
+        self.offline
+            || truthy_env(std::env::var(env_vars::SWTBENCH_OFFLINE).ok().as_deref())
+            || truthy_env(std::env::var(env_vars::HF_HUB_OFFLINE).ok().as_deref())
     }
 
     pub fn options(&self) -> LoadOptions {
@@ -127,8 +129,9 @@ impl DatasetArgs {
     }
 }
 
-/// `HF_HUB_OFFLINE` as the Hugging Face libraries read it: 1, ON, YES or TRUE (any case).
-fn hf_hub_offline(value: Option<&str>) -> bool {
+/// An on/off environment variable as the Hugging Face libraries read `HF_HUB_OFFLINE`: 1, ON,
+/// YES or TRUE (any case) mean on.
+fn truthy_env(value: Option<&str>) -> bool {
     value.is_some_and(|v| {
         matches!(
             v.trim().to_ascii_uppercase().as_str(),
@@ -357,11 +360,11 @@ mod tests {
     #[test]
     fn hf_hub_offline_values() {
         for v in ["1", "ON", "on", "yes", "True", " 1 "] {
-            assert!(hf_hub_offline(Some(v)), "{v}");
+            assert!(truthy_env(Some(v)), "{v}");
         }
         for v in ["0", "off", "false", "", "2"] {
-            assert!(!hf_hub_offline(Some(v)), "{v}");
+            assert!(!truthy_env(Some(v)), "{v}");
         }
-        assert!(!hf_hub_offline(None));
+        assert!(!truthy_env(None));
     }
 }
