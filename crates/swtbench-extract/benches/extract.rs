@@ -1,11 +1,11 @@
 //! Extraction throughput on large generated inputs: fuzzy placement (the edit-distance scan),
 //! vanilla (minimal patch + `git apply` rules), section scanning of long answers and diff
-//! rendering. Run with `cargo bench -p swtbench-extract`.
+//! rendering (also on lines of a million candidates). Run with `cargo bench -p swtbench-extract`.
 #![allow(clippy::unwrap_used)]
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use swtbench_extract::gitdiff::{render, FileChange};
-use swtbench_extract::sections::{file_sections, hunks};
+use swtbench_extract::sections::{file_header, file_sections, hunks};
 use swtbench_extract::{extract, ExtractOptions, MemorySource, PatchType, VanillaStyle};
 
 /// A Python test module of `n` functions (about 5 lines each).
@@ -74,6 +74,20 @@ fn benches(c: &mut Criterion) {
                 .iter()
                 .map(|s| hunks(s.text).len())
                 .sum::<usize>()
+        })
+    });
+
+    // Pathological prose: one 2 MB line of `diff ` words (every word is a section candidate)
+    // and one of header-like `---\ta/` words, each followed by a real file section.
+    let words = format!("{}\n{out}", "diff ".repeat(400_000));
+    let headers = format!("--- a/x {}\n{out}", "---\ta/x ".repeat(250_000));
+    c.bench_function("sections_2mb_lines_of_candidates", |b| {
+        b.iter(|| {
+            [&words, &headers]
+                .iter()
+                .flat_map(|t| file_sections(black_box(t), true))
+                .filter(|s| file_header(s.text, true).is_some())
+                .count()
         })
     });
 

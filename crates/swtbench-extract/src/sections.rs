@@ -19,6 +19,8 @@
 //!
 //! Pure functions over `&str`; no I/O.
 
+use std::cell::Cell;
+
 use crate::pytext::{is_word, space_run};
 
 /// One file section and its parts, as the original's regexes see it.
@@ -56,6 +58,10 @@ struct SectionScanner<'a> {
     plus: Vec<(usize, usize)>,
     /// Every position where a section ends (look-ahead), ascending; `text.len()` last.
     stops: Vec<usize>,
+    /// The last run of `diff`-line characters measured, `(start, end)`: every `diff` inside it
+    /// ends its run at the same place, so a long line of them is measured once, not once per
+    /// word (which made a line of a million `diff ` words take hours).
+    diff_run: Cell<(usize, usize)>,
 }
 
 impl<'a> SectionScanner<'a> {
@@ -78,7 +84,23 @@ impl<'a> SectionScanner<'a> {
             new_files,
             plus,
             stops,
+            diff_run: Cell::new((usize::MAX, 0)),
         }
+    }
+
+    /// The end of the run of `[\w_. /-]` characters starting at byte `q`.
+    fn diff_run_end(&self, q: usize) -> usize {
+        let (start, end) = self.diff_run.get();
+        if start <= q && q <= end {
+            return end;
+        }
+        let run: usize = self.text[q..]
+            .chars()
+            .take_while(|&c| is_word(c) || matches!(c, '.' | ' ' | '/' | '-'))
+            .map(char::len_utf8)
+            .sum();
+        self.diff_run.set((q, q + run));
+        q + run
     }
 
     /// `---\s+a/(.*?)\n+++\s+b/(.*?)(?=stop)` at `q`; the end of the match.
@@ -105,18 +127,14 @@ impl<'a> SectionScanner<'a> {
     /// A match starting exactly at `p`.
     fn match_at(&self, p: usize) -> Option<usize> {
         let rest = &self.text[p..];
-        if let Some(after) = rest.strip_prefix("diff") {
+        if rest.starts_with("diff") {
             // `(?:diff[\w_. /-]+\n)?`: the class excludes `\n`, so the run must end right at it;
             // when the group fails the match would have to start with `---` here, which it cannot.
-            let run: usize = after
-                .chars()
-                .take_while(|&c| is_word(c) || matches!(c, '.' | ' ' | '/' | '-'))
-                .map(char::len_utf8)
-                .sum();
-            if run == 0 || !after[run..].starts_with('\n') {
+            let end = self.diff_run_end(p + 4);
+            if end == p + 4 || !self.text[end..].starts_with('\n') {
                 return None;
             }
-            return self.rest_at(p + 4 + run + 1);
+            return self.rest_at(end + 1);
         }
         self.rest_at(p)
     }
@@ -161,6 +179,9 @@ pub struct FileHeader<'a> {
 /// `PATCH_FILE_PATTERN.findall(section)[0]`; `None` where the original raises `IndexError`.
 pub fn file_header(section: &str, new_files: bool) -> Option<FileHeader<'_>> {
     let mut from = 0;
+    // The first newline at or after the last path start looked at: candidates move forward, so
+    // all candidates on one line share it (a long line of them is scanned once).
+    let mut line_end: Option<(usize, Option<usize>)> = None;
     while let Some(off) = section[from..].find("---") {
         let p = from + off;
         from = p + 1;
@@ -178,7 +199,19 @@ pub fn file_header(section: &str, new_files: bool) -> Option<FileHeader<'_>> {
             continue;
         };
         // `.+` stops at a newline, which must follow; then `+++<ws>b/` and at least one character.
-        let Some(nl) = section[path_start..].find('\n').map(|i| path_start + i) else {
+        let nl = match line_end {
+            Some((start, found))
+                if start <= path_start && found.is_none_or(|e| path_start <= e) =>
+            {
+                found
+            }
+            _ => {
+                let found = section[path_start..].find('\n').map(|i| path_start + i);
+                line_end = Some((path_start, found));
+                found
+            }
+        };
+        let Some(nl) = nl else {
             continue;
         };
         if nl - path_start < min_len {
@@ -367,6 +400,35 @@ mod tests {
         );
         assert_eq!(h[0].content, " def f():\n-c\n+d\n");
         assert_eq!(h[1].content, "x");
+    }
+
+    #[test]
+    fn long_lines_of_candidates_are_cut_as_the_original_cuts_them() {
+        // Every `diff` word on the first line is a candidate whose `[\w. /-]+` run ends at the
+        // same newline, where `---` does not follow; the `diff --git` line does join the section.
+        let words = "diff ".repeat(100_000);
+        let text = format!(
+            "{words}\ndiff --git a/x b/x\n--- a/x.py\n+++ b/x.py\n@@ -1,1 +1,1 @@\n-a\n+b\n"
+        );
+        let s = file_sections(&text, false);
+        assert_eq!(s.len(), 1);
+        assert!(s[0].text.starts_with("diff --git a/x b/x\n--- a/x.py"));
+        // The words line itself ends in `\n`: it is a `diff …` line and starts the section.
+        let text = format!("{words}\n--- a/x.py\n+++ b/x.py\n@@ -1,1 +1,1 @@\n-a\n+b\n");
+        let s = file_sections(&text, false);
+        assert_eq!(s.len(), 1);
+        assert!(s[0].text.starts_with("diff diff"));
+        assert!(s[0].text.ends_with("+b\n"));
+
+        // Header candidates sharing one long line, none followed by `+++` on the next line.
+        let cands = "---\ta/x ".repeat(100_000);
+        let section = format!("{cands}\nprose\n+++ b/x.py\n");
+        assert!(file_header(&section, false).is_none());
+        let section = format!("{cands}\n+++ b/x.py\n");
+        let h = file_header(&section, false).unwrap();
+        assert_eq!(h.text.len(), section.len() - 1);
+        let section = format!("--- a/x {cands}");
+        assert!(file_header(&section, false).is_none());
     }
 
     #[test]
