@@ -26,6 +26,8 @@
 //!
 //! The request/response types are public so that the protocol is documented in one place.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::AttemptError;
@@ -62,32 +64,61 @@ pub enum BlockOrder {
     Text,
 }
 
-/// `extract_custom_patches`: every block of a model output, in order of appearance.
-pub fn parse_blocks(model_output: &str) -> Vec<CustomBlock> {
+/// The code of all blocks together may not exceed this many bytes. Every `diff` line opens a
+/// block whose code runs to the next `end diff`, so blocks overlap and an answer of many `diff`
+/// lines without `end diff` asks for quadratic memory (the original would exhaust it).
+pub const MAX_BLOCK_BYTES: usize = 64 << 20;
+
+/// `extract_custom_patches`: every block of a model output, in order of appearance; an error
+/// when their code together exceeds [`MAX_BLOCK_BYTES`].
+pub fn parse_blocks(model_output: &str) -> Result<Vec<CustomBlock>, AttemptError> {
     let lines = python_splitlines(model_output.trim_start_matches('\n'));
-    let mut blocks = Vec::new();
+    // For every index, the first `end diff` line at or after it (one backward pass instead of a
+    // forward search per block), and the byte offsets of the lines to size blocks in O(1).
+    let mut next_end = vec![None; lines.len() + 1];
+    for j in (0..lines.len()).rev() {
+        next_end[j] = if lines[j].starts_with("end diff") {
+            Some(j)
+        } else {
+            next_end[j + 1]
+        };
+    }
+    let mut offset = Vec::with_capacity(lines.len() + 1);
+    offset.push(0usize);
+    for l in &lines {
+        offset.push(offset[offset.len() - 1] + l.len() + 1);
+    }
+    let mut spans = Vec::new();
+    let mut total = 0usize;
     for (i, line) in lines.iter().enumerate() {
         if !line.starts_with("diff") || i + 3 >= lines.len() {
             continue;
         }
         let start = i + 4;
-        let end = match (start..lines.len()).find(|&j| lines[j].starts_with("end diff")) {
+        let end = match next_end[start.min(lines.len())] {
             Some(j) => j,
             // The original's loop variable is left at the last index: that line is lost.
             None if start < lines.len() => lines.len() - 1,
             None => start,
-        };
-        blocks.push(CustomBlock {
+        }
+        .max(start);
+        total = total.saturating_add(offset[end] - offset[start]);
+        if total > MAX_BLOCK_BYTES {
+            return Err(AttemptError::BlocksTooLarge {
+                limit: MAX_BLOCK_BYTES,
+            });
+        }
+        spans.push((i, start, end));
+    }
+    Ok(spans
+        .into_iter()
+        .map(|(i, start, end)| CustomBlock {
             path: lines[i + 1].to_string(),
             kind: lines[i + 2].to_string(),
             line: lines[i + 3].to_string(),
-            code: lines[start..end.max(start)]
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-        });
-    }
-    blocks
+            code: lines[start..end].iter().map(|s| s.to_string()).collect(),
+        })
+        .collect())
 }
 
 fn numeric_key(line: &str) -> (u8, i64) {
@@ -225,7 +256,7 @@ pub(crate) fn apply(
     style: CustomStyle,
     order: BlockOrder,
 ) -> Result<Vec<String>, AttemptError> {
-    let mut blocks = parse_blocks(model_output);
+    let mut blocks = parse_blocks(model_output)?;
     if blocks.is_empty() {
         return Err(AttemptError::NoCustomBlocks);
     }
@@ -233,14 +264,18 @@ pub(crate) fn apply(
     // Grouped by the path *as written*, like the original; two spellings of one file
     // (`./a.py`, `a.py`) are two groups applied one after the other.
     let mut groups: Vec<(&str, Vec<ScriptBlock>)> = Vec::new();
+    let mut group_of: HashMap<&str, usize> = HashMap::new();
     for b in &blocks {
         let block = ScriptBlock {
             kind: b.kind.clone(),
             code: b.code.join("\n"),
         };
-        match groups.iter_mut().find(|(p, _)| *p == b.path) {
-            Some((_, v)) => v.push(block),
-            None => groups.push((&b.path, vec![block])),
+        match group_of.get(b.path.as_str()) {
+            Some(&k) => groups[k].1.push(block),
+            None => {
+                group_of.insert(&b.path, groups.len());
+                groups.push((&b.path, vec![block]));
+            }
         }
     }
     let mut files: Vec<ScriptFile> = Vec::new();
@@ -293,7 +328,7 @@ mod tests {
     #[test]
     fn block_grammar_matches_the_original() {
         let out = "\n\nSome prose.\n```custom-diff\ndiff\ntests/test_a.py\nrewrite\n12\ndef test_a():\n    assert f() == 2\nend diff\ndiff\ntests/test_a.py\ninsert\nEOF\ndef test_b():\n    pass\nend diff\n```\ndiff\nx.py\n";
-        let b = parse_blocks(out);
+        let b = parse_blocks(out).unwrap();
         assert_eq!(b.len(), 2);
         assert_eq!(b[0].path, "tests/test_a.py");
         assert_eq!(b[0].kind, "rewrite");
@@ -304,15 +339,36 @@ mod tests {
 
     #[test]
     fn unterminated_block_loses_its_last_line() {
-        let b = parse_blocks("diff\na.py\ninsert\nEOF\nx = 1\ny = 2\nz = 3");
+        let b = parse_blocks("diff\na.py\ninsert\nEOF\nx = 1\ny = 2\nz = 3").unwrap();
         assert_eq!(b[0].code, ["x = 1", "y = 2"]);
-        let b = parse_blocks("diff\na.py\ninsert\nEOF");
+        let b = parse_blocks("diff\na.py\ninsert\nEOF").unwrap();
         assert!(b[0].code.is_empty());
         // A code line starting with "diff" opens another block.
-        let b = parse_blocks("diff\na.py\ninsert\nEOF\ndiff = 1\nend diff\nx\ny\n");
+        let b = parse_blocks("diff\na.py\ninsert\nEOF\ndiff = 1\nend diff\nx\ny\n").unwrap();
         assert_eq!(b.len(), 2);
         assert_eq!(b[0].code, ["diff = 1"]);
         assert_eq!(b[1].path, "end diff");
+    }
+
+    #[test]
+    fn many_unterminated_blocks_are_refused_not_materialised() {
+        // 20 000 `diff` lines and no `end diff`: every block runs to the line before the last,
+        // 200 million code lines in all; the limit stops it before anything is copied.
+        let out = format!("{}{}", "diff\n".repeat(20_000), "x".repeat(1 << 16));
+        assert_eq!(
+            parse_blocks(&out),
+            Err(AttemptError::BlocksTooLarge {
+                limit: MAX_BLOCK_BYTES
+            })
+        );
+        // Below the limit the overlapping blocks are all there.
+        let b = parse_blocks(&"diff\n".repeat(2_000)).unwrap();
+        assert_eq!(b.len(), 2_000 - 3);
+        assert_eq!(b[0].code.len(), 2_000 - 5);
+        assert!(b.last().unwrap().code.is_empty());
+        let b = parse_blocks(&format!("{}end diff\n", "diff\n".repeat(2_000))).unwrap();
+        assert_eq!(b[0].code.len(), 2_000 - 4);
+        assert_eq!(b[1].code.len(), 2_000 - 5);
     }
 
     #[test]

@@ -29,6 +29,11 @@ pub enum AttemptError {
     NoCustomBlocks,
     #[error("{path}: {reason}")]
     Custom { path: String, reason: String },
+    #[error(
+        "the custom-diff blocks hold more than {limit} bytes of code together (blocks overlap \
+         when `end diff` lines are missing); giving up"
+    )]
+    BlocksTooLarge { limit: usize },
     #[error("{path}: the placed hunks grow the file to {bytes} bytes; giving up")]
     TooLarge { path: String, bytes: usize },
     #[error("the patch type applied but changed nothing")]
