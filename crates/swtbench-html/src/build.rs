@@ -10,6 +10,7 @@ use swtbench_core::diff::{self, ChangeKind, LineKind};
 use swtbench_core::RunKind;
 use swtbench_grade::coverage::CoverageMap;
 use swtbench_grade::logs::{ExecMode, ParsedLog};
+use swtbench_grade::parsers::Parser;
 use swtbench_grade::{ErrorReason, SkipReason};
 pub use swtbench_grade::{InstanceReport, Transitions};
 
@@ -52,6 +53,9 @@ pub struct InstanceInput {
     pub repo: String,
     /// Selects the log parser (unit tests: the repository's parser).
     pub exec_mode: ExecMode,
+    /// The log parser to use instead of the original's repository map (a spec table's
+    /// `log_parser`, for repositories the original has none for).
+    pub parser: Option<Parser>,
     /// The parsed `report.json` entry, or why it could not be read.
     pub report: Option<Result<InstanceReport, String>>,
     /// `pred_pre__<model>/<id>/model_patch.diff`.
@@ -62,8 +66,44 @@ pub struct InstanceInput {
     pub runs: Vec<RunInput>,
     /// A reason recorded by the run report (error or skip).
     pub reason: Option<String>,
+    /// The runner's account of the instance (`swtbench_instance.json`), when it wrote one.
+    pub runner: Option<RunnerSummary>,
     pub links: Vec<(String, String)>,
     pub notes: Vec<String>,
+}
+
+/// What `swtbench run` recorded about an instance in `swtbench_instance.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RunnerSummary {
+    /// `outcome.kind`: `resolved`, `unresolved`, `empty_patch`, `skipped`, `error`, …
+    pub outcome: String,
+    /// `outcome.reason`, for skips and errors.
+    pub reason: Option<String>,
+    /// Notes that qualify the grade (timeouts, …).
+    pub reasons: Vec<String>,
+}
+
+impl RunnerSummary {
+    /// Reads `swtbench_instance.json`; `None` when it is not such a file.
+    pub fn parse(text: &str) -> Option<RunnerSummary> {
+        let v: serde_json::Value = serde_json::from_str(text).ok()?;
+        let outcome = v.get("outcome")?;
+        let text_of =
+            |x: Option<&serde_json::Value>| x.and_then(|r| r.as_str()).map(str::to_string);
+        Some(RunnerSummary {
+            outcome: text_of(outcome.get("kind"))?,
+            reason: text_of(outcome.get("reason")),
+            reasons: v
+                .get("reasons")
+                .and_then(|r| r.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+    }
 }
 
 /// The run report's reason for an instance skipped because its patch is empty.
@@ -76,14 +116,30 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
         id,
         repo,
         exec_mode,
+        parser,
         report,
         model_patch,
         gold_code_patch,
         runs,
         reason,
+        runner,
         links,
         mut notes,
     } = input;
+    // The runner's own notes (timeouts, …) and its reason for a skip or an error, when the run
+    // report has none.
+    let runner_empty = runner.as_ref().is_some_and(|r| r.outcome == "empty_patch");
+    let mut runner_note = None;
+    let reason = match runner {
+        Some(r) => {
+            if !r.reasons.is_empty() {
+                runner_note = Some(r.reasons.join("; "));
+                notes.extend(r.reasons);
+            }
+            reason.or(r.reason)
+        }
+        None => reason,
+    };
 
     let (report, report_error) = match report {
         Some(Ok(r)) => (Some(r), None),
@@ -95,12 +151,13 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
         .any(|r| r.kind == RunKind::PredPre && r.test_output.is_some());
 
     // The same outcome rule as the run report (swtbench_grade::EntryState::outcome).
-    let empty_patch = model_patch.as_deref().is_some_and(|p| p.trim().is_empty());
+    let empty_patch = runner_empty || model_patch.as_deref().is_some_and(|p| p.trim().is_empty());
     let (outcome, reason) = match &report {
-        Some(r) if r.resolved => (Outcome::Resolved, reason),
+        // A graded instance shows the runner's notes (a timeout, …) next to its outcome.
+        Some(r) if r.resolved => (Outcome::Resolved, reason.or(runner_note)),
         Some(r) if !r.patch_successfully_applied && empty_patch => (Outcome::EmptyPatch, reason),
-        Some(r) if !r.patch_successfully_applied => (Outcome::NotApplied, reason),
-        Some(_) => (Outcome::Unresolved, reason),
+        Some(r) if !r.patch_successfully_applied => (Outcome::NotApplied, reason.or(runner_note)),
+        Some(_) => (Outcome::Unresolved, reason.or(runner_note)),
         // Not graded because the patch is empty: seen on disk, or recorded by the runner as a skip.
         None if empty_patch || reason.as_deref() == Some(EMPTY_PATCH_SKIP.as_str()) => {
             (Outcome::EmptyPatch, None)
@@ -128,7 +185,7 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
     for kind in RunKind::ALL {
         let run = runs.iter().find(|r| r.kind == kind);
         let out = run.and_then(|r| r.test_output.as_deref());
-        let st = out.and_then(|o| grade_bridge::parsed_log(&repo, exec_mode, o));
+        let st = out.and_then(|o| grade_bridge::parsed_log(&repo, exec_mode, parser, o));
         let cov = out.map(grade_bridge::coverage);
         cells.push(RunCell {
             kind: kind.as_str().to_string(),
@@ -582,6 +639,96 @@ mod tests {
             ..base
         });
         assert_eq!(v.outcome, Outcome::Resolved);
+    }
+
+    #[test]
+    fn the_runners_summary_decides_empty_patches_and_adds_its_notes() {
+        let summary = |text: &str| RunnerSummary::parse(text).unwrap();
+        let base = InstanceInput {
+            id: "a__b-1".into(),
+            repo: "a/b".into(),
+            // What `swtbench run` leaves for an empty prediction: a not-applied report and no
+            // model_patch.diff (nothing ran).
+            report: Some(Ok(InstanceReport {
+                patch_exists: true,
+                ..Default::default()
+            })),
+            ..Default::default()
+        };
+        assert_eq!(build_instance(base.clone()).outcome, Outcome::NotApplied);
+        let empty = summary(
+            r#"{"instance_id": "a__b-1", "outcome": {"kind": "empty_patch"},
+                "reasons": ["the prediction has no usable patch; nothing was run"], "runs": []}"#,
+        );
+        let v = build_instance(InstanceInput {
+            runner: Some(empty),
+            ..base.clone()
+        });
+        assert_eq!(v.outcome, Outcome::EmptyPatch);
+        assert_eq!(v.reason, None);
+        assert_eq!(
+            v.detail.notes[0],
+            "the prediction has no usable patch; nothing was run"
+        );
+        // A timeout note follows a graded outcome into the table.
+        let timed_out = summary(
+            r#"{"outcome": {"kind": "unresolved", "applied": true},
+                "reasons": ["pred_pre timed out after 60 s; its output up to then was graded"]}"#,
+        );
+        let v = build_instance(InstanceInput {
+            model_patch: Some(GOLD.into()),
+            report: Some(Ok(InstanceReport {
+                patch_successfully_applied: true,
+                ..Default::default()
+            })),
+            runner: Some(timed_out),
+            ..base.clone()
+        });
+        assert_eq!(v.outcome, Outcome::Unresolved);
+        assert_eq!(
+            v.reason.as_deref(),
+            Some("pred_pre timed out after 60 s; its output up to then was graded")
+        );
+        // A skip the run report does not explain is explained by the summary.
+        let skipped = summary(
+            r#"{"outcome": {"kind": "skipped", "reason": "patch extraction failed: fuzzy: no file section"}, "reasons": []}"#,
+        );
+        let v = build_instance(InstanceInput {
+            report: None,
+            runner: Some(skipped),
+            ..base
+        });
+        assert_eq!(v.outcome, Outcome::Error);
+        assert_eq!(
+            v.reason.as_deref(),
+            Some("patch extraction failed: fuzzy: no file section")
+        );
+        assert!(RunnerSummary::parse("{}").is_none());
+        assert!(RunnerSummary::parse("not json").is_none());
+    }
+
+    #[test]
+    fn a_spec_table_parser_reads_repositories_the_original_has_none_for() {
+        let log = b"tests/test_a.py::test_one PASSED\nPASSED tests/test_a.py::test_one\n".to_vec();
+        let runs = vec![RunInput {
+            kind: RunKind::PredPre,
+            dir: Some("x/".into()),
+            files: vec![],
+            test_output: Some(log),
+        }];
+        let input = InstanceInput {
+            id: "acme__widget-1".into(),
+            repo: "acme/widget".into(),
+            runs,
+            ..Default::default()
+        };
+        let v = build_instance(input.clone());
+        assert_eq!(v.detail.runs[0].counts, None);
+        let v = build_instance(InstanceInput {
+            parser: Some(Parser::Pytest),
+            ..input
+        });
+        assert_eq!(v.detail.runs[0].counts, Some([1, 0, 0]));
     }
 
     #[test]

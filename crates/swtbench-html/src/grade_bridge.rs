@@ -7,14 +7,24 @@
 use swtbench_grade::coverage::{self, CoverageMap};
 use swtbench_grade::leaderboard;
 use swtbench_grade::logs::{self, ExecMode, ParsedLog};
+use swtbench_grade::parsers::Parser;
 use swtbench_grade::InstanceReport;
 
 use crate::model::Metrics;
 
-/// The statuses of one run's `test_output.txt`, read with the log parser of `repo` in `mode`;
-/// `None` when the original has no parser for `repo`.
-pub fn parsed_log(repo: &str, mode: ExecMode, output: &[u8]) -> Option<ParsedLog> {
-    let parser = logs::parser_for(repo, mode)?;
+/// The statuses of one run's `test_output.txt`, read with the log parser of `repo` in `mode`
+/// (unit tests: `parser` when given, else the original's parser of `repo`); `None` when there is
+/// no parser for `repo`.
+pub fn parsed_log(
+    repo: &str,
+    mode: ExecMode,
+    parser: Option<Parser>,
+    output: &[u8],
+) -> Option<ParsedLog> {
+    let parser = match (mode, parser) {
+        (ExecMode::UnitTest, Some(p)) => p,
+        _ => logs::parser_for(repo, mode)?,
+    };
     Some(logs::parse_log(Some(output), parser))
 }
 

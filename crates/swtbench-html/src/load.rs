@@ -4,7 +4,8 @@
 //!
 //! Layout read (§4.8 of the behaviour reference, relative to the logs root
 //! `run_instance_swt_logs/`):
-//! - `<run_id>/<model>/<id>/report.json` (+ `run_instance.log`, `extracted_patch.diff`, …)
+//! - `<run_id>/<model>/<id>/report.json` (+ `swtbench_instance.json`, `run_instance.log`,
+//!   `extracted_patch.diff`, …)
 //! - `<run_id>/pred_{pre,post}__<model>/<id>/{model_patch.diff,test_output.txt,eval.sh,exec_spec.json,…}`
 //! - `gold_{pre,post}/<id>/<sha256 of the gold test directives>/…`
 //! - `base_{pre,post}/<id>/<sha256 of the model patch's directives>/…`
@@ -22,10 +23,11 @@ use swtbench_core::layout::{
 };
 use swtbench_core::{Instance, RunKind};
 
-use crate::build::{self, InstanceInput, InstanceReport, RunInput};
+use crate::build::{self, InstanceInput, InstanceReport, RunInput, RunnerSummary};
 use crate::grade_bridge;
 use crate::model::{CompareRow, CompareView, Metrics, RunView};
 use swtbench_grade::logs::ExecMode;
+use swtbench_grade::parsers::Parser;
 
 /// What went wrong reading a run tree.
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +59,9 @@ pub struct LoadOptions {
     pub denominator: Option<usize>,
     /// Which log parser reads the runs' outputs (default: the repository's unit-test parser).
     pub exec_mode: ExecMode,
+    /// Unit-test log parsers by repository (`owner/name`) that replace the original's map, as a
+    /// spec table's `log_parser` does for `swtbench run`.
+    pub parsers: BTreeMap<String, Parser>,
     /// Parameters to show first (dataset, filter, mode, …); run-report fields follow.
     pub params: Vec<(String, String)>,
     /// `swtbench <version>`.
@@ -131,6 +136,11 @@ impl RunLocation {
         )
     }
 }
+
+/// `swtbench run`'s account of an instance, next to its `report.json`.
+const INSTANCE_SUMMARY_FILE: &str = "swtbench_instance.json";
+/// Why patch extraction produced what it did (`--patch-types` other than vanilla).
+const EXTRACTION_FILE: &str = "extraction.json";
 
 fn file_name(p: &Path) -> Option<String> {
     p.file_name().map(|s| s.to_string_lossy().into_owned())
@@ -418,6 +428,9 @@ fn read_instance(loc: &RunLocation, id: &str, opts: &LoadOptions, out_dir: &Path
     let model_dir = loc.model_dir().join(id);
     let report_path = model_dir.join(REPORT_FILE);
     let report = read_lossy(&report_path).map(|t| build::parse_instance_report(&t, id));
+    let runner = read_lossy(&model_dir.join(INSTANCE_SUMMARY_FILE))
+        .as_deref()
+        .and_then(RunnerSummary::parse);
 
     let pred_pre = loc.run_dir(RunKind::PredPre, id, None);
     let pred_post = loc.run_dir(RunKind::PredPost, id, None);
@@ -500,9 +513,11 @@ fn read_instance(loc: &RunLocation, id: &str, opts: &LoadOptions, out_dir: &Path
         ));
     }
     for name in [
+        INSTANCE_SUMMARY_FILE,
         RUN_INSTANCE_LOG_FILE,
         EXTRACTED_PATCH_FILE,
         RAW_MODEL_PATCH_FILE,
+        EXTRACTION_FILE,
     ] {
         let p = model_dir.join(name);
         if p.is_file() {
@@ -510,15 +525,18 @@ fn read_instance(loc: &RunLocation, id: &str, opts: &LoadOptions, out_dir: &Path
         }
     }
 
+    let parser = opts.parsers.get(&repo).copied();
     InstanceInput {
         id: id.to_string(),
         repo,
         exec_mode: opts.exec_mode,
+        parser,
         report,
         model_patch,
         gold_code_patch: gold_code_patch.or(gold_from_runs),
         runs,
         reason: None,
+        runner,
         links,
         notes,
     }

@@ -343,3 +343,86 @@ fn comparison_lists_who_resolves_what() {
         b.metrics.success_rate - a.metrics.success_rate
     );
 }
+
+/// A tree as `swtbench run` leaves it: an empty prediction gets a not-applied `report.json`, no
+/// `model_patch.diff` and an `empty_patch` summary; a repository of a spec table is read with
+/// the table's log parser; a timeout note follows the outcome.
+#[test]
+fn runner_summaries_and_spec_table_parsers_are_honoured() {
+    let root = tempfile::tempdir().unwrap();
+    let logs = root.path().join("run_instance_swt_logs");
+    let model = logs.join("r1").join("m");
+    let write = |p: std::path::PathBuf, text: &str| {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let report = |id: &str, applied: bool| {
+        format!(
+            "{{\"{id}\": {{\"patch_is_None\": false, \"patch_exists\": true, \
+             \"patch_successfully_applied\": {applied}, \"resolved\": false}}}}"
+        )
+    };
+    write(
+        model.join("acme__widget-1/report.json"),
+        &report("acme__widget-1", false),
+    );
+    write(
+        model.join("acme__widget-1/swtbench_instance.json"),
+        r#"{"instance_id": "acme__widget-1", "outcome": {"kind": "empty_patch"},
+            "reasons": ["the prediction has no usable patch; nothing was run"], "runs": []}"#,
+    );
+    write(
+        model.join("acme__widget-2/report.json"),
+        &report("acme__widget-2", true),
+    );
+    write(
+        model.join("acme__widget-2/swtbench_instance.json"),
+        r#"{"instance_id": "acme__widget-2", "outcome": {"kind": "unresolved", "applied": true},
+            "reasons": ["pred_pre timed out after 60 s; its output up to then was graded"]}"#,
+    );
+    let pred_pre = logs.join("r1/pred_pre__m/acme__widget-2");
+    write(
+        pred_pre.join("model_patch.diff"),
+        "diff --git a/tests/test_w.py b/tests/test_w.py\n--- a/tests/test_w.py\n+++ b/tests/test_w.py\n@@ -1,1 +1,2 @@\n x = 1\n+y = 2\n",
+    );
+    write(
+        pred_pre.join("test_output.txt"),
+        "+ git apply -v /root/pre_state.patch\nChecking patch tests/test_w.py...\nApplied patch tests/test_w.py cleanly.\nPASSED tests/test_w.py::test_a\nFAILED tests/test_w.py::test_b\n",
+    );
+
+    let load = |parsers| {
+        let opts = swtbench_html::LoadOptions {
+            out_dir: root.path().to_path_buf(),
+            parsers,
+            ..Default::default()
+        };
+        swtbench_html::load_run(&model, &opts).unwrap()
+    };
+    let view = load(Default::default());
+    assert_eq!(view.instances[0].outcome, Outcome::EmptyPatch);
+    assert_eq!(view.instances[1].outcome, Outcome::Unresolved);
+    assert_eq!(
+        view.instances[1].reason.as_deref(),
+        Some("pred_pre timed out after 60 s; its output up to then was graded")
+    );
+    // No parser for acme/widget in the original's map: no counts.
+    assert_eq!(view.instances[1].detail.runs[0].counts, None);
+    let page = render_run(&view);
+    let doc = Html::parse_document(&page);
+    assert_eq!(
+        text(&doc, "#outcomes tr[data-outcome=empty_patch] td"),
+        vec!["1".to_string()]
+    );
+    assert!(text(&doc, "#i-acme__widget-2 .why")[0].contains("timed out"));
+
+    let with_table = load(
+        [(
+            "acme/widget".to_string(),
+            swtbench_grade::parsers::Parser::Pytest,
+        )]
+        .into(),
+    );
+    let cell = &with_table.instances[1].detail.runs[0];
+    assert_eq!(cell.counts, Some([1, 1, 0]));
+    assert_eq!(cell.applied, Some(true));
+}
