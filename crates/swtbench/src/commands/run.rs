@@ -515,6 +515,14 @@ fn execute<B: ContainerBackend>(
     }
     let sink: Arc<dyn EventSink> = Arc::new(FanOut(sinks));
     let cancel = Cancel::new();
+    // The HTML report reads each repository's runs with the parser the plan chose for it.
+    let parsers: BTreeMap<String, swtbench_grade::parsers::Parser> = evaluation
+        .plan
+        .instances
+        .iter()
+        .filter_map(|ip| ip.parser.map(|p| (ip.repo.clone(), p)))
+        .collect();
+    let started = std::time::Instant::now();
     let output = rt.block_on(async {
         let signals = tokio::spawn(watch_signals(cancel.clone(), *printer));
         let out = swtbench_runner::run(backend, evaluation, sink, cancel.clone()).await;
@@ -553,7 +561,11 @@ fn execute<B: ContainerBackend>(
     // The HTML report next to the run report, with the table's numbers.
     if !args.no_html {
         if let Some(path) = &report_path {
-            match write_html(&settings, &model_dir, dataset, path, &metrics) {
+            let page = HtmlContext {
+                parsers,
+                elapsed: started.elapsed(),
+            };
+            match write_html(&settings, &model_dir, dataset, path, &metrics, page) {
                 Ok(html) => printer.info(&format!("HTML report: {}", html.display())),
                 Err(e) => printer.warn(&format!("the HTML report was not written: {e}")),
             }
@@ -586,13 +598,32 @@ fn execute<B: ContainerBackend>(
     })
 }
 
+/// What the HTML report needs besides the settings: the log parser of each repository and how
+/// long the run took.
+struct HtmlContext {
+    parsers: BTreeMap<String, swtbench_grade::parsers::Parser>,
+    elapsed: Duration,
+}
+
 fn write_html(
     settings: &RunSettings,
     model_dir: &str,
     dataset: &swtbench_data::LoadedDataset,
     run_report: &Path,
     metrics: &leaderboard::Metrics,
+    page: HtmlContext,
 ) -> Result<PathBuf, String> {
+    let filter = match (dataset.filter_applied, dataset.filter) {
+        (true, Some(list)) => format!("SWT-Bench filter list ({list})"),
+        _ => "none".to_string(),
+    };
+    let patch_types = settings
+        .patch_types
+        .iter()
+        .map(|t| t.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let secs = page.elapsed.as_secs();
     let model_path = settings.outputs.logs.join(&settings.run_id).join(model_dir);
     let out_dir = settings.outputs.results.clone();
     let opts = swtbench_html::LoadOptions {
@@ -605,12 +636,24 @@ fn write_html(
         metrics: Some(swtbench_html::Metrics::from(metrics)),
         denominator: Some(metrics.denominator),
         exec_mode: settings.grade_mode(),
+        parsers: page.parsers,
         params: vec![
             ("dataset".into(), dataset.name.clone()),
+            ("split".into(), dataset.split.clone()),
+            ("filter".into(), filter),
             ("exec mode".into(), settings.eval.exec_mode.as_str().into()),
+            ("patch types".into(), patch_types),
             (
                 "coverage".into(),
                 if settings.eval.coverage { "on" } else { "off" }.into(),
+            ),
+            (
+                "coverage formula".into(),
+                swtbench_grade::CoverageFormula::default().as_str().into(),
+            ),
+            (
+                "time taken".into(),
+                format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60),
             ),
         ],
         generator: format!("swtbench {}", env!("CARGO_PKG_VERSION")),
