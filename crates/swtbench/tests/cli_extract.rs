@@ -201,3 +201,107 @@ fn extract_writes_diffs_that_git_applies_and_reuses_them() {
     assert!(records.iter().all(|r| r["reused"] == true), "{records:?}");
     assert_eq!(records[0]["patch_type_used"], "fuzzy");
 }
+
+/// `swtbench run` takes the same style options as `extract` and keys its extraction cache on
+/// them: a diff extracted with `--fuzzy-style fixed` into the run's report directory is reused
+/// by a run with `--fuzzy-style fixed` and extracted again by one with the default style.
+#[test]
+fn run_style_options_reach_the_extraction_cache_key() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let fx = home.path().join("fx");
+    let made = Command::new("python3")
+        .arg(workspace.join("fixtures/benchmark/make_benchmark.py"))
+        .arg(&fx)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let (dataset, preds, mirrors) = (
+        s(&fx.join("dataset.jsonl")),
+        s(&fx.join("predictions.jsonl")),
+        s(&fx.join("mirrors")),
+    );
+    let report_dir = home
+        .path()
+        .join("run_instance_swt_logs/styles/swtbench-fixture-model");
+    let out = swtbench(
+        &[
+            "extract",
+            "--dataset",
+            &dataset,
+            "--predictions",
+            &preds,
+            "--repo-mirror",
+            &mirrors,
+            "--patch-types",
+            "fuzzy",
+            "--fuzzy-style",
+            "fixed",
+            "--instance-ids",
+            "swtfix__calc-1",
+            "--output-dir",
+            &s(&report_dir),
+        ],
+        home.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = s(&workspace.join("fixtures/benchmark/spec-table.toml"));
+    let output_dir = s(home.path());
+    let plan_patch = |style: &str| -> String {
+        let out = swtbench(
+            &[
+                "run",
+                "--dataset",
+                &dataset,
+                "--predictions",
+                &preds,
+                "--repo-mirror",
+                &mirrors,
+                "--spec-table",
+                &table,
+                "--run-id",
+                "styles",
+                "--output-dir",
+                &output_dir,
+                "--patch-types",
+                "fuzzy",
+                "--fuzzy-style",
+                style,
+                "--instance-ids",
+                "swtfix__calc-1",
+                "--dry-run",
+                "--json",
+            ],
+            home.path(),
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let calc1 = plan["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["instance_id"] == "swtfix__calc-1")
+            .unwrap()
+            .clone();
+        calc1["patch"]["kind"].as_str().unwrap().to_string()
+    };
+    assert_eq!(plan_patch("fixed"), "extracted_cached");
+    assert_eq!(plan_patch("parity"), "extract");
+    let bad = swtbench(&["run", "--vanilla-style", "sideways"], home.path());
+    assert_eq!(bad.status.code(), Some(2));
+}

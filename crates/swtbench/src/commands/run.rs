@@ -19,7 +19,7 @@ use swtbench_backend::{
 use swtbench_core::layout::model_dir_name;
 use swtbench_core::{Instance, RunKind};
 use swtbench_data::predictions::{load_predictions, PredictionsSource};
-use swtbench_extract::PatchType;
+use swtbench_extract::{CustomStyle, ExtractOptions, FuzzyStyle, PatchType, VanillaStyle};
 use swtbench_grade::leaderboard::{self, Dataset, Format};
 use swtbench_grade::tree::collect_reports;
 use swtbench_runner::events::{EventSink, FanOut, JsonlWriter};
@@ -87,6 +87,27 @@ pub struct RunArgs {
     /// is a diff), fuzzy, custom.
     #[arg(long, alias = "patch_types", value_name = "TYPE", num_args = 1.., default_value = "vanilla")]
     pub patch_types: Vec<PatchType>,
+
+    /// Custom patch type: parity re-emits each file with ast.unparse, as the original (comments
+    /// and formatting are lost); preserve changes only the replaced definitions and the appended
+    /// code.
+    #[arg(
+        long,
+        alias = "custom_patch_style",
+        value_name = "STYLE",
+        default_value = "parity"
+    )]
+    pub custom_patch_style: CustomStyle,
+
+    /// Fuzzy patch type: parity keeps the original's placement (a change without following
+    /// context truncates the file, the final newline is dropped); fixed does neither.
+    #[arg(long, value_name = "STYLE", default_value = "parity")]
+    pub fuzzy_style: FuzzyStyle,
+
+    /// Vanilla patch type among others: parity never applies minimal patches under 8192 bytes,
+    /// as the original (its temporary file is not flushed); fixed applies them.
+    #[arg(long, value_name = "STYLE", default_value = "parity")]
+    pub vanilla_style: VanillaStyle,
 
     /// Image layers kept after the run: none, base, env (default) or instance.
     #[arg(
@@ -336,6 +357,12 @@ fn settings_from(args: &RunArgs) -> Result<RunSettings, CliError> {
     };
     s.max_workers = args.max_workers;
     s.patch_types = args.patch_types.clone();
+    s.extract = ExtractOptions {
+        custom_style: args.custom_patch_style,
+        fuzzy_style: args.fuzzy_style,
+        vanilla_style: args.vanilla_style,
+        ..ExtractOptions::default()
+    };
     s.reuse_unkeyed = args.reuse_unkeyed_outputs;
     s.skip_eval = args.skip_eval;
     Ok(s)
