@@ -79,7 +79,15 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CacheError + '_ {
 
 fn write_atomic(path: &Path, content: &[u8]) -> Result<(), CacheError> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io_err(path))?;
+    let mut builder = tempfile::Builder::new();
+    // An ordinary file mode (0666 less the umask), not the temporary file's 0600: these files
+    // are outputs that others read.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir).map_err(io_err(path))?;
     tmp.write_all(content).map_err(io_err(path))?;
     tmp.persist(path).map_err(|e| CacheError {
         path: path.to_path_buf(),

@@ -49,6 +49,19 @@ fn reuses_the_extraction_until_the_answer_or_the_settings_change() {
     assert_eq!(record["attempts"][0]["outcome"], "failed");
     assert_eq!(record["attempts"][0]["error"]["kind"], "unflushed_patch");
 
+    // Ordinary file modes: what a plain `File::create` in the same directory gets.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let reference = log.join("reference");
+        std::fs::File::create(&reference).unwrap();
+        for name in [RAW_FILE, PATCH_FILE, KEY_FILE] {
+            assert_eq!(mode(&log.join(name)), mode(&reference), "{name}");
+        }
+        std::fs::remove_file(&reference).unwrap();
+    }
+
     let second = run(ANSWER, &opts);
     assert!(second.reused);
     assert_eq!(runs.get(), 1);
