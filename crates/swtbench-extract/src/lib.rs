@@ -18,8 +18,8 @@
 //! the settings stay the same.
 //!
 //! This crate never writes to a repository and never applies model text on the host's file
-//! system; the only processes it starts are `git cat-file` (reading a mirror) and, through
-//! [`HostPython`], a Python interpreter for tests and debugging.
+//! system; the only processes it starts are `git cat-file` and `git ls-tree` (reading a mirror)
+//! and, through [`HostPython`], a Python interpreter for tests and debugging.
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
 use swtbench_data::git_mirror::{BatchReader, GitError, GitMirror};
@@ -48,7 +49,9 @@ impl SourceError {
 pub trait FileSource {
     /// The content of `path` (repository-relative, `/`-separated, already checked to stay inside
     /// the repository), or `Ok(None)` when no such file exists. Files that are not UTF-8 are an
-    /// error: the original reads them as text and fails the same way.
+    /// error: the original reads them as text and fails the same way. A symbolic link, or a path
+    /// that leads through one, is [`SourceErrorKind::NotAFile`]: editing it as text would retarget
+    /// the link, and `git apply` refuses to write beyond one.
     fn read(&self, path: &str) -> Result<Option<String>, SourceError>;
 }
 
@@ -69,6 +72,17 @@ fn utf8(path: &str, bytes: Vec<u8>) -> Result<String, SourceError> {
             ),
         )
     })
+}
+
+/// The error for `path` when `link` (`path` itself or one of its parent directories) is a
+/// symbolic link.
+fn symlink_error(path: &str, link: &str) -> SourceError {
+    let detail = if link == path {
+        "a symbolic link".to_string()
+    } else {
+        format!("beyond a symbolic link ({link})")
+    };
+    SourceError::new(path, SourceErrorKind::NotAFile, detail)
 }
 
 /// Files held in memory.
@@ -110,8 +124,8 @@ impl FileSource for MemorySource {
     }
 }
 
-/// Files of a checked-out work tree (for example a clone at the base commit). Symbolic links that
-/// lead out of the tree are refused.
+/// Files of a checked-out work tree (for example a clone at the base commit). Symbolic links, and
+/// paths through them, are refused.
 #[derive(Debug, Clone)]
 pub struct DirSource {
     root: PathBuf,
@@ -128,6 +142,19 @@ impl FileSource for DirSource {
         let full = self.root.join(path);
         let unavailable =
             |e: &dyn fmt::Display| SourceError::new(path, SourceErrorKind::Unavailable, e);
+        let mut prefix = self.root.clone();
+        let segments: Vec<&str> = path.split('/').collect();
+        for (k, seg) in segments.iter().enumerate() {
+            prefix.push(seg);
+            match std::fs::symlink_metadata(&prefix) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(symlink_error(path, &segments[..=k].join("/")));
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(unavailable(&e)),
+            }
+        }
         let meta = match std::fs::metadata(&full) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -218,7 +245,14 @@ impl FileSource for GitMirrorSource {
         let Some(reader) = guard.as_mut() else {
             return Err(unavailable(&"git reader unavailable"));
         };
-        match reader.read(&self.commit, path) {
+        let found = reader.read(&self.commit, path);
+        drop(guard);
+        if matches!(found, Ok(_) | Err(GitError::NotAFile { .. })) {
+            if let Some(link) = self.symlink_on(path)? {
+                return Err(symlink_error(path, &link));
+            }
+        }
+        match found {
             Ok(Some(bytes)) => utf8(path, bytes).map(Some),
             Ok(None) => Ok(None),
             Err(e @ GitError::NotAFile { .. }) => Err(SourceError {
@@ -228,9 +262,73 @@ impl FileSource for GitMirrorSource {
             }),
             Err(e) => {
                 // The process may be unusable now; start a fresh one next time.
-                *guard = None;
+                if let Ok(mut guard) = self.reader.lock() {
+                    *guard = None;
+                }
                 Err(unavailable(&e))
             }
         }
+    }
+}
+
+impl GitMirrorSource {
+    /// The first of `path` and its parent directories that is a symbolic link at the commit
+    /// (`git ls-tree` gives the modes, which `cat-file` does not).
+    fn symlink_on(&self, path: &str) -> Result<Option<String>, SourceError> {
+        let segments: Vec<&str> = path.split('/').collect();
+        let prefixes: Vec<String> = (1..=segments.len())
+            .map(|k| segments[..k].join("/"))
+            .collect();
+        let out = Command::new("git")
+            .arg("-c")
+            .arg("safe.directory=*")
+            .arg("--git-dir")
+            .arg(&self.git_dir)
+            .arg("--literal-pathspecs")
+            .args(["ls-tree", "-z", "--full-tree", &self.commit, "--"])
+            .args(&prefixes)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .env_remove("GIT_OBJECT_DIRECTORY")
+            .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| {
+                SourceError::new(
+                    path,
+                    SourceErrorKind::Unavailable,
+                    format!("git ls-tree: {e}"),
+                )
+            })?;
+        if !out.status.success() {
+            return Err(SourceError::new(
+                path,
+                SourceErrorKind::Unavailable,
+                format!(
+                    "git ls-tree {}: {}",
+                    self.commit,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
+            ));
+        }
+        // `<mode> SP <type> SP <object> TAB <path>`, NUL-terminated. Pathspecs of a directory
+        // and of something inside it make git list that directory's other entries too, so only
+        // the prefixes themselves count; the shortest linked one is where git would stop.
+        let mut links: Vec<&String> = out
+            .stdout
+            .split(|b| *b == 0)
+            .filter_map(|entry| {
+                let tab = entry.iter().position(|b| *b == b'\t')?;
+                if !entry.starts_with(b"120000 ") {
+                    return None;
+                }
+                let name = std::str::from_utf8(&entry[tab + 1..]).ok()?;
+                prefixes.iter().find(|p| p.as_str() == name)
+            })
+            .collect();
+        links.sort_by_key(|p| p.len());
+        Ok(links.first().map(|p| p.to_string()))
     }
 }

@@ -172,3 +172,83 @@ fn git_mirror_source_reads_files_at_the_base_commit() {
     let ex = extract(answer, &[PatchType::Fuzzy], &src, None, &opts);
     assert_eq!(ex.files[0].new, "x = 1\ny = 2\n");
 }
+
+/// A symbolic link in the repository, or a path through one, is not a file to patch: editing the
+/// link's text would retarget it, and `git apply` refuses to write beyond a link. Both sources
+/// say so, and every patch type fails on it with that reason.
+#[cfg(unix)]
+#[test]
+fn symbolic_links_and_paths_through_them_are_refused() {
+    use swtbench_extract::{DirSource, SourceErrorKind};
+    let files: BTreeMap<String, String> =
+        [("tests/test_a.py".to_string(), "x = 1\n".to_string())].into();
+    let (work, _) = common::git_repo(&files);
+    std::os::unix::fs::symlink("test_a.py", work.path().join("tests/link.py")).unwrap();
+    std::os::unix::fs::symlink("/etc", work.path().join("etc")).unwrap();
+    std::os::unix::fs::symlink("tests", work.path().join("tlink")).unwrap();
+    assert!(common::git(work.path(), &["add", "-A"]).status.success());
+    assert!(common::git(work.path(), &["commit", "-qm", "links"])
+        .status
+        .success());
+    let commit = String::from_utf8(common::git(work.path(), &["rev-parse", "HEAD"]).stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let mirror = tempfile::tempdir().unwrap();
+    let bare = mirror.path().join("owner__repo.git");
+    let out = common::git(
+        work.path(),
+        &["clone", "-q", "--mirror", ".", bare.to_str().unwrap()],
+    );
+    assert!(out.status.success());
+
+    let git_src = GitMirrorSource::new(&bare, &commit);
+    let dir_src = DirSource::new(work.path());
+    for src in [&git_src as &dyn FileSource, &dir_src] {
+        assert_eq!(
+            src.read("tests/test_a.py").unwrap().as_deref(),
+            Some("x = 1\n")
+        );
+        let err = src.read("tests/link.py").unwrap_err();
+        assert_eq!(
+            (err.kind, err.detail.as_str()),
+            (SourceErrorKind::NotAFile, "a symbolic link")
+        );
+        for (path, link) in [
+            ("etc/passwd", "etc"),
+            ("tlink/test_a.py", "tlink"),
+            ("tlink/new.py", "tlink"),
+        ] {
+            let err = src.read(path).unwrap_err();
+            assert_eq!(err.kind, SourceErrorKind::NotAFile, "{path}");
+            assert_eq!(
+                err.detail,
+                format!("beyond a symbolic link ({link})"),
+                "{path}"
+            );
+        }
+        assert_eq!(src.read("tests/missing.py").unwrap(), None);
+    }
+
+    let answers = [
+        "--- a/tests/link.py\n+++ b/tests/link.py\n@@ -1,1 +1,2 @@\n x = 1\n+y = 2\n",
+        "--- /dev/null\n+++ b/tlink/test_new.py\n@@ -0,0 +1,1 @@\n+y = 2\n",
+    ];
+    let opts = ExtractOptions {
+        vanilla_style: swtbench_extract::VanillaStyle::Fixed,
+        ..ExtractOptions::default()
+    };
+    for answer in answers {
+        let ex = extract(
+            answer,
+            &[PatchType::Vanilla, PatchType::Fuzzy],
+            &git_src,
+            None,
+            &opts,
+        );
+        assert!(!ex.succeeded(), "{answer}: {}", ex.patch);
+        let summary = ex.failure_summary();
+        assert_eq!(summary.matches("symbolic link").count(), 2, "{summary}");
+        assert!(ex.is_cacheable());
+    }
+}
