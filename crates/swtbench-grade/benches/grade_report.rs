@@ -150,6 +150,8 @@ fn grade_and_report(instances: &[Instance], root: &LogsRoot, out: &Path) -> Stri
         rewrite: true,
         options: GradeOptions::default(),
         threads: 0,
+        repo_rules: &Default::default(),
+        empty_patches: None,
     };
     let graded = regrade(&Fs, &req);
     for (path, text) in &graded.writes {

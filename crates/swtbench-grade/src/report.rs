@@ -193,6 +193,29 @@ pub enum ReportReadError {
 }
 
 impl InstanceReport {
+    /// The report of an instance whose prediction has no usable patch: not applied, no tests,
+    /// no coverage (the original reaches the same grade after running the empty patch, whose
+    /// `git apply` fails).
+    pub fn empty_patch(instance_id: &str) -> InstanceReport {
+        InstanceReport {
+            instance_id: instance_id.to_string(),
+            patch_exists: true,
+            ..Default::default()
+        }
+    }
+
+    /// Whether this is the early-return report of a patch that did not apply: not resolved, no
+    /// tests, no coverage.
+    pub fn is_not_applied(&self) -> bool {
+        !self.patch_successfully_applied
+            && !self.resolved
+            && self.added_f2p.is_none()
+            && self.tests_pred.is_none()
+            && self.tests_base.is_none()
+            && self.tests_gold.is_none()
+            && self.coverage == CoverageResult::default()
+    }
+
     /// Whether the instance counts as resolved (S).
     pub fn is_resolved(&self) -> bool {
         self.resolved

@@ -56,7 +56,10 @@ impl fmt::Display for ErrorReason {
             ErrorReason::MissingPredPreOutput => f.write_str(
                 "no output: pred_pre test_output.txt is missing (run failed or timed out)",
             ),
-            ErrorReason::UnknownRepo(r) => write!(f, "no log parser for repository `{r}`"),
+            ErrorReason::UnknownRepo(r) => write!(
+                f,
+                "no log parser for repository `{r}` (give it a log_parser in a spec table, --spec-table)"
+            ),
             ErrorReason::GoldPatch(d) => write!(f, "gold code patch unreadable: {d}"),
             ErrorReason::UnreadableReport(d) => write!(f, "report.json unreadable: {d}"),
             ErrorReason::Run(d) => f.write_str(d),

@@ -4,17 +4,21 @@
 //! over `std::fs`, tests over an in-memory map). Nothing here writes: [`regrade`] returns the
 //! `report.json` texts to write and the run report's entries; the caller writes them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};
 
+use swtbench_core::directives::{directives_hash, test_directives, DEFAULT_NON_TEST_EXTS};
 use swtbench_core::layout::{
-    base_directives_hash, gold_directives_hash, InstanceRunKeys, LogsRoot, MODEL_PATCH_FILE,
-    REPORT_FILE, TEST_OUTPUT_FILE,
+    InstanceRunKeys, LogsRoot, MODEL_PATCH_FILE, REPORT_FILE, TEST_OUTPUT_FILE,
 };
 use swtbench_core::{Instance, RunKind};
 
-use crate::report::{grade_instance, GradeError, GradeOptions, InstanceReport, InstanceRunOutputs};
+use crate::parsers::Parser;
+use crate::report::{
+    grade_instance, grade_instance_with_parser, GradeError, GradeOptions, InstanceReport,
+    InstanceRunOutputs,
+};
 use crate::run_report::{EntryState, ErrorReason, RunReportEntry};
 
 /// Read-only access to a log tree.
@@ -83,6 +87,36 @@ impl TreeReader for MemoryTree {
     }
 }
 
+/// How the runs of one repository are read, when a spec table says more than the original's
+/// defaults: its unit-test log parser, and the file extensions that are never test directives
+/// (they decide the directive hashes that name the shared gold/base directories).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoRules {
+    /// `None`: the original's repository → parser map decides (no entry: an error).
+    pub parser: Option<Parser>,
+    pub non_test_exts: Vec<String>,
+}
+
+impl Default for RepoRules {
+    fn default() -> Self {
+        RepoRules {
+            parser: None,
+            non_test_exts: DEFAULT_NON_TEST_EXTS
+                .iter()
+                .map(|e| e.to_string())
+                .collect(),
+        }
+    }
+}
+
+impl RepoRules {
+    /// `sha256("__".join(directives))` of `patch` under these rules.
+    pub fn directives_hash(&self, repo: &str, patch: &str) -> String {
+        let exts: Vec<&str> = self.non_test_exts.iter().map(String::as_str).collect();
+        directives_hash(&test_directives(patch, repo, &exts))
+    }
+}
+
 /// What to re-grade.
 #[derive(Debug, Clone, Copy)]
 pub struct RegradeRequest<'a> {
@@ -98,6 +132,15 @@ pub struct RegradeRequest<'a> {
     /// Worker threads reading and grading (0: one per available core). Reading the six outputs
     /// of thousands of instances is dominated by file-system calls, which threads overlap.
     pub threads: usize,
+    /// Rules of repositories a spec table describes (by `owner/name`); any other repository uses
+    /// the original's parser map and non-test extensions.
+    pub repo_rules: &'a BTreeMap<String, RepoRules>,
+    /// `Some`: the predictions are known, and these instances have no usable patch (null, blank
+    /// or only binary diffs). `swtbench run` grades such an instance as not applied without
+    /// running anything, so it has no run directories: it is graded the same way here instead of
+    /// being an error. `None`: predictions unknown; an instance without runs whose existing
+    /// `report.json` says "not applied" (what `run` writes for an empty patch) keeps that report.
+    pub empty_patches: Option<&'a BTreeSet<String>>,
 }
 
 /// The result of re-grading: the run report's entries (in the given order) and the reports to write.
@@ -173,13 +216,7 @@ fn regrade_one(tree: &dyn TreeReader, req: &RegradeRequest<'_>, inst: &Instance)
     let pred_pre = root.pred_run_dir(req.run_id, req.model_dir, RunKind::PredPre, id);
     let model_patch = match read_or_error(tree, &pred_pre.join(MODEL_PATCH_FILE)) {
         Ok(Some(p)) => p,
-        Ok(None) => {
-            return (
-                entry(EntryState::Error(ErrorReason::MissingModelPatch)),
-                None,
-                None,
-            )
-        }
+        Ok(None) => return not_run(tree, req, id),
         Err(e) => return (entry(EntryState::Error(e)), None, None),
     };
     let pred_pre_output = match read_or_error(tree, &pred_pre.join(TEST_OUTPUT_FILE)) {
@@ -224,8 +261,10 @@ fn regrade_one(tree: &dyn TreeReader, req: &RegradeRequest<'_>, inst: &Instance)
             Err(e) => return (entry(EntryState::Error(e)), None, None),
         }
     }
-    let gold_hash = gold_directives_hash(&inst.repo, &inst.golden_test_patch);
-    let base_hash = base_directives_hash(&inst.repo, &model_patch);
+    let default_rules = RepoRules::default();
+    let rules = req.repo_rules.get(&inst.repo).unwrap_or(&default_rules);
+    let gold_hash = rules.directives_hash(&inst.repo, &inst.golden_test_patch);
+    let base_hash = rules.directives_hash(&inst.repo, &model_patch);
     let keys = InstanceRunKeys {
         run_id: req.run_id,
         model_dir: req.model_dir,
@@ -247,7 +286,11 @@ fn regrade_one(tree: &dyn TreeReader, req: &RegradeRequest<'_>, inst: &Instance)
         gold_code_patch: &inst.golden_code_patch,
         outputs: [0, 1, 2, 3, 4, 5].map(|i| outputs[i].as_deref()),
     };
-    match grade_instance(&inputs, &req.options) {
+    let graded = match rules.parser {
+        Some(parser) => grade_instance_with_parser(&inputs, &req.options, parser),
+        None => grade_instance(&inputs, &req.options),
+    };
+    match graded {
         Ok(graded) => {
             let text = graded.report.to_report_json();
             (
@@ -270,6 +313,56 @@ fn regrade_one(tree: &dyn TreeReader, req: &RegradeRequest<'_>, inst: &Instance)
             None,
             warning,
         ),
+    }
+}
+
+/// An instance without a pred_pre `model_patch.diff`: nothing of it ran. An empty patch (known
+/// from the predictions, or from the not-applied `report.json` `swtbench run` left) is graded as
+/// not applied, as `run` does; anything else is an error, as in the original.
+fn not_run(tree: &dyn TreeReader, req: &RegradeRequest<'_>, id: &str) -> OneRegraded {
+    let entry = |state| RunReportEntry {
+        instance_id: id.to_string(),
+        state,
+    };
+    let missing = || {
+        (
+            entry(EntryState::Error(ErrorReason::MissingModelPatch)),
+            None,
+            None,
+        )
+    };
+    if req.empty_patches.is_some_and(|empty| !empty.contains(id)) {
+        return missing();
+    }
+    let report_path = req.logs_root.report_path(req.run_id, req.model_dir, id);
+    let existing = match read_or_error(tree, &report_path) {
+        Ok(e) => e,
+        Err(e) => return (entry(EntryState::Error(e)), None, None),
+    };
+    let existing = existing.and_then(|bytes| {
+        InstanceReport::from_report_json(&String::from_utf8_lossy(&bytes), Some(id)).ok()
+    });
+    let graded = |report: InstanceReport, reused: bool| {
+        entry(EntryState::Graded {
+            report: Box::new(report),
+            reused,
+            empty_patch: true,
+        })
+    };
+    let known_empty = req.empty_patches.is_some();
+    match existing {
+        // The report `run` wrote for the empty patch (or an earlier grade's) is kept, as any
+        // existing report is.
+        Some(report) if !req.rewrite && (known_empty || report.is_not_applied()) => {
+            (graded(report, true), None, None)
+        }
+        Some(report) if !known_empty && !report.is_not_applied() => missing(),
+        None if !known_empty => missing(),
+        _ => {
+            let report = InstanceReport::empty_patch(id);
+            let text = report.to_report_json();
+            (graded(report, false), Some((report_path, text)), None)
+        }
     }
 }
 
@@ -346,6 +439,219 @@ pub fn collect_reports(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use swtbench_core::InstanceId;
+
+    const GOLD_FIX: &str =
+        "diff --git a/w/m.py b/w/m.py\n--- a/w/m.py\n+++ b/w/m.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n";
+    const GOLD_TESTS: &str = "diff --git a/tests/test_m.py b/tests/test_m.py\n--- a/tests/test_m.py\n+++ b/tests/test_m.py\n@@ -1 +1,2 @@\n x = 1\n+y = 2\n";
+    /// Touches a test file and a data file (`.json` is a non-test extension by default).
+    const MODEL_PATCH: &str = "diff --git a/tests/test_n.py b/tests/test_n.py\n--- a/tests/test_n.py\n+++ b/tests/test_n.py\n@@ -1 +1,2 @@\n x = 1\n+y = 2\ndiff --git a/tests/data.json b/tests/data.json\n--- a/tests/data.json\n+++ b/tests/data.json\n@@ -1 +1 @@\n-{}\n+[]\n";
+
+    fn instance(id: &str, repo: &str) -> Instance {
+        Instance {
+            instance_id: InstanceId(id.to_string()),
+            repo: repo.to_string(),
+            version: "0.1".into(),
+            base_commit: "abc".into(),
+            environment_setup_commit: "abc".into(),
+            golden_code_patch: GOLD_FIX.into(),
+            golden_test_patch: GOLD_TESTS.into(),
+            fail_to_pass: vec![],
+            pass_to_pass: vec![],
+            extra: Default::default(),
+        }
+    }
+
+    fn out(applied: bool, tests: &str) -> String {
+        let apply = if applied {
+            "Applied patch tests/test_n.py cleanly.\n"
+        } else {
+            ""
+        };
+        format!("+ git apply -v -\n{apply}+ pytest -rA\n{tests}\n")
+    }
+
+    /// A run tree of one instance whose model's new test goes from fail to pass, with the
+    /// shared base runs stored under `base_hash`.
+    fn tree_with_runs(root: &LogsRoot, inst: &Instance, base_hash: &str) -> MemoryTree {
+        let id = inst.instance_id.as_str();
+        let gold_hash = RepoRules::default().directives_hash(&inst.repo, GOLD_TESTS);
+        let keys = InstanceRunKeys {
+            run_id: "r",
+            model_dir: "m",
+            instance_id: id,
+            gold_hash: &gold_hash,
+            base_hash,
+        };
+        let outputs = [
+            out(true, "FAILED tests/test_n.py::test_new - x"),
+            out(true, "PASSED tests/test_n.py::test_new"),
+            out(true, "FAILED tests/test_m.py::test_gold"),
+            out(true, "PASSED tests/test_m.py::test_gold"),
+            out(false, "PASSED tests/test_n.py::test_other"),
+            out(false, "PASSED tests/test_n.py::test_other"),
+        ];
+        let mut t = MemoryTree::new();
+        for (dir, o) in root.instance_run_dirs(&keys).iter().zip(outputs) {
+            t.insert(dir.join(TEST_OUTPUT_FILE), o);
+        }
+        t.insert(
+            root.pred_run_dir("r", "m", RunKind::PredPre, id)
+                .join(MODEL_PATCH_FILE),
+            MODEL_PATCH,
+        );
+        t
+    }
+
+    fn request<'a>(
+        root: &'a LogsRoot,
+        instances: &'a [Instance],
+        rules: &'a BTreeMap<String, RepoRules>,
+        empty: Option<&'a BTreeSet<String>>,
+        rewrite: bool,
+    ) -> RegradeRequest<'a> {
+        RegradeRequest {
+            logs_root: root,
+            run_id: "r",
+            model_dir: "m",
+            instances,
+            rewrite,
+            options: GradeOptions::default(),
+            threads: 1,
+            repo_rules: rules,
+            empty_patches: empty,
+        }
+    }
+
+    fn state(r: &Regraded) -> &EntryState {
+        &r.entries[0].state
+    }
+
+    #[test]
+    fn spec_table_rules_choose_the_parser_and_the_shared_directories() {
+        let root = LogsRoot::new("logs");
+        let inst = vec![instance("acme__widget-1", "acme/widget")];
+        // With `.json` no longer a non-test extension, the data file is a directive too.
+        let rules = RepoRules {
+            parser: Some(Parser::Pytest),
+            non_test_exts: vec![".txt".into()],
+        };
+        let base_hash = rules.directives_hash("acme/widget", MODEL_PATCH);
+        assert_ne!(
+            base_hash,
+            RepoRules::default().directives_hash("acme/widget", MODEL_PATCH)
+        );
+        let tree = tree_with_runs(&root, &inst[0], &base_hash);
+
+        // No rules: the original's map has no parser for the repository.
+        let none = BTreeMap::new();
+        let r = regrade(&tree, &request(&root, &inst, &none, None, false));
+        assert_eq!(
+            state(&r),
+            &EntryState::Error(ErrorReason::UnknownRepo("acme/widget".into()))
+        );
+        // A parser but the default extensions: the base runs are looked up under another
+        // directive hash, where there is nothing.
+        let parser_only: BTreeMap<String, RepoRules> = [(
+            "acme/widget".to_string(),
+            RepoRules {
+                parser: Some(Parser::Pytest),
+                ..Default::default()
+            },
+        )]
+        .into();
+        let r = regrade(&tree, &request(&root, &inst, &parser_only, None, false));
+        let EntryState::Graded { report, .. } = state(&r) else {
+            panic!("{:?}", state(&r));
+        };
+        assert_eq!(report.tests_base.as_ref().unwrap().total(), 0);
+        // The table's rules: parser and extensions both apply, base runs are found.
+        let table: BTreeMap<String, RepoRules> = [("acme/widget".to_string(), rules)].into();
+        let r = regrade(&tree, &request(&root, &inst, &table, None, false));
+        let EntryState::Graded { report, reused, .. } = state(&r) else {
+            panic!("{:?}", state(&r));
+        };
+        assert!(report.resolved && !reused);
+        assert_eq!(
+            report.tests_base.as_ref().unwrap().pass_to_pass,
+            vec!["tests/test_n.py::test_other".to_string()]
+        );
+        assert_eq!(r.writes.len(), 1);
+    }
+
+    #[test]
+    fn empty_patches_are_graded_as_not_applied_like_run_does() {
+        let root = LogsRoot::new("logs");
+        let inst = vec![instance("o__r-1", "pytest-dev/pytest")];
+        let rules = BTreeMap::new();
+        let report_path = root.report_path("r", "m", "o__r-1");
+        let empty_text = InstanceReport::empty_patch("o__r-1").to_report_json();
+        let empty: BTreeSet<String> = ["o__r-1".to_string()].into();
+        let not_empty = BTreeSet::new();
+        let bare = MemoryTree::new();
+
+        // Known empty, no report yet: graded and written.
+        let r = regrade(&bare, &request(&root, &inst, &rules, Some(&empty), false));
+        assert!(matches!(
+            state(&r),
+            EntryState::Graded { reused: false, empty_patch: true, report } if report.is_not_applied()
+        ));
+        assert_eq!(r.writes, vec![(report_path.clone(), empty_text.clone())]);
+        // A non-empty prediction without runs is an error, as in the original.
+        let r = regrade(
+            &bare,
+            &request(&root, &inst, &rules, Some(&not_empty), false),
+        );
+        assert_eq!(
+            state(&r),
+            &EntryState::Error(ErrorReason::MissingModelPatch)
+        );
+        // Predictions unknown and no report: an error too.
+        let r = regrade(&bare, &request(&root, &inst, &rules, None, false));
+        assert_eq!(
+            state(&r),
+            &EntryState::Error(ErrorReason::MissingModelPatch)
+        );
+
+        // The report `run` wrote is kept, with or without the predictions.
+        let mut with_report = MemoryTree::new();
+        with_report.insert(&report_path, empty_text.clone());
+        for empty in [Some(&empty), None] {
+            let r = regrade(&with_report, &request(&root, &inst, &rules, empty, false));
+            assert!(matches!(
+                state(&r),
+                EntryState::Graded {
+                    reused: true,
+                    empty_patch: true,
+                    ..
+                }
+            ));
+            assert!(r.writes.is_empty());
+            // --rewrite writes the same report again.
+            let r = regrade(&with_report, &request(&root, &inst, &rules, empty, true));
+            assert!(matches!(
+                state(&r),
+                EntryState::Graded {
+                    reused: false,
+                    empty_patch: true,
+                    ..
+                }
+            ));
+            assert_eq!(r.writes, vec![(report_path.clone(), empty_text.clone())]);
+        }
+        // Without predictions, a report that says the patch applied cannot come from an empty
+        // patch: no runs means an error.
+        let mut applied = MemoryTree::new();
+        let mut rep = InstanceReport::empty_patch("o__r-1");
+        rep.patch_successfully_applied = true;
+        rep.added_f2p = Some(0);
+        applied.insert(&report_path, rep.to_report_json());
+        let r = regrade(&applied, &request(&root, &inst, &rules, None, false));
+        assert_eq!(
+            state(&r),
+            &EntryState::Error(ErrorReason::MissingModelPatch)
+        );
+    }
 
     #[test]
     fn memory_tree_lists_subdirs() {

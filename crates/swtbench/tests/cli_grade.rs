@@ -654,3 +654,148 @@ fn parse_log_matches_the_original_on_every_shared_log() {
     }
     assert_eq!(n, 854);
 }
+
+/// A repository the original has no parser for, described by a spec table as `swtbench run`
+/// takes it (`log_parser`, and `non_test_extensions`, which decide the directive hash naming the
+/// shared base directories), plus an empty prediction that `run` graded without running it.
+#[test]
+fn grade_reads_the_spec_table_and_grades_empty_patches_like_run() {
+    let tree = tempfile::tempdir().unwrap();
+    let dir = tree.path();
+    let logs = dir.join("run_instance_swt_logs");
+    let model_patch = "diff --git a/tests/test_new.py b/tests/test_new.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/test_new.py\n@@ -0,0 +1 @@\n+x = 1\ndiff --git a/tests/data.json b/tests/data.json\n--- a/tests/data.json\n+++ b/tests/data.json\n@@ -1 +1 @@\n-{}\n+[]\n";
+    let mut rows = String::new();
+    for id in ["acme__widget-1", "acme__widget-2"] {
+        rows.push_str(&json!({
+            "instance_id": id, "repo": "acme/widget", "version": "0.1", "base_commit": "0123abcd",
+            "patch": CODE_PATCH, "test_patch": test_patch("tests/test_m.py"),
+            "problem_statement": "synthetic", "FAIL_TO_PASS": "[]", "PASS_TO_PASS": "[]",
+        }).to_string());
+        rows.push('\n');
+    }
+    write(&dir.join("dataset.jsonl"), &rows);
+    let preds = [("acme__widget-1", model_patch), ("acme__widget-2", "")]
+        .iter()
+        .map(|(id, p)| {
+            json!({"instance_id": id, "model_name_or_path": MODEL, "model_patch": p}).to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    write(&dir.join("preds.jsonl"), &preds);
+    // `.json` is not a non-test extension for this repository, so the data file is a directive.
+    write(
+        &dir.join("table.toml"),
+        "[repos.\"acme/widget\"]\nlog_parser = \"pytest\"\nnon_test_extensions = [\".txt\"]\n",
+    );
+    let id = "acme__widget-1";
+    let gold_hash = sha256_hex("tests/test_m.py");
+    let base_hash = sha256_hex("tests/test_new.py__tests/data.json");
+    let pre = logs
+        .join(RUN)
+        .join(format!("pred_pre__{MODEL_DIR}"))
+        .join(id);
+    write(&pre.join("model_patch.diff"), model_patch);
+    let runs = [
+        (pre, "FAILED tests/test_new.py::test_new - assert 0"),
+        (
+            logs.join(RUN)
+                .join(format!("pred_post__{MODEL_DIR}"))
+                .join(id),
+            "PASSED tests/test_new.py::test_new",
+        ),
+        (
+            logs.join("gold_pre").join(id).join(&gold_hash),
+            "FAILED tests/test_m.py::test_fix",
+        ),
+        (
+            logs.join("gold_post").join(id).join(&gold_hash),
+            "PASSED tests/test_m.py::test_fix",
+        ),
+        (
+            logs.join("base_pre").join(id).join(&base_hash),
+            "PASSED tests/test_new.py::test_base",
+        ),
+        (
+            logs.join("base_post").join(id).join(&base_hash),
+            "FAILED tests/test_new.py::test_base",
+        ),
+    ];
+    for (i, (d, tests)) in runs.iter().enumerate() {
+        write(
+            &d.join("test_output.txt"),
+            &output(i < 4, tests, &[], false),
+        );
+    }
+    let mut args = GRADE.to_vec();
+    args.push("--rewrite");
+
+    // Without the table: no parser for acme/widget, and widget-2 (empty) is graded anyway.
+    let out = swtbench(&args, dir);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let rr_path = dir
+        .join("evaluation_results")
+        .join(format!("{MODEL_DIR}.{RUN}.json"));
+    let rr = read_json(&rr_path);
+    assert_eq!(rr["error_ids"], json!(["acme__widget-1"]));
+    assert!(rr["error_reasons"]["acme__widget-1"]
+        .as_str()
+        .unwrap()
+        .contains("log_parser"));
+
+    args.extend(["--spec-table", "table.toml"]);
+    let out = swtbench(&args, dir);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rr = read_json(&rr_path);
+    assert_eq!(rr["error_ids"], json!([]));
+    assert_eq!(rr["resolved_ids"], json!(["acme__widget-1"]));
+    assert_eq!(rr["unresolved_ids"], json!(["acme__widget-2"]));
+    // The base runs were found under the table's directive hash: base P→F `test_base`, which
+    // the prediction does not have, so nothing new fails.
+    let w1 = report_of(dir, "acme__widget-1");
+    assert_eq!(
+        w1["tests_base"]["PASS_TO_FAIL"],
+        json!(["tests/test_new.py::test_base"])
+    );
+    // The empty patch gets the not-applied report `swtbench run` writes, byte for byte.
+    let w2 = std::fs::read_to_string(
+        logs.join(RUN)
+            .join(MODEL_DIR)
+            .join("acme__widget-2/report.json"),
+    )
+    .unwrap();
+    assert_eq!(
+        w2,
+        "{\n    \"acme__widget-2\": {\n        \"patch_is_None\": false,\n        \"patch_exists\": true,\n        \"patch_successfully_applied\": false,\n        \"resolved\": false,\n        \"coverage_pred\": null,\n        \"coverage_gold\": null,\n        \"coverage_base\": null,\n        \"coverage_delta_pred\": null,\n        \"coverage_delta_gold\": null\n    }\n}"
+    );
+
+    // Without --predictions, the empty patch's report is kept (it has no runs to grade from).
+    let out = swtbench(
+        &[
+            "grade",
+            "--dataset",
+            "dataset.jsonl",
+            "--run-id",
+            RUN,
+            "--model",
+            MODEL,
+            "--spec-table",
+            "table.toml",
+        ],
+        dir,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rr = read_json(&rr_path);
+    assert_eq!(rr["unresolved_ids"], json!(["acme__widget-2"]));
+    assert_eq!(rr["completed_instances"], json!(2));
+
+    // A table naming a parser that does not exist is an input error naming it.
+    write(
+        &dir.join("bad.toml"),
+        "[repos.\"acme/widget\"]\nlog_parser = \"nose\"\n",
+    );
+    let mut args = GRADE.to_vec();
+    args.extend(["--spec-table", "bad.toml"]);
+    let out = swtbench(&args, dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("nose"), "{}", text(&out.stderr));
+}

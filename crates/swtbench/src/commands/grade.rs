@@ -1,8 +1,11 @@
 //! `swtbench grade`: re-grade a run from the logs it left in the original's layout (§4.8), without
 //! containers: write each instance's `report.json` (only the missing ones unless `--rewrite`) and
-//! the run report `evaluation_results/<model>.<run_id>.json`.
+//! the run report `evaluation_results/<model>.<run_id>.json`. With the spec table and predictions
+//! `swtbench run` had, it reproduces run's `report.json` files byte for byte and its run report's
+//! numbers (run counts an instance as completed only when nothing was executed for it; grade,
+//! as the original, when its report.json existed before).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
@@ -12,12 +15,15 @@ use swtbench_core::layout::{
 use swtbench_core::{Instance, RunKind};
 use swtbench_data::predictions::{load_predictions, PredictionsSource};
 use swtbench_grade::logs::ExecMode;
-use swtbench_grade::run_report::{RunReport, RunReportInput};
-use swtbench_grade::tree::{regrade, RegradeRequest, TreeReader};
-use swtbench_grade::{CoverageFormula, GradeOptions, Outcome};
+use swtbench_grade::run_report::{EntryState, ErrorReason, RunReport, RunReportInput};
+use swtbench_grade::tree::{regrade, RegradeRequest, RepoRules, TreeReader};
+use swtbench_grade::{CoverageFormula, GradeOptions, Outcome, Parser};
+use swtbench_runner::plan::vanilla_patch;
+use swtbench_spec::SpecTable;
 
 use super::common::DatasetArgs;
 use super::report::FsTree;
+use super::spec::load_spec_table;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
 
@@ -35,8 +41,11 @@ pub struct GradeArgs {
     #[arg(long, value_name = "MODEL", required_unless_present = "predictions")]
     pub model: Option<String>,
 
-    /// The predictions of the run: its instances are the ones graded (others count as errors if
-    /// they have no outputs). Without it, every dataset instance with a directory in the run is.
+    /// The predictions of the run: its instances are the ones graded. An empty prediction (null,
+    /// blank or only binary diffs) is graded as not applied, as `swtbench run` does without
+    /// running it; any other instance without outputs is an error. Without it, every dataset
+    /// instance with a directory in the run is graded, and an instance without runs keeps the
+    /// not-applied report.json `run` wrote for its empty patch.
     #[arg(long, alias = "predictions_path", value_name = "FILE|gold")]
     pub predictions: Option<String>,
 
@@ -65,11 +74,18 @@ pub struct GradeArgs {
     /// base_pre, where their line numbers belong; see docs/deviations.md).
     #[arg(long, value_name = "FORMULA", default_value = "original")]
     pub coverage_formula: CoverageFormula,
+
+    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table, as
+    /// given to `swtbench run`: their `log_parser` reads the logs of repositories the original
+    /// has no parser for, and their `non_test_extensions` name the shared gold/base directories.
+    #[arg(long, alias = "spec_table", value_name = "FILE")]
+    pub spec_table: Option<PathBuf>,
 }
 
 pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
+    let table = load_spec_table(args.spec_table.as_deref())?;
     let dataset = args.dataset.load_valid(printer)?;
-    let (model_dir, submitted) = match &args.predictions {
+    let (model_dir, submitted, empty_patches) = match &args.predictions {
         Some(p) => {
             let source = PredictionsSource::parse(p);
             let preds = load_predictions(&source, &dataset)
@@ -91,10 +107,18 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
                 .keys()
                 .map(|k| k.as_str().to_string())
                 .collect();
-            (model_dir, Some(ids))
+            // What `swtbench run` grades as an empty patch without running it.
+            let empty: BTreeSet<String> = preds
+                .predictions
+                .iter()
+                .filter(|(_, p)| vanilla_patch(p).is_none())
+                .map(|(k, _)| k.as_str().to_string())
+                .collect();
+            (model_dir, Some(ids), Some(empty))
         }
         None => (
             model_dir_name(args.model.as_deref().unwrap_or_default()),
+            None,
             None,
         ),
     };
@@ -136,6 +160,7 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
         ))
         .with_hint("check --logs-root, --run-id, --model and --dataset"));
     }
+    let repo_rules = repo_rules(&table, &instances, args.spec_table.as_deref())?;
     let request = RegradeRequest {
         logs_root: &root,
         run_id: &args.run_id,
@@ -147,6 +172,8 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
             exec_mode: args.exec_mode,
             coverage_formula: args.coverage_formula,
         },
+        repo_rules: &repo_rules,
+        empty_patches: empty_patches.as_ref(),
     };
     let graded = regrade(&tree, &request);
     for w in &graded.warnings {
@@ -155,6 +182,11 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
     for (path, text) in &graded.writes {
         write_atomic(path, text.as_bytes())?;
     }
+    let not_run = graded
+        .entries
+        .iter()
+        .filter(|e| e.state == EntryState::Error(ErrorReason::MissingModelPatch))
+        .count();
     let report = RunReport::new(&RunReportInput {
         entries: graded.entries,
         submitted_ids: submitted
@@ -187,12 +219,66 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
             report.error_reasons.len() - 10
         ));
     }
+    if not_run > 0 && args.predictions.is_none() {
+        printer.warn(&format!(
+            "{not_run} instance(s) have no runs; pass --predictions so that empty patches among \
+             them are graded as not applied, as `swtbench run` does"
+        ));
+    }
     printer.info(&format!("run report written to {}", out.display()));
     Ok(if report.error_ids.is_empty() {
         ExitCode::Success
     } else {
         ExitCode::Partial
     })
+}
+
+/// The spec table's rules for the repositories of `instances`, as `swtbench run` applies them:
+/// the table's `log_parser` over the original's map, and its non-test extensions.
+fn repo_rules(
+    table: &SpecTable,
+    instances: &[Instance],
+    spec_table: Option<&Path>,
+) -> Result<BTreeMap<String, RepoRules>, CliError> {
+    let mut rules = BTreeMap::new();
+    for inst in instances {
+        if rules.contains_key(&inst.repo) {
+            continue;
+        }
+        let parser = match table
+            .repos
+            .get(&inst.repo)
+            .and_then(|r| r.log_parser.as_deref())
+        {
+            Some(name) => Some(name.parse::<Parser>().map_err(|e| {
+                CliError::input(anyhow!(
+                    "spec table{}: repository {}: {e}",
+                    spec_table
+                        .map(|p| format!(" {}", p.display()))
+                        .unwrap_or_default(),
+                    inst.repo
+                ))
+                .with_hint(
+                    "log_parser is one of pytest, pytest_options, pytest_v2, django, seaborn, \
+                     matplotlib, sympy",
+                )
+            })?),
+            None => None,
+        };
+        let non_test_exts = table
+            .non_test_extensions(&inst.repo)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        rules.insert(
+            inst.repo.clone(),
+            RepoRules {
+                parser,
+                non_test_exts,
+            },
+        );
+    }
+    Ok(rules)
 }
 
 /// Instance ids with a pred_pre directory or a report directory in the run.
