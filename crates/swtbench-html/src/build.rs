@@ -436,6 +436,7 @@ pub fn diff_view(text: &str, max_lines: usize) -> DiffView {
                 kinds,
                 lines,
                 marks: None,
+                truncated: h.truncated,
             });
         }
         files.push(DiffFile {
@@ -705,6 +706,22 @@ mod tests {
         );
         assert!(RunnerSummary::parse("{}").is_none());
         assert!(RunnerSummary::parse("not json").is_none());
+    }
+
+    #[test]
+    fn a_hunk_cut_short_is_flagged() {
+        // What a U+2028 in a line does to a patch split like Python's splitlines: the hunk
+        // stops early and the rest is not a diff any more.
+        let cut = "diff --git a/t.py b/t.py\nnew file mode 100644\n--- /dev/null\n+++ b/t.py\n@@ -0,0 +1,4 @@\n+a\n+# x\n end\n+b\n+c\n";
+        let v = diff_view(cut, MAX_PATCH_LINES);
+        let h = &v.files[0].hunks[0];
+        assert!(h.truncated);
+        assert_eq!(h.lines, ["a", "# x"]);
+        let json = serde_json::to_string(&v).unwrap();
+        assert!(json.contains("\"t\":true"), "{json}");
+        let whole = diff_view(GOLD, MAX_PATCH_LINES);
+        assert!(!whole.files[0].hunks[0].truncated);
+        assert!(!serde_json::to_string(&whole).unwrap().contains("\"t\":"));
     }
 
     #[test]

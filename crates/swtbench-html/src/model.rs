@@ -242,6 +242,10 @@ pub struct DiffHunk {
     /// runs did, 8 = the line is executable (it appears in the gold or base coverage data).
     #[serde(rename = "m", skip_serializing_if = "Option::is_none")]
     pub marks: Option<String>,
+    /// The hunk's text ends before its header's line counts are reached (`t`): the patch is cut
+    /// or malformed there, and `git apply` rejects it.
+    #[serde(rename = "t", skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 /// Coverage flags of one changed line (see [`DiffHunk::marks`]).

@@ -289,6 +289,10 @@ fn page_is_self_contained_and_locked_down() {
         .collect::<String>();
     assert!(csp.contains(&format!("style-src '{}'", csp_hash(&style))));
     assert!(csp.contains(&format!("script-src '{}'", csp_hash(&script))));
+    // Without JavaScript the filter controls (which only the script can drive) stay hidden: they
+    // carry `hidden` and an author `display` rule, so the style must make `hidden` win.
+    assert_eq!(doc.select(&sel("#controls[hidden]")).count(), 1);
+    assert!(style.contains("[hidden]{display:none!important}"));
 }
 
 #[test]

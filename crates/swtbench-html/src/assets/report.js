@@ -344,6 +344,13 @@
           if (k !== "+") { o++; }
           if (k !== "-") { n++; }
         }
+        if (h.t) {
+          var cut = el("tr", "hh cut");
+          var ctd = el("td", null, "The hunk ends here, short of the line counts in its header: the patch is cut or malformed at this point (git apply rejects it).");
+          ctd.colSpan = marks ? 4 : 3;
+          cut.appendChild(ctd);
+          t.appendChild(cut);
+        }
       });
       box.appendChild(t);
     });
