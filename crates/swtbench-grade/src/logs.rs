@@ -13,6 +13,11 @@
 //! 6. the repository's parser (or the reproduction-script parser) reads the rest; `applied` is
 //!    whether the lower-cased raw text contains `applied patch` (from `git apply -v`).
 //!
+//! One step comes first that the original never needed: an output that hit `swtbench run`'s
+//! output cap keeps its head and tail with a `[swtbench: N bytes of output omitted]` line between
+//! them, cut at arbitrary bytes. The partial lines on either side of that line are dropped, so a
+//! cut-off `PASSED tests/t.py::te` is not read as a test named `tests/t.py::te`.
+//!
 //! Pure: bytes in, data out.
 
 use std::sync::OnceLock;
@@ -118,6 +123,8 @@ pub fn parse_log(output: Option<&[u8]>, parser: Parser) -> ParsedLog {
 
 /// Parses an already decoded log text (universal newlines already applied).
 pub fn parse_text(raw: &str, parser: Parser) -> ParsedLog {
+    let joined = drop_cut_lines(raw);
+    let raw: &str = &joined;
     let mut notes = Vec::new();
     let applied = contains_applied_patch(raw);
     if FAILURE_MARKERS
@@ -144,6 +151,43 @@ pub fn parse_text(raw: &str, parser: Parser) -> ParsedLog {
         tests: parser.parse(content),
         notes,
     }
+}
+
+fn cut_marker_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    #[allow(clippy::unwrap_used)] // a constant pattern
+    RE.get_or_init(|| Regex::new(r"\n\[swtbench: [0-9]+ bytes of output omitted\]\n").unwrap())
+}
+
+/// Whether `line` is the line `swtbench run` puts where it cut an output that exceeded its cap.
+pub fn is_cut_marker_line(line: &str) -> bool {
+    cut_marker_re().is_match(&format!("\n{line}\n"))
+}
+
+/// Removes every output-cap marker line together with the partial line before it (the head was
+/// cut at an arbitrary byte; nothing when it ended at a line end) and the line after it (the tail
+/// starts at an arbitrary byte).
+pub fn drop_cut_lines(raw: &str) -> std::borrow::Cow<'_, str> {
+    if memchr::memmem::find(raw.as_bytes(), b" bytes of output omitted]").is_none() {
+        return std::borrow::Cow::Borrowed(raw);
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = 0;
+    for m in cut_marker_re().find_iter(raw) {
+        if m.start() < rest {
+            continue;
+        }
+        let head = &raw[rest..m.start()];
+        // Keep the head up to its last complete line (with its newline).
+        let keep = head.rfind('\n').map_or(0, |p| p + 1);
+        out.push_str(&head[..keep]);
+        // Skip the marker and the tail's first (partial) line, newline included.
+        rest = raw[m.end()..]
+            .find('\n')
+            .map_or(raw.len(), |p| m.end() + p + 1);
+    }
+    out.push_str(&raw[rest.min(raw.len())..]);
+    std::borrow::Cow::Owned(out)
 }
 
 fn trace_line_re() -> &'static Regex {
@@ -244,6 +288,49 @@ PASSED t.py::after_cover\n\
         assert!(p.present && p.applied);
         assert_eq!(p.notes, vec![LogNote::InvalidUtf8]);
         assert_eq!(p.tests.get("a::\u{fffd}"), Some(&TestStatus::Passed));
+    }
+
+    #[test]
+    fn partial_lines_around_an_output_cut_are_dropped() {
+        // Head cut in the middle of a summary line, tail starting in the middle of another.
+        let text = "Applied patch t.py cleanly.\nPASSED t.py::test_a\nPASSED t.py::te\n\
+[swtbench: 12345 bytes of output omitted]\n\
+t_b\nFAILED t.py::test_c - x\n";
+        let p = parse_text(text, Parser::Pytest);
+        let names: Vec<&str> = p.tests.keys().map(String::as_str).collect();
+        assert_eq!(names, vec!["t.py::test_a", "t.py::test_c"]);
+        assert!(p.applied);
+        // A head that ended at a line end loses nothing before the marker.
+        let text = "PASSED t.py::test_a\n\n[swtbench: 1 bytes of output omitted]\nSED x\nPASSED t.py::test_d\n";
+        assert_eq!(
+            drop_cut_lines(text),
+            "PASSED t.py::test_a\nPASSED t.py::test_d\n"
+        );
+        // Marker at the very end (the tail was empty) and text without a marker.
+        assert_eq!(
+            drop_cut_lines("a\nb\n[swtbench: 3 bytes of output omitted]\n"),
+            "a\n"
+        );
+        assert_eq!(
+            drop_cut_lines("a\n[swtbench: x bytes of output omitted]\nb"),
+            "a\n[swtbench: x bytes of output omitted]\nb"
+        );
+        assert!(is_cut_marker_line("[swtbench: 42 bytes of output omitted]"));
+        assert!(!is_cut_marker_line(
+            "[swtbench: the eval script timed out after 1 s]"
+        ));
+    }
+
+    #[test]
+    fn runner_notes_are_not_tests_for_any_parser() {
+        let note = "[swtbench: the eval script timed out after 1800 s and was killed; the output above is what it printed until then]\n";
+        for p in Parser::ALL {
+            assert!(p.parse(note).is_empty(), "{p}");
+        }
+        // Not even as the status a Django test line waits for.
+        assert!(Parser::Django
+            .parse(&format!("test_a (app.T) ... \n{note}"))
+            .is_empty());
     }
 
     #[test]

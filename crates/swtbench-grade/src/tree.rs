@@ -280,6 +280,22 @@ fn regrade_one(tree: &dyn TreeReader, req: &RegradeRequest<'_>, inst: &Instance)
             Err(e) => return (entry(EntryState::Error(e)), None, warning),
         }
     }
+    let missing: Vec<&str> = RunKind::ALL
+        .iter()
+        .zip(&outputs)
+        .filter(|(_, o)| o.is_none())
+        .map(|(k, _)| k.as_str())
+        .collect();
+    if !missing.is_empty() {
+        let note = format!(
+            "{id}: no test_output.txt for {}; graded as runs without tests, as the original does",
+            missing.join(", ")
+        );
+        warning = Some(match warning {
+            Some(w) => format!("{w}; {note}"),
+            None => note,
+        });
+    }
     let inputs = InstanceRunOutputs {
         instance_id: id,
         repo: &inst.repo,
@@ -577,6 +593,37 @@ mod tests {
             vec!["tests/test_n.py::test_other".to_string()]
         );
         assert_eq!(r.writes.len(), 1);
+    }
+
+    #[test]
+    fn missing_shared_outputs_are_graded_with_a_warning() {
+        let root = LogsRoot::new("logs");
+        let inst = vec![instance("o__r-1", "pytest-dev/pytest")];
+        let hash = RepoRules::default().directives_hash("pytest-dev/pytest", MODEL_PATCH);
+        let full = tree_with_runs(&root, &inst[0], &hash);
+        let mut partial = MemoryTree::new();
+        for (p, b) in full.iter() {
+            if !p.starts_with("logs/base_post") && !p.starts_with("logs/gold_pre") {
+                partial.insert(p, b);
+            }
+        }
+        assert_eq!(partial.len(), full.len() - 2);
+        let rules = BTreeMap::new();
+        let r = regrade(&full, &request(&root, &inst, &rules, None, false));
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        let r = regrade(&partial, &request(&root, &inst, &rules, None, false));
+        assert_eq!(
+            r.warnings,
+            vec!["o__r-1: no test_output.txt for gold_pre, base_post; graded as runs without tests, as the original does".to_string()]
+        );
+        // Graded all the same: base_pre's passing test now counts as P→X, so base has a P→F.
+        let EntryState::Graded { report, .. } = state(&r) else {
+            panic!("{:?}", state(&r));
+        };
+        assert_eq!(
+            report.tests_base.as_ref().unwrap().pass_to_fail,
+            vec!["tests/test_n.py::test_other".to_string()]
+        );
     }
 
     #[test]

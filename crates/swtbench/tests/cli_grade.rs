@@ -799,3 +799,30 @@ fn grade_reads_the_spec_table_and_grades_empty_patches_like_run() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("nose"), "{}", text(&out.stderr));
 }
+
+/// The output cap of `swtbench run` cuts at arbitrary bytes; the grader drops the partial lines
+/// around the marker the engine inserts, so a cut-off summary line is not a test.
+#[test]
+fn parse_log_ignores_the_partial_lines_around_an_output_cut() {
+    let marker = swtbench_backend::output::truncation_marker(123_456);
+    assert!(swtbench_grade::logs::is_cut_marker_line(
+        marker.trim_matches('\n')
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let log = output(
+        true,
+        &format!("PASSED t.py::test_a\nPASSED t.py::te{marker}st_b\nFAILED t.py::test_c - x"),
+        &[],
+        false,
+    );
+    write(&dir.path().join("t.txt"), &log);
+    let out = swtbench(
+        &["parse-log", "--repo", "pytest-dev/pytest", "t.txt"],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "{\"applied\": true, \"tests\": {\"t.py::test_a\": \"PASSED\", \"t.py::test_c\": \"FAILED\"}}\n"
+    );
+}

@@ -176,8 +176,14 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
         empty_patches: empty_patches.as_ref(),
     };
     let graded = regrade(&tree, &request);
-    for w in &graded.warnings {
+    for w in graded.warnings.iter().take(10) {
         printer.warn(w);
+    }
+    if graded.warnings.len() > 10 {
+        printer.warn(&format!(
+            "… and {} more instance(s) with warnings",
+            graded.warnings.len() - 10
+        ));
     }
     for (path, text) in &graded.writes {
         write_atomic(path, text.as_bytes())?;
