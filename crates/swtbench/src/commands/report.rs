@@ -199,6 +199,11 @@ fn leaderboard_for(
     let gold_dir = root.join(&gold_run_id).join(GOLD_MODEL_DIR);
     let gold = collect_reports(&tree, &gold_dir, &skip)
         .map_err(|e| CliError::input(anyhow!("reading {}: {e}", gold_dir.display())))?;
+    for (id, why) in gold.iter().flat_map(|g| &g.unreadable) {
+        printer.warn(&format!(
+            "gold run {gold_run_id}: {id}: report.json skipped: {why}"
+        ));
+    }
     let denominator = args
         .denominator
         .map_or(dataset.denominator(), |n| n as usize);
