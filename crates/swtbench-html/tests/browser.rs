@@ -253,3 +253,54 @@ fn compressed_details_open_in_chromium() {
         4
     );
 }
+
+/// Opening an instance from a link (`#open=…`) scrolls its row into view *below* the sticky
+/// filter bar and column headers, not under them. Measured by a probe script in a test copy of
+/// the page (the page's CSP would block it, so the copy drops the CSP).
+#[test]
+fn an_opened_row_is_not_hidden_under_the_sticky_headers() {
+    let Some(b) = browser() else { return };
+    let dir = artifact_dir();
+    let mut view = common::load("run1", "modelA", &dir);
+    // Enough rows to scroll: copies of the fixture's rows under new ids.
+    let template = view.instances.clone();
+    for k in 0..400 {
+        let mut i = template[k % template.len()].clone();
+        i.id = format!("copy__row-{k:04}");
+        view.instances.push(i);
+    }
+    let page = render_run(&view);
+    let csp_start = page
+        .find("<meta http-equiv=\"Content-Security-Policy\"")
+        .unwrap();
+    let csp_end = csp_start + page[csp_start..].find('>').unwrap() + 1;
+    let probe = "<script>setTimeout(function () {\
+        var tr = document.getElementById('i-copy__row-0300');\
+        var th = document.querySelector('#itable thead th');\
+        document.documentElement.setAttribute('data-probe', \
+          Math.round(tr.getBoundingClientRect().top) + ' ' + Math.round(th.getBoundingClientRect().bottom) + ' ' + Math.round(window.scrollY));\
+        }, 500);</script></body>";
+    let probed = format!("{}{}", &page[..csp_start], &page[csp_end..]).replace("</body>", probe);
+    let path = dir.join("scroll-probe.html");
+    std::fs::write(&path, probed).unwrap();
+    let (dom, _) = b
+        .dump_dom(&chromium::file_url(&path, "open=copy__row-0300"))
+        .unwrap();
+    let doc = Html::parse_document(&dom);
+    let probe = doc
+        .root_element()
+        .value()
+        .attr("data-probe")
+        .unwrap()
+        .to_string();
+    let v: Vec<i64> = probe.split(' ').map(|x| x.parse().unwrap()).collect();
+    let (row_top, headers_bottom, scrolled) = (v[0], v[1], v[2]);
+    assert!(
+        scrolled > 1000,
+        "the page did not scroll to the row: {probe}"
+    );
+    assert!(
+        row_top >= headers_bottom,
+        "the opened row (top {row_top}) is under the sticky headers (bottom {headers_bottom})"
+    );
+}

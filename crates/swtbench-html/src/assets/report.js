@@ -119,7 +119,11 @@
         if (it && !it.detail) { toggle(it); }
         if (it && !first) { first = it; }
       });
-      if (first && first.tr.scrollIntoView) { first.tr.scrollIntoView(); }
+      if (first && first.tr.scrollIntoView) {
+        // Stop below the sticky filter bar and column headers, however tall they wrapped.
+        first.tr.style.scrollMarginTop = (controls.offsetHeight + table.tHead.offsetHeight + 4) + "px";
+        first.tr.scrollIntoView();
+      }
     }
   }
 
