@@ -74,7 +74,9 @@ pub trait ContainerBackend: Send + Sync + 'static {
     fn copy_out(&self, id: &str, path: &str) -> impl Future<Output = Result<Vec<u8>>> + Send;
 
     /// Runs a command in a started container and collects its combined output. A timeout is not an
-    /// error: the output so far comes back with `timed_out` set and the process tree killed.
+    /// error: the output so far comes back with `timed_out` set and the process tree killed. A
+    /// container that stops or disappears while the command runs is
+    /// [`crate::BackendError::ContainerStopped`]: what was printed until then is not a result.
     fn exec(
         &self,
         id: &str,

@@ -177,6 +177,57 @@ impl DockerBackend {
         Ok(())
     }
 
+    /// `Ok` when the container is still running; [`BackendError::ContainerStopped`] when it
+    /// stopped or is gone.
+    async fn check_still_running(&self, id: &str, exit_code: Option<i64>) -> Result<()> {
+        // A command killed by a signal may have died with its container; the engine records the
+        // container's exit a moment after the command's stream ends, so look again for a while.
+        let mut looks_left = if exit_code.is_some_and(|c| c > 128) {
+            25
+        } else {
+            0
+        };
+        match self.client.inspect_container(id, None).await {
+            Ok(mut c) => {
+                let mut state = c.state.take().unwrap_or_default();
+                while state.running == Some(true) && looks_left > 0 {
+                    looks_left -= 1;
+                    tokio::time::sleep(Duration::from_millis(40)).await;
+                    state = match self.client.inspect_container(id, None).await {
+                        Ok(c) => c.state.unwrap_or_default(),
+                        Err(e) if status(&e) == Some(404) => {
+                            return Err(BackendError::ContainerStopped {
+                                id: id.to_string(),
+                                reason: "it was removed".into(),
+                            })
+                        }
+                        Err(e) => return Err(self.err(format!("inspecting container {id}"), e)),
+                    };
+                }
+                if state.running == Some(true) {
+                    return Ok(());
+                }
+                let reason = if state.oom_killed == Some(true) {
+                    "killed for running out of memory".to_string()
+                } else {
+                    match state.exit_code {
+                        Some(code) => format!("it exited with code {code}"),
+                        None => "it is not running".to_string(),
+                    }
+                };
+                Err(BackendError::ContainerStopped {
+                    id: id.to_string(),
+                    reason,
+                })
+            }
+            Err(e) if status(&e) == Some(404) => Err(BackendError::ContainerStopped {
+                id: id.to_string(),
+                reason: "it was removed".into(),
+            }),
+            Err(e) => Err(self.err(format!("inspecting container {id}"), e)),
+        }
+    }
+
     async fn exec_exit_code(&self, exec_id: &str) -> Option<i64> {
         // The stream can end a moment before the engine records the exit.
         for _ in 0..100 {
@@ -799,6 +850,18 @@ impl ContainerBackend for DockerBackend {
             }
         }
         let exit_code = self.exec_exit_code(&exec.id).await;
+        if !timed_out {
+            // A command whose container died under it (`docker rm -f`, the OOM killer taking the
+            // init, an engine restart) ends its stream like one that finished; its output is a
+            // fragment, so say so instead of returning it as the command's result.
+            self.check_still_running(id, exit_code).await?;
+            if exit_code.is_none() {
+                return Err(BackendError::Engine {
+                    operation: format!("exec in container {id}"),
+                    message: "the command ended but the engine reported no exit code".into(),
+                });
+            }
+        }
         let collected = collector.finish();
         Ok(ExecOutput {
             output: collected.bytes,

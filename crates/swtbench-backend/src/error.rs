@@ -25,6 +25,14 @@ pub enum BackendError {
     #[error("container {0} not found")]
     ContainerNotFound(String),
 
+    /// The container stopped (or was removed) while a command ran in it: killed from outside, out
+    /// of memory, or the engine restarted. The command's output is incomplete and must not be
+    /// used as its result.
+    #[error(
+        "container {id} stopped while a command ran in it ({reason}); its output is incomplete"
+    )]
+    ContainerStopped { id: String, reason: String },
+
     /// A path asked for with copy-out does not exist in the container.
     #[error("{path} not found in container {container}")]
     PathNotFound { container: String, path: String },

@@ -87,6 +87,9 @@ pub struct FakeExec {
     pub timed_out: bool,
     /// Files the command "writes" into the container (visible to later copy-outs).
     pub writes: Vec<ContainerFile>,
+    /// The container stops while the command runs (killed from outside, out of memory): the exec
+    /// fails with [`BackendError::ContainerStopped`], as on the engine.
+    pub stops_container: bool,
 }
 
 impl FakeExec {
@@ -101,6 +104,7 @@ impl FakeExec {
             exit_code: code,
             timed_out: false,
             writes: Vec::new(),
+            stops_container: false,
         }
     }
 
@@ -111,7 +115,14 @@ impl FakeExec {
             exit_code: 137,
             timed_out: true,
             writes: Vec::new(),
+            stops_container: false,
         }
+    }
+
+    /// The container is killed from outside while this command runs.
+    pub fn stopping_container(mut self) -> Self {
+        self.stops_container = true;
+        self
     }
 
     pub fn writing(mut self, file: ContainerFile) -> Self {
@@ -586,6 +597,15 @@ impl ContainerBackend for FakeBackend {
                     c.files.insert(f.path.clone(), f.clone());
                 }
             }
+        }
+        if answer.stops_container && !answer.timed_out {
+            if let Some(c) = self.lock().containers.get_mut(id) {
+                c.state = "exited";
+            }
+            return Err(BackendError::ContainerStopped {
+                id: id.into(),
+                reason: "it exited with code 137".into(),
+            });
         }
         let mut collector = OutputCollector::new(request.output_limit);
         collector.push(&answer.output);

@@ -308,6 +308,50 @@ async fn docker_exec_timeout_keeps_output_so_far_and_kills_the_process_tree() {
 }
 
 #[tokio::test]
+async fn docker_exec_in_a_container_killed_or_removed_meanwhile_is_an_error_not_an_output() {
+    let Some(backend) = connect("docker_exec_container_dies").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let backend = Arc::new(backend);
+    let scope = Scope::new("dies");
+    for removed in [false, true] {
+        let id = started(&backend, &scope.spec(BASE_IMAGE, "pred_pre")).await;
+        let killer = {
+            let backend = backend.clone();
+            let id = id.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(1500)).await;
+                if removed {
+                    backend.container_remove(&id).await.map(|_| ())
+                } else {
+                    backend.container_kill(&id).await
+                }
+            })
+        };
+        let script = "echo started; sleep 60; echo never";
+        let out = backend
+            .exec(
+                &id,
+                &ExecRequest::new(["/bin/sh", "-c", script]).timeout(Duration::from_secs(30)),
+            )
+            .await;
+        killer.await.expect("killer task").expect("kill or remove");
+        match out {
+            Err(BackendError::ContainerStopped { id: got, reason }) => {
+                assert_eq!(got, id);
+                // A removal kills first: the engine may still show the stopped container.
+                let ok = reason.contains("exited") || (removed && reason.contains("removed"));
+                assert!(ok, "{reason}");
+            }
+            other => panic!("removed={removed}: expected ContainerStopped, got {other:?}"),
+        }
+        backend.container_remove(&id).await.expect("remove");
+    }
+    scope.assert_no_leftover_containers(&backend).await;
+}
+
+#[tokio::test]
 async fn docker_exec_output_cap_keeps_head_and_tail() {
     let Some(backend) = connect("docker_output_cap").await else {
         return;

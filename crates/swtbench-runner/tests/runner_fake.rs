@@ -697,3 +697,52 @@ async fn an_interrupt_stops_everything_and_leaves_no_container() {
     assert!(out.run_report_path.is_some());
     assert!(fake.containers().is_empty());
 }
+
+#[tokio::test]
+async fn a_container_that_dies_under_a_run_is_an_error_and_leaves_no_output_to_reuse() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    s.predictions.retain(|k, _| k.as_str() == "acme__calc-1");
+    let st = settings(dir.path());
+    let fake = Arc::new(FakeBackend::new());
+    fake.add_image("acme-base:1", BTreeMap::new());
+    // The pred_post container is killed from outside after printing part of the output.
+    fake.on_exec_with(|ctx| {
+        let script = ctx.file_text("/eval.sh")?;
+        (script.contains("+def test_model_sub") && script.contains("+    return a - b")).then(
+            || {
+                FakeExec::exit(137, "Applied patch tests/test_model.py cleanly.\n")
+                    .stopping_container()
+            },
+        )
+    });
+    pytest_like(&fake);
+    let eval = evaluation(&fake, &s, &st).await;
+    let out = swtbench_runner::run(
+        fake.clone(),
+        eval,
+        Arc::new(RecordingSink::default()),
+        Cancel::new(),
+    )
+    .await;
+    let r = &out.results[0];
+    assert!(
+        matches!(&r.outcome, InstanceOutcome::Error { reason } if reason.contains("pred_post") && reason.contains("stopped")),
+        "{:?}",
+        r.outcome
+    );
+    let pred_post = dir
+        .path()
+        .join("run_instance_swt_logs/r1/pred_post__org__model/acme__calc-1");
+    assert!(!pred_post.join("test_output.txt").exists());
+    assert!(!pred_post.join("swtbench_key.json").exists());
+    assert!(fake.containers().is_empty());
+
+    // The next run executes it again; the run finished before it is reused. (The runs after it
+    // were not started: a failing run ends its instance.)
+    let again = evaluation(&fake, &s, &st).await;
+    let runs = &again.plan.instance("acme__calc-1").unwrap().runs;
+    let action = |k: RunKind| runs.iter().find(|r| r.kind == k).unwrap().action.clone();
+    assert_eq!(action(RunKind::PredPre), RunAction::Reuse);
+    assert_eq!(action(RunKind::PredPost), RunAction::Execute);
+}
