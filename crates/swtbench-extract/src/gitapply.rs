@@ -40,6 +40,7 @@ pub enum GitApplyError {
     NoSuchFile { path: String },
     AlreadyExists { path: String },
     HunkFailed { path: String, old_start: i64 },
+    InvalidPath { path: String },
 }
 
 impl fmt::Display for GitApplyError {
@@ -60,6 +61,7 @@ impl fmt::Display for GitApplyError {
             GitApplyError::AlreadyExists { path } => {
                 write!(f, "{path}: already exists in working directory")
             }
+            GitApplyError::InvalidPath { path } => write!(f, "invalid path '{path}'"),
             GitApplyError::HunkFailed { path, old_start } => {
                 write!(f, "patch failed: {path}:{old_start}")
             }
@@ -514,6 +516,11 @@ pub(crate) fn apply(patch: &str, ws: &mut Workspace<'_>) -> Result<Vec<String>, 
     let mut staged = ws.clone();
     let mut touched = Vec::new();
     for fp in &parsed {
+        if !git_verify_path(&fp.name) {
+            return Err(git_error(GitApplyError::InvalidPath {
+                path: fp.name.clone(),
+            }));
+        }
         let path = repo_path(&fp.name)?;
         let current = staged.read(&path)?;
         let image = match (fp.is_new, current) {
@@ -533,6 +540,19 @@ pub(crate) fn apply(patch: &str, ws: &mut Workspace<'_>) -> Result<Vec<String>, 
     Ok(touched)
 }
 
+/// git's `verify_path` for a patch's (slash-squashed) file name: no absolute path, no `.` or
+/// `..` component, nothing inside `.git` (any case), no trailing slash. `git apply` refuses
+/// anything else with "invalid path", so `./x.py` and `/testbed/x.py` fail the vanilla format
+/// even though fuzzy and custom resolve them.
+fn git_verify_path(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('/')
+        && !name.ends_with('/')
+        && name
+            .split('/')
+            .all(|seg| !matches!(seg, "" | "." | "..") && !seg.eq_ignore_ascii_case(".git"))
+}
+
 fn git_error(e: GitApplyError) -> AttemptError {
     AttemptError::GitApply {
         message: e.to_string(),
@@ -542,6 +562,26 @@ fn git_error(e: GitApplyError) -> AttemptError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_git_apply_refuses() {
+        for ok in ["x.py", "tests/x.py", "a.b/.hidden", ".github/x"] {
+            assert!(git_verify_path(ok), "{ok}");
+        }
+        for bad in [
+            "/testbed/x.py",
+            "./x.py",
+            "a/./x",
+            "../x",
+            "a/../x",
+            ".git/config",
+            "a/.GIT/x",
+            "d/",
+            "",
+        ] {
+            assert!(!git_verify_path(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn names_follow_git() {

@@ -207,15 +207,48 @@ fn paths_that_leave_the_repository_are_refused() {
         &fixed(),
     );
     assert!(!ex.succeeded());
-    for a in &ex.attempts {
-        assert!(
-            matches!(
-                &a.outcome,
-                AttemptOutcome::Failed {
-                    error: AttemptError::UnsafePath { .. }
-                }
-            ),
-            "{a:?}"
+    // Vanilla is refused as `git apply` refuses it; fuzzy by our own path check.
+    assert_eq!(
+        ex.attempts[0].outcome,
+        AttemptOutcome::Failed {
+            error: AttemptError::GitApply {
+                message: "invalid path '../outside.txt'".into()
+            }
+        }
+    );
+    assert!(
+        matches!(
+            &ex.attempts[1].outcome,
+            AttemptOutcome::Failed {
+                error: AttemptError::UnsafePath { .. }
+            }
+        ),
+        "{:?}",
+        ex.attempts[1]
+    );
+}
+
+/// `git apply` refuses paths with a `.` component or an absolute path ("invalid path"), so the
+/// vanilla format does too; fuzzy, which opens the file relative to `/testbed`, resolves them.
+#[test]
+fn paths_git_apply_calls_invalid_fail_vanilla_only() {
+    let source = MemorySource::new().with("tests/test_x.py", "a\nb\n");
+    for name in ["./tests/test_x.py", "/testbed/tests/test_x.py"] {
+        let answer = format!("--- a/{name}\n+++ b/{name}\n@@ -1,2 +1,3 @@\n a\n b\n+c\n");
+        let ex = extract(
+            &answer,
+            &[PatchType::Vanilla, PatchType::Fuzzy],
+            &source,
+            None,
+            &fixed(),
         );
+        match &ex.attempts[0].outcome {
+            AttemptOutcome::Failed {
+                error: AttemptError::GitApply { message },
+            } => assert_eq!(message, &format!("invalid path '{name}'")),
+            other => panic!("{name}: {other:?}"),
+        }
+        assert_eq!(ex.patch_type_used, Some(PatchType::Fuzzy), "{name}");
+        assert_eq!(ex.files[0].path, "tests/test_x.py");
     }
 }
