@@ -13,6 +13,9 @@ pub const RUN_ID: &str = "swtbench.run_id";
 pub const INSTANCE_ID: &str = "swtbench.instance_id";
 /// Which of the six runs (`pred_pre`, `gold_post`, …) a container executes.
 pub const RUN: &str = "swtbench.run";
+/// The process that created a container (`<host>/<pid>/<start time>`), so that a process removes
+/// only its own containers and the leftovers of dead ones, never those of another live process.
+pub const SESSION: &str = "swtbench.session";
 /// What kind of image this is: `base`, `env`, `instance`, or a test's own kind.
 pub const KIND: &str = "swtbench.kind";
 

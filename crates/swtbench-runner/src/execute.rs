@@ -8,7 +8,7 @@
 //! key file last. `run_instance.log` collects the harness's own notes. A failure before the output
 //! is written leaves no output, so a rerun retries the run.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -25,6 +25,7 @@ use swtbench_spec::eval::TRACE_PATH;
 use crate::fsutil::{append_line, remove_if_exists, write_atomic};
 use crate::keys::{KeyRecord, RunResult, KEY_FILE};
 use crate::plan::RunPlan;
+use crate::session::{Session, SESSION};
 use crate::settings::RunSettings;
 
 /// The line appended to `test_output.txt` when the eval script hit the timeout. None of the log
@@ -37,13 +38,39 @@ pub fn timeout_marker(timeout: Duration) -> String {
     )
 }
 
-/// Containers this process created and has not removed yet (for cancellation cleanup).
-#[derive(Debug, Default)]
+/// Containers this process created and has not removed yet (for cancellation cleanup), and the
+/// labels that mark them as this process's.
+#[derive(Debug)]
 pub struct ContainerRegistry {
     ids: Mutex<HashSet<String>>,
+    session: Session,
+}
+
+impl Default for ContainerRegistry {
+    fn default() -> Self {
+        ContainerRegistry::new(Session::current())
+    }
 }
 
 impl ContainerRegistry {
+    pub fn new(session: Session) -> Self {
+        ContainerRegistry {
+            ids: Mutex::new(HashSet::new()),
+            session,
+        }
+    }
+
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The labels of a container of this process: run id, instance, run and session.
+    pub fn labels(&self, run_id: &str, instance_id: &str, run: &str) -> BTreeMap<String, String> {
+        let mut labels = run_labels(run_id, instance_id, run);
+        labels.insert(SESSION.to_string(), self.session.as_str().to_string());
+        labels
+    }
+
     pub fn add(&self, id: &str) {
         self.ids
             .lock()
@@ -159,7 +186,7 @@ pub async fn execute_run<B: ContainerBackend>(
     write_run_inputs(job)?;
     let mut spec = ContainerSpec::new(job.image);
     spec.user = Some(job.user.to_string());
-    spec.labels = run_labels(&settings.run_id, job.instance_id, job.run.kind.as_str());
+    spec.labels = registry.labels(&settings.run_id, job.instance_id, job.run.kind.as_str());
     spec.limits = settings.exec.limits;
     spec.network = if settings.exec.allow_network {
         NetworkAccess::Enabled

@@ -27,6 +27,7 @@ pub mod plan;
 pub mod prepare;
 pub mod report;
 pub mod runner;
+pub mod session;
 pub mod settings;
 
 pub use cancel::Cancel;

@@ -10,7 +10,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use swtbench_backend::labels::run_labels;
 use swtbench_backend::{ContainerBackend, ContainerFile, ContainerSpec, ExecRequest};
 use swtbench_core::Instance;
 use swtbench_extract::{
@@ -155,7 +154,7 @@ pub async fn extract_patch<B: ContainerBackend>(
     let mut container: Option<String> = None;
     if needs_container {
         let mut cspec = ContainerSpec::new(image);
-        cspec.labels = run_labels(&settings.run_id, instance.instance_id.as_str(), "extract");
+        cspec.labels = registry.labels(&settings.run_id, instance.instance_id.as_str(), "extract");
         cspec.user = Some("root".into());
         cspec.platform = Some(spec.platform().to_string());
         let id = backend

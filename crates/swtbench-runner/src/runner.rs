@@ -53,6 +53,7 @@ use crate::report::{
     empty_patch_report, grade_from_outputs, remove_stale_report, write_report, write_run_report,
     write_summary, InstanceSummary, RunSummary,
 };
+use crate::session::{Liveness, SESSION};
 use crate::settings::{ImageKind, RunSettings};
 
 /// Everything a run needs besides the engine.
@@ -394,8 +395,11 @@ pub async fn run<B: ContainerBackend>(
     if !shared.settings.skip_eval {
         remove_containers(&shared).await;
         remove_images_at_end(&shared).await;
-        let filter = LabelFilter::new(RUN_ID, shared.settings.run_id.as_str());
-        if let Ok(left) = shared.backend.containers_with_label(&filter).await {
+        if let Ok(left) = shared
+            .backend
+            .containers_with_label(&own_containers(&shared))
+            .await
+        {
             unstopped = left
                 .into_iter()
                 .map(|c| c.names.first().cloned().unwrap_or(c.id))
@@ -546,33 +550,61 @@ fn interrupted<B: ContainerBackend>(shared: &Shared<B>, id: &str) -> InstanceRes
     }
 }
 
-/// Containers of this run id left by an earlier process of the same run (killed with -9).
+/// Containers of this run id left by an earlier process of the same run (killed with -9). Those
+/// of a process that is still running (the same run id in another output directory) are left
+/// alone.
 async fn remove_leftovers<B: ContainerBackend>(shared: &Shared<B>) {
     let filter = LabelFilter::new(RUN_ID, shared.settings.run_id.as_str());
     match shared.backend.containers_with_label(&filter).await {
         Ok(found) if !found.is_empty() => {
+            let me = shared.registry.session();
             let mut n = 0;
+            let mut foreign = 0;
             for c in &found {
+                let live = c.labels.get(SESSION).map(|l| me.liveness(l));
+                if matches!(live, Some(Liveness::Alive | Liveness::Unknown)) {
+                    foreign += 1;
+                    continue;
+                }
                 if shared.backend.container_remove(&c.id).await.is_ok() {
                     n += 1;
                 }
             }
-            shared.emit(Event::LeftoversRemoved { containers: n });
+            if n > 0 {
+                shared.emit(Event::LeftoversRemoved { containers: n });
+            }
+            if foreign > 0 {
+                shared.warn(format!(
+                    "{foreign} container(s) of run id {} belong to another swtbench process that \
+                     may still be running (another output directory or host); left alone \
+                     (`swtbench clean --run-id {} --force` removes them)",
+                    shared.settings.run_id, shared.settings.run_id
+                ));
+            }
         }
         Ok(_) => {}
         Err(e) => shared.warn(format!("listing leftover containers failed: {e}")),
     }
 }
 
-/// Removes every container of this run that is still there (dropped runs after a cancel).
+/// The label filter of this process's own containers.
+fn own_containers<B: ContainerBackend>(shared: &Shared<B>) -> LabelFilter {
+    LabelFilter::new(RUN_ID, shared.settings.run_id.as_str())
+        .and(SESSION, shared.registry.session().as_str())
+}
+
+/// Removes every container of this process that is still there (dropped runs after a cancel).
 async fn remove_containers<B: ContainerBackend>(shared: &Shared<B>) {
     for id in shared.registry.ids() {
         let _ = shared.backend.container_remove(&id).await;
         shared.registry.remove(&id);
     }
     // A container created while its future was being dropped is not in the registry.
-    let filter = LabelFilter::new(RUN_ID, shared.settings.run_id.as_str());
-    if let Ok(found) = shared.backend.containers_with_label(&filter).await {
+    if let Ok(found) = shared
+        .backend
+        .containers_with_label(&own_containers(shared))
+        .await
+    {
         for c in found {
             let _ = shared.backend.container_remove(&c.id).await;
         }

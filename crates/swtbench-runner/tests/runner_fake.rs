@@ -746,3 +746,65 @@ async fn a_container_that_dies_under_a_run_is_an_error_and_leaves_no_output_to_r
     assert_eq!(action(RunKind::PredPre), RunAction::Reuse);
     assert_eq!(action(RunKind::PredPost), RunAction::Execute);
 }
+
+#[tokio::test]
+async fn leftovers_of_dead_processes_are_removed_and_those_of_live_ones_kept() {
+    use swtbench_backend::{labels, ContainerBackend, ContainerSpec};
+    use swtbench_runner::session::{Session, SESSION};
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    s.predictions.retain(|k, _| k.as_str() == "acme__calc-3"); // empty patch: nothing runs
+    let st = settings(dir.path());
+    let fake = fake_engine();
+    let host = Session::current()
+        .as_str()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let stat_start = |pid: u32| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let rest = &stat[stat.rfind(')').unwrap() + 1..];
+        rest.split_whitespace().nth(19).unwrap().to_string()
+    };
+    let mut ended = std::process::Command::new("true").spawn().unwrap();
+    let ended_label = format!("{host}/{}/{}", ended.id(), stat_start(ended.id()));
+    ended.wait().unwrap();
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let live_label = format!("{host}/{}/{}", sleeper.id(), stat_start(sleeper.id()));
+    let make = |session: Option<&str>, run_id: &str| {
+        let mut spec = ContainerSpec::new("acme-base:1");
+        spec.labels = labels::run_labels(run_id, "acme__calc-1", "pred_pre");
+        if let Some(l) = session {
+            spec.labels.insert(SESSION.into(), l.into());
+        }
+        let fake = fake.clone();
+        async move { fake.container_create(&spec).await.unwrap() }
+    };
+    let dead = make(Some(&ended_label), "r1").await;
+    let unlabelled = make(None, "r1").await;
+    let live = make(Some(&live_label), "r1").await;
+    let other_host = make(Some("elsewhere/1/1"), "r1").await;
+    let other_run = make(Some(&ended_label), "r2").await;
+    let eval = evaluation(&fake, &s, &st).await;
+    let sink = Arc::new(RecordingSink::default());
+    swtbench_runner::run(fake.clone(), eval, sink.clone(), Cancel::new()).await;
+    sleeper.kill().unwrap();
+    sleeper.wait().unwrap();
+    let mut left: Vec<String> = fake.containers().into_iter().map(|c| c.id).collect();
+    left.sort();
+    let mut want = vec![live, other_host, other_run];
+    want.sort();
+    assert_eq!(left, want, "removed: {dead} and {unlabelled}");
+    let events = sink.events();
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::LeftoversRemoved { containers: 2 })));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::Warning { message } if message.contains("2 container(s) of run id r1 belong to another swtbench process")
+    )));
+}

@@ -5,6 +5,7 @@
 use anyhow::anyhow;
 use swtbench_backend::labels::{LabelFilter, KIND, RUN_ID};
 use swtbench_backend::ContainerBackend;
+use swtbench_runner::session::{Liveness, Session, SESSION};
 
 use super::run::{connect_engine, runtime};
 use crate::error::{CliError, CliResult, ExitCode};
@@ -23,6 +24,11 @@ pub struct CleanArgs {
     /// Only list what would be removed.
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Also remove containers of a swtbench process that is still running (or whose host
+    /// cannot be checked).
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(args: CleanArgs, printer: &Printer) -> CliResult {
@@ -36,8 +42,22 @@ pub fn run(args: CleanArgs, printer: &Printer) -> CliResult {
         .block_on(backend.containers_with_label(&filter))
         .map_err(CliError::environment)?;
     let mut failed = 0usize;
+    let me = Session::current();
     for c in &containers {
         let name = c.names.first().cloned().unwrap_or_else(|| c.id.clone());
+        let owner = c.labels.get(SESSION);
+        let live = owner.map(|l| me.liveness(l));
+        if !args.force && matches!(live, Some(Liveness::Alive | Liveness::Unknown)) {
+            let who = owner
+                .and_then(|l| Session::pid_of(l))
+                .map(|p| format!("pid {p}"))
+                .unwrap_or_else(|| "another host".into());
+            printer.warn(&format!(
+                "container {name} belongs to a swtbench process that may still be running ({who}); \
+                 left alone (--force removes it)"
+            ));
+            continue;
+        }
         if args.dry_run {
             printer.data(&format!("container {name}"));
             continue;

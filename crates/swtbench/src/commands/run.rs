@@ -25,6 +25,7 @@ use swtbench_grade::tree::collect_reports;
 use swtbench_runner::events::{EventSink, FanOut, JsonlWriter};
 use swtbench_runner::images::image_inventory;
 use swtbench_runner::plan::{DiskOutputs, ImageInventory, PlanInput};
+use swtbench_runner::session::{RunLock, RunLockError};
 use swtbench_runner::settings::{ExecSettings, ImageSettings, OutputRoots, DEFAULT_MAX_OUTPUT};
 use swtbench_runner::{CacheLevel, Cancel, Evaluation, RunSettings};
 use swtbench_spec::{Arch, EvalOptions, ExecMode, ExecSpec, SpecError};
@@ -479,6 +480,16 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
         }
         return Ok(ExitCode::Success);
     }
+    // One process per run id and output directory: a second one would overwrite the first's
+    // prediction runs and reports.
+    let _lock =
+        RunLock::acquire(&settings.outputs.logs, &settings.run_id).map_err(|e| match e {
+            RunLockError::Busy { .. } => CliError::input(e).with_hint(
+                "wait for it to finish, stop it (Ctrl-C), or use another --run-id or --output-dir",
+            ),
+            RunLockError::Io { .. } => CliError::environment(e)
+                .with_hint("--output-dir must name a directory this user can write to"),
+        })?;
     let network = BuildNetwork::from_env(args.ca_bundle.as_deref()).map_err(|e| {
         CliError::input(e).with_hint("--ca-bundle (or SSL_CERT_FILE) must name a readable file")
     })?;

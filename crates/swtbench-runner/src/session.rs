@@ -1,0 +1,244 @@
+//! Which swtbench process owns what: a session id carried by every container as the
+//! [`SESSION`] label, and a lock that lets one process at a time evaluate a run id in an output
+//! directory.
+//!
+//! Two processes may share an engine (and the gold/base output directories) with different run
+//! ids, and even the same run id with different output directories. The label lets a process
+//! remove only its own containers at the end, and the leftovers of *dead* processes of its run id
+//! at the start, never the containers of a process that is still running. The lock stops a second
+//! process with the same run id and output directory, whose prediction runs and reports would
+//! overwrite the first's.
+//!
+//! A session id is `<host>/<pid>/<process start time>`: the start time (from `/proc`) tells a
+//! live process from a new one that reused the pid. This module reads `/proc` and takes file
+//! locks; it makes no engine calls.
+
+use std::fs::File;
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+/// Label on every container swtbench creates: the [`Session`] of the process that created it.
+pub use swtbench_backend::labels::SESSION;
+
+/// The identity of one swtbench process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session(String);
+
+/// Whether the process behind a session label still runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Liveness {
+    /// This process.
+    Current,
+    /// Another process on this host that is still running.
+    Alive,
+    /// A process on this host that has ended (killed, crashed).
+    Dead,
+    /// Another host, or a label this version cannot read.
+    Unknown,
+}
+
+fn host_name() -> String {
+    let name = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
+    // `/` separates the fields of a session id.
+    name.replace('/', "_")
+}
+
+/// Start time of a process in clock ticks since boot (field 22 of `/proc/<pid>/stat`).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may contain spaces: count after it.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+impl Session {
+    /// The session of this process.
+    pub fn current() -> Session {
+        let pid = std::process::id();
+        Session(format!(
+            "{}/{pid}/{}",
+            host_name(),
+            start_time(pid).unwrap_or(0)
+        ))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The process id in a session label, if it has one.
+    pub fn pid_of(label: &str) -> Option<u32> {
+        label.split('/').nth(1)?.parse().ok()
+    }
+
+    /// Whether the process that wrote `label` still runs, seen from this session.
+    pub fn liveness(&self, label: &str) -> Liveness {
+        if label == self.0 {
+            return Liveness::Current;
+        }
+        let mut parts = label.split('/');
+        let (Some(host), Some(pid), Some(start), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Liveness::Unknown;
+        };
+        let (Ok(pid), Ok(start)) = (pid.parse::<u32>(), start.parse::<u64>()) else {
+            return Liveness::Unknown;
+        };
+        if host != host_name() {
+            return Liveness::Unknown;
+        }
+        match start_time(pid) {
+            Some(now) if start == 0 || now == start => Liveness::Alive,
+            _ => Liveness::Dead,
+        }
+    }
+}
+
+/// Another process holds the lock of the run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunLockError {
+    #[error(
+        "run id {run_id} is being evaluated by another swtbench process{} with the same output \
+         directory (lock {})",
+        holder.as_deref().map(|h| format!(" ({h})")).unwrap_or_default(),
+        path.display()
+    )]
+    Busy {
+        run_id: String,
+        path: PathBuf,
+        holder: Option<String>,
+    },
+    #[error("cannot create the run lock {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Held while a process evaluates a run id in an output directory; released when dropped or
+/// when the process dies (an advisory lock of the kernel, so `kill -9` cannot leave it stale).
+#[derive(Debug)]
+pub struct RunLock {
+    _file: File,
+    path: PathBuf,
+}
+
+/// File name of the lock, in `<logs root>/<run_id>/`.
+pub const RUN_LOCK_FILE: &str = ".swtbench-run.lock";
+
+impl RunLock {
+    /// Takes the lock of `run_id` under the logs root, or says who holds it.
+    pub fn acquire(logs_root: &Path, run_id: &str) -> Result<RunLock, RunLockError> {
+        let dir = logs_root.join(run_id);
+        let path = dir.join(RUN_LOCK_FILE);
+        let io = |source: std::io::Error| RunLockError::Io {
+            path: path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        // Never removed: deleting a lock file while another process opens it lets two processes
+        // lock two different files.
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
+        if let Err(e) =
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+        {
+            if e == rustix::io::Errno::WOULDBLOCK {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                let holder = holder.trim();
+                return Err(RunLockError::Busy {
+                    run_id: run_id.to_string(),
+                    path: path.clone(),
+                    holder: (!holder.is_empty()).then(|| describe_holder(holder)),
+                });
+            }
+            return Err(io(e.into()));
+        }
+        // Say who holds it, for the message of a process that finds it taken.
+        let session = Session::current();
+        let _ = file.set_len(0);
+        let _ = file.rewind();
+        let _ = writeln!(file, "{}", session.as_str());
+        let _ = file.flush();
+        Ok(RunLock { _file: file, path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn describe_holder(session: &str) -> String {
+    match Session::pid_of(session) {
+        Some(pid) => format!("pid {pid}"),
+        None => session.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_current_and_alive_elsewhere_dead_when_gone() {
+        let me = Session::current();
+        assert_eq!(me.liveness(me.as_str()), Liveness::Current);
+        assert_eq!(Session::pid_of(me.as_str()), Some(std::process::id()));
+
+        // A child that has ended: its pid is gone (or reused with another start time).
+        let mut child = std::process::Command::new("true").spawn().expect("spawn");
+        let pid = child.id();
+        let started = start_time(pid);
+        child.wait().expect("wait");
+        let host = host_name();
+        let label = format!("{host}/{pid}/{}", started.unwrap_or(1));
+        assert_eq!(me.liveness(&label), Liveness::Dead);
+
+        // A running process seen from another session of this host.
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("spawn");
+        let pid = sleeper.id();
+        let label = format!("{host}/{pid}/{}", start_time(pid).expect("stat"));
+        assert_eq!(me.liveness(&label), Liveness::Alive);
+        // The same pid with another start time is a different process.
+        let reused = format!("{host}/{pid}/1");
+        assert_eq!(me.liveness(&reused), Liveness::Dead);
+        sleeper.kill().expect("kill");
+        sleeper.wait().expect("wait");
+
+        assert_eq!(me.liveness("other-host/1/1"), Liveness::Unknown);
+        assert_eq!(me.liveness("garbage"), Liveness::Unknown);
+    }
+
+    #[test]
+    fn a_run_lock_is_exclusive_and_released_on_drop() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let lock = RunLock::acquire(dir.path(), "r1").expect("first");
+        assert!(lock.path().ends_with("r1/.swtbench-run.lock"));
+        match RunLock::acquire(dir.path(), "r1") {
+            Err(RunLockError::Busy { holder, .. }) => {
+                let want = format!("pid {}", std::process::id());
+                assert_eq!(holder.as_deref(), Some(want.as_str()));
+            }
+            other => panic!("expected Busy, got {other:?}"),
+        }
+        // Another run id is another lock.
+        let other = RunLock::acquire(dir.path(), "r2").expect("other run id");
+        drop(lock);
+        let again = RunLock::acquire(dir.path(), "r1").expect("after release");
+        drop((again, other));
+    }
+}
