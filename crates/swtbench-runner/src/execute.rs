@@ -111,6 +111,9 @@ pub enum ExecError {
     Engine(String),
     #[error("writing {path}: {message}")]
     Io { path: String, message: String },
+    /// An output to copy is not the one expected.
+    #[error("{0}")]
+    Output(String),
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> ExecError + '_ {
@@ -162,6 +165,7 @@ pub fn write_run_outputs(
         key: run.key.clone(),
         inputs: run.key_inputs.clone(),
         result: result.clone(),
+        output_sha256: swtbench_core::hash::sha256_hex(output),
     };
     let p = run.dir.join(KEY_FILE);
     write_atomic(&p, record.to_json().as_bytes()).map_err(io_err(&p))
@@ -270,9 +274,10 @@ async fn run_in_container<B: ContainerBackend>(
 /// Gives `run` the output of `from` (a run with the same key): the run's own input files, the
 /// other's `test_output.txt` and result, and its own key file.
 pub fn copy_run(from: &Path, job: &RunJob<'_>, result: &RunResult) -> Result<(), ExecError> {
+    // The source has the same key; it must still hold the output written with it.
+    let output = crate::keys::read_output(from, Some(&job.run.key))
+        .map_err(|e| ExecError::Output(e.to_string()))?;
     write_run_inputs(job)?;
-    let src = from.join(TEST_OUTPUT_FILE);
-    let output = std::fs::read(&src).map_err(io_err(&src))?;
     write_run_outputs(job.run, &output, result)?;
     log(
         &job.run.dir,

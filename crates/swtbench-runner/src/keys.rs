@@ -9,7 +9,11 @@
 //! (§12.4), while the gold/base directories stay shared across run ids and models.
 //!
 //! The key file is written last, after the outputs, and removed first when a run starts again, so
-//! its presence means the outputs next to it are complete. Pure, except [`read_key_file`].
+//! its presence means the outputs next to it are complete. It also holds the SHA-256 of
+//! `test_output.txt`: two processes writing the same shared gold/base directory at once (another
+//! mode, another coverage setting) could otherwise leave one's output next to the other's key.
+//! [`read_output`] accepts an output only when it matches its key file and the key expected.
+//! Pure, except [`read_key_file`] and [`read_output`].
 
 use std::path::Path;
 
@@ -20,7 +24,7 @@ use swtbench_core::hash::sha256_hex;
 pub const KEY_FILE: &str = "swtbench_key.json";
 
 /// Version of the key format; bump when the meaning of an output changes without its inputs.
-pub const KEY_FORMAT: u32 = 1;
+pub const KEY_FORMAT: u32 = 2;
 
 /// The harness version that goes into every key.
 pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -71,6 +75,8 @@ pub struct KeyRecord {
     pub key: String,
     pub inputs: KeyInputs,
     pub result: RunResult,
+    /// SHA-256 of the `test_output.txt` written with this key.
+    pub output_sha256: String,
 }
 
 impl KeyRecord {
@@ -85,6 +91,63 @@ impl KeyRecord {
 pub fn read_key_file(dir: &Path) -> Option<KeyRecord> {
     let bytes = std::fs::read(dir.join(KEY_FILE)).ok()?;
     serde_json::from_slice(&bytes).ok()
+}
+
+/// Why an output on disk cannot be used as the result of a run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutputError {
+    #[error("reading {path}: {message}")]
+    Io { path: String, message: String },
+    #[error(
+        "the output in {dir} now belongs to other inputs (key {found}, expected {expected}): \
+         another swtbench process with another mode, coverage setting or spec wrote the same \
+         shared directory meanwhile; evaluate one at a time, or in separate --output-dir"
+    )]
+    Replaced {
+        dir: String,
+        expected: String,
+        found: String,
+    },
+    #[error(
+        "the output in {dir} does not match its key file (two processes wrote it at once, or it \
+         was edited); it is run again next time"
+    )]
+    Inconsistent { dir: String },
+}
+
+/// The `test_output.txt` of `dir`, when it is the output of `expected_key` (`None`: whatever is
+/// there, for outputs reused without a key). A concurrent writer can replace the output and the
+/// key file one after the other, so a mismatched pair is read again before giving up.
+pub fn read_output(dir: &Path, expected_key: Option<&str>) -> Result<Vec<u8>, OutputError> {
+    let path = dir.join(swtbench_core::layout::TEST_OUTPUT_FILE);
+    let mut last = OutputError::Inconsistent {
+        dir: dir.display().to_string(),
+    };
+    for attempt in 0..5 {
+        if attempt > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let record = read_key_file(dir);
+        let output = std::fs::read(&path).map_err(|e| OutputError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        let Some(expected) = expected_key else {
+            return Ok(output);
+        };
+        match record {
+            Some(r) if r.key != expected => {
+                last = OutputError::Replaced {
+                    dir: dir.display().to_string(),
+                    expected: expected.to_string(),
+                    found: r.key,
+                }
+            }
+            Some(r) if r.output_sha256 == sha256_hex(&output) => return Ok(output),
+            _ => {}
+        }
+    }
+    Err(last)
 }
 
 #[cfg(test)]
@@ -143,10 +206,52 @@ mod tests {
                 omitted_bytes: 0,
                 duration_ms: 1234,
             },
+            output_sha256: sha256_hex("out"),
         };
         std::fs::write(dir.path().join(KEY_FILE), record.to_json()).expect("write");
         assert_eq!(read_key_file(dir.path()), Some(record));
         std::fs::write(dir.path().join(KEY_FILE), "{").expect("write");
         assert_eq!(read_key_file(dir.path()), None);
+    }
+
+    #[test]
+    fn an_output_is_read_only_with_its_own_key_and_matching_hash() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path();
+        let i = inputs();
+        let key = i.key();
+        let write = |output: &str, record_output: &str, key: &str| {
+            std::fs::write(d.join("test_output.txt"), output).expect("write");
+            let record = KeyRecord {
+                key: key.to_string(),
+                inputs: i.clone(),
+                result: RunResult {
+                    exit_code: Some(0),
+                    timed_out: false,
+                    omitted_bytes: 0,
+                    duration_ms: 1,
+                },
+                output_sha256: sha256_hex(record_output),
+            };
+            std::fs::write(d.join(KEY_FILE), record.to_json()).expect("write");
+        };
+        write("PASSED t\n", "PASSED t\n", &key);
+        assert_eq!(read_output(d, Some(&key)).expect("ok"), b"PASSED t\n");
+        // Another process's output next to this key (or edited by hand).
+        write("FAILED t\n", "PASSED t\n", &key);
+        assert!(matches!(
+            read_output(d, Some(&key)),
+            Err(OutputError::Inconsistent { .. })
+        ));
+        // A consistent pair of other inputs.
+        write("FAILED t\n", "FAILED t\n", "other");
+        assert!(matches!(
+            read_output(d, Some(&key)),
+            Err(OutputError::Replaced { found, .. }) if found == "other"
+        ));
+        // Without an expected key (outputs of the original harness), whatever is there.
+        assert_eq!(read_output(d, None).expect("ok"), b"FAILED t\n");
+        std::fs::remove_file(d.join("test_output.txt")).expect("rm");
+        assert!(matches!(read_output(d, None), Err(OutputError::Io { .. })));
     }
 }

@@ -38,6 +38,9 @@ pub enum ExistingOutput {
     Keyed(String),
     /// A `test_output.txt` without a key file (the original harness's, or an interrupted write).
     Unkeyed,
+    /// A `test_output.txt` that is not the one its key file was written with (two processes
+    /// wrote the directory at once, or it was edited).
+    Inconsistent,
 }
 
 /// Read-only view of the outputs already on disk.
@@ -56,21 +59,17 @@ pub struct DiskOutputs;
 
 impl OutputLookup for DiskOutputs {
     fn existing(&self, run_dir: &Path) -> ExistingOutput {
+        let output = run_dir.join(swtbench_core::layout::TEST_OUTPUT_FILE);
+        if !output.is_file() {
+            return ExistingOutput::Missing;
+        }
         match crate::keys::read_key_file(run_dir) {
-            Some(r)
-                if run_dir
-                    .join(swtbench_core::layout::TEST_OUTPUT_FILE)
-                    .is_file() =>
-            {
-                ExistingOutput::Keyed(r.key)
-            }
-            _ if run_dir
-                .join(swtbench_core::layout::TEST_OUTPUT_FILE)
-                .is_file() =>
-            {
-                ExistingOutput::Unkeyed
-            }
-            _ => ExistingOutput::Missing,
+            // Keyed only when the output is the one written with the key.
+            Some(r) => match crate::keys::read_output(run_dir, Some(&r.key)) {
+                Ok(_) => ExistingOutput::Keyed(r.key),
+                Err(_) => ExistingOutput::Inconsistent,
+            },
+            None => ExistingOutput::Unkeyed,
         }
     }
 
@@ -637,7 +636,9 @@ pub fn plan_runs(
             // Only grading: whatever output is there is read, as the original does.
             match outputs.existing(&dir) {
                 ExistingOutput::Keyed(k) if k == key => RunAction::Reuse,
-                ExistingOutput::Keyed(_) | ExistingOutput::Unkeyed => RunAction::ReuseUnkeyed,
+                ExistingOutput::Keyed(_)
+                | ExistingOutput::Unkeyed
+                | ExistingOutput::Inconsistent => RunAction::ReuseUnkeyed,
                 ExistingOutput::Missing => RunAction::Execute,
             }
         } else {

@@ -9,14 +9,15 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use swtbench_core::layout::{evaluation_results_path, REPORT_FILE, TEST_OUTPUT_FILE};
+use swtbench_core::layout::{evaluation_results_path, REPORT_FILE};
 use swtbench_core::RunKind;
 use swtbench_grade::report::{grade_instance_with_parser, GradeOptions, InstanceRunOutputs};
 use swtbench_grade::{InstanceReport, Parser};
 
 use crate::events::{InstanceOutcome, RunOutcome};
 use crate::fsutil::{remove_if_exists, write_atomic};
-use crate::plan::RunPlan;
+use crate::keys::read_output;
+use crate::plan::{RunAction, RunPlan};
 
 /// File with the runner's account of one instance, next to its `report.json`.
 pub const INSTANCE_SUMMARY_FILE: &str = "swtbench_instance.json";
@@ -35,8 +36,10 @@ pub fn grade_from_outputs(
         let Some(run) = runs.iter().find(|r| r.kind == kind) else {
             return Err(format!("{kind} was not planned"));
         };
-        let path = run.dir.join(TEST_OUTPUT_FILE);
-        *slot = Some(std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?);
+        // An output reused without a key is read as it is; any other must still be the one
+        // written with the run's key (a concurrent process may have replaced it meanwhile).
+        let expected = (run.action != RunAction::ReuseUnkeyed).then_some(run.key.as_str());
+        *slot = Some(read_output(&run.dir, expected).map_err(|e| e.to_string())?);
     }
     let refs: [Option<&[u8]>; 6] = std::array::from_fn(|i| outputs[i].as_deref());
     let inputs = InstanceRunOutputs {

@@ -15,7 +15,8 @@ use swtbench_core::{Instance, InstanceId, PatchLayout, Prediction, RunKind};
 use swtbench_runner::events::{CancelReason, Event, InstanceOutcome, RecordingSink};
 use swtbench_runner::images::image_inventory;
 use swtbench_runner::plan::{
-    DiskOutputs, ExistingOutput, ImageAction, InstanceAction, MemoryOutputs, RunAction, SkipCause,
+    DiskOutputs, ExistingOutput, ImageAction, InstanceAction, MemoryOutputs, OutputLookup,
+    RunAction, SkipCause,
 };
 use swtbench_runner::{plan, CacheLevel, Cancel, Evaluation, Plan, PlanInput, RunSettings};
 use swtbench_spec::{Arch, ExecSpec, SpecTable, TableSyntax};
@@ -807,4 +808,80 @@ async fn leftovers_of_dead_processes_are_removed_and_those_of_live_ones_kept() {
         e,
         Event::Warning { message } if message.contains("2 container(s) of run id r1 belong to another swtbench process")
     )));
+}
+
+/// The directory of `kind` under `<logs>/<kind>/<instance>/<hash>/` (shared gold/base runs).
+fn shared_run_dir(root: &Path, kind: &str, id: &str) -> std::path::PathBuf {
+    let parent = root.join("run_instance_swt_logs").join(kind).join(id);
+    std::fs::read_dir(&parent)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+}
+
+#[tokio::test]
+async fn a_shared_output_replaced_by_another_process_is_never_graded_as_this_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    s.predictions.retain(|k, _| k.as_str() == "acme__calc-1");
+    let st = settings(dir.path());
+    let fake = Arc::new(FakeBackend::new());
+    fake.add_image("acme-base:1", BTreeMap::new());
+    // While base_post runs, "another process" (another coverage setting, say) writes its own
+    // gold_pre result, with its own key, into the shared directory this run executed earlier.
+    let root = dir.path().to_path_buf();
+    fake.on_exec_with(move |ctx| {
+        let script = ctx.file_text("/eval.sh")?;
+        let is_base_post = !script.contains("+def test_") && script.contains("+    return a - b");
+        if is_base_post {
+            let gold_pre = shared_run_dir(&root, "gold_pre", "acme__calc-1");
+            let key_path = gold_pre.join("swtbench_key.json");
+            let mut record: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&key_path).unwrap()).unwrap();
+            let other = "PASSED tests/test_ops.py::test_sub\n";
+            record["key"] = json!("0".repeat(64));
+            record["output_sha256"] = json!(swtbench_core::hash::sha256_hex(other));
+            std::fs::write(gold_pre.join("test_output.txt"), other).unwrap();
+            std::fs::write(&key_path, record.to_string()).unwrap();
+        }
+        None
+    });
+    pytest_like(&fake);
+    let eval = evaluation(&fake, &s, &st).await;
+    let out = swtbench_runner::run(
+        fake.clone(),
+        eval,
+        Arc::new(RecordingSink::default()),
+        Cancel::new(),
+    )
+    .await;
+    let r = &out.results[0];
+    assert!(
+        matches!(&r.outcome, InstanceOutcome::Error { reason } if reason.contains("another swtbench process")),
+        "{:?}",
+        r.outcome
+    );
+    assert!(r.report.is_none());
+    assert!(!dir
+        .path()
+        .join("run_instance_swt_logs/r1/org__model/acme__calc-1/report.json")
+        .exists());
+
+    // The next plan runs gold_pre again. An output edited next to its own key is run again too.
+    let pred_pre = dir
+        .path()
+        .join("run_instance_swt_logs/r1/pred_pre__org__model/acme__calc-1");
+    std::fs::write(pred_pre.join("test_output.txt"), "edited\n").unwrap();
+    let again = evaluation(&fake, &s, &st).await;
+    let runs = &again.plan.instance("acme__calc-1").unwrap().runs;
+    let action = |k: RunKind| runs.iter().find(|r| r.kind == k).unwrap().action.clone();
+    assert_eq!(action(RunKind::GoldPre), RunAction::Execute);
+    assert_eq!(action(RunKind::PredPre), RunAction::Execute);
+    assert_eq!(action(RunKind::PredPost), RunAction::Reuse);
+    assert_eq!(
+        DiskOutputs.existing(&pred_pre),
+        ExistingOutput::Inconsistent
+    );
 }
