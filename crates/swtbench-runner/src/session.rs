@@ -112,7 +112,7 @@ pub enum RunLockError {
         path: PathBuf,
         holder: Option<String>,
     },
-    #[error("cannot create the run lock {}: {source}", path.display())]
+    #[error("cannot create the run lock {}", path.display())]
     Io {
         path: PathBuf,
         #[source]
