@@ -262,15 +262,29 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .map_err(|e| CliError::environment(anyhow!("cannot start the async runtime: {e}")))
 }
 
+/// Longest run id: file names are at most 255 bytes, and the run report's is
+/// `<model>.<run_id>.json`.
+const MAX_RUN_ID_BYTES: usize = 128;
+
 fn check_run_id(run_id: &str) -> Result<(), CliError> {
     let reserved = RunKind::ALL
         .iter()
         .filter(|k| k.is_shared())
         .any(|k| k.as_str() == run_id);
-    if run_id.trim().is_empty() || run_id.contains('/') || run_id == "." || run_id == ".." {
+    // The rules of instance ids (which name directories too), plus a length that leaves room for
+    // `<model>.<run_id>.html` in evaluation_results/.
+    let unusable = run_id.trim().is_empty()
+        || run_id == "."
+        || run_id == ".."
+        || run_id.contains(['/', '\\'])
+        || run_id.chars().any(char::is_control)
+        || run_id.len() > MAX_RUN_ID_BYTES;
+    if unusable {
         return Err(
             CliError::input(anyhow!("--run-id {run_id:?} cannot name a directory"))
-                .with_hint("use letters, digits, dots, dashes and underscores"),
+                .with_hint(format!(
+                    "use letters, digits, dots, dashes and underscores, at most {MAX_RUN_ID_BYTES} bytes"
+                )),
         );
     }
     if reserved {
@@ -433,6 +447,17 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
         ))
         .with_hint("check --dataset, --instance-ids and the predictions' instance ids"));
     }
+    let report_name = format!(
+        "{}.{}.html",
+        model_dir_name(&predictions.model),
+        args.run_id
+    );
+    if report_name.len() > 255 {
+        return Err(CliError::input(anyhow!(
+            "the run report's file name {report_name} is longer than 255 bytes"
+        ))
+        .with_hint("use a shorter --run-id (or model_name_or_path)"));
+    }
     let with_prediction: Vec<&Instance> = dataset
         .instances
         .iter()
@@ -490,6 +515,12 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
             RunLockError::Io { .. } => CliError::environment(e)
                 .with_hint("--output-dir must name a directory this user can write to"),
         })?;
+    for dir in [&settings.outputs.build_logs, &settings.outputs.results] {
+        swtbench_runner::fsutil::check_writable_dir(dir).map_err(|e| {
+            CliError::environment(anyhow!("cannot write to {}: {e}", dir.display()))
+                .with_hint("--output-dir must name a directory this user can write to")
+        })?;
+    }
     let network = BuildNetwork::from_env(args.ca_bundle.as_deref()).map_err(|e| {
         CliError::input(e).with_hint("--ca-bundle (or SSL_CERT_FILE) must name a readable file")
     })?;
@@ -777,7 +808,19 @@ mod tests {
     #[test]
     fn run_ids_that_are_not_directory_names_or_collide_are_refused() {
         assert!(check_run_id("my-run.1").is_ok());
-        for bad in ["", "a/b", "..", "gold_pre", "base_post"] {
+        let long = "x".repeat(MAX_RUN_ID_BYTES + 1);
+        for bad in [
+            "",
+            " ",
+            "a/b",
+            "a\\b",
+            "a\nb",
+            "a\tb",
+            "..",
+            "gold_pre",
+            "base_post",
+            &long,
+        ] {
             assert!(check_run_id(bad).is_err(), "{bad}");
         }
     }
