@@ -64,6 +64,55 @@ fn benches(c: &mut Criterion) {
         b.iter(|| extract(black_box(&out), &[PatchType::Vanilla], &source, None, &opts))
     });
 
+    // Long lines (95 characters, beyond one 64-bit word) and a hunk with 50 lines of context on
+    // each side: the edit-distance scan over 5 000 lines is the whole cost.
+    let words = [
+        "assert",
+        "self",
+        "value",
+        "compute",
+        "expected",
+        "result",
+        "np.testing",
+        "response",
+    ];
+    let long_lines: Vec<String> = (0..5000usize)
+        .map(|i| {
+            let mut l = String::from("        ");
+            for k in 0..12 {
+                l.push_str(words[(i * 7 + k * 3 + i / 5) % words.len()]);
+                l.push(' ');
+            }
+            l.push_str(&format!("# {i}"));
+            l.truncate(95);
+            l
+        })
+        .collect();
+    let long_file = long_lines.join("\n") + "\n";
+    let long_source = MemorySource::new().with("tests/test_long.py", &long_file);
+    let mut long_answer = String::from(
+        "--- a/tests/test_long.py\n+++ b/tests/test_long.py\n@@ -2401,100 +2401,101 @@\n",
+    );
+    for (k, l) in long_lines[2400..2500].iter().enumerate() {
+        if k == 50 {
+            long_answer.push_str("+        added_line = 1\n");
+        }
+        long_answer.push_str(&format!(" {l}\n"));
+    }
+    let ex = extract(&long_answer, &[PatchType::Fuzzy], &long_source, None, &opts);
+    assert!(ex.succeeded(), "{}", ex.failure_summary());
+    c.bench_function("fuzzy_5000_lines_of_95_chars_100_context", |b| {
+        b.iter(|| {
+            extract(
+                black_box(&long_answer),
+                &[PatchType::Fuzzy],
+                &long_source,
+                None,
+                &opts,
+            )
+        })
+    });
+
     let long: String = (0..400)
         .map(|_| out.as_str())
         .collect::<Vec<_>>()
