@@ -22,6 +22,11 @@ Design notes (docs/tracer.md has the long form):
   options; each process appends its own lines to the cover file with one ``write`` on an
   ``O_APPEND`` descriptor, under an ``flock`` that the kernel drops when its holder dies and that
   nobody waits on for longer than a few seconds.
+- By default the program runs the way the original SWT-Bench tracer ran it, wherever that can
+  change a test outcome: the tracer's options are printed first, SystemExit is swallowed in every
+  process, children are rewritten as the original rewrote them (shell strings included), and the
+  program runs in a plain dict. SWTBENCH_TRACE_COMPAT=0 makes traced processes behave as they
+  would untraced instead (docs/tracer.md lists both).
 - Standard library only; the syntax stays within Python 3.5.
 """
 
@@ -29,7 +34,7 @@ import os
 import re
 import sys
 
-TRACER_VERSION = "1.0.0"
+TRACER_VERSION = "1.1.0"
 PROG = "trace.py"
 USAGE = (
     "usage: trace.py --count -C FILE [--include-pattern REGEX]... "
@@ -39,6 +44,8 @@ USAGE = (
 # untraced program would (exit status kept, sys.path[0] as Python sets it).
 CHILD_FLAG = "--swtbench-child"
 BACKEND_ENV = "SWTBENCH_TRACE_BACKEND"
+# "0" (or false/no/off) turns off the original tracer's process behaviour (see compat_mode).
+COMPAT_ENV = "SWTBENCH_TRACE_COMPAT"
 LOCK_TIMEOUT_SECONDS = 5.0
 
 # Options of the original trace command line that are accepted and have no effect here.
@@ -739,9 +746,99 @@ def install_subprocess_hook(tracer_args):
 
 
 # ---------------------------------------------------------------------------------------------
+# Child processes as the original tracer rewrote them (the default)
+#
+# The scores SWT-Bench publishes were produced under the original tracer, whose rewriting of child
+# commands decides what a test that starts Python sees: which commands are traced (any program
+# whose name contains "python"), the option list each child prints, its exit status, and, for
+# shell strings, a command the shell cannot parse (the words are re-joined with spaces, so the
+# include pattern's parentheses reach /bin/sh unquoted). The functions below reproduce that
+# behaviour, including the exceptions it raises for arguments it cannot handle (path objects,
+# bytes, positional Popen arguments after the command), because they are part of what the tests
+# under it experienced.
+
+# How the original classified each word after the interpreter, tried in this order.
+_ORIGINAL_INTERACTIVE = re.compile(r"-[A-Za-z]*i[A-Za-z]*$")
+_ORIGINAL_SCRIPT = re.compile(r"[^-].+")
+_ORIGINAL_LONE_DASH = re.compile(r"-$")
+_ORIGINAL_DOUBLE_DASH = re.compile(r"--$")
+_ORIGINAL_MODE = re.compile(r"-([a-z]+)?([cm])(.+)?", re.IGNORECASE)
+_ORIGINAL_VALUED = ("-X", "-W", "--check-hash-based-pycs")
+
+
+def original_child_command(argv, words):
+    """The argv the original tracer ran for a python argv (or None to leave it alone).
+
+    words are the tracer options the parent was given (what it printed), handed on verbatim.
+    """
+    options = []
+    script = None
+    mode = []
+    rest = iter(argv[1:])
+    for arg in rest:
+        if _ORIGINAL_INTERACTIVE.match(arg):
+            return None
+        found = _ORIGINAL_SCRIPT.match(arg)
+        if found:
+            script = found.group(0)
+            break
+        if _ORIGINAL_LONE_DASH.match(arg):
+            break
+        if _ORIGINAL_DOUBLE_DASH.match(arg):
+            script = next(rest, None)
+            break
+        found = _ORIGINAL_MODE.match(arg)
+        if found:
+            if found.group(1):
+                options.append("-" + found.group(1))
+            mode = ["-" + found.group(2), found.group(3) or next(rest, None)]
+            break
+        options.append(arg)
+        if arg in _ORIGINAL_VALUED:
+            options.append(next(rest, None))
+    head = [sys.executable] + options + [_TRACER_FILE] + list(words)
+    if script:
+        return head + [script] + list(rest)
+    if mode and mode[-1] is not None:
+        return head + mode + list(rest)
+    return None
+
+
+def install_original_subprocess_hook(words):
+    import functools
+    import shlex
+    import subprocess
+
+    try:
+        from collections.abc import Sequence
+    except ImportError:  # pragma: no cover - Python < 3.3
+        from collections import Sequence
+
+    original = subprocess.Popen.__init__
+
+    # Only the command may be positional, as with the original's wrapper.
+    @functools.wraps(original)
+    def __init__(self, args, **kwargs):
+        command = args
+        if isinstance(command, str):
+            command = shlex.split(command)
+        new = None
+        if isinstance(command, Sequence):
+            if "python" in os.path.basename(command[0]):
+                new = original_child_command(command, words)
+                if new is not None and kwargs.get("shell") and isinstance(args, str):
+                    new = " ".join(new)
+        original(self, args if new is None else new, **kwargs)
+
+    subprocess.Popen.__init__ = __init__
+
+
+# ---------------------------------------------------------------------------------------------
 # Running the program
 
 _TRACER_PATH = os.path.abspath(__file__)
+# The tracer's path as Python set it, which the original put into its children's commands.
+_TRACER_FILE = __file__
 
 
 class _NoSuchModule(ImportError):
@@ -828,15 +925,113 @@ def _set_path0(opts):
             sys.path[0] = ""
 
 
+def _open_source(path):
+    opener = getattr(__import__("io"), "open_code", None)  # 3.8+
+    if opener is not None:
+        return opener(path)
+    return open(path, "rb")
+
+
+def compat_mode():
+    """True unless SWTBENCH_TRACE_COMPAT is 0, false, no or off."""
+    value = os.environ.get(COMPAT_ENV, "").strip().lower()
+    return value not in ("0", "false", "no", "off")
+
+
+def original_option_words(argv0, argv, opts):
+    """The tracer options as the original printed them: the words before the first occurrence of
+    the program, without the -m or -c right before it. Raises UsageError where it refused them."""
+    full = [argv0] + list(argv)
+    words = full[1:full.index(opts.target)]
+    if opts.mode != "script":
+        if not words or words[-1] not in ("-m", "-c"):
+            raise UsageError("must specify -m or -c before the module or command")
+        words = words[:-1]
+    return words
+
+
+def run_like_original(opts, words):
+    """Runs the program as the original tracer did, wherever that can change a test outcome.
+
+    The option list is printed to stdout first; SystemExit is swallowed in every process
+    (children and forks included, so they exit 0); an OSError ends the run with the original's
+    message and status 1; any other exception propagates (traceback, status 1). The program runs
+    in a plain dict while sys.modules["__main__"] stays this file; sys.argv and sys.path[0] are
+    set as the original set them; Python children are rewritten as the original rewrote them and
+    write to the cover file named as given, relative to their own working directory.
+    Coverage is still written at exit, also after an uncaught exception.
+    """
+    global _stop_tracing
+    print(words)
+    matcher_source = "|".join(opts.patterns)
+    re.compile(matcher_source)
+    install_original_subprocess_hook(words)
+    tracing = bool(opts.patterns) and opts.cover_file is not None
+    if opts.cover_file is None:
+        _warn("no -C/--coverdir given, nothing will be recorded")
+    if tracing:
+        import atexit
+
+        atexit.register(write_results, opts.cover_file)
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=_forget_parent_hits)
+    try:
+        if opts.mode == "module":
+            import runpy
+
+            _name, spec, code = runpy._get_module_details(opts.target)
+            sys.argv = [code.co_filename] + opts.arguments
+            main_globals = {
+                "__name__": "__main__",
+                "__file__": code.co_filename,
+                "__package__": spec.parent,
+                "__loader__": spec.loader,
+                "__spec__": spec,
+                "__cached__": None,
+            }
+        elif opts.mode == "code":
+            code = compile(opts.target, "<string>", "exec")
+            main_globals = {
+                "__name__": "__main__",
+                "__file__": "<string>",
+                "__package__": None,
+                "__cached__": None,
+            }
+        else:
+            sys.argv = [opts.target] + opts.arguments
+            sys.path[0] = os.path.dirname(opts.target)
+            with _open_source(opts.target) as handle:
+                code = compile(handle.read(), opts.target, "exec")
+            main_globals = {
+                "__file__": opts.target,
+                "__name__": "__main__",
+                "__package__": None,
+                "__cached__": None,
+            }
+        if tracing:
+            _stop_tracing = start_tracing(opts.patterns)
+        exec(code, main_globals, main_globals)
+    except OSError as err:
+        sys.exit("Cannot run file %r because: %s" % (sys.argv[0], err))
+    except SystemExit:
+        pass
+    return 0
+
+
 def main(argv=None):
     global _stop_tracing
     if argv is None:
         argv = sys.argv[1:]
     try:
         opts = parse_args(argv)
+        compat = not opts.child and compat_mode()
+        if compat:
+            words = original_option_words(sys.argv[0], argv, opts)
     except UsageError as err:
         sys.stderr.write("%s\n%s: error: %s\n" % (USAGE, PROG, err))
         return 2
+    if compat:
+        return run_like_original(opts, words)
     matcher_ok = True
     if opts.patterns:
         try:

@@ -22,7 +22,7 @@ pub const TRACER_PY: &str = include_str!("../../../assets/tracer/trace.py");
 
 /// Version of the tracer script (`TRACER_VERSION` inside it). Bump it with every behaviour change
 /// so that cached results produced by an older tracer can be told apart.
-pub const TRACER_VERSION: &str = "1.0.0";
+pub const TRACER_VERSION: &str = "1.1.0";
 
 /// Where the eval script expects the tracer inside the container.
 pub const CONTAINER_PATH: &str = "/root/trace.py";
@@ -34,7 +34,16 @@ pub const COVER_FILE: &str = "coverage.cover";
 /// `sys.settrace` on every Python; `auto` (the default) uses `sys.monitoring` on 3.12 and later.
 pub const BACKEND_ENV: &str = "SWTBENCH_TRACE_BACKEND";
 
-/// Flag the tracer adds to the command lines of the Python child processes it traces.
+/// Environment variable read by the tracer inside the container. Unset (the default), the traced
+/// program and its Python children run the way the original SWT-Bench tracer ran them wherever
+/// that can change a test outcome (option list printed first, `SystemExit` swallowed in every
+/// process, children rewritten as the original rewrote them, a plain-dict `__main__`); `0`
+/// (or `false`/`no`/`off`) makes every traced process behave as it would untraced. Test outcomes
+/// can differ between the two, so a runner that sets it must make it part of its result keys.
+pub const COMPAT_ENV: &str = "SWTBENCH_TRACE_COMPAT";
+
+/// Flag the tracer adds to the command lines of the Python child processes it traces when
+/// [`COMPAT_ENV`] is `0` (in the default mode children get the original's command line).
 pub const CHILD_FLAG: &str = "--swtbench-child";
 
 /// Oldest Python the script runs on (its syntax stays within 3.5).
@@ -126,6 +135,7 @@ mod tests {
     fn flags_and_env_names_match_the_script() {
         assert!(TRACER_PY.contains(&format!("CHILD_FLAG = \"{CHILD_FLAG}\"")));
         assert!(TRACER_PY.contains(&format!("BACKEND_ENV = \"{BACKEND_ENV}\"")));
+        assert!(TRACER_PY.contains(&format!("COMPAT_ENV = \"{COMPAT_ENV}\"")));
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! The grading crate reads what the tracer writes: tracer output from several processes, placed in
-//! a synthetic test log the way the eval script prints it (`+ cat coverage.cover` followed by the
-//! cover file), parses to the same per-file, per-line hits.
+//! The grading crate reads what the tracer writes: tracer output from several processes (with the
+//! option lists the tracer and its children print by default), placed in a synthetic test log the
+//! way the eval script prints it (`+ cat coverage.cover` followed by the cover file), parses to
+//! the same per-file, per-line hits.
 #![allow(clippy::print_stdout, clippy::unwrap_used)]
 
 mod common;
@@ -8,7 +9,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{everything_under, read_cover, run, tracer_command, Sandbox};
+use common::{read_cover, regex_escape, run, tracer_command, Sandbox};
 use swtbench_grade::coverage::parse_dump;
 
 #[test]
@@ -19,14 +20,18 @@ fn grading_parses_the_tracer_output() {
     };
     let sandbox = Sandbox::new();
     let programs = sandbox.copy_fixture("programs");
-    let script = programs.join("spawn.py");
+    let script = programs.join("spawn_original.py");
     let cover = sandbox.cover();
+    let pattern = format!(
+        "{}/(kid\\.py|spawn_original\\.py)",
+        regex_escape(programs.to_str().unwrap())
+    );
     let outcome = run(
         tracer_command(
             &py.exe,
             &sandbox,
             &cover,
-            &everything_under(&programs),
+            &pattern,
             &[script.to_str().unwrap()],
             &programs,
         ),
@@ -34,9 +39,15 @@ fn grading_parses_the_tracer_output() {
     );
     assert_eq!(outcome.code(), Some(0), "{}", outcome.describe());
     let dump = std::fs::read_to_string(&cover).unwrap();
+    assert_eq!(
+        dump.lines().count(),
+        3,
+        "the parent and the two children that ran kid.py:\n{dump}"
+    );
     assert!(
-        dump.lines().count() >= 6,
-        "five children and the parent:\n{dump}"
+        outcome.stdout.starts_with("['--count'"),
+        "{}",
+        outcome.describe()
     );
 
     // Inside a container the repository is /testbed: give the files the paths they would have
@@ -45,11 +56,11 @@ fn grading_parses_the_tracer_output() {
     let in_container = dump.replace(&prefix, "{\"/testbed/");
     assert!(in_container.lines().all(|l| l.starts_with("{\"/testbed/")));
     let log = format!(
-        "+ python3 /root/trace.py --count -C coverage.cover --include-pattern '/testbed/(kid\\.py|spawn\\.py)' spawn.py\n\
+        "+ python3 /root/trace.py --count -C coverage.cover --include-pattern '/testbed/(kid\\.py|spawn_original\\.py)' spawn_original.py\n\
          {stdout}\
          + cat coverage.cover\n\
          {in_container}\
-         + git checkout 0123456789abcdef0123456789abcdef01234567 kid.py spawn.py\n\
+         + git checkout 0123456789abcdef0123456789abcdef01234567 kid.py spawn_original.py\n\
          Updated 0 paths from 0123456\n",
         stdout = outcome.stdout,
     );
@@ -72,9 +83,9 @@ fn grading_parses_the_tracer_output() {
     assert_eq!(parsed, expected);
     assert_eq!(
         parsed.keys().collect::<Vec<_>>(),
-        ["kid.py", "spawn.py"],
+        ["kid.py", "spawn_original.py"],
         "both files, child entries summed into one"
     );
     let kid_loop = common::line_of(&programs.join("kid.py"), "total += i") as i64;
-    assert_eq!(parsed["kid.py"][&kid_loop], 20);
+    assert_eq!(parsed["kid.py"][&kid_loop], 2 + 6);
 }

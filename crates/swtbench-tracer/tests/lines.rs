@@ -9,7 +9,8 @@ mod common;
 use std::time::Duration;
 
 use common::{
-    assert_markers, everything_under, read_cover, run, tracer_command, HostPython, Sandbox,
+    assert_markers, everything_under, program_stdout, read_cover, run, tracer_command, HostPython,
+    Sandbox,
 };
 
 const DEADLINE: Duration = Duration::from_secs(120);
@@ -19,19 +20,23 @@ fn package_tree_with_a_syntax_error_elsewhere(py: &HostPython) {
     let tree = sandbox.copy_fixture("tree");
     let script = tree.join("run.py");
     let cover = sandbox.cover();
+    let pattern = everything_under(&tree);
     let outcome = run(
         tracer_command(
             &py.exe,
             &sandbox,
             &cover,
-            &everything_under(&tree),
+            &pattern,
             &[script.to_str().unwrap()],
             &tree,
         ),
         DEADLINE,
     );
     assert_eq!(outcome.code(), Some(0), "{}", outcome.describe());
-    assert_eq!(outcome.stdout.trim(), "square 9 1 7");
+    assert_eq!(
+        program_stdout(&outcome, &cover, &pattern).trim(),
+        "square 9 1 7"
+    );
     assert!(outcome.stderr.is_empty(), "{}", outcome.describe());
 
     let hits = read_cover(&cover);

@@ -9,8 +9,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{
-    assert_markers, assert_same_hits, everything_under, line_of, read_cover, read_reference,
-    reference_command, run, tracer_command, HostPython, Sandbox,
+    assert_markers, assert_same_hits, everything_under, fixed, line_of, program_stdout, py_repr,
+    read_cover, read_reference, reference_command, run, tracer_command, HostPython, Sandbox,
 };
 
 const DEADLINE: Duration = Duration::from_secs(120);
@@ -44,11 +44,38 @@ fn script_mode_matches_reference(py: &HostPython) {
         DEADLINE,
     );
     assert_eq!(reference.code(), Some(3), "{}", reference.describe());
-    assert_eq!(traced.stdout, reference.stdout);
+    // The original printed its option list before the program's output.
+    assert_eq!(
+        program_stdout(&traced, &cover, &pattern),
+        reference.stdout,
+        "{}",
+        traced.describe()
+    );
 
     let ours = read_cover(&cover);
     assert_same_hits(&ours, &read_reference(&reference_out), &py.name);
     assert_markers(&ours, &script, &py.name);
+
+    // With the fixed behaviour the output is the program's alone; the hits are the same.
+    std::fs::remove_file(&cover).unwrap();
+    let traced = run(
+        fixed(tracer_command(
+            &py.exe,
+            &sandbox,
+            &cover,
+            &pattern,
+            &[script_arg],
+            &programs,
+        )),
+        DEADLINE,
+    );
+    assert_eq!(traced.code(), Some(0), "{}", traced.describe());
+    assert_eq!(traced.stdout, reference.stdout);
+    assert_same_hits(
+        &read_cover(&cover),
+        &read_reference(&reference_out),
+        &py.name,
+    );
 }
 per_python!(script_mode_matches_reference);
 
@@ -105,7 +132,7 @@ fn module_and_code_modes(py: &HostPython) {
     module.env("PYTHONPATH", &programs);
     let module = run(module, DEADLINE);
     assert_eq!(module.code(), Some(0), "{}", module.describe());
-    assert_eq!(module.stdout.trim(), "kid 3");
+    assert_eq!(program_stdout(&module, &cover, &pattern).trim(), "kid 3");
 
     let reference_out = sandbox.path().join("reference.json");
     let mut reference = reference_command(
@@ -124,24 +151,55 @@ fn module_and_code_modes(py: &HostPython) {
         &py.name,
     );
 
-    std::fs::remove_file(&cover).unwrap();
-    let code = "import sys, kid\nprint(kid.work(4), sys.argv)";
-    let mut inline = tracer_command(
-        &py.exe,
-        &sandbox,
-        &cover,
+    let code = "import sys, kid; print(kid.work(4), sys.argv, repr(globals().get('__file__')))";
+    // The original left sys.argv alone in -c mode (the program sees the tracer's command line)
+    // and gave the code a __file__ of "<string>"; the fixed behaviour is Python's own.
+    let tracer_argv: Vec<String> = [
+        sandbox.tracer().to_str().unwrap(),
+        "--count",
+        "-C",
+        cover.to_str().unwrap(),
+        "--include-pattern",
         &pattern,
-        &["-c", code, "a", "b"],
-        sandbox.path(),
-    );
-    inline.env("PYTHONPATH", &programs);
-    let inline = run(inline, DEADLINE);
-    assert_eq!(inline.code(), Some(0), "{}", inline.describe());
-    assert_eq!(inline.stdout.trim(), "6 ['-c', 'a', 'b']");
-    let hits = read_cover(&cover);
-    let kid_hits = &hits[kid.to_str().unwrap()];
-    assert_eq!(kid_hits[&line_of(&kid, "total += i")], 4);
-    assert_eq!(kid_hits[&line_of(&kid, "print(\"kid\"")], 0);
+        "-c",
+        code,
+        "a",
+        "b",
+    ]
+    .iter()
+    .map(|w| py_repr(w))
+    .collect();
+    let cases = [
+        (false, format!("6 [{}] '<string>'", tracer_argv.join(", "))),
+        (true, "6 ['-c', 'a', 'b'] None".to_string()),
+    ];
+    for (fixed_mode, want) in cases {
+        std::fs::remove_file(&cover).unwrap();
+        let mut inline = tracer_command(
+            &py.exe,
+            &sandbox,
+            &cover,
+            &pattern,
+            &["-c", code, "a", "b"],
+            sandbox.path(),
+        );
+        inline.env("PYTHONPATH", &programs);
+        if fixed_mode {
+            inline = fixed(inline);
+        }
+        let inline = run(inline, DEADLINE);
+        assert_eq!(inline.code(), Some(0), "{}", inline.describe());
+        let stdout = if fixed_mode {
+            inline.stdout.as_str()
+        } else {
+            program_stdout(&inline, &cover, &pattern)
+        };
+        assert_eq!(stdout.trim(), want, "{}", inline.describe());
+        let hits = read_cover(&cover);
+        let kid_hits = &hits[kid.to_str().unwrap()];
+        assert_eq!(kid_hits[&line_of(&kid, "total += i")], 4);
+        assert_eq!(kid_hits[&line_of(&kid, "print(\"kid\"")], 0);
+    }
 }
 per_python!(module_and_code_modes);
 
@@ -150,34 +208,98 @@ fn uncaught_exception_still_writes_coverage(py: &HostPython) {
     let programs = sandbox.copy_fixture("programs");
     let script = programs.join("fails.py");
     let cover = sandbox.cover();
-    let outcome = run(
-        tracer_command(
+    for fixed_mode in [false, true] {
+        let _ = std::fs::remove_file(&cover);
+        let mut cmd = tracer_command(
             &py.exe,
             &sandbox,
             &cover,
             &everything_under(&programs),
             &[script.to_str().unwrap()],
             &programs,
-        ),
-        DEADLINE,
-    );
-    assert_eq!(outcome.code(), Some(1), "{}", outcome.describe());
-    assert!(
-        outcome.stderr.contains("RuntimeError: boom"),
-        "{}",
-        outcome.describe()
-    );
-    assert!(
-        !outcome.stderr.contains("trace.py"),
-        "the traceback shows the program's frames only:\n{}",
-        outcome.stderr
-    );
-    let hits = read_cover(&cover);
-    let lines = &hits[script.to_str().unwrap()];
-    assert_eq!(lines[&line_of(&script, "raise RuntimeError")], 1);
-    assert_eq!(lines[&line_of(&script, "return value")], 0);
+        );
+        if fixed_mode {
+            cmd = fixed(cmd);
+        }
+        let outcome = run(cmd, DEADLINE);
+        assert_eq!(outcome.code(), Some(1), "{}", outcome.describe());
+        assert_eq!(
+            outcome.stderr.trim_end().lines().last(),
+            Some("RuntimeError: boom"),
+            "{}",
+            outcome.describe()
+        );
+        // The original's traceback ran through its own frames; the fixed one shows the
+        // program's frames only.
+        assert_eq!(
+            outcome.stderr.contains("trace.py"),
+            !fixed_mode,
+            "{}",
+            outcome.stderr
+        );
+        let hits = read_cover(&cover);
+        let lines = &hits[script.to_str().unwrap()];
+        assert_eq!(lines[&line_of(&script, "raise RuntimeError")], 1);
+        assert_eq!(lines[&line_of(&script, "return value")], 0);
+    }
 }
 per_python!(uncaught_exception_still_writes_coverage);
+
+fn program_namespace_and_os_errors(py: &HostPython) {
+    let sandbox = Sandbox::new();
+    let programs = sandbox.copy_fixture("programs");
+    let script = programs.join("namespace.py");
+    let script_arg = script.to_str().unwrap();
+    let pattern = everything_under(&programs);
+    let cover = sandbox.cover();
+    let missing = sandbox.path().join("no-such-file");
+    let missing_arg = missing.to_str().unwrap();
+    let command =
+        |args: &[&str]| tracer_command(&py.exe, &sandbox, &cover, &pattern, args, &programs);
+
+    // As under the original: the program's globals are a plain dict while sys.modules["__main__"]
+    // stays the tracer (pickling a class of the program fails), SystemExit(5) is swallowed, and
+    // an uncaught OSError ends the run with the original's one-line message and status 1.
+    let original = run(command(&[script_arg]), DEADLINE);
+    assert_eq!(original.code(), Some(0), "{}", original.describe());
+    assert_eq!(
+        program_stdout(&original, &cover, &pattern),
+        "path0 is the script's directory True\nown main module False\npickle failed PicklingError\n"
+    );
+    let original = run(command(&[script_arg, missing_arg]), DEADLINE);
+    assert_eq!(original.code(), Some(1), "{}", original.describe());
+    assert_eq!(
+        original.stderr.trim_end(),
+        format!(
+            "Cannot run file {} because: [Errno 2] No such file or directory: {}",
+            py_repr(script_arg),
+            py_repr(missing_arg)
+        ),
+        "{}",
+        original.describe()
+    );
+    let hits = read_cover(&cover);
+    assert_eq!(
+        hits[script_arg][&line_of(&script, "os.stat(sys.argv[1])")],
+        1
+    );
+
+    // Fixed: a real __main__ module, and the OSError is an ordinary traceback.
+    let fixed_run = run(fixed(command(&[script_arg])), DEADLINE);
+    assert_eq!(fixed_run.code(), Some(0), "{}", fixed_run.describe());
+    assert_eq!(
+        fixed_run.stdout,
+        "path0 is the script's directory True\nown main module True\npickled\n"
+    );
+    let fixed_run = run(fixed(command(&[script_arg, missing_arg])), DEADLINE);
+    assert_eq!(fixed_run.code(), Some(1), "{}", fixed_run.describe());
+    assert!(
+        fixed_run.stderr.contains("Traceback") && fixed_run.stderr.contains("FileNotFoundError"),
+        "{}",
+        fixed_run.describe()
+    );
+}
+per_python!(program_namespace_and_os_errors);
 
 fn command_line_errors_and_ignored_flags(py: &HostPython) {
     let sandbox = Sandbox::new();
@@ -231,7 +353,14 @@ fn command_line_errors_and_ignored_flags(py: &HostPython) {
         .current_dir(sandbox.path());
     let flags = run(flags, DEADLINE);
     assert_eq!(flags.code(), Some(0), "{}", flags.describe());
-    assert_eq!(flags.stdout.trim(), "kid 1");
+    let printed: Vec<&str> = flags.stdout.lines().collect();
+    assert_eq!(printed.len(), 2, "{}", flags.describe());
+    assert!(
+        printed[0].starts_with("['--count', '-t', '--missing',") && printed[0].ends_with(", '--']"),
+        "the option list as given, up to the program: {}",
+        printed[0]
+    );
+    assert_eq!(printed[1], "kid 1");
     let hits = read_cover(&cover);
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert_eq!(hits[kid_arg][&line_of(&kid, "total += i")], 2);

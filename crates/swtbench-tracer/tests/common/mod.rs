@@ -225,7 +225,11 @@ pub fn run(mut cmd: Command, deadline: Duration) -> Outcome {
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .env("PYTHONHASHSEED", "0");
     // The host's own settings must not leak in; a test that wants them sets them itself.
-    for name in ["PYTHONPATH", swtbench_tracer::BACKEND_ENV] {
+    for name in [
+        "PYTHONPATH",
+        swtbench_tracer::BACKEND_ENV,
+        swtbench_tracer::COMPAT_ENV,
+    ] {
         if !cmd.get_envs().any(|(key, _)| key == name) {
             cmd.env_remove(name);
         }
@@ -292,6 +296,66 @@ pub fn tracer_command(
         .args(program)
         .current_dir(cwd);
     cmd
+}
+
+/// Switches a tracer command to the fixed process behaviour (`SWTBENCH_TRACE_COMPAT=0`):
+/// traced processes behave as they would untraced.
+pub fn fixed(mut cmd: Command) -> Command {
+    cmd.env(swtbench_tracer::COMPAT_ENV, "0");
+    cmd
+}
+
+/// Python's `repr` of an ASCII string (what `print` of a list shows for each item).
+pub fn py_repr(text: &str) -> String {
+    assert!(
+        text.chars().all(|c| c.is_ascii() && !c.is_ascii_control()),
+        "py_repr handles printable ASCII only: {text:?}"
+    );
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::from(quote);
+    for c in text.chars() {
+        if c == '\\' || c == quote {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push(quote);
+    out
+}
+
+/// The line the tracer prints first in its default mode, as the original did: its own options
+/// (those `tracer_command` passes) as a Python list.
+pub fn options_line(cover: &Path, pattern: &str) -> String {
+    let words = [
+        "--count",
+        "-C",
+        cover.to_str().expect("UTF-8 cover path"),
+        "--include-pattern",
+        pattern,
+    ];
+    let items: Vec<String> = words.iter().map(|w| py_repr(w)).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// The program's own stdout in the default mode: checks that the first line is the tracer's
+/// option list and returns what follows it.
+pub fn program_stdout<'a>(outcome: &'a Outcome, cover: &Path, pattern: &str) -> &'a str {
+    let want = options_line(cover, pattern);
+    let (first, rest) = outcome
+        .stdout
+        .split_once('\n')
+        .unwrap_or((outcome.stdout.as_str(), ""));
+    assert_eq!(
+        first,
+        want,
+        "the first stdout line is the tracer's option list\n{}",
+        outcome.describe()
+    );
+    rest
 }
 
 /// The plain `sys.settrace` counter from the fixtures, with the same pattern and program.
