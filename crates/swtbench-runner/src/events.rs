@@ -208,6 +208,12 @@ pub enum Event {
     CancelRequested {
         reason: CancelReason,
     },
+    /// The run stops early because of a failure of the machine, not of an instance: the
+    /// container engine stopped answering, the disk is full or read-only. Running instances are
+    /// stopped (as on an interrupt) and the partial reports written; a rerun resumes.
+    RunAborted {
+        reason: String,
+    },
     ImageRemoved {
         tag: String,
         kind: ImageKind,

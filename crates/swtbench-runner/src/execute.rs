@@ -110,7 +110,11 @@ pub enum ExecError {
     #[error("{0}")]
     Engine(String),
     #[error("writing {path}: {message}")]
-    Io { path: String, message: String },
+    Io {
+        path: String,
+        message: String,
+        kind: std::io::ErrorKind,
+    },
     /// An output to copy is not the one expected.
     #[error("{0}")]
     Output(String),
@@ -120,6 +124,27 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> ExecError + '_ {
     move |e| ExecError::Io {
         path: path.display().to_string(),
         message: e.to_string(),
+        kind: e.kind(),
+    }
+}
+
+impl ExecError {
+    /// A failure of the machine rather than of this run (the disk is full or read-only): every
+    /// later run would fail the same way.
+    pub fn is_storage_failure(&self) -> bool {
+        matches!(
+            self,
+            ExecError::Io {
+                kind: std::io::ErrorKind::StorageFull
+                    | std::io::ErrorKind::ReadOnlyFilesystem
+                    | std::io::ErrorKind::QuotaExceeded,
+                ..
+            }
+        )
+    }
+
+    pub fn is_engine_failure(&self) -> bool {
+        matches!(self, ExecError::Engine(_))
     }
 }
 
@@ -205,10 +230,10 @@ pub async fn execute_run<B: ContainerBackend>(
     registry.add(&id);
     log(dir, &format!("container {id} created from {}", job.image));
     let result = run_in_container(backend, settings, &id, job).await;
-    let removed = backend.container_remove(&id).await;
-    registry.remove(&id);
-    if let Err(e) = &removed {
-        log(dir, &format!("removing container {id} failed: {e}"));
+    // A container that could not be removed stays registered for the clean-up at the end.
+    match backend.container_remove(&id).await {
+        Ok(_) => registry.remove(&id),
+        Err(e) => log(dir, &format!("removing container {id} failed: {e}")),
     }
     let (output, exec_duration, exit_code, timed_out, omitted) = result?;
     let mut bytes = output;

@@ -164,8 +164,9 @@ pub async fn extract_patch<B: ContainerBackend>(
         registry.add(&id);
         container = Some(id.clone());
         if let Err(e) = backend.container_start(&id).await {
-            let _ = backend.container_remove(&id).await;
-            registry.remove(&id);
+            if backend.container_remove(&id).await.is_ok() {
+                registry.remove(&id);
+            }
             return Err(infra(e.to_string()));
         }
     }
@@ -195,8 +196,10 @@ pub async fn extract_patch<B: ContainerBackend>(
     })
     .await;
     if let Some(id) = &container {
-        let _ = backend.container_remove(id).await;
-        registry.remove(id);
+        // A container that could not be removed stays registered for the clean-up at the end.
+        if backend.container_remove(id).await.is_ok() {
+            registry.remove(id);
+        }
     }
     let cached = result
         .map_err(|e| infra(format!("the extraction task failed: {e}")))?

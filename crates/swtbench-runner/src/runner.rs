@@ -131,6 +131,9 @@ pub struct RunOutput {
     pub reports: Vec<InstanceReport>,
     pub stats: RunStats,
     pub cancelled: Option<CancelReason>,
+    /// Why the run stopped early on its own (the engine stopped answering, the disk is full), if
+    /// it did; `cancelled` is then `Interrupt`.
+    pub aborted: Option<String>,
     /// Non-fatal problems (report writing, image removal), one sentence each.
     pub warnings: Vec<String>,
 }
@@ -166,9 +169,51 @@ struct Shared<B: ContainerBackend> {
     model_dir: String,
     stats: Mutex<RunStats>,
     warnings: Mutex<Vec<String>>,
+    cancel: Cancel,
+    aborted: Mutex<Option<String>>,
 }
 
 impl<B: ContainerBackend> Shared<B> {
+    /// Stops the run because of a failure of the machine (the first reason wins): running
+    /// instances are stopped as on an interrupt and the partial reports written.
+    fn abort(&self, reason: String) {
+        {
+            let mut a = self.aborted.lock().unwrap_or_else(|p| p.into_inner());
+            if a.is_some() {
+                return;
+            }
+            *a = Some(reason.clone());
+        }
+        self.emit(Event::RunAborted { reason });
+        self.cancel.request(CancelReason::Interrupt);
+    }
+
+    fn aborted(&self) -> Option<String> {
+        self.aborted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// After an engine error: whether the engine still answers. A restarting daemon gets a few
+    /// seconds; an engine that stays silent stops the run instead of failing every remaining
+    /// instance in turn.
+    async fn check_engine(&self) {
+        let mut last = None;
+        for attempt in 0..3 {
+            if attempt > 0 {
+                tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+            }
+            match self.backend.engine_info().await {
+                Ok(_) => return,
+                Err(e) => last = Some(e),
+            }
+        }
+        if let Some(e) = last {
+            self.abort(format!("the container engine stopped answering: {e}"));
+        }
+    }
+
     fn emit(&self, e: Event) {
         self.sink.event(&e);
     }
@@ -254,6 +299,8 @@ pub async fn run<B: ContainerBackend>(
         model_dir: model_dir_name(&plan.model),
         stats: Mutex::new(RunStats::default()),
         warnings: Mutex::new(Vec::new()),
+        cancel: cancel.clone(),
+        aborted: Mutex::new(None),
         settings,
     });
 
@@ -474,6 +521,7 @@ pub async fn run<B: ContainerBackend>(
         reports,
         stats,
         cancelled: cancel.level(),
+        aborted: shared.aborted(),
         warnings,
     }
 }
@@ -541,12 +589,16 @@ fn interrupted<B: ContainerBackend>(shared: &Shared<B>, id: &str) -> InstanceRes
         outcome: InstanceOutcome::Interrupted,
         duration_ms: 0,
     });
+    let reason = match shared.aborted() {
+        Some(why) => format!("the run stopped early before this instance finished: {why}"),
+        None => "the run was interrupted before this instance finished".into(),
+    };
     InstanceResult {
         instance_id: id.to_string(),
         outcome: InstanceOutcome::Interrupted,
         report: None,
         all_reused: false,
-        reasons: vec!["the run was interrupted before this instance finished".into()],
+        reasons: vec![reason],
     }
 }
 
@@ -595,8 +647,11 @@ fn own_containers<B: ContainerBackend>(shared: &Shared<B>) -> LabelFilter {
 
 /// Removes every container of this process that is still there (dropped runs after a cancel).
 async fn remove_containers<B: ContainerBackend>(shared: &Shared<B>) {
+    let mut failed: Vec<String> = Vec::new();
     for id in shared.registry.ids() {
-        let _ = shared.backend.container_remove(&id).await;
+        if let Err(e) = shared.backend.container_remove(&id).await {
+            failed.push(format!("{id}: {e}"));
+        }
         shared.registry.remove(&id);
     }
     // A container created while its future was being dropped is not in the registry.
@@ -606,8 +661,18 @@ async fn remove_containers<B: ContainerBackend>(shared: &Shared<B>) {
         .await
     {
         for c in found {
-            let _ = shared.backend.container_remove(&c.id).await;
+            if let Err(e) = shared.backend.container_remove(&c.id).await {
+                failed.push(format!("{}: {e}", c.id));
+            }
         }
+    }
+    if let Some(first) = failed.first() {
+        shared.warn(format!(
+            "{} container(s) could not be removed (first: {first}); `swtbench clean --run-id {}` \
+             removes them once the engine answers",
+            failed.len(),
+            shared.settings.run_id
+        ));
     }
 }
 
@@ -813,12 +878,14 @@ async fn evaluate_inner<B: ContainerBackend>(
         match ensure_images(shared, ip, spec).await {
             Ok(tag) => image = Some(tag),
             Err(reason) => {
+                // A build that failed because the engine went away is not this image's fault.
+                shared.check_engine().await;
                 return fail(
                     InstanceOutcome::Error {
                         reason: reason.clone(),
                     },
                     vec![reason],
-                )
+                );
             }
         }
     }
@@ -1046,7 +1113,14 @@ async fn execute_or_copy<B: ContainerBackend>(
                         result,
                     })
                 }
-                Err(e) => Err(e.to_string()),
+                Err(e) => {
+                    if e.is_storage_failure() {
+                        shared.abort(e.to_string());
+                    } else if e.is_engine_failure() {
+                        shared.check_engine().await;
+                    }
+                    Err(e.to_string())
+                }
             }
         })
         .await

@@ -885,3 +885,56 @@ async fn a_shared_output_replaced_by_another_process_is_never_graded_as_this_run
         ExistingOutput::Inconsistent
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_engine_that_stops_answering_stops_the_run_instead_of_failing_every_instance() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    for id in ["acme__calc-5", "acme__calc-6", "acme__calc-7"] {
+        s.instances.push(instance(id, "acme/calc", "1.0"));
+        let (k, v) = prediction(id, Some(MODEL_TESTS));
+        s.predictions.insert(k, v);
+    }
+    let mut st = settings(dir.path());
+    st.max_workers = 1;
+    let fake = Arc::new(FakeBackend::new());
+    fake.add_image("acme-base:1", BTreeMap::new());
+    let switch = fake.clone();
+    // The daemon dies while calc-1's first run executes.
+    fake.on_exec_with(move |_| {
+        switch.set_unreachable(true);
+        None
+    });
+    pytest_like(&fake);
+    let eval = evaluation(&fake, &s, &st).await;
+    let out = swtbench_runner::run(
+        fake.clone(),
+        eval,
+        Arc::new(RecordingSink::default()),
+        Cancel::new(),
+    )
+    .await;
+    let why = out.aborted.clone().expect("aborted");
+    assert!(why.contains("stopped answering"), "{why}");
+    assert_eq!(out.cancelled, Some(CancelReason::Interrupt));
+    // One instance saw the failure; the others were not attempted, each with the reason.
+    let errors = out
+        .results
+        .iter()
+        .filter(|r| matches!(r.outcome, InstanceOutcome::Error { .. }))
+        .count();
+    assert!(errors <= 1, "{:?}", out.results);
+    let never = out
+        .results
+        .iter()
+        .filter(|r| r.outcome == InstanceOutcome::Interrupted)
+        .collect::<Vec<_>>();
+    assert!(never.len() >= 4, "{:?}", out.results);
+    assert!(never[0].reasons[0].contains("stopped early"));
+    // The container of the broken run could not be removed: said so, with the way out.
+    assert!(out
+        .warnings
+        .iter()
+        .any(|w| w.contains("could not be removed") && w.contains("swtbench clean --run-id r1")));
+    assert!(out.run_report_path.is_some(), "partial reports are written");
+}

@@ -223,6 +223,9 @@ impl Progress {
                 &st,
                 &format!("cancelled ({reason:?}); cleaning up").to_lowercase(),
             ),
+            Event::RunAborted { reason } => {
+                self.warn(&st, &format!("stopping the run: {reason}"));
+            }
             Event::ImageRemoved { tag, kind } => {
                 self.line(&st, &format!("removed {} image {tag}", kind.as_str()))
             }

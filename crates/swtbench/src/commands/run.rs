@@ -656,6 +656,17 @@ fn execute<B: ContainerBackend>(
     if let Some(p) = &report_path {
         printer.info(&format!("run report: {}", p.display()));
     }
+    if let Some(reason) = &output.aborted {
+        let not_run = output.stats.interrupted;
+        return Err(CliError::environment(anyhow!(
+            "the run stopped early: {reason}; {not_run} instance(s) were not evaluated"
+        ))
+        .with_hint(format!(
+            "fix that and run the same command again: finished runs are reused \
+             (`swtbench clean --run-id {}` removes containers left behind)",
+            args.run_id
+        )));
+    }
     if output.cancelled.is_some() {
         return Ok(ExitCode::Interrupted);
     }
