@@ -33,6 +33,7 @@
 use memchr::memmem;
 use swtbench_core::{StatusMap, TestStatus};
 
+use super::NextMatch;
 use crate::py::{is_space, is_word};
 
 pub fn parse_django(log: &str) -> StatusMap {
@@ -139,19 +140,41 @@ fn name_starts(text: &str) -> Vec<usize> {
     out
 }
 
-/// The name part of both passes: `\b(prefix)\S*\s+\([^)]*\)` at `s` (the `\b` already checked).
-/// Returns the end of the name (after the `)`).
-fn name_at(text: &str, s: usize) -> Option<usize> {
-    let rest = &text[s..];
-    let run = rest.find(is_space)?;
-    let after_run = &rest[run..];
-    let ws = after_run.find(|c: char| !is_space(c))?;
-    let open = run + ws;
-    if rest.as_bytes()[open] != b'(' {
-        return None;
+/// The name part of both passes, `\b(prefix)\S*\s+\([^)]*\)`, matched at increasing starts of
+/// one text (the `\b` already checked). The two scans ahead (to the next whitespace, to the next
+/// `)`) remember their answers, so a long stretch without either costs one scan, not one per
+/// candidate.
+struct Names<'a> {
+    text: &'a str,
+    space: NextMatch<'a, fn(&str) -> Option<usize>>,
+    close: NextMatch<'a, fn(&str) -> Option<usize>>,
+}
+
+impl<'a> Names<'a> {
+    fn new(text: &'a str) -> Self {
+        fn space(t: &str) -> Option<usize> {
+            t.find(is_space)
+        }
+        fn close(t: &str) -> Option<usize> {
+            memchr::memchr(b')', t.as_bytes())
+        }
+        Names {
+            text,
+            space: NextMatch::new(text, space),
+            close: NextMatch::new(text, close),
+        }
     }
-    let close = memchr::memchr(b')', &rest.as_bytes()[open + 1..])?;
-    Some(s + open + 1 + close + 1)
+
+    /// The end of the name starting at `s` (after its `)`).
+    fn at(&mut self, s: usize) -> Option<usize> {
+        let run_end = self.space.at_or_after(s)?;
+        let ws = self.text[run_end..].find(|c: char| !is_space(c))?;
+        let open = run_end + ws;
+        if self.text.as_bytes()[open] != b'(' {
+            return None;
+        }
+        Some(self.close.at_or_after(open + 1)? + 1)
+    }
 }
 
 fn first_pass(log: &str, map: &mut StatusMap) {
@@ -161,12 +184,13 @@ fn first_pass(log: &str, map: &mut StatusMap) {
     }
     let dots = ellipsis_starts(log);
     let stops = stop_word_starts(log);
+    let mut names_at = Names::new(log);
     let mut pos = 0;
     for s in names {
         if s < pos {
             continue;
         }
-        let Some(p) = name_at(log, s) else {
+        let Some(p) = names_at.at(s) else {
             continue;
         };
         // The ellipsis: the later candidate first (the greedy scan), then the one right at `p`
@@ -245,13 +269,14 @@ fn single_failure_name(part: &str) -> Option<&str> {
         .filter(|&i| !prev_is_word(part, i))
         .collect();
     starts.sort_unstable();
+    let mut names = Names::new(part);
     let mut found: Option<&str> = None;
     let mut pos = 0;
     for s in starts {
         if s < pos {
             continue;
         }
-        if let Some(end) = name_at(part, s) {
+        if let Some(end) = names.at(s) {
             if found.is_some() {
                 return None;
             }

@@ -136,6 +136,46 @@ pub const REPO_PARSERS: &[(&str, Parser)] = &[
     ("sympy/sympy", Parser::Sympy),
 ];
 
+/// The first position at or after a point where a search (`find` on the rest of the text)
+/// succeeds, remembered between calls: the original's regexes scan ahead from every candidate start (`[^\s]*`, `[^)]*`), which
+/// is quadratic on a long stretch without the character (a megabyte of `test_test_…` without a
+/// space). Calls with non-decreasing starts reuse the last answer while they are still before it,
+/// so a whole log costs one scan.
+pub(crate) struct NextMatch<'a, F: Fn(&str) -> Option<usize>> {
+    text: &'a str,
+    find: F,
+    /// The last query's start and answer (`None`: no such character up to the end).
+    from: usize,
+    found: Option<usize>,
+    valid: bool,
+}
+
+impl<'a, F: Fn(&str) -> Option<usize>> NextMatch<'a, F> {
+    pub(crate) fn new(text: &'a str, find: F) -> Self {
+        NextMatch {
+            text,
+            find,
+            from: 0,
+            found: None,
+            valid: false,
+        }
+    }
+
+    /// The first position `>= from` where the search matches.
+    pub(crate) fn at_or_after(&mut self, from: usize) -> Option<usize> {
+        // Nothing matches in [self.from, found), so for a later `from` up to `found` the answer
+        // is the same.
+        if self.valid && from >= self.from && self.found.is_none_or(|f| from <= f) {
+            return self.found;
+        }
+        let found = (self.find)(&self.text[from..]).map(|p| from + p);
+        self.from = from;
+        self.found = found;
+        self.valid = true;
+        found
+    }
+}
+
 /// The four status words pytest-style parsers look for at the start of a line.
 pub(crate) const STATUS_WORDS: [&str; 4] = ["FAILED", "PASSED", "SKIPPED", "ERROR"];
 
@@ -154,6 +194,23 @@ pub(crate) fn starts_with_status(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn next_match_reuses_its_answer_and_rescans_when_needed() {
+        let text = "ab cd)ef g";
+        let mut ws = NextMatch::new(text, |t: &str| t.find(' '));
+        assert_eq!(ws.at_or_after(0), Some(2));
+        assert_eq!(ws.at_or_after(1), Some(2));
+        assert_eq!(ws.at_or_after(2), Some(2));
+        assert_eq!(ws.at_or_after(3), Some(8));
+        assert_eq!(ws.at_or_after(9), None);
+        assert_eq!(ws.at_or_after(9), None);
+        // A start before the remembered one is searched again.
+        assert_eq!(ws.at_or_after(0), Some(2));
+        let mut close = NextMatch::new(text, |t: &str| t.find(')'));
+        assert_eq!(close.at_or_after(6), None);
+        assert_eq!(close.at_or_after(0), Some(5));
+    }
 
     #[test]
     fn repo_map_has_the_originals_entries() {

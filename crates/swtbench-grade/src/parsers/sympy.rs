@@ -12,6 +12,7 @@
 use memchr::memmem;
 use swtbench_core::{StatusMap, TestStatus};
 
+use super::NextMatch;
 use crate::py::is_space;
 
 pub fn parse_sympy(log: &str) -> StatusMap {
@@ -66,10 +67,11 @@ fn header_name(line: &str) -> Option<(&str, usize)> {
 fn result_lines(log: &str, map: &mut StatusMap) {
     let bytes = log.as_bytes();
     let finder = memmem::Finder::new("test_");
+    let mut space = NextMatch::new(log, |t: &str| t.find(is_space));
     let mut pos = 0;
     while let Some(off) = finder.find(&bytes[pos..]) {
         let s = pos + off;
-        match result_at(log, s) {
+        match result_at(log, s, &mut space) {
             Some((name_end, status, end)) => {
                 let mut key = String::with_capacity(name_end - s);
                 key.push_str(&log[s..name_end]);
@@ -83,9 +85,13 @@ fn result_lines(log: &str, map: &mut StatusMap) {
 
 /// Matches `test_(\S*)\s+(E|F|ok)\s` at `s`; returns the end of `test_<name>`, the status and the
 /// end of the match.
-fn result_at(log: &str, s: usize) -> Option<(usize, TestStatus, usize)> {
+fn result_at<F: Fn(&str) -> Option<usize>>(
+    log: &str,
+    s: usize,
+    space: &mut NextMatch<'_, F>,
+) -> Option<(usize, TestStatus, usize)> {
     let after = &log[s..];
-    let name_len = after.find(is_space)?;
+    let name_len = space.at_or_after(s)? - s;
     let ws = &after[name_len..];
     let ws_len = ws.find(|c: char| !is_space(c))?;
     let tail = &ws[ws_len..];
