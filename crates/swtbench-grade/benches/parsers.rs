@@ -1,6 +1,7 @@
 //! Parser throughput: every shared real log (37 MB, 854 logs; falls back to the crate's fixture
 //! logs when `../shared/data` is absent), pre-processed and parsed with its repository's parser,
-//! as grading does. Reported as bytes per second on one core.
+//! as grading does. Reported as bytes per second on one core. Plus inputs that would make a
+//! naive scan quadratic (`pathological`).
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::path::PathBuf;
@@ -83,5 +84,24 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// Inputs on which a scan ahead from every candidate start would be quadratic: a megabyte without
+/// the character the name patterns look for (the original's sympy parser takes minutes on this).
+fn pathological(c: &mut Criterion) {
+    let cases = [
+        (Parser::Django, "test_x (".repeat(128 * 1024)),
+        (Parser::Django, "test.".repeat(200 * 1024)),
+        (Parser::Sympy, "test_".repeat(200 * 1024)),
+    ];
+    let mut g = c.benchmark_group("pathological");
+    g.sample_size(10);
+    for (i, (parser, text)) in cases.iter().enumerate() {
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(BenchmarkId::new(parser.name(), i), |b| {
+            b.iter(|| parse_log(Some(text.as_bytes()), *parser).tests.len())
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, pathological);
 criterion_main!(benches);
