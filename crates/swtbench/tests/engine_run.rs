@@ -9,6 +9,9 @@
 //! which `scripts/test` runs first); without them each test prints why it is skipped. The env and
 //! instance images of the fixture are built once (under a lock, `swtbench images build`) and
 //! kept for the other tests: remove them with `swtbench images rm --kind instance env`.
+//! `SWTBENCH_FIXTURE_BASE_IMAGE=name:tag` runs the tests on another base image (e.g. a `docker tag`
+//! of the fixture's): its env and instance images have their own keys, so the tests can be timed
+//! from scratch, or kept apart from other users of the engine, without touching the shared ones.
 //! Test names contain `engine` so nextest's docker group limits how many run at once.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
@@ -21,7 +24,7 @@ use serde_json::Value;
 use swtbench_grade::leaderboard::{is_applicable, transitions_beyond_base};
 use swtbench_grade::InstanceReport;
 
-const BASE_IMAGE: &str = "swtbench-fixture-base:bookworm";
+const DEFAULT_BASE_IMAGE: &str = "swtbench-fixture-base:bookworm";
 const MODEL_DIR: &str = "swtbench-fixture-model";
 const IMAGES_LOCK: &str = "/tmp/swtbench-engine-tests.images.lock";
 
@@ -29,8 +32,33 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+fn base_image() -> String {
+    std::env::var("SWTBENCH_FIXTURE_BASE_IMAGE")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| DEFAULT_BASE_IMAGE.to_string())
+}
+
+/// The fixture's spec table, on [`base_image`].
 fn spec_table() -> PathBuf {
-    workspace().join("fixtures/benchmark/spec-table.toml")
+    let table = workspace().join("fixtures/benchmark/spec-table.toml");
+    let base = base_image();
+    if base == DEFAULT_BASE_IMAGE {
+        return table;
+    }
+    let text = std::fs::read_to_string(&table)
+        .unwrap()
+        .replace(DEFAULT_BASE_IMAGE, &base);
+    let path = std::env::temp_dir().join(format!(
+        "swtbench-engine-spec-{}.toml",
+        base.replace(['/', ':'], "_")
+    ));
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+    }
+    path
 }
 
 fn bin() -> &'static str {
@@ -46,14 +74,15 @@ fn engine_missing() -> Option<String> {
         Ok(o) if o.status.success() => {}
         _ => return Some("no reachable Docker engine (`docker info` failed)".into()),
     }
+    let base_image = base_image();
     let base = Command::new("docker")
-        .args(["image", "inspect", BASE_IMAGE])
+        .args(["image", "inspect", &base_image])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
     if !base.is_ok_and(|s| s.success()) {
         return Some(format!(
-            "the base image {BASE_IMAGE} is missing (build it with scripts/base-image)"
+            "the base image {base_image} is missing (build it with scripts/base-image)"
         ));
     }
     None
@@ -599,4 +628,57 @@ fn engine_patch_extraction_runs_in_a_container_without_a_mirror() {
     for k in ["base", "env", "instance"] {
         assert!(kinds.iter().any(|x| x == k), "{k} in {kinds:?}");
     }
+}
+
+#[test]
+fn engine_a_second_process_with_the_same_run_id_and_output_dir_is_refused() {
+    require_engine!();
+    let fx = Fixture::new();
+    let run_id = unique_run_id("twice");
+    let out_dir = fx.root.join("out");
+    let args = fx.run_args(
+        &run_id,
+        &out_dir,
+        "predictions.jsonl",
+        &["--no-coverage", "--instance-ids", RESUME_IDS],
+    );
+    let mut first = spawn(&args);
+    wait_for_events(&out_dir, "an executed run", |ev| executed_runs(ev) >= 1);
+    // The second would overwrite the first's prediction runs and reports (and used to remove its
+    // running containers as leftovers).
+    let mut second_args = args.clone();
+    let at = second_args.iter().position(|a| a == "--events").unwrap();
+    second_args[at + 1] = fx.root.join("second.jsonl").display().to_string();
+    let second = run(&second_args);
+    assert_eq!(second.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        err.contains(&format!("pid {}", first.id())),
+        "names the running process: {err}"
+    );
+    let status = wait_exit(&mut first, Duration::from_secs(600));
+    assert_eq!(status.code(), Some(0), "the first run is not disturbed");
+    assert_eq!(reports_of(&out_dir, &run_id).len(), 6);
+    assert!(containers_of(&run_id).is_empty(), "leftover containers");
+}
+
+#[test]
+fn engine_an_unwritable_output_dir_is_one_error_before_any_work() {
+    require_engine!();
+    let fx = Fixture::new();
+    let run_id = unique_run_id("unwritable");
+    // A path below a regular file cannot be created, whoever runs the test (root included).
+    let file = fx.root.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let out = run(&fx.run_args(
+        &run_id,
+        &file.join("out"),
+        "predictions.jsonl",
+        &["--no-coverage"],
+    ));
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("hint: --output-dir"), "{err}");
+    assert!(out.stdout.is_empty(), "no table of zeros");
+    assert!(containers_of(&run_id).is_empty());
 }
