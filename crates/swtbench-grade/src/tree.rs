@@ -10,10 +10,11 @@ use std::path::{Path, PathBuf};
 
 use swtbench_core::directives::{directives_hash, test_directives, DEFAULT_NON_TEST_EXTS};
 use swtbench_core::layout::{
-    InstanceRunKeys, LogsRoot, MODEL_PATCH_FILE, REPORT_FILE, TEST_OUTPUT_FILE,
+    InstanceRunKeys, LogsRoot, EVAL_SCRIPT_FILE, MODEL_PATCH_FILE, REPORT_FILE, TEST_OUTPUT_FILE,
 };
 use swtbench_core::{Instance, RunKind};
 
+use crate::logs::ExecMode;
 use crate::parsers::Parser;
 use crate::report::{
     grade_instance, grade_instance_with_parser, GradeError, GradeOptions, InstanceReport,
@@ -274,11 +275,35 @@ fn regrade_one(tree: &dyn TreeReader, req: &RegradeRequest<'_>, inst: &Instance)
     };
     let mut outputs: [Option<Vec<u8>>; 6] = Default::default();
     outputs[0] = Some(pred_pre_output);
-    for (i, path) in root.instance_test_outputs(&keys).iter().enumerate().skip(1) {
-        match read_or_error(tree, path) {
+    let mut other_mode: Vec<&str> = Vec::new();
+    for (i, dir) in root.instance_run_dirs(&keys).iter().enumerate().skip(1) {
+        match read_or_error(tree, &dir.join(TEST_OUTPUT_FILE)) {
             Ok(o) => outputs[i] = o,
             Err(e) => return (entry(EntryState::Error(e)), None, warning),
         }
+        if RunKind::ALL[i].is_shared() && outputs[i].is_some() {
+            if let Ok(Some(script)) = tree.read(&dir.join(EVAL_SCRIPT_FILE)) {
+                if script_mode(&script) != req.options.exec_mode {
+                    other_mode.push(RunKind::ALL[i].as_str());
+                }
+            }
+        }
+    }
+    if !other_mode.is_empty() {
+        let note = format!(
+            "{id}: {} ran in {} mode (the shared directories are keyed by test directives only, \
+             so a run in the other mode replaced them); graded anyway",
+            other_mode.join(", "),
+            match req.options.exec_mode {
+                ExecMode::UnitTest => ExecMode::ReproductionScript,
+                ExecMode::ReproductionScript => ExecMode::UnitTest,
+            }
+            .as_str()
+        );
+        warning = Some(match warning {
+            Some(w) => format!("{w}; {note}"),
+            None => note,
+        });
     }
     let missing: Vec<&str> = RunKind::ALL
         .iter()
@@ -329,6 +354,16 @@ fn regrade_one(tree: &dyn TreeReader, req: &RegradeRequest<'_>, inst: &Instance)
             None,
             warning,
         ),
+    }
+}
+
+/// The mode an eval script ran the tests in: reproduction-script scripts echo the exit code on a
+/// line of their own (§8), unit-test scripts never do.
+fn script_mode(script: &[u8]) -> ExecMode {
+    if script.split(|b| *b == b'\n').any(|l| l == b"echo $?") {
+        ExecMode::ReproductionScript
+    } else {
+        ExecMode::UnitTest
     }
 }
 
@@ -624,6 +659,29 @@ mod tests {
             report.tests_base.as_ref().unwrap().pass_to_fail,
             vec!["tests/test_n.py::test_other".to_string()]
         );
+    }
+
+    #[test]
+    fn shared_runs_of_the_other_mode_are_named() {
+        let root = LogsRoot::new("logs");
+        let inst = vec![instance("o__r-1", "pytest-dev/pytest")];
+        let hash = RepoRules::default().directives_hash("pytest-dev/pytest", MODEL_PATCH);
+        let mut tree = tree_with_runs(&root, &inst[0], &hash);
+        let gold_hash = RepoRules::default().directives_hash("pytest-dev/pytest", GOLD_TESTS);
+        let unit = "#!/bin/bash\nset -uxo pipefail\npytest -rA tests/test_m.py\ngit checkout abc\n";
+        let repro = "#!/bin/bash\nset -uxo pipefail\npython3 /testbed/repro.py\necho $?\ngit checkout abc\n";
+        let gold_pre = root.shared_run_dir(RunKind::GoldPre, "o__r-1", &gold_hash);
+        let base_post = root.shared_run_dir(RunKind::BasePost, "o__r-1", &hash);
+        tree.insert(gold_pre.join(EVAL_SCRIPT_FILE), repro);
+        tree.insert(base_post.join(EVAL_SCRIPT_FILE), unit);
+        let rules = BTreeMap::new();
+        let r = regrade(&tree, &request(&root, &inst, &rules, None, false));
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+        assert!(r.warnings[0].starts_with("o__r-1: gold_pre ran in reproduction_script mode"));
+        let mut req = request(&root, &inst, &rules, None, false);
+        req.options.exec_mode = ExecMode::ReproductionScript;
+        let r = regrade(&tree, &req);
+        assert!(r.warnings[0].starts_with("o__r-1: base_post ran in unit_test mode"));
     }
 
     #[test]
