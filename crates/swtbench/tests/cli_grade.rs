@@ -616,6 +616,27 @@ fn parse_log_prints_sorted_statuses() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("no log parser for repository `nobody/nothing`"));
+    // Reproduction-script mode needs no repository; without either, the command says what to give.
+    write(
+        &dir.path().join("r.txt"),
+        "+ python3 /testbed/repro.py\nTraceback\n+ echo 1\n",
+    );
+    let out = swtbench(
+        &["parse-log", "--exec-mode", "reproduction_script", "r.txt"],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "{\"applied\": false, \"tests\": {\"reproduction_script\": \"FAILED\"}}\n"
+    );
+    let out = swtbench(&["parse-log", "r.txt"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--repo"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// `parse-log` on every real log of the shared data prints exactly the original's result.

@@ -14,8 +14,9 @@ use crate::printer::Printer;
 
 #[derive(Debug, clap::Args)]
 pub struct ParseLogArgs {
-    /// Repository of the instance (`owner/name`), which selects the parser.
-    #[arg(long, value_name = "OWNER/NAME", required_unless_present = "parser")]
+    /// Repository of the instance (`owner/name`), which selects the parser (not needed with
+    /// --parser or --exec-mode reproduction_script).
+    #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
 
     /// How the tests were run: unit_test (the repository's parser) or reproduction_script (the
@@ -53,8 +54,13 @@ pub fn run(args: ParseLogArgs, printer: &Printer) -> CliResult {
                 ),
             )
         })?,
+        (None, None) if args.exec_mode == ExecMode::ReproductionScript => {
+            Parser::ReproductionScript
+        }
         (None, None) => {
-            return Err(CliError::input(anyhow::anyhow!("give --repo or --parser")));
+            return Err(CliError::input(anyhow::anyhow!(
+                "give --repo (its parser reads the log) or --parser"
+            )));
         }
     };
     let bytes = if args.file.as_os_str() == "-" {
