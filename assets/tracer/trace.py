@@ -446,6 +446,7 @@ def _lock(fd, timeout):
     # leaves a stale lock behind; the timeout only bounds waiting on a live but stuck holder, after
     # which the single O_APPEND write still lands whole.
     try:
+        import errno
         import fcntl
         import time
     except ImportError:
@@ -455,7 +456,11 @@ def _lock(fd, timeout):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return True
-        except (IOError, OSError):
+        except (IOError, OSError) as err:
+            # Only "held by someone else" is worth waiting for; a file system without flock
+            # support (ENOLCK, EOPNOTSUPP, ...) never grants it.
+            if err.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
+                return False
             if time.time() >= deadline:
                 _warn("cover file still locked after %.0f s, writing without the lock" % timeout)
                 return False
@@ -485,7 +490,11 @@ def write_results(cover_file):
     if _stop_tracing is not None:
         stop, _stop_tracing = _stop_tracing, None
         stop()
-    text = render_results(_snapshot_hits())
+    try:
+        text = render_results(_snapshot_hits())
+    except Exception as err:  # never let the write disturb the program's own exit
+        _warn("cannot render the coverage: %s: %s" % (type(err).__name__, err))
+        return
     if text:
         append_to_file(cover_file, text)
 
