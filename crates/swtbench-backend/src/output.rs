@@ -14,7 +14,8 @@ pub fn truncation_marker(omitted: u64) -> String {
     format!("\n[swtbench: {omitted} bytes of output omitted]\n")
 }
 
-/// Collects a byte stream, keeping at most `limit` bytes: the first half and the last half.
+/// Collects a byte stream, keeping at most `limit` bytes: the first half and the last half, each
+/// cut back to whole lines when something was dropped.
 #[derive(Debug, Clone)]
 pub struct OutputCollector {
     head_cap: usize,
@@ -77,13 +78,25 @@ impl OutputCollector {
     }
 
     pub fn finish(self) -> CollectedOutput {
-        let kept = (self.head.len() + self.tail.len()) as u64;
+        let mut head = self.head;
+        let mut tail: Vec<u8> = self.tail.into();
+        if self.total > (head.len() + tail.len()) as u64 {
+            // Cut at line ends: a line sliced in the middle could read as another line to a log
+            // parser (`…SSED tests/x.py::t`, a test name cut short). Only whole lines are kept.
+            if let Some(end) = head.iter().rposition(|&b| b == b'\n') {
+                head.truncate(end + 1);
+            }
+            if let Some(start) = tail.iter().position(|&b| b == b'\n') {
+                tail.drain(..=start);
+            }
+        }
+        let kept = (head.len() + tail.len()) as u64;
         let omitted = self.total - kept;
-        let mut bytes = self.head;
+        let mut bytes = head;
         if omitted > 0 {
             bytes.extend_from_slice(truncation_marker(omitted).as_bytes());
         }
-        bytes.extend(self.tail);
+        bytes.extend(tail);
         CollectedOutput {
             bytes,
             omitted,
@@ -174,6 +187,32 @@ mod tests {
             assert_eq!(out.omitted, 89);
             assert_eq!(out.total, 100);
         }
+    }
+
+    #[test]
+    fn a_cut_output_keeps_whole_lines_only() {
+        let text: String = (0..100)
+            .map(|i| format!("PASSED tests/t.py::test_{i}\n"))
+            .collect();
+        let mut c = OutputCollector::new(Some(200));
+        for piece in text.as_bytes().chunks(7) {
+            c.push(piece);
+        }
+        let out = c.finish();
+        let got = String::from_utf8(out.bytes.clone()).expect("utf-8");
+        let (head, rest) = got.split_once("\n[swtbench: ").expect("marker");
+        let (_, tail) = rest.split_once("omitted]\n").expect("marker end");
+        for line in head.lines().chain(tail.lines()) {
+            assert!(text.lines().any(|l| l == line), "a cut line: {line:?}");
+        }
+        assert!(head.starts_with("PASSED tests/t.py::test_0\n"));
+        assert!(tail.ends_with("PASSED tests/t.py::test_99\n"));
+        assert_eq!(
+            out.omitted as usize,
+            text.len() - head.len() - tail.len(),
+            "the marker counts what was really dropped"
+        );
+        assert!(out.bytes.len() <= 200 + truncation_marker(out.omitted).len());
     }
 
     #[test]
