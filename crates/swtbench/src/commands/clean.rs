@@ -89,8 +89,8 @@ pub fn run(args: CleanArgs, printer: &Printer) -> CliResult {
             printer.data(&format!("image {name}"));
             continue;
         }
-        match rt.block_on(backend.image_remove(&name, false)) {
-            Ok(_) => printer.data(&format!("removed image {name}")),
+        match rt.block_on(super::images::remove_image(&backend, i, false)) {
+            Ok(()) => printer.data(&format!("removed image {name}")),
             Err(e) => {
                 failed += 1;
                 printer.warn(&format!("could not remove image {name}: {e}"));

@@ -169,10 +169,15 @@ fn list(args: ListArgs, printer: &Printer) -> CliResult {
             );
         } else {
             let id = i.id.trim_start_matches("sha256:");
+            let names = if i.tags.is_empty() {
+                name_of(i)
+            } else {
+                i.tags.join(", ")
+            };
             printer.data(&format!(
                 "{kind:<9} {:<12} {}{}",
                 &id[..id.len().min(12)],
-                name_of(i),
+                names,
                 run.map(|r| format!("  (temporary, run {r})"))
                     .unwrap_or_default()
             ));
@@ -235,14 +240,8 @@ fn rm(args: RmArgs, printer: &Printer) -> CliResult {
             printer.data(&name);
             continue;
         }
-        // By id when untagged, else by every tag (an id with several tags needs force).
-        let target = if i.tags.is_empty() {
-            i.id.clone()
-        } else {
-            name.clone()
-        };
-        match rt.block_on(backend.image_remove(&target, args.force)) {
-            Ok(_) => printer.data(&format!("removed {name}")),
+        match rt.block_on(remove_image(&backend, i, args.force)) {
+            Ok(()) => printer.data(&format!("removed {name}")),
             Err(e) => {
                 failed += 1;
                 printer.warn(&format!("could not remove {name}: {e}"));
@@ -268,6 +267,22 @@ fn rm(args: RmArgs, printer: &Printer) -> CliResult {
     } else {
         ExitCode::Success
     })
+}
+
+/// Removes an image: by id when untagged, else tag by tag (removing one of several tags only
+/// untags; the image goes with its last tag).
+pub async fn remove_image<B: ContainerBackend>(
+    backend: &B,
+    image: &ImageInfo,
+    force: bool,
+) -> Result<(), swtbench_backend::BackendError> {
+    if image.tags.is_empty() {
+        return backend.image_remove(&image.id, force).await.map(|_| ());
+    }
+    for tag in &image.tags {
+        backend.image_remove(tag, force).await?;
+    }
+    Ok(())
 }
 
 fn build(args: BuildArgs, printer: &Printer) -> CliResult {
