@@ -399,13 +399,8 @@ async fn build_chain<B: ContainerBackend>(
         ),
         _ => None,
     };
-    let r = recipes(
-        settings,
-        spec,
-        base_info.as_ref().map(|b| b.id.as_str()),
-        true,
-    )
-    .map_err(|e| e.to_string())?;
+    let base_id = base_info.as_ref().map(|b| b.id.clone());
+    let r = recipes(settings, spec, base_id.as_deref(), false).map_err(|e| e.to_string())?;
     let base = match (&r.base, base_info) {
         (Some(recipe), _) => builder
             .ensure(recipe, policy, None)
@@ -428,8 +423,25 @@ async fn build_chain<B: ContainerBackend>(
     if level == CacheLevel::Env {
         return Ok(env.tag);
     }
+    // With a mirror the instance context holds the whole repository: read it only when the
+    // instance image is going to be built (missing, forced, or older than its env image).
+    let existing = backend
+        .image_inspect(&spec.keys.instance)
+        .await
+        .map_err(|e| e.to_string())?;
+    let builds = policy == RebuildPolicy::Force
+        || env.was_built()
+        || existing.is_none_or(|i| env.image.created_unix > i.created_unix);
+    let with_mirror;
+    let instance_recipe = if builds && settings.images.repo_mirror.is_some() {
+        with_mirror =
+            recipes(settings, spec, base_id.as_deref(), true).map_err(|e| e.to_string())?;
+        &with_mirror.instance
+    } else {
+        &r.instance
+    };
     let inst = builder
-        .ensure(&r.instance, policy, Some(&env))
+        .ensure(instance_recipe, policy, Some(&env))
         .await
         .map_err(|e| e.to_string())?;
     Ok(inst.tag)
