@@ -720,12 +720,22 @@ fn plan_images(input: &PlanInput<'_>, instances: &[InstancePlan]) -> Vec<ImagePl
             id,
         );
     }
-    // A child of a (re)built image is rebuilt too.
+    // A child of a (re)built image is rebuilt too, and so is a child older than its parent (the
+    // builder's staleness rule: the parent was rebuilt by someone else since).
     let mut rebuilt: Vec<String> = Vec::new();
     for ip in instances.iter().filter(|i| i.needs_containers()) {
         let Some(chain) = &ip.images else { continue };
         let links = [(&chain.base, &chain.env), (&chain.env, &chain.instance)];
         for (parent, child) in links {
+            if let (Some(p), Some(c)) = (exists(parent), exists(child)) {
+                if p.created_unix > c.created_unix {
+                    if let Some(c) = by_tag.get_mut(child.as_str()) {
+                        if c.action == ImageAction::Reuse {
+                            c.action = ImageAction::Rebuild(format!("older than {parent}"));
+                        }
+                    }
+                }
+            }
             let parent_built = rebuilt.contains(parent)
                 || matches!(
                     by_tag.get(parent.as_str()).map(|p| &p.action),

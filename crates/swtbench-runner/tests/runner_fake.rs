@@ -367,6 +367,23 @@ fn the_plan_says_what_runs_what_is_reused_and_why_instances_are_skipped() {
         .iter()
         .filter(|i| i.tag != "acme-base:1")
         .all(|i| i.action == ImageAction::Reuse));
+    // An instance image older than its env image (the env was rebuilt by someone else since) is
+    // rebuilt, as the builder will: the plan says so, so the build gets its repository mirror.
+    let mut newer_env = stale.clone();
+    if let Some(Some(env)) = newer_env.get_mut(&spec.keys.env) {
+        env.created_unix = 3;
+    }
+    let p8 = make_plan(&s, &st, &newer_env, &MemoryOutputs::default());
+    let inst = p8
+        .images
+        .iter()
+        .find(|i| i.tag == spec.keys.instance)
+        .unwrap();
+    assert!(
+        matches!(&inst.action, ImageAction::Rebuild(why) if why.contains("older than")),
+        "{:?}",
+        inst.action
+    );
 
     // The JSON form is versioned and names actions.
     let j: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
