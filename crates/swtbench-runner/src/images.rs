@@ -196,6 +196,9 @@ pub struct ImageLifecycle {
     clean: bool,
     /// Tags that existed before the run (from the plan's inventory).
     existed: BTreeSet<String>,
+    /// Tags that existed with this run id's label: temporary images an earlier, killed process
+    /// of the same run built. They go as if this run had built them.
+    temporary: BTreeSet<String>,
     /// Local base images (never removed).
     external: BTreeSet<String>,
     kinds: BTreeMap<String, ImageKind>,
@@ -231,13 +234,22 @@ impl ImageLifecycle {
                 .filter(|(_, v)| v.is_some())
                 .map(|(k, _)| k.clone())
                 .collect(),
+            temporary: inventory
+                .iter()
+                .filter(|(_, v)| {
+                    v.as_ref()
+                        .is_some_and(|i| i.labels.get(RUN_ID) == Some(&settings.run_id))
+                })
+                .map(|(k, _)| k.clone())
+                .collect(),
             external,
             kinds,
             remaining: Mutex::new(remaining),
         }
     }
 
-    /// Whether `tag` should go once unused, given whether this run built it.
+    /// Whether `tag` should go once unused, given whether this run built it (or an earlier
+    /// process of the same run id did).
     pub fn should_remove(&self, tag: &str, built_by_run: bool) -> bool {
         let Some(kind) = self.kinds.get(tag) else {
             return false;
@@ -245,7 +257,7 @@ impl ImageLifecycle {
         if self.external.contains(tag) || self.level.keeps(*kind) {
             return false;
         }
-        built_by_run || (self.clean && self.existed.contains(tag))
+        built_by_run || self.temporary.contains(tag) || (self.clean && self.existed.contains(tag))
     }
 
     /// One instance no longer needs `instance_tag`. Returns true when it was the last one.

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use swtbench_backend::labels::{LabelFilter, RUN_ID};
+use swtbench_backend::labels::{LabelFilter, KIND, RUN_ID};
 use swtbench_backend::{
     BuildNetwork, BuildOutcome, ContainerBackend, EnsuredImage, ImageBuilder, ImageInfo,
     RebuildPolicy,
@@ -706,6 +706,30 @@ async fn remove_images_at_end<B: ContainerBackend>(shared: &Shared<B>) {
     for (tag, kind) in shared.lifecycle.all_children_first() {
         if shared.lifecycle.should_remove(&tag, built.contains(&tag)) {
             remove_image(shared, &tag, kind).await;
+        }
+    }
+    // Temporary images of this run id that this process did not need (an earlier, killed process
+    // of the run built them and every run that needed them is reused now).
+    let filter = LabelFilter::new(RUN_ID, shared.settings.run_id.as_str());
+    let Ok(mut found) = shared.backend.images_with_label(&filter).await else {
+        return;
+    };
+    let kind_of = |i: &ImageInfo| match i.labels.get(KIND).map(String::as_str) {
+        Some("base") => Some(ImageKind::Base),
+        Some("env") => Some(ImageKind::Env),
+        Some("instance") => Some(ImageKind::Instance),
+        _ => None,
+    };
+    found.sort_by_key(|i| std::cmp::Reverse(kind_of(i)));
+    for image in found {
+        let Some(kind) = kind_of(&image) else {
+            continue;
+        };
+        if shared.settings.images.cache_level.keeps(kind) {
+            continue;
+        }
+        for tag in &image.tags {
+            remove_image(shared, tag, kind).await;
         }
     }
 }

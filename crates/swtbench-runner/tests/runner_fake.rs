@@ -955,3 +955,69 @@ async fn an_engine_that_stops_answering_stops_the_run_instead_of_failing_every_i
         .any(|w| w.contains("could not be removed") && w.contains("swtbench clean --run-id r1")));
     assert!(out.run_report_path.is_some(), "partial reports are written");
 }
+
+#[tokio::test]
+async fn temporary_images_a_killed_process_of_the_run_left_are_removed_by_the_next_one() {
+    use swtbench_backend::labels::{KIND, MANAGED, RUN_ID};
+    let mut s = setup();
+    s.predictions.retain(|k, _| k.as_str() == "acme__calc-1");
+    let spec = specs(&s.instances, &s.table)
+        .remove("acme__calc-1")
+        .unwrap()
+        .unwrap();
+    let labels = |kind: &str, run_id: &str| {
+        BTreeMap::from([
+            (MANAGED.to_string(), "true".to_string()),
+            (KIND.to_string(), kind.to_string()),
+            (RUN_ID.to_string(), run_id.to_string()),
+        ])
+    };
+    // (level, whether the runs are on disk already, env kept, instance kept)
+    for (level, done, env_kept) in [
+        (CacheLevel::None, false, false),
+        (CacheLevel::None, true, false),
+        (CacheLevel::Env, true, true),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut st = settings(dir.path());
+        st.images.cache_level = level;
+        if done {
+            // A first process ran everything (and kept its images: instance level).
+            let mut first = st.clone();
+            first.images.cache_level = CacheLevel::Instance;
+            let fake = fake_engine();
+            let eval = evaluation(&fake, &s, &first).await;
+            swtbench_runner::run(
+                fake,
+                eval,
+                Arc::new(RecordingSink::default()),
+                Cancel::new(),
+            )
+            .await;
+        }
+        let fake = fake_engine();
+        fake.add_image(&spec.keys.env, labels("env", "r1"));
+        fake.add_image(&spec.keys.instance, labels("instance", "r1"));
+        // Another run id's temporary image is not this run's to remove.
+        fake.add_image("exec.eval.other:latest", labels("instance", "r2"));
+        let eval = evaluation(&fake, &s, &st).await;
+        let out = swtbench_runner::run(
+            fake.clone(),
+            eval,
+            Arc::new(RecordingSink::default()),
+            Cancel::new(),
+        )
+        .await;
+        assert_eq!(out.results[0].outcome, InstanceOutcome::Resolved);
+        let tags: Vec<String> = fake.images().into_iter().flat_map(|i| i.tags).collect();
+        let has = |t: &str| tags.iter().any(|x| x == t);
+        assert_eq!(
+            has(&spec.keys.env),
+            env_kept,
+            "{level:?} done={done}: {tags:?}"
+        );
+        assert!(!has(&spec.keys.instance), "{level:?} done={done}: {tags:?}");
+        assert!(has("exec.eval.other:latest"));
+        assert!(has("acme-base:1"));
+    }
+}
