@@ -682,3 +682,126 @@ fn engine_an_unwritable_output_dir_is_one_error_before_any_work() {
     assert!(out.stdout.is_empty(), "no table of zeros");
     assert!(containers_of(&run_id).is_empty());
 }
+
+/// Runs `docker` with arguments, returning stdout (trimmed) when it succeeds.
+fn docker(args: &[&str]) -> Option<String> {
+    let out = Command::new("docker").args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+#[test]
+fn engine_ctrl_c_during_an_image_build_leaves_no_container_or_image() {
+    require_engine!();
+    let fx = Fixture::new();
+    let run_id = unique_run_id("ctrlc-build");
+    // A base image of this test alone, so that the env image on it really builds (no layer cache)
+    // and its build containers can be told from everybody else's.
+    let label = format!("swtbench.test={run_id}");
+    let base = format!("swtbench-test-{run_id}:1");
+    let dockerfile = format!("FROM {}\nLABEL {label}\n", base_image());
+    let mut build = Command::new("docker")
+        .args(["build", "-q", "-t", &base, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        build
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(dockerfile.as_bytes())
+            .unwrap();
+    }
+    assert!(build.wait().unwrap().success(), "building {base}");
+    struct Cleanup(String, String);
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            // Layers the cancelled build committed carry the test's label.
+            let filter = format!("label={}", self.1);
+            docker(&["image", "prune", "-f", "--filter", &filter]);
+            docker(&["rmi", "-f", &self.0]);
+        }
+    }
+    let _cleanup = Cleanup(base.clone(), label.clone());
+    let table = std::fs::read_to_string(spec_table())
+        .unwrap()
+        .replace(&base_image(), &base);
+    let table_path = fx.root.join("spec-table.toml");
+    std::fs::write(&table_path, table).unwrap();
+
+    let out_dir = fx.root.join("out");
+    let mut args = fx.run_args(
+        &run_id,
+        &out_dir,
+        "predictions.jsonl",
+        &["--no-coverage", "--instance-ids", "swtfix__calc-1"],
+    );
+    let at = args.iter().position(|a| a == "--spec-table").unwrap();
+    args[at + 1] = table_path.display().to_string();
+    let at = args.iter().position(|a| a == "--cache-level").unwrap();
+    args[at + 1] = "none".into();
+    let mut plan_args = args.clone();
+    plan_args.extend(["--dry-run".to_string(), "--json".to_string()]);
+    let plan: Value = serde_json::from_slice(&run(&plan_args).stdout).unwrap();
+    let env_tag = plan["images"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["kind"] == "env")
+        .unwrap()["tag"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        docker(&["image", "inspect", &env_tag]).is_none(),
+        "fresh key"
+    );
+
+    let mut child = spawn(&args);
+    wait_for_events(&out_dir, "the env image build", |ev| {
+        ev.iter()
+            .any(|e| e["event"] == "image_build_started" && e["kind"] == "env")
+    });
+    // Let the build reach a RUN step (a build container exists).
+    let ancestor = format!("ancestor={base}");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while docker(&["ps", "-aq", "--filter", &ancestor])
+        .unwrap_or_default()
+        .is_empty()
+    {
+        assert!(Instant::now() < deadline, "no build container appeared");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = wait_exit(&mut child, Duration::from_secs(60));
+    assert_eq!(status.code(), Some(130));
+    assert!(containers_of(&run_id).is_empty(), "leftover run containers");
+    // The engine removes the cancelled build's container once the client has gone.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = docker(&["ps", "-aq", "--filter", &ancestor]).unwrap_or_default();
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "build containers left: {left}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        docker(&["image", "inspect", &env_tag]).is_none(),
+        "no half-built env image"
+    );
+    let ev = events(&out_dir);
+    assert!(ev
+        .iter()
+        .any(|e| e["event"] == "instance_finished" && e["outcome"]["kind"] == "interrupted"));
+}
