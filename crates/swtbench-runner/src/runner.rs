@@ -1149,6 +1149,17 @@ async fn execute_or_copy<B: ContainerBackend>(
         })
         .await
         .clone();
+    if done.is_err() {
+        // A failure (a killed container, say) is this instance's; an instance that needs the
+        // same run later tries it again instead of inheriting the failure.
+        let mut flights = shared.flights.lock().unwrap_or_else(|p| p.into_inner());
+        if flights
+            .get(&job.run.key)
+            .is_some_and(|c| Arc::ptr_eq(c, &cell))
+        {
+            flights.remove(&job.run.key);
+        }
+    }
     match (done, here) {
         (Ok(_), Some(x)) => {
             shared.stats(|s| s.runs_executed += 1);

@@ -1021,3 +1021,47 @@ async fn temporary_images_a_killed_process_of_the_run_left_are_removed_by_the_ne
         assert!(has("acme-base:1"));
     }
 }
+
+#[tokio::test]
+async fn a_failed_shared_run_is_tried_again_by_the_next_instance_that_needs_it() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    // calc-1 and calc-2 share their gold runs (and calc-2's prediction is the gold tests).
+    s.predictions
+        .retain(|k, _| k.as_str() == "acme__calc-1" || k.as_str() == "acme__calc-2");
+    let mut st = settings(dir.path());
+    st.max_workers = 1;
+    let fake = Arc::new(FakeBackend::new());
+    fake.add_image("acme-base:1", BTreeMap::new());
+    let failed = Arc::new(AtomicBool::new(false));
+    let once = failed.clone();
+    // The first execution of the gold tests before the fix loses its container.
+    fake.on_exec_with(move |ctx| {
+        let script = ctx.file_text("/eval.sh")?;
+        let gold_pre = script.contains("+def test_sub") && !script.contains("+    return a - b");
+        (gold_pre && !once.swap(true, Ordering::SeqCst))
+            .then(|| FakeExec::exit(137, "").stopping_container())
+    });
+    pytest_like(&fake);
+    let eval = evaluation(&fake, &s, &st).await;
+    let out = swtbench_runner::run(
+        fake.clone(),
+        eval,
+        Arc::new(RecordingSink::default()),
+        Cancel::new(),
+    )
+    .await;
+    assert!(failed.load(Ordering::SeqCst));
+    let find = |id: &str| out.results.iter().find(|r| r.instance_id == id).unwrap();
+    assert!(matches!(
+        find("acme__calc-1").outcome,
+        InstanceOutcome::Error { .. }
+    ));
+    assert_eq!(
+        find("acme__calc-2").outcome,
+        InstanceOutcome::Resolved,
+        "{:?}",
+        find("acme__calc-2").reasons
+    );
+}
