@@ -7,8 +7,9 @@
 //!   ([`ImageBuilder`]'s single flight), at most `build_workers` builds at a time.
 //! - The six runs of an instance run one after the other. Runs with the same content key, in the
 //!   same instance or across instances, execute once: the first to get there runs it, the others
-//!   copy its output (a failure is not shared: the next instance that needs the run tries again). A failing run ends the instance (its finished runs stay on disk, keyed, for
-//!   a rerun); a timeout is a result, not a failure.
+//!   copy its output (a failure is not shared: the next instance that needs the run tries again).
+//!   A failing run ends the instance (its finished runs stay on disk, keyed, for a rerun); a
+//!   timeout is a result, not a failure.
 //! - Each instance is graded as soon as its runs are done: `report.json` and the instance summary
 //!   are written then, so an interrupted run leaves the reports of finished instances.
 //! - Cancellation: an interrupt stops scheduling and drops the running instances (their
