@@ -2,8 +2,9 @@
 //! (`fixtures/benchmark`): every prediction's outcome against `expected.json`, with and without
 //! coverage, in unit-test and reproduction-script mode; the metrics of `swtbench report`; a
 //! `kill -9` followed by a resumed run that ends with the same `report.json` files as an
-//! uninterrupted one; Ctrl-C (SIGINT) with partial reports; `swtbench clean --run-id`. Every test
-//! counts the containers left with its run id (must be zero).
+//! uninterrupted one; Ctrl-C (SIGINT) during the runs (partial reports) and during an image build;
+//! `swtbench clean --run-id`; a second process on the same run id; an unwritable output directory.
+//! Every test counts the containers left with its run id (must be zero).
 //!
 //! Needs Docker and the local base image `swtbench-fixture-base:bookworm` (`scripts/base-image`,
 //! which `scripts/test` runs first); without them each test prints why it is skipped. The env and
