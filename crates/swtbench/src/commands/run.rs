@@ -431,12 +431,8 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
     let files = repo_files(args.repo_mirror.as_deref(), offline)?;
     let dataset = args.dataset.load_valid(printer)?;
     let source = PredictionsSource::parse(&args.predictions);
-    let predictions = load_predictions(&source, &dataset).map_err(|e| {
-        CliError::input(e).with_hint(
-            "predictions are `gold`, a .json list (or object keyed by instance id) or a .jsonl \
-             file of {instance_id, model_name_or_path, model_patch} records",
-        )
-    })?;
+    let predictions =
+        load_predictions(&source, &dataset).map_err(super::common::predictions_error)?;
     for w in &predictions.warnings {
         printer.warn(w);
     }
