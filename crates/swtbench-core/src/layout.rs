@@ -74,6 +74,84 @@ pub fn base_directives_hash(repo: &str, model_patch: &str) -> String {
     directives_hash(&test_directives(model_patch, repo, DEFAULT_NON_TEST_EXTS))
 }
 
+/// Which kind of eval script produced a shared (gold/base) run, as far as it changes what the
+/// output means.
+///
+/// The original keys the shared directories by test directives only, so a run in reproduction
+/// mode, without coverage or with the fixed tracer replaces (or, in the original, reuses) the
+/// default runs of the same instance. Here the default variant (unit tests under the tracer in its
+/// original behaviour) keeps the original's directory name; every other variant gets a suffix:
+/// `<directives hash>.<suffix>`, e.g. `….repro`, `….nocov`, `….repro-nocov`, `….tracefix`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SharedVariant {
+    /// Reproduction-script mode instead of the repository's test runner.
+    pub reproduction: bool,
+    /// The tests run under the coverage tracer.
+    pub coverage: bool,
+    /// The tracer runs in its fixed mode (`SWTBENCH_TRACE_COMPAT=0`); only meaningful with coverage.
+    pub tracer_fixed: bool,
+}
+
+impl Default for SharedVariant {
+    fn default() -> Self {
+        SharedVariant::DEFAULT
+    }
+}
+
+/// The line an eval script holds when it runs the tracer in its fixed mode.
+pub const TRACER_FIXED_LINE: &str = "export SWTBENCH_TRACE_COMPAT=0";
+
+impl SharedVariant {
+    /// Unit tests under the tracer in its original behaviour: the original's directory names.
+    pub const DEFAULT: SharedVariant = SharedVariant {
+        reproduction: false,
+        coverage: true,
+        tracer_fixed: false,
+    };
+
+    /// The directory-name suffix, `None` for [`SharedVariant::DEFAULT`].
+    pub fn suffix(&self) -> Option<String> {
+        let mut parts: Vec<&str> = Vec::new();
+        if self.reproduction {
+            parts.push("repro");
+        }
+        if !self.coverage {
+            parts.push("nocov");
+        } else if self.tracer_fixed {
+            parts.push("tracefix");
+        }
+        (!parts.is_empty()).then(|| parts.join("-"))
+    }
+
+    /// The last component of a shared run directory: the directives hash, with the suffix.
+    pub fn dir_key(&self, directives_hash: &str) -> String {
+        match self.suffix() {
+            None => directives_hash.to_string(),
+            Some(s) => format!("{directives_hash}.{s}"),
+        }
+    }
+
+    /// The variant an eval script (`eval.sh`) belongs to, read from the lines only that kind of
+    /// script has: `echo $?` after the test command (reproduction mode), `cat coverage.cover`
+    /// (coverage) and [`TRACER_FIXED_LINE`].
+    pub fn of_eval_script(script: &str) -> SharedVariant {
+        let mut v = SharedVariant {
+            reproduction: false,
+            coverage: false,
+            tracer_fixed: false,
+        };
+        for line in script.lines() {
+            match line.trim_end_matches('\r') {
+                "echo $?" => v.reproduction = true,
+                "cat coverage.cover" => v.coverage = true,
+                TRACER_FIXED_LINE => v.tracer_fixed = true,
+                _ => {}
+            }
+        }
+        v
+    }
+}
+
 /// A logs root (the original's `run_instance_swt_logs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogsRoot {
@@ -251,5 +329,33 @@ mod tests {
     #[should_panic(expected = "is a shared run")]
     fn pred_dir_rejects_shared_kinds() {
         LogsRoot::new("x").pred_run_dir("r", "m", RunKind::GoldPre, "i");
+    }
+    #[test]
+    fn shared_variants_keep_the_original_name_only_for_the_default() {
+        assert_eq!(SharedVariant::DEFAULT.dir_key("abc"), "abc");
+        let v = |reproduction, coverage, tracer_fixed| SharedVariant {
+            reproduction,
+            coverage,
+            tracer_fixed,
+        };
+        assert_eq!(v(true, true, false).dir_key("abc"), "abc.repro");
+        assert_eq!(v(false, false, false).dir_key("abc"), "abc.nocov");
+        assert_eq!(v(true, false, true).dir_key("abc"), "abc.repro-nocov");
+        assert_eq!(v(false, true, true).dir_key("abc"), "abc.tracefix");
+        assert_eq!(v(true, true, true).dir_key("abc"), "abc.repro-tracefix");
+    }
+
+    #[test]
+    fn variant_is_read_back_from_the_script_lines() {
+        let unit = "#!/bin/bash\nset -uxo pipefail\npython3 /root/trace.py -m pytest a.py\ncat coverage.cover\n";
+        assert_eq!(SharedVariant::of_eval_script(unit), SharedVariant::DEFAULT);
+        let repro = "#!/bin/bash\nexport SWTBENCH_TRACE_COMPAT=0\npython3 /testbed/r.py\necho $?\ncat coverage.cover\n";
+        let v = SharedVariant::of_eval_script(repro);
+        assert!(v.reproduction && v.coverage && v.tracer_fixed);
+        // The lines must be whole lines: a patch that mentions them inside a heredoc line does not count.
+        let patch =
+            "git apply -v - <<'EOF'\n+echo $? # not this\n+ cat coverage.cover\nEOF\npytest\n";
+        let v = SharedVariant::of_eval_script(patch);
+        assert!(!v.reproduction && !v.coverage);
     }
 }

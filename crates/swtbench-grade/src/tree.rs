@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use swtbench_core::directives::{directives_hash, test_directives, DEFAULT_NON_TEST_EXTS};
 use swtbench_core::layout::{
-    InstanceRunKeys, LogsRoot, EVAL_SCRIPT_FILE, MODEL_PATCH_FILE, REPORT_FILE, TEST_OUTPUT_FILE,
+    InstanceRunKeys, LogsRoot, SharedVariant, EVAL_SCRIPT_FILE, MODEL_PATCH_FILE, REPORT_FILE,
+    TEST_OUTPUT_FILE,
 };
 use swtbench_core::{Instance, RunKind};
 
@@ -266,20 +267,46 @@ fn regrade_one(tree: &dyn TreeReader, req: &RegradeRequest<'_>, inst: &Instance)
     let rules = req.repo_rules.get(&inst.repo).unwrap_or(&default_rules);
     let gold_hash = rules.directives_hash(&inst.repo, &inst.golden_test_patch);
     let base_hash = rules.directives_hash(&inst.repo, &model_patch);
-    let keys = InstanceRunKeys {
+    // The shared runs of this run's eval variant (reproduction mode, coverage, tracer mode: read
+    // from the pred_pre eval script) live in their own directories unless the variant is the
+    // default; a tree written by the original (or before variants existed) has only the plain
+    // directories, read when the variant's are absent.
+    let variant = match tree.read(&pred_pre.join(EVAL_SCRIPT_FILE)) {
+        Ok(Some(script)) => SharedVariant::of_eval_script(&String::from_utf8_lossy(&script)),
+        _ => SharedVariant {
+            reproduction: req.options.exec_mode == ExecMode::ReproductionScript,
+            ..SharedVariant::DEFAULT
+        },
+    };
+    let (gold_key, base_key) = (variant.dir_key(&gold_hash), variant.dir_key(&base_hash));
+    let plain = InstanceRunKeys {
         run_id: req.run_id,
         model_dir: req.model_dir,
         instance_id: id,
         gold_hash: &gold_hash,
         base_hash: &base_hash,
     };
+    let keys = InstanceRunKeys {
+        gold_hash: &gold_key,
+        base_hash: &base_key,
+        ..plain
+    };
     let mut outputs: [Option<Vec<u8>>; 6] = Default::default();
     outputs[0] = Some(pred_pre_output);
     let mut other_mode: Vec<&str> = Vec::new();
+    let plain_dirs = root.instance_run_dirs(&plain);
     for (i, dir) in root.instance_run_dirs(&keys).iter().enumerate().skip(1) {
         match read_or_error(tree, &dir.join(TEST_OUTPUT_FILE)) {
             Ok(o) => outputs[i] = o,
             Err(e) => return (entry(EntryState::Error(e)), None, warning),
+        }
+        let mut dir = dir;
+        if outputs[i].is_none() && plain_dirs[i] != *dir {
+            dir = &plain_dirs[i];
+            match read_or_error(tree, &dir.join(TEST_OUTPUT_FILE)) {
+                Ok(o) => outputs[i] = o,
+                Err(e) => return (entry(EntryState::Error(e)), None, warning),
+            }
         }
         if RunKind::ALL[i].is_shared() && outputs[i].is_some() {
             if let Ok(Some(script)) = tree.read(&dir.join(EVAL_SCRIPT_FILE)) {
@@ -682,6 +709,41 @@ mod tests {
         req.options.exec_mode = ExecMode::ReproductionScript;
         let r = regrade(&tree, &req);
         assert!(r.warnings[0].starts_with("o__r-1: base_post ran in unit_test mode"));
+    }
+
+    #[test]
+    fn shared_runs_of_the_runs_variant_are_read_before_the_plain_ones() {
+        let root = LogsRoot::new("logs");
+        let inst = vec![instance("o__r-1", "pytest-dev/pytest")];
+        let hash = RepoRules::default().directives_hash("pytest-dev/pytest", MODEL_PATCH);
+        let gold_hash = RepoRules::default().directives_hash("pytest-dev/pytest", GOLD_TESTS);
+        let mut tree = tree_with_runs(&root, &inst[0], &hash);
+        // This run had no coverage (no `cat coverage.cover` in its script): its gold runs are in
+        // `<hash>.nocov`, where gold_pre's test already passes.
+        let nocov =
+            "#!/bin/bash\nset -uxo pipefail\npytest -rA tests/test_n.py\ngit checkout abc\n";
+        tree.insert(
+            root.pred_run_dir("r", "m", RunKind::PredPre, "o__r-1")
+                .join(EVAL_SCRIPT_FILE),
+            nocov,
+        );
+        let rules = BTreeMap::new();
+        let gold = |tree: &MemoryTree| {
+            let r = regrade(tree, &request(&root, &inst, &rules, None, true));
+            let EntryState::Graded { report, .. } = state(&r) else {
+                panic!("{:?}", state(&r));
+            };
+            report.tests_gold.clone().unwrap().fail_to_pass
+        };
+        // Only the plain directories (a tree of the original): they are read.
+        assert_eq!(gold(&tree), vec!["tests/test_m.py::test_gold".to_string()]);
+        let variant_dir =
+            root.shared_run_dir(RunKind::GoldPre, "o__r-1", &format!("{gold_hash}.nocov"));
+        tree.insert(
+            variant_dir.join(TEST_OUTPUT_FILE),
+            out(true, "PASSED tests/test_m.py::test_gold"),
+        );
+        assert!(gold(&tree).is_empty());
     }
 
     #[test]

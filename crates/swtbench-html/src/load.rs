@@ -17,9 +17,9 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 use swtbench_core::layout::{
-    base_directives_hash, evaluation_results_path, gold_directives_hash, LogsRoot,
-    EVALUATION_RESULTS_DIR, EXEC_SPEC_FILE, EXTRACTED_PATCH_FILE, MODEL_PATCH_FILE,
-    RAW_MODEL_PATCH_FILE, REPORT_FILE, RUN_INSTANCE_LOG_FILE, TEST_OUTPUT_FILE,
+    base_directives_hash, evaluation_results_path, gold_directives_hash, LogsRoot, SharedVariant,
+    EVALUATION_RESULTS_DIR, EVAL_SCRIPT_FILE, EXEC_SPEC_FILE, EXTRACTED_PATCH_FILE,
+    MODEL_PATCH_FILE, RAW_MODEL_PATCH_FILE, REPORT_FILE, RUN_INSTANCE_LOG_FILE, TEST_OUTPUT_FILE,
 };
 use swtbench_core::{Instance, RunKind};
 
@@ -450,10 +450,34 @@ fn read_instance(loc: &RunLocation, id: &str, opts: &LoadOptions, out_dir: &Path
         })
         .unwrap_or_else(|| repo_from_id(id));
 
+    // Shared runs of a non-default eval variant (reproduction mode, no coverage, fixed tracer)
+    // live in `<hash>.<suffix>` directories; trees without them use the plain `<hash>` ones.
+    let variant = read_lossy(&pred_pre.join(EVAL_SCRIPT_FILE))
+        .map(|s| SharedVariant::of_eval_script(&s))
+        .unwrap_or_default();
+    let pick = |kind: RunKind, hash: &str| -> String {
+        let key = variant.dir_key(hash);
+        if key != hash && !loc.run_dir(kind, id, Some(&key)).is_dir() {
+            hash.to_string()
+        } else {
+            key
+        }
+    };
     let gold_hash = match dataset {
-        Some(i) => Some(gold_directives_hash(&i.repo, &i.golden_test_patch)),
+        Some(i) => Some(pick(
+            RunKind::GoldPre,
+            &gold_directives_hash(&i.repo, &i.golden_test_patch),
+        )),
         None => {
-            let cands = subdirs(&loc.logs_root.join(RunKind::GoldPre.as_str()).join(id));
+            let all = subdirs(&loc.logs_root.join(RunKind::GoldPre.as_str()).join(id));
+            let of_variant = |name: &String| match variant.suffix() {
+                None => !name.contains('.'),
+                Some(s) => name.ends_with(&format!(".{s}")),
+            };
+            let mut cands: Vec<String> = all.iter().filter(|n| of_variant(n)).cloned().collect();
+            if cands.is_empty() {
+                cands = all.into_iter().filter(|n| !n.contains('.')).collect();
+            }
             match cands.len() {
                 0 => None,
                 1 => cands.into_iter().next(),
@@ -468,7 +492,7 @@ fn read_instance(loc: &RunLocation, id: &str, opts: &LoadOptions, out_dir: &Path
     };
     let base_hash = model_patch
         .as_deref()
-        .map(|p| base_directives_hash(&repo, p));
+        .map(|p| pick(RunKind::BasePre, &base_directives_hash(&repo, p)));
 
     let gold_code_patch = dataset
         .map(|i| i.golden_code_patch.clone())

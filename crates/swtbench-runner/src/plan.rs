@@ -596,8 +596,11 @@ pub fn plan_runs(
             .map(|r| r.directives_hash.clone())
             .unwrap_or_default()
     };
-    let gold_hash = hash_of(RunKind::GoldPre);
-    let base_hash = hash_of(RunKind::BasePre);
+    // Non-default eval variants (reproduction mode, no coverage, fixed tracer) keep their shared
+    // runs apart from the default ones instead of replacing them.
+    let variant = settings.eval.shared_variant();
+    let gold_hash = variant.dir_key(&hash_of(RunKind::GoldPre));
+    let base_hash = variant.dir_key(&hash_of(RunKind::BasePre));
     let keys = InstanceRunKeys {
         run_id: &settings.run_id,
         model_dir: ctx.model_dir,

@@ -1065,3 +1065,60 @@ async fn a_failed_shared_run_is_tried_again_by_the_next_instance_that_needs_it()
         find("acme__calc-2").reasons
     );
 }
+
+#[tokio::test]
+async fn runs_in_another_mode_keep_their_own_shared_dirs_and_replace_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    s.predictions.retain(|k, _| k.as_str() == "acme__calc-1");
+    let fake = fake_engine();
+    let sink = Arc::new(RecordingSink::default());
+    let unit = settings(dir.path());
+    let mut repro = settings(dir.path());
+    repro.run_id = "r2".into();
+    repro.eval.exec_mode = swtbench_spec::ExecMode::ReproductionScript("repro.py".into());
+
+    let first = swtbench_runner::run(
+        fake.clone(),
+        evaluation(&fake, &s, &unit).await,
+        sink.clone(),
+        Cancel::new(),
+    )
+    .await;
+    assert_eq!(first.stats.runs_executed, 6);
+    let second = swtbench_runner::run(
+        fake.clone(),
+        evaluation(&fake, &s, &repro).await,
+        sink.clone(),
+        Cancel::new(),
+    )
+    .await;
+    assert_eq!(
+        second.stats.runs_executed, 6,
+        "nothing of the unit-test run is the reproduction run's"
+    );
+    // Both variants' shared runs are on disk, side by side, each with its own mode's script.
+    let gold = dir
+        .path()
+        .join("run_instance_swt_logs/gold_pre/acme__calc-1");
+    let mut names: Vec<String> = std::fs::read_dir(&gold)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    let hash = names[0].split('.').next().unwrap().to_string();
+    assert_eq!(
+        names,
+        vec![format!("{hash}.nocov"), format!("{hash}.repro-nocov")]
+    );
+    let script = |name: &str| std::fs::read_to_string(gold.join(name).join("eval.sh")).unwrap();
+    assert!(!script(&names[0]).contains("echo $?"));
+    assert!(script(&names[1]).lines().any(|l| l == "echo $?"));
+
+    // The unit-test run again: everything of it is still there.
+    let third_eval = evaluation(&fake, &s, &unit).await;
+    assert_eq!(third_eval.plan.counts.runs_execute, 0);
+    let third = swtbench_runner::run(fake.clone(), third_eval, sink, Cancel::new()).await;
+    assert_eq!(third.stats.runs_executed, 0);
+}

@@ -11,6 +11,7 @@
 
 use serde_json::{json, Map, Value};
 use swtbench_core::directives::{directives_hash, test_directives};
+use swtbench_core::layout::{SharedVariant, TRACER_FIXED_LINE};
 use swtbench_core::RunKind;
 
 use crate::error::SpecError;
@@ -65,6 +66,10 @@ pub struct EvalOptions {
     /// Leave out the per-eval re-run of the entry's `install` command (§4.6 step 7), for runners
     /// that consider the install in the instance image sufficient.
     pub skip_install: bool,
+    /// Run the coverage tracer in its fixed mode (`SWTBENCH_TRACE_COMPAT=0`, exported just before
+    /// the test command): traced programs behave as they would untraced (see `docs/tracer.md`).
+    /// Only used with [`EvalOptions::coverage`].
+    pub tracer_fixed: bool,
 }
 
 impl Default for EvalOptions {
@@ -74,6 +79,18 @@ impl Default for EvalOptions {
             coverage: true,
             sympy_strip_compat: false,
             skip_install: false,
+            tracer_fixed: false,
+        }
+    }
+}
+
+impl EvalOptions {
+    /// The shared-run variant these options produce (which gold/base directories they use).
+    pub fn shared_variant(&self) -> SharedVariant {
+        SharedVariant {
+            reproduction: matches!(self.exec_mode, ExecMode::ReproductionScript(_)),
+            coverage: self.coverage,
+            tracer_fixed: self.coverage && self.tracer_fixed,
         }
     }
 }
@@ -240,6 +257,9 @@ impl ExecSpec {
             }
         }
         lines.extend(applies.iter().map(String::as_str));
+        if opts.coverage && opts.tracer_fixed {
+            lines.push(TRACER_FIXED_LINE);
+        }
         lines.push(test_command);
         if matches!(opts.exec_mode, ExecMode::ReproductionScript(_)) {
             lines.push("echo $?");

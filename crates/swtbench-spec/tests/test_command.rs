@@ -228,3 +228,55 @@ fn include_pattern_lists_escaped_files_of_both_sides_sorted() {
         .unwrap()
         .contains("--include-pattern '/testbed/()'"));
 }
+
+#[test]
+fn the_shared_variant_is_read_back_from_every_rendered_script() {
+    use swtbench_core::layout::SharedVariant;
+    use swtbench_spec::RunInputs;
+    let s = spec("pytest-dev/pytest", "8.0");
+    let model = "diff --git a/testing/test_x.py b/testing/test_x.py\n--- a/testing/test_x.py\n+++ b/testing/test_x.py\n@@ -1 +1 @@\n-a\n+b\n";
+    let inputs = RunInputs {
+        model_patch: model,
+        gold_test_patch: model,
+        gold_code_patch: "diff --git a/pkg/mod.py b/pkg/mod.py\n",
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for repro in [false, true] {
+        for coverage in [false, true] {
+            for tracer_fixed in [false, true] {
+                let opts = EvalOptions {
+                    exec_mode: if repro {
+                        ExecMode::ReproductionScript("repro.py".into())
+                    } else {
+                        ExecMode::UnitTest
+                    },
+                    coverage,
+                    tracer_fixed,
+                    ..EvalOptions::default()
+                };
+                for run in s.render_runs(&inputs, &opts).unwrap() {
+                    assert_eq!(
+                        SharedVariant::of_eval_script(&run.eval_script),
+                        opts.shared_variant(),
+                        "{opts:?} {}",
+                        run.kind
+                    );
+                    let fixed_line = run
+                        .eval_script
+                        .lines()
+                        .any(|l| l == "export SWTBENCH_TRACE_COMPAT=0");
+                    assert_eq!(fixed_line, coverage && tracer_fixed);
+                }
+                seen.insert(opts.shared_variant().dir_key("h"));
+            }
+        }
+    }
+    // Six distinct directories (the fixed tracer means nothing without coverage); only the
+    // default keeps the plain name.
+    assert_eq!(seen.len(), 6, "{seen:?}");
+    assert_eq!(
+        EvalOptions::default().shared_variant(),
+        SharedVariant::DEFAULT
+    );
+    assert!(seen.contains("h"));
+}
