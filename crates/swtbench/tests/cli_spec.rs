@@ -562,4 +562,28 @@ fn predictions_and_reproduction_mode() {
     let gold = read(&out.join("psf__requests-1"), "eval/gold_pre.sh");
     assert!(gold.contains("diff --git a/tests/test_core.py"), "{gold}");
     assert!(!gold.contains("coverage.cover"));
+
+    // The fixed tracer mode exports its switch just before the traced test command.
+    let fixed_out = root.join("fixed");
+    let mut args: Vec<&str> = base_args.to_vec();
+    let at = args.iter().position(|a| *a == "--out").unwrap();
+    args[at + 1] = fixed_out.to_str().unwrap();
+    args.extend([
+        "--reproduction-script-name",
+        "repro.py",
+        "--tracer-mode",
+        "fixed",
+    ]);
+    let o = swtbench(&args, root, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let pre = read(&fixed_out.join("psf__requests-1"), "eval/pred_pre.sh");
+    assert!(
+        pre.contains("\nexport SWTBENCH_TRACE_COMPAT=0\npython3 /root/trace.py --count"),
+        "{pre}"
+    );
+    args.push("--no-coverage");
+    let o = swtbench(&args, root, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let pre = read(&fixed_out.join("psf__requests-1"), "eval/pred_pre.sh");
+    assert!(!pre.contains("SWTBENCH_TRACE_COMPAT"), "{pre}");
 }

@@ -38,6 +38,15 @@ use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
 use crate::progress::Progress;
 
+/// How the coverage tracer treats the programs it traces (`--tracer-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TracerMode {
+    /// As the original tracer: score parity.
+    Original,
+    /// Traced programs behave as they would untraced (`SWTBENCH_TRACE_COMPAT=0`).
+    Fixed,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -74,6 +83,12 @@ pub struct RunArgs {
     /// Run the tests without the coverage tracer (same as --compute-coverage false).
     #[arg(long, conflicts_with = "compute_coverage")]
     pub no_coverage: bool,
+
+    /// How the coverage tracer treats the programs it traces: `original` (the original tracer's
+    /// behaviour, the default: score parity) or `fixed` (traced programs behave as they would
+    /// untraced; see docs/tracer.md). Fixed-mode runs keep their own shared gold/base runs.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = TracerMode::Original)]
+    pub tracer_mode: TracerMode,
 
     /// Run the repository's tests on the patch's test files, or a reproduction script.
     #[arg(long, alias = "exec_mode", value_enum, default_value = "unit_test")]
@@ -346,6 +361,7 @@ fn settings_from(args: &RunArgs) -> Result<RunSettings, CliError> {
         coverage: !args.no_coverage && args.compute_coverage.unwrap_or(true),
         sympy_strip_compat: args.sympy_strip_bug,
         skip_install: !args.eval_install,
+        tracer_fixed: args.tracer_mode == TracerMode::Fixed,
     };
     let max_output = match args.max_output {
         Some(0) => None,

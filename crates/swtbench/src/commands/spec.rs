@@ -19,7 +19,8 @@ use swtbench_spec::{
     Arch, EvalOptions, ExecMode, ExecSpec, FileSource, RunInputs, SpecError, SpecTable, TableSyntax,
 };
 
-use crate::commands::common::{parse_bool, DatasetArgs};
+use crate::commands::common::{parse_bool, predictions_error, DatasetArgs};
+use crate::commands::run::TracerMode;
 use crate::env_vars;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
@@ -82,6 +83,11 @@ pub struct SpecArgs {
     /// Leave out the per-run re-install of the repository from the eval scripts.
     #[arg(long)]
     pub skip_eval_install: bool,
+
+    /// How the coverage tracer treats the programs it traces: `original` (default) or `fixed`
+    /// (exports SWTBENCH_TRACE_COMPAT=0 before the test command; see docs/tracer.md).
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = TracerMode::Original)]
+    pub tracer_mode: TracerMode,
 
     /// Output directory; each instance is written to OUT/<instance_id>/.
     #[arg(long, value_name = "DIR")]
@@ -182,6 +188,7 @@ pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
         coverage: !args.no_coverage && args.compute_coverage.unwrap_or(true),
         sympy_strip_compat: args.sympy_strip_bug,
         skip_install: args.skip_eval_install,
+        tracer_fixed: args.tracer_mode == TracerMode::Fixed,
     };
     let table = load_spec_table(args.spec_table.as_deref())?;
     let offline = args.dataset.is_offline();
@@ -190,12 +197,7 @@ pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
 
     let dataset = args.dataset.load_valid(printer)?;
     let source = PredictionsSource::parse(args.predictions.as_deref().unwrap_or("gold"));
-    let predictions = load_predictions(&source, &dataset).map_err(|e| {
-        CliError::input(e).with_hint(
-            "predictions are `gold`, a .json list (or object keyed by instance id) or a .jsonl \
-             file of {instance_id, model_name_or_path, model_patch} records",
-        )
-    })?;
+    let predictions = load_predictions(&source, &dataset).map_err(predictions_error)?;
     for w in &predictions.warnings {
         printer.warn(w);
     }
