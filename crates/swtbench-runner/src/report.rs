@@ -54,16 +54,6 @@ pub fn grade_from_outputs(
         .map_err(|e| e.to_string())
 }
 
-/// The report of an instance whose patch was empty: not applied, nothing else, as the original
-/// would have concluded after running it.
-pub fn empty_patch_report(instance_id: &str) -> InstanceReport {
-    InstanceReport {
-        instance_id: instance_id.to_string(),
-        patch_exists: true,
-        ..Default::default()
-    }
-}
-
 /// Writes `report.json` into the instance's report directory.
 pub fn write_report(report_dir: &Path, report: &InstanceReport) -> std::io::Result<PathBuf> {
     let path = report_dir.join(REPORT_FILE);

@@ -51,8 +51,8 @@ use crate::plan::{
     RunAction, RunContext, SkipCause,
 };
 use crate::report::{
-    empty_patch_report, grade_from_outputs, remove_stale_report, write_report, write_run_report,
-    write_summary, InstanceSummary, RunSummary,
+    grade_from_outputs, remove_stale_report, write_report, write_run_report, write_summary,
+    InstanceSummary, RunSummary,
 };
 use crate::session::{Liveness, SESSION};
 use crate::settings::{ImageKind, RunSettings};
@@ -92,7 +92,7 @@ impl InstanceResult {
                 report: Box::new(
                     report
                         .clone()
-                        .unwrap_or_else(|| empty_patch_report(&self.instance_id)),
+                        .unwrap_or_else(|| InstanceReport::empty_patch(&self.instance_id)),
                 ),
                 reused: false,
                 empty_patch: true,
@@ -862,7 +862,7 @@ async fn evaluate_inner<B: ContainerBackend>(
                 started,
                 Ending {
                     outcome: InstanceOutcome::EmptyPatch,
-                    report: Some(empty_patch_report(id)),
+                    report: Some(InstanceReport::empty_patch(id)),
                     all_reused: false,
                     reasons: vec!["the prediction has no usable patch; nothing was run".into()],
                     runs: Vec::new(),
