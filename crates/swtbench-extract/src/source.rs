@@ -76,7 +76,7 @@ fn utf8(path: &str, bytes: Vec<u8>) -> Result<String, SourceError> {
 
 /// The error for `path` when `link` (`path` itself or one of its parent directories) is a
 /// symbolic link.
-fn symlink_error(path: &str, link: &str) -> SourceError {
+pub fn symlink_error(path: &str, link: &str) -> SourceError {
     let detail = if link == path {
         "a symbolic link".to_string()
     } else {

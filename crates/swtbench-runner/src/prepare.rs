@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use swtbench_backend::{ContainerBackend, ContainerFile, ContainerSpec, ExecRequest};
 use swtbench_core::Instance;
+use swtbench_extract::source::symlink_error;
 use swtbench_extract::{
     extract, FileSource, GitMirrorSource, PatchType, PythonError, PythonOutput, PythonRunner,
     SourceError, SourceErrorKind,
@@ -31,6 +32,12 @@ pub enum ExtractFailure {
     Infrastructure(String),
 }
 
+/// Prints the hex bytes of file `$1` (repository-relative) under the directory `$2`; exits 3 when it
+/// is not a regular file, 4 when it does not exist, and 5 (printing the relative path of the
+/// link) when a component is a symbolic link, which `git apply` refuses to write beyond. The
+/// path is walked one component at a time so that links are reported instead of followed.
+const READ_FILE_SCRIPT: &str = r#"set -f; r=$2; f=$r; IFS=/; for s in $1; do f="$f/$s"; if [ -L "$f" ]; then printf %s "${f#"$r"/}"; exit 5; fi; done; unset IFS; if [ -f "$f" ]; then od -An -v -tx1 "$f" | tr -d ' \n'; elif [ -e "$f" ]; then exit 3; else exit 4; fi"#;
+
 /// Reads files and runs Python inside one started container.
 struct InContainer<B: ContainerBackend> {
     backend: Arc<B>,
@@ -49,15 +56,14 @@ impl<B: ContainerBackend> InContainer<B> {
 
 impl<B: ContainerBackend> FileSource for InContainer<B> {
     fn read(&self, path: &str) -> Result<Option<String>, SourceError> {
-        let full = format!("/testbed/{path}");
-        let script = r#"if [ -f "$1" ]; then od -An -v -tx1 "$1" | tr -d ' \n'; elif [ -e "$1" ]; then exit 3; else exit 4; fi"#;
         let out = self
             .exec(vec![
                 "/bin/sh".into(),
                 "-c".into(),
-                script.into(),
+                READ_FILE_SCRIPT.into(),
                 "sh".into(),
-                full,
+                path.to_string(),
+                "/testbed".into(),
             ])
             .map_err(|e| SourceError::new(path, SourceErrorKind::Unavailable, e))?;
         match out.exit_code {
@@ -70,6 +76,10 @@ impl<B: ContainerBackend> FileSource for InContainer<B> {
                     .map(Some)
                     .map_err(|_| SourceError::new(path, SourceErrorKind::NotText, "not UTF-8 text"))
             }
+            Some(5) => Err(symlink_error(
+                path,
+                String::from_utf8_lossy(&out.output).trim(),
+            )),
             Some(3) => Err(SourceError::new(
                 path,
                 SourceErrorKind::NotAFile,
@@ -213,5 +223,42 @@ pub async fn extract_patch<B: ContainerBackend>(
         Err(ExtractFailure::NothingExtracted(
             extraction.failure_summary().replace('\n', "; "),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::READ_FILE_SCRIPT;
+    use std::process::Command;
+
+    /// The in-container reader's script, run with the host's `sh` on a test-made tree.
+    fn read(root: &std::path::Path, path: &str) -> (Option<i32>, String) {
+        let out = Command::new("sh")
+            .args(["-c", READ_FILE_SCRIPT, "sh", path])
+            .arg(root)
+            .output()
+            .expect("sh");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+
+    #[test]
+    fn the_reader_reports_links_instead_of_following_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("pkg/sub")).expect("mkdir");
+        std::fs::write(root.join("pkg/mod.py"), "x = 1\n").expect("write");
+        std::os::unix::fs::symlink("pkg", root.join("link")).expect("link");
+        std::os::unix::fs::symlink("mod.py", root.join("pkg/alias.py")).expect("link");
+        assert_eq!(read(root, "pkg/mod.py"), (Some(0), hex::encode("x = 1\n")));
+        assert_eq!(read(root, "link/mod.py"), (Some(5), "link".into()));
+        assert_eq!(read(root, "pkg/alias.py"), (Some(5), "pkg/alias.py".into()));
+        assert_eq!(read(root, "pkg/sub").0, Some(3));
+        assert_eq!(read(root, "pkg/none.py").0, Some(4));
+        // No globbing and no word splitting on spaces.
+        assert_eq!(read(root, "pkg/*.py").0, Some(4));
+        assert_eq!(read(root, "pkg/mod .py").0, Some(4));
     }
 }
