@@ -313,6 +313,7 @@ fn variants_match_the_original() {
             coverage: case["coverage"].as_bool().unwrap(),
             sympy_strip_compat: case["sympy_strip_compat"].as_bool().unwrap(),
             skip_install: false,
+            tracer_fixed: false,
         };
         let ctx = ExecSpecJsonContext {
             run_id: Some(case["run_id"].as_str().unwrap().to_string()),
