@@ -20,7 +20,7 @@ use swtbench_extract::{
     PythonRunner, VanillaStyle,
 };
 
-use crate::commands::common::DatasetArgs;
+use crate::commands::common::{predictions_error, DatasetArgs};
 use crate::env_vars;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
@@ -84,12 +84,7 @@ pub fn run(args: ExtractArgs, printer: &Printer) -> CliResult {
     }
     let dataset = args.dataset.load(printer)?;
     let predictions = load_predictions(&PredictionsSource::parse(&args.predictions), &dataset)
-        .map_err(|e| {
-            CliError::input(e).with_hint(
-                "predictions are a .json list (or object keyed by instance id) or a .jsonl file \
-                 of {instance_id, model_name_or_path, model_patch} records",
-            )
-        })?;
+        .map_err(predictions_error)?;
     for w in &predictions.warnings {
         printer.warn(w);
     }

@@ -21,7 +21,7 @@ use swtbench_grade::{CoverageFormula, GradeOptions, Outcome, Parser};
 use swtbench_runner::plan::vanilla_patch;
 use swtbench_spec::SpecTable;
 
-use super::common::DatasetArgs;
+use super::common::{predictions_error, DatasetArgs};
 use super::report::FsTree;
 use super::spec::load_spec_table;
 use crate::error::{CliError, CliResult, ExitCode};
@@ -88,8 +88,7 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
     let (model_dir, submitted, empty_patches) = match &args.predictions {
         Some(p) => {
             let source = PredictionsSource::parse(p);
-            let preds = load_predictions(&source, &dataset)
-                .map_err(|e| CliError::input(anyhow!(e)).with_hint("check --predictions"))?;
+            let preds = load_predictions(&source, &dataset).map_err(predictions_error)?;
             for w in &preds.warnings {
                 printer.warn(w);
             }
