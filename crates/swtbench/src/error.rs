@@ -92,7 +92,7 @@ mod tests {
     #[test]
     fn renders_chain_and_hint() {
         let e: anyhow::Result<()> = Err(anyhow::anyhow!("root cause")).context("loading x");
-        let err = CliError::input(e.unwrap_err()).with_hint("check x");
+        let err = CliError::input(e.expect_err("an error")).with_hint("check x");
         assert_eq!(
             err.to_string(),
             "error: loading x\n  caused by: root cause\nhint: check x"
