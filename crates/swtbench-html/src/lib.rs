@@ -18,6 +18,8 @@ pub mod model;
 pub mod render;
 pub mod svg;
 
-pub use load::{compare, load_run, LoadError, LoadOptions, RunLocation};
+pub use load::{
+    compare, load_run, load_run_with, LoadError, LoadOptions, NonTestExts, RunLocation,
+};
 pub use model::{CompareView, InstanceView, Metrics, Outcome, RunView};
 pub use render::{render_compare, render_run, render_run_with, DetailEncoding, RenderOptions};

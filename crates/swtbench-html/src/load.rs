@@ -16,10 +16,11 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
+use swtbench_core::directives::{directives_hash, test_directives, DEFAULT_NON_TEST_EXTS};
 use swtbench_core::layout::{
-    base_directives_hash, evaluation_results_path, gold_directives_hash, LogsRoot, SharedVariant,
-    EVALUATION_RESULTS_DIR, EVAL_SCRIPT_FILE, EXEC_SPEC_FILE, EXTRACTED_PATCH_FILE,
-    MODEL_PATCH_FILE, RAW_MODEL_PATCH_FILE, REPORT_FILE, RUN_INSTANCE_LOG_FILE, TEST_OUTPUT_FILE,
+    evaluation_results_path, LogsRoot, SharedVariant, EVALUATION_RESULTS_DIR, EVAL_SCRIPT_FILE,
+    EXEC_SPEC_FILE, EXTRACTED_PATCH_FILE, MODEL_PATCH_FILE, RAW_MODEL_PATCH_FILE, REPORT_FILE,
+    RUN_INSTANCE_LOG_FILE, TEST_OUTPUT_FILE,
 };
 use swtbench_core::{Instance, RunKind};
 
@@ -68,6 +69,33 @@ pub struct LoadOptions {
     pub generator: String,
     /// The run report to read; default `<logs-root>/../evaluation_results/<model>.<run_id>.json`.
     pub run_report: Option<PathBuf>,
+}
+
+/// The file extensions that are never test directives, by repository: a spec table's
+/// `non_test_extensions` (the repository's own list, else the table's). They decide the directive
+/// hashes that name the shared gold/base run directories; without an entry, the original's list
+/// applies.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NonTestExts {
+    /// Lists of single repositories (`owner/name`).
+    pub by_repo: BTreeMap<String, Vec<String>>,
+    /// The list of every other repository; `None`: the original's.
+    pub default: Option<Vec<String>>,
+}
+
+impl NonTestExts {
+    /// The extensions that apply to `repo`.
+    pub fn of(&self, repo: &str) -> Vec<&str> {
+        match self.by_repo.get(repo).or(self.default.as_ref()) {
+            Some(list) => list.iter().map(String::as_str).collect(),
+            None => DEFAULT_NON_TEST_EXTS.to_vec(),
+        }
+    }
+
+    /// `sha256("__".join(directives))` of `patch` in `repo`: the name of a shared run directory.
+    pub fn directives_hash(&self, repo: &str, patch: &str) -> String {
+        directives_hash(&test_directives(patch, repo, &self.of(repo)))
+    }
 }
 
 /// The run id, model and logs root of `<logs-root>/<run_id>/<model>`.
@@ -304,8 +332,19 @@ impl RunReport {
     }
 }
 
-/// Reads the run at `model_dir` (`<logs-root>/<run_id>/<model>`) into a view model.
+/// Reads the run at `model_dir` (`<logs-root>/<run_id>/<model>`) into a view model, finding the
+/// shared gold/base runs under the original's non-test extensions.
 pub fn load_run(model_dir: &Path, opts: &LoadOptions) -> Result<RunView, LoadError> {
+    load_run_with(model_dir, opts, &NonTestExts::default())
+}
+
+/// [`load_run`] for a run made with a spec table that sets `non_test_extensions`: the shared
+/// gold/base runs are looked for under the directive hashes those extensions give.
+pub fn load_run_with(
+    model_dir: &Path,
+    opts: &LoadOptions,
+    non_test_exts: &NonTestExts,
+) -> Result<RunView, LoadError> {
     let loc = RunLocation::of(model_dir)?;
     let out_dir = fs::canonicalize(&opts.out_dir).unwrap_or_else(|_| opts.out_dir.clone());
     let rr_path = opts
@@ -331,7 +370,7 @@ pub fn load_run(model_dir: &Path, opts: &LoadOptions) -> Result<RunView, LoadErr
     // Reading and parsing the six logs of each instance dominates; instances are independent, so
     // split them over the available cores and keep the id order.
     let one = |id: &String| {
-        let mut input = read_instance(&loc, id, opts, &out_dir);
+        let mut input = read_instance(&loc, id, opts, non_test_exts, &out_dir);
         if input.reason.is_none() {
             input.reason = reasons.get(id).cloned();
         }
@@ -422,7 +461,13 @@ pub fn load_run(model_dir: &Path, opts: &LoadOptions) -> Result<RunView, LoadErr
     })
 }
 
-fn read_instance(loc: &RunLocation, id: &str, opts: &LoadOptions, out_dir: &Path) -> InstanceInput {
+fn read_instance(
+    loc: &RunLocation,
+    id: &str,
+    opts: &LoadOptions,
+    non_test_exts: &NonTestExts,
+    out_dir: &Path,
+) -> InstanceInput {
     let dataset = opts.instances.get(id);
     let mut notes = Vec::new();
     let model_dir = loc.model_dir().join(id);
@@ -466,7 +511,7 @@ fn read_instance(loc: &RunLocation, id: &str, opts: &LoadOptions, out_dir: &Path
     let gold_hash = match dataset {
         Some(i) => Some(pick(
             RunKind::GoldPre,
-            &gold_directives_hash(&i.repo, &i.golden_test_patch),
+            &non_test_exts.directives_hash(&i.repo, &i.golden_test_patch),
         )),
         None => {
             let all = subdirs(&loc.logs_root.join(RunKind::GoldPre.as_str()).join(id));
@@ -492,7 +537,7 @@ fn read_instance(loc: &RunLocation, id: &str, opts: &LoadOptions, out_dir: &Path
     };
     let base_hash = model_patch
         .as_deref()
-        .map(|p| pick(RunKind::BasePre, &base_directives_hash(&repo, p)));
+        .map(|p| pick(RunKind::BasePre, &non_test_exts.directives_hash(&repo, p)));
 
     let gold_code_patch = dataset
         .map(|i| i.golden_code_patch.clone())
@@ -628,6 +673,31 @@ mod tests {
             "../../x/y/"
         );
         assert_eq!(relative_path(&p("/a"), &p("/a"), true), "./");
+    }
+
+    #[test]
+    fn non_test_extensions_name_the_shared_directories() {
+        let patch = "diff --git a/tests/test_a.py b/tests/test_a.py\n--- a/tests/test_a.py\n+++ b/tests/test_a.py\n@@ -1 +1 @@\n-x\n+y\ndiff --git a/tests/data.json b/tests/data.json\n--- a/tests/data.json\n+++ b/tests/data.json\n@@ -1 +1 @@\n-{}\n+[]\n";
+        let original = NonTestExts::default();
+        assert_eq!(
+            original.directives_hash("acme/widget", patch),
+            swtbench_core::layout::base_directives_hash("acme/widget", patch)
+        );
+        assert_eq!(
+            original.directives_hash("acme/widget", patch),
+            swtbench_core::hash::sha256_hex("tests/test_a.py")
+        );
+        let table = NonTestExts {
+            by_repo: BTreeMap::from([("acme/widget".to_string(), vec![".txt".to_string()])]),
+            default: Some(vec![".py".to_string()]),
+        };
+        // The repository's own list: .json files are directives.
+        assert_eq!(
+            table.directives_hash("acme/widget", patch),
+            swtbench_core::hash::sha256_hex("tests/test_a.py__tests/data.json")
+        );
+        // Any other repository: the table's list.
+        assert_eq!(table.of("acme/other"), vec![".py"]);
     }
 
     #[test]

@@ -1,18 +1,27 @@
 //! `swtbench report PATH`: the leaderboard table of one model's run, like the original's
 //! `python -m src.report` (§1.2, §7.5). `PATH` is `<logs root>/<run_id>/<model>`.
 //!
+//! The run is measured against lite, verified or full (fixed denominators, published gold runs),
+//! or against a custom dataset that is read: its instance count is the denominator and, with
+//! `--spec-table`, the HTML page reads its repositories' logs as `swtbench run` did.
+//!
 //! Also home of [`FsTree`], the `std::fs` view of a log tree that `report` and `grade` hand to the
 //! pure grading code.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
+use swtbench_core::Instance;
 use swtbench_data::SwtFilter;
 use swtbench_grade::leaderboard::{self, Dataset, NoCoverage};
 use swtbench_grade::tree::{collect_reports, TreeReader};
+use swtbench_grade::Parser;
+use swtbench_spec::SpecTable;
 
+use super::common::DatasetArgs;
+use super::spec::load_spec_table;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
 
@@ -29,12 +38,20 @@ pub struct ReportArgs {
     #[arg(value_name = "PATH", required_unless_present = "compare")]
     pub path: Option<PathBuf>,
 
-    /// Which benchmark the run is on: lite, verified or full (or any alias of them). Selects the
-    /// denominator (276 / 433 / 1983) and the default gold run.
-    #[arg(long, value_name = "DATASET", default_value = "lite")]
-    pub dataset: String,
+    /// Which benchmark the run is on. lite, verified or full (or any alias of them) select the
+    /// denominator (276 / 433 / 1983) and the default gold run. Any other dataset (a local
+    /// .json/.jsonl/.parquet file or a directory of them, or a Hugging Face dataset name) is
+    /// read: its number of instances is the denominator (instances in the SWT filter lists are
+    /// not counted), the page names it and takes its instances' gold fixes and gold runs from it,
+    /// and there is no default gold run (see --gold-run-id). Default: lite.
+    #[arg(long, alias = "dataset_name", value_name = "DATASET")]
+    pub dataset: Option<String>,
 
-    /// Divide by this many instances instead of the dataset's fixed count (custom subsets).
+    /// The split of a dataset that is read (see --dataset).
+    #[arg(long, value_name = "SPLIT", default_value = "test")]
+    pub split: String,
+
+    /// Divide by this many instances instead of the dataset's count (subsets of a dataset).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub denominator: Option<u64>,
 
@@ -45,7 +62,7 @@ pub struct ReportArgs {
 
     /// Run id of the gold run whose coverage is the Δᵃˡˡ denominator (under the same logs root,
     /// model `gold`). Default: the original's per dataset (validate-lite-gold-1,
-    /// validate-verified-gold-1, validate-full-gold).
+    /// validate-verified-gold-1, validate-full-gold); none for other datasets.
     #[arg(long, alias = "gold_run_id", value_name = "RUN_ID")]
     pub gold_run_id: Option<String>,
 
@@ -57,6 +74,14 @@ pub struct ReportArgs {
     /// the original prints them).
     #[arg(long, value_name = "N")]
     pub decimals: Option<usize>,
+
+    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table, as
+    /// given to `swtbench run`: the HTML page (and --compare) reads the logs of repositories the
+    /// original has no parser for with their `log_parser`, and finds their shared gold/base runs
+    /// under their `non_test_extensions`. The tables read report.json files only; the file is
+    /// checked all the same.
+    #[arg(long, alias = "spec_table", value_name = "FILE")]
+    pub spec_table: Option<PathBuf>,
 
     #[command(flatten)]
     pub html: HtmlArgs,
@@ -112,23 +137,149 @@ fn filtered_ids() -> BTreeSet<&'static str> {
     SwtFilter::ALL.iter().flat_map(|f| f.ids()).collect()
 }
 
+/// What a run is measured against.
+#[derive(Debug)]
+enum Benchmark {
+    /// lite, verified or full; `given`: named by --dataset rather than the default.
+    Known { dataset: Dataset, given: bool },
+    /// Any other dataset, read from `source` (the --dataset argument).
+    Custom {
+        source: String,
+        instances: Vec<Instance>,
+    },
+}
+
+impl Benchmark {
+    /// The dataset `--dataset` names: a known benchmark by name or alias, else read (a local
+    /// file or directory, or a hub dataset, as every other command reads `--dataset`).
+    fn resolve(args: &ReportArgs, printer: &Printer) -> Result<Benchmark, CliError> {
+        let Some(name) = &args.dataset else {
+            return Ok(Benchmark::Known {
+                dataset: Dataset::Lite,
+                given: false,
+            });
+        };
+        if let Ok(dataset) = parse_dataset(name) {
+            return Ok(Benchmark::Known {
+                dataset,
+                given: true,
+            });
+        }
+        let loaded = DatasetArgs {
+            dataset: name.clone(),
+            split: args.split.clone(),
+            filter_swt: false,
+            swt_filter_list: None,
+            is_swt: false,
+            offline: false,
+            instance_ids: Vec::new(),
+        }
+        .load(printer)?;
+        if !loaded.problems.is_empty() {
+            printer.warn(&format!(
+                "{}: {} row(s) are not valid instances and are not counted (`swtbench validate \
+                 --dataset {name}` lists them)",
+                loaded.name,
+                loaded.problems.len()
+            ));
+        }
+        Ok(Benchmark::Custom {
+            source: name.clone(),
+            instances: loaded.instances,
+        })
+    }
+
+    /// The benchmark's name as the page shows it: lite/verified/full, or the dataset's file name
+    /// (a hub dataset's name).
+    fn label(&self, denominator: Option<u64>) -> String {
+        match self {
+            Benchmark::Known {
+                dataset,
+                given: true,
+            } => dataset.name().to_string(),
+            Benchmark::Known { given: false, .. } if denominator.is_some() => {
+                "not named (no --dataset; the denominator is --denominator)".to_string()
+            }
+            Benchmark::Known { dataset, .. } => format!("{} (the default)", dataset.name()),
+            Benchmark::Custom { source, .. } => {
+                let path = Path::new(source);
+                match path.file_name() {
+                    Some(n) if path.exists() => n.to_string_lossy().into_owned(),
+                    _ => source.clone(),
+                }
+            }
+        }
+    }
+
+    /// `--gold-run-id`, else the known benchmark's published gold run.
+    fn gold_run_id(&self, args: &ReportArgs) -> Option<String> {
+        match (&args.gold_run_id, self) {
+            (Some(id), _) => Some(id.clone()),
+            (None, Benchmark::Known { dataset, .. }) => Some(dataset.gold_run_id().to_string()),
+            (None, Benchmark::Custom { .. }) => None,
+        }
+    }
+
+    /// `--denominator`, else the benchmark's fixed count, else the dataset's instances outside
+    /// the SWT filter lists (the reports of those are not counted either).
+    fn denominator(&self, args: &ReportArgs) -> Result<usize, CliError> {
+        if let Some(n) = args.denominator {
+            return Ok(n as usize);
+        }
+        match self {
+            Benchmark::Known { dataset, .. } => Ok(dataset.denominator()),
+            Benchmark::Custom { source, instances } => {
+                let skip = filtered_ids();
+                let n = instances
+                    .iter()
+                    .filter(|i| !skip.contains(i.instance_id.as_str()))
+                    .count();
+                if n == 0 {
+                    return Err(CliError::input(anyhow!(
+                        "dataset {source} has no instances outside the SWT-Bench filter lists"
+                    ))
+                    .with_hint("pass --denominator N"));
+                }
+                Ok(n)
+            }
+        }
+    }
+}
+
 pub fn run(args: ReportArgs, printer: &Printer) -> CliResult {
-    let dataset = parse_dataset(&args.dataset)?;
+    // The spec table first: a bad file is an error whatever the format.
+    let table = load_spec_table(args.spec_table.as_deref())?;
+    let parsers = log_parsers(&table, args.spec_table.as_deref())?;
+    let benchmark = Benchmark::resolve(&args, printer)?;
+    let denominator = benchmark.denominator(&args)?;
+    let gold_run_id = benchmark.gold_run_id(&args);
     let out = args.html.out.as_deref();
+    let measure = |path: &Path| leaderboard_for(path, gold_run_id.as_deref(), denominator, printer);
+    let page_context = || {
+        let gold_run_id = gold_run_id.as_deref();
+        page_context(
+            &benchmark,
+            &args,
+            &table,
+            &parsers,
+            gold_run_id,
+            denominator,
+        )
+    };
     if let Some(pair) = &args.html.compare {
-        let a = leaderboard_for(&pair[0], dataset, &args, printer)?;
-        let b = leaderboard_for(&pair[1], dataset, &args, printer)?;
-        let ctx = page_context(dataset, &args, a.denominator);
+        let a = measure(&pair[0])?;
+        let b = measure(&pair[1])?;
+        let ctx = page_context();
         return html::write_compare([(&pair[0], &a), (&pair[1], &b)], &ctx, out, printer);
     }
     let Some(path) = args.path.as_deref() else {
         return Err(CliError::input(anyhow!("missing PATH"))
             .with_hint("pass <logs root>/<run_id>/<model>, or --compare RUN_A RUN_B"));
     };
-    let metrics = leaderboard_for(path, dataset, &args, printer)?;
+    let metrics = measure(path)?;
     match args.format {
         ReportFormat::Html => {
-            let ctx = page_context(dataset, &args, metrics.denominator);
+            let ctx = page_context();
             html::write_run(path, &metrics, &ctx, out, printer)
         }
         ReportFormat::Table(format) => {
@@ -146,31 +297,94 @@ pub fn run(args: ReportArgs, printer: &Printer) -> CliResult {
     }
 }
 
-/// The parameters an HTML page lists for the report it shows.
-fn page_context(dataset: Dataset, args: &ReportArgs, denominator: usize) -> html::PageContext {
-    let gold_run_id = args
-        .gold_run_id
-        .clone()
-        .unwrap_or_else(|| dataset.gold_run_id().to_string());
+/// What an HTML page needs besides the tree: the parameters it lists, the dataset's instances
+/// and the spec table's rules for reading the logs.
+fn page_context(
+    benchmark: &Benchmark,
+    args: &ReportArgs,
+    table: &SpecTable,
+    parsers: &BTreeMap<String, Parser>,
+    gold_run_id: Option<&str>,
+    denominator: usize,
+) -> html::PageContext {
+    let mut params = vec![("benchmark".to_string(), benchmark.label(args.denominator))];
+    let instances = match benchmark {
+        Benchmark::Custom { source, instances } => {
+            params.push(("dataset".to_string(), source.clone()));
+            params.push(("split".to_string(), args.split.clone()));
+            instances
+                .iter()
+                .map(|i| (i.instance_id.to_string(), i.clone()))
+                .collect()
+        }
+        Benchmark::Known { .. } => BTreeMap::new(),
+    };
+    params.extend([
+        ("denominator".to_string(), denominator.to_string()),
+        (
+            "gold run (coverage rows)".to_string(),
+            gold_run_id
+                .unwrap_or("none (pass --gold-run-id)")
+                .to_string(),
+        ),
+        (
+            "filter".to_string(),
+            "instances in the SWT-Bench filter lists are not counted".to_string(),
+        ),
+    ]);
+    if let Some(p) = &args.spec_table {
+        params.push(("spec table".to_string(), p.display().to_string()));
+    }
     html::PageContext {
-        params: vec![
-            ("benchmark".to_string(), dataset.name().to_string()),
-            ("denominator".to_string(), denominator.to_string()),
-            ("gold run (coverage rows)".to_string(), gold_run_id),
-            (
-                "filter".to_string(),
-                "instances in the SWT-Bench filter lists are not counted".to_string(),
-            ),
-        ],
+        params,
         denominator,
+        instances,
+        parsers: parsers.clone(),
+        non_test_exts: swtbench_html::NonTestExts {
+            by_repo: table
+                .repos
+                .iter()
+                .filter_map(|(repo, r)| Some((repo.clone(), r.non_test_extensions.clone()?)))
+                .collect(),
+            default: table.non_test_extensions.clone(),
+        },
     }
 }
 
-/// The leaderboard numbers of the run at `path` (what every format of `report` shows).
+/// The spec table's unit-test log parsers by repository (`log_parser`), as `swtbench run` and
+/// `swtbench grade` read them.
+fn log_parsers(
+    table: &SpecTable,
+    spec_table: Option<&Path>,
+) -> Result<BTreeMap<String, Parser>, CliError> {
+    let mut parsers = BTreeMap::new();
+    for (repo, spec) in &table.repos {
+        let Some(name) = spec.log_parser.as_deref() else {
+            continue;
+        };
+        let parser = name.parse::<Parser>().map_err(|e| {
+            CliError::input(anyhow!(
+                "spec table{}: repository {repo}: {e}",
+                spec_table
+                    .map(|p| format!(" {}", p.display()))
+                    .unwrap_or_default(),
+            ))
+            .with_hint(
+                "log_parser is one of pytest, pytest_options, pytest_v2, django, seaborn, \
+                 matplotlib, sympy",
+            )
+        })?;
+        parsers.insert(repo.clone(), parser);
+    }
+    Ok(parsers)
+}
+
+/// The leaderboard numbers of the run at `path` (what every format of `report` shows), against
+/// the gold run `gold_run_id` of the same logs root (none: no coverage rows).
 fn leaderboard_for(
     path: &Path,
-    dataset: Dataset,
-    args: &ReportArgs,
+    gold_run_id: Option<&str>,
+    denominator: usize,
     printer: &Printer,
 ) -> Result<leaderboard::Metrics, CliError> {
     if !path.is_dir() {
@@ -192,36 +406,37 @@ fn leaderboard_for(
     for (id, why) in &collected.unreadable {
         printer.warn(&format!("{id}: report.json skipped: {why}"));
     }
-    let gold_run_id = args
-        .gold_run_id
-        .clone()
-        .unwrap_or_else(|| dataset.gold_run_id().to_string());
-    let gold_dir = root.join(&gold_run_id).join(GOLD_MODEL_DIR);
-    let gold = collect_reports(&tree, &gold_dir, &skip)
-        .map_err(|e| CliError::input(anyhow!("reading {}: {e}", gold_dir.display())))?;
-    for (id, why) in gold.iter().flat_map(|g| &g.unreadable) {
-        printer.warn(&format!(
-            "gold run {gold_run_id}: {id}: report.json skipped: {why}"
-        ));
-    }
-    let denominator = args
-        .denominator
-        .map_or(dataset.denominator(), |n| n as usize);
+    let gold_dir = gold_run_id.map(|id| root.join(id).join(GOLD_MODEL_DIR));
+    let gold = match (&gold_dir, gold_run_id) {
+        (Some(dir), Some(id)) => {
+            let gold = collect_reports(&tree, dir, &skip)
+                .map_err(|e| CliError::input(anyhow!("reading {}: {e}", dir.display())))?;
+            for (iid, why) in gold.iter().flat_map(|g| &g.unreadable) {
+                printer.warn(&format!("gold run {id}: {iid}: report.json skipped: {why}"));
+            }
+            gold
+        }
+        _ => None,
+    };
     let metrics = leaderboard::compute(
         &collected.reports,
         gold.as_ref().map(|g| g.reports.as_slice()),
         denominator,
     );
-    match &metrics.coverage {
-        Err(NoCoverage::NoGoldRun) => printer.warn(&format!(
+    match (&metrics.coverage, &gold_dir) {
+        (Err(NoCoverage::NoGoldRun), Some(dir)) => printer.warn(&format!(
             "no gold run found at {}, skipping the coverage delta rows",
-            gold_dir.display()
+            dir.display()
         )),
-        Err(NoCoverage::NoGoldCoverage) => printer.warn(&format!(
+        (Err(NoCoverage::NoGoldRun), None) => printer.warn(
+            "no gold run for this dataset, skipping the coverage delta rows (pass --gold-run-id \
+             RUN_ID, a run of the gold predictions under the same logs root)",
+        ),
+        (Err(NoCoverage::NoGoldCoverage), Some(dir)) => printer.warn(&format!(
             "the gold run at {} has no coverage_delta_gold, skipping the coverage delta rows",
-            gold_dir.display()
+            dir.display()
         )),
-        Ok(_) => {}
+        (Err(NoCoverage::NoGoldCoverage), None) | (Ok(_), _) => {}
     }
     if collected.reports.len() > denominator {
         printer.warn(&format!(

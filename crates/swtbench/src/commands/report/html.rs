@@ -5,10 +5,13 @@
 //! This module reads the run tree through `swtbench_html::load_run` and writes the page; the
 //! rendering itself is pure (`swtbench_html::render_*`).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
+use swtbench_core::Instance;
 use swtbench_grade::leaderboard::{self, Format};
+use swtbench_grade::Parser;
 
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
@@ -60,6 +63,13 @@ pub struct PageContext {
     /// `report`'s parameters worth showing (dataset, denominator, gold run, …).
     pub params: Vec<(String, String)>,
     pub denominator: usize,
+    /// The dataset's instances by id, when a dataset was read (repositories, gold fixes and the
+    /// gold test directives that name the gold runs).
+    pub instances: BTreeMap<String, Instance>,
+    /// The spec table's unit-test log parsers by repository.
+    pub parsers: BTreeMap<String, Parser>,
+    /// The spec table's non-test extensions (they name the shared gold/base runs).
+    pub non_test_exts: swtbench_html::NonTestExts,
 }
 
 fn generator() -> String {
@@ -84,13 +94,15 @@ fn load(
 ) -> Result<swtbench_html::RunView, CliError> {
     let opts = swtbench_html::LoadOptions {
         out_dir: out_dir.to_path_buf(),
+        instances: ctx.instances.clone(),
         metrics: Some(swtbench_html::Metrics::from(metrics)),
         denominator: Some(ctx.denominator),
+        parsers: ctx.parsers.clone(),
         params: ctx.params.clone(),
         generator: generator(),
         ..swtbench_html::LoadOptions::default()
     };
-    swtbench_html::load_run(path, &opts).map_err(|e| {
+    swtbench_html::load_run_with(path, &opts, &ctx.non_test_exts).map_err(|e| {
         CliError::input(anyhow!(e)).with_hint(
             "PATH is <logs root>/<run_id>/<model>, e.g. run_instance_swt_logs/my-run/my-model",
         )
