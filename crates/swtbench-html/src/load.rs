@@ -58,7 +58,8 @@ pub struct LoadOptions {
     pub metrics: Option<Metrics>,
     /// Denominator used when `metrics` is `None`.
     pub denominator: Option<usize>,
-    /// Which log parser reads the runs' outputs (default: the repository's unit-test parser).
+    /// Which log parser reads the runs' outputs of an instance whose pred_pre `eval.sh` is missing
+    /// (default: the repository's unit-test parser); otherwise the script's mode decides.
     pub exec_mode: ExecMode,
     /// Unit-test log parsers by repository (`owner/name`) that replace the original's map, as a
     /// spec table's `log_parser` does for `swtbench run`.
@@ -497,9 +498,15 @@ fn read_instance(
 
     // Shared runs of a non-default eval variant (reproduction mode, no coverage, fixed tracer)
     // live in `<hash>.<suffix>` directories; trees without them use the plain `<hash>` ones.
-    let variant = read_lossy(&pred_pre.join(EVAL_SCRIPT_FILE))
-        .map(|s| SharedVariant::of_eval_script(&s))
-        .unwrap_or_default();
+    let script_variant =
+        read_lossy(&pred_pre.join(EVAL_SCRIPT_FILE)).map(|s| SharedVariant::of_eval_script(&s));
+    let variant = script_variant.unwrap_or_default();
+    // The eval script says which mode the runs were in; without one, the caller's mode.
+    let exec_mode = match script_variant {
+        Some(v) if v.reproduction => ExecMode::ReproductionScript,
+        Some(_) => ExecMode::UnitTest,
+        None => opts.exec_mode,
+    };
     let pick = |kind: RunKind, hash: &str| -> String {
         let key = variant.dir_key(hash);
         if key != hash && !loc.run_dir(kind, id, Some(&key)).is_dir() {
@@ -598,7 +605,7 @@ fn read_instance(
     InstanceInput {
         id: id.to_string(),
         repo,
-        exec_mode: opts.exec_mode,
+        exec_mode,
         parser,
         report,
         model_patch,

@@ -429,4 +429,24 @@ fn runner_summaries_and_spec_table_parsers_are_honoured() {
     let cell = &with_table.instances[1].detail.runs[0];
     assert_eq!(cell.counts, Some([1, 1, 0]));
     assert_eq!(cell.applied, Some(true));
+
+    // A run in reproduction mode (its eval.sh echoes the script's exit code) is read with the
+    // reproduction parser whatever the caller's default mode.
+    write(
+        pred_pre.join("eval.sh"),
+        "#!/bin/bash\nset -uxo pipefail\npython3 /testbed/repro.py\necho $?\ngit checkout abc\n",
+    );
+    write(
+        pred_pre.join("test_output.txt"),
+        "+ git apply -v -\nApplied patch tests/test_w.py cleanly.\n+ python3 /testbed/repro.py\nPASSED tests/test_w.py::test_a\n+ echo 1\n1\n",
+    );
+    let repro = load(
+        [(
+            "acme/widget".to_string(),
+            swtbench_grade::parsers::Parser::Pytest,
+        )]
+        .into(),
+    );
+    let cell = &repro.instances[1].detail.runs[0];
+    assert_eq!(cell.counts, Some([0, 1, 0]), "{cell:?}");
 }
