@@ -4,7 +4,8 @@
 //!
 //! It behaves like the engine where that matters for the runner: a build needs its `FROM` images, a
 //! container needs its image, exec needs a running container, output caps apply, removing a missing
-//! thing is not an error. Time is logical (a counter), never the wall clock.
+//! thing is not an error. Time is logical (a counter), never the wall clock; the only waits are
+//! build delays and hanging commands, on the tokio clock (pause it in tests).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -90,6 +91,10 @@ pub struct FakeExec {
     /// The container stops while the command runs (killed from outside, out of memory): the exec
     /// fails with [`BackendError::ContainerStopped`], as on the engine.
     pub stops_container: bool,
+    /// The command does not end by itself: the exec waits (on the tokio clock) for the request's
+    /// timeout and then answers as timed out, or fails with [`BackendError::ContainerStopped`] as
+    /// soon as its container is killed or removed. Without a timeout it waits for that alone.
+    pub hangs: bool,
 }
 
 impl FakeExec {
@@ -105,10 +110,12 @@ impl FakeExec {
             timed_out: false,
             writes: Vec::new(),
             stops_container: false,
+            hangs: false,
         }
     }
 
-    /// A command that hangs: it printed `output_so_far`, then the timeout killed it.
+    /// A command that hangs: it printed `output_so_far`, then the timeout killed it (answered at
+    /// once, as if the timeout had passed).
     pub fn timeout(output_so_far: impl Into<Vec<u8>>) -> Self {
         FakeExec {
             output: output_so_far.into(),
@@ -116,6 +123,17 @@ impl FakeExec {
             timed_out: true,
             writes: Vec::new(),
             stops_container: false,
+            hangs: false,
+        }
+    }
+
+    /// A command that really hangs: the exec takes the request's whole timeout (tokio clock) and
+    /// then answers like [`FakeExec::timeout`], unless the container is killed or removed first.
+    /// What a caller that gives up early must not wait for.
+    pub fn hanging(output_so_far: impl Into<Vec<u8>>) -> Self {
+        FakeExec {
+            hangs: true,
+            ..FakeExec::timeout(output_so_far)
         }
     }
 
@@ -182,6 +200,10 @@ struct State {
 #[derive(Clone, Default)]
 pub struct FakeBackend {
     state: Arc<Mutex<State>>,
+    /// Woken whenever a container is killed or removed (hanging commands watch it).
+    containers_changed: Arc<tokio::sync::Notify>,
+    /// Hanging commands whose exec is being awaited right now.
+    hanging_now: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl std::fmt::Debug for FakeBackend {
@@ -251,6 +273,12 @@ impl FakeBackend {
         self.lock().unreachable = unreachable;
     }
 
+    /// Execs of [`FakeExec::hanging`] commands that are still being awaited (neither answered nor
+    /// dropped by the caller).
+    pub fn hanging_execs(&self) -> usize {
+        self.hanging_now.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     pub fn calls(&self) -> Vec<FakeCall> {
         self.lock().calls.clone()
     }
@@ -294,6 +322,45 @@ impl FakeBackend {
         s.calls.push(call);
         s.clock += 1;
         Ok(s)
+    }
+
+    /// The wait of a hanging command: until the request's timeout (`Ok`: it timed out) or until
+    /// the container stops running (`Err`, as the engine's exec ends when its container dies).
+    async fn hang(&self, id: &str, request: &ExecRequest) -> Result<()> {
+        struct InFlight<'a>(&'a std::sync::atomic::AtomicUsize);
+        impl Drop for InFlight<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        self.hanging_now
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let _in_flight = InFlight(&self.hanging_now);
+        let deadline = request.timeout.map(|t| tokio::time::Instant::now() + t);
+        loop {
+            // Registered before the state is looked at, so a kill in between is not missed.
+            let changed = self.containers_changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            let reason = match self.lock().containers.get(id) {
+                Some(c) if c.state == "running" => None,
+                Some(_) => Some("it was killed while the command ran"),
+                None => Some("it was removed while the command ran"),
+            };
+            if let Some(reason) = reason {
+                return Err(BackendError::ContainerStopped {
+                    id: id.into(),
+                    reason: reason.into(),
+                });
+            }
+            match deadline {
+                Some(d) => tokio::select! {
+                    _ = tokio::time::sleep_until(d) => return Ok(()),
+                    _ = &mut changed => {}
+                },
+                None => changed.await,
+            }
+        }
     }
 }
 
@@ -598,6 +665,9 @@ impl ContainerBackend for FakeBackend {
                 }
             }
         }
+        if answer.hangs {
+            self.hang(id, request).await?;
+        }
         if answer.stops_container && !answer.timed_out {
             if let Some(c) = self.lock().containers.get_mut(id) {
                 c.state = "exited";
@@ -631,12 +701,17 @@ impl ContainerBackend for FakeBackend {
             .get_mut(id)
             .ok_or_else(|| BackendError::ContainerNotFound(id.into()))?;
         c.state = "exited";
+        drop(s);
+        self.containers_changed.notify_waiters();
         Ok(())
     }
 
     async fn container_remove(&self, id: &str) -> Result<bool> {
         let mut s = self.enter(FakeCall::ContainerRemove { id: id.into() })?;
-        Ok(s.containers.remove(id).is_some())
+        let removed = s.containers.remove(id).is_some();
+        drop(s);
+        self.containers_changed.notify_waiters();
+        Ok(removed)
     }
 
     async fn containers_with_label(&self, filter: &LabelFilter) -> Result<Vec<ContainerInfo>> {
@@ -764,6 +839,55 @@ mod tests {
             assert!(!fake.image_exists("img").await.expect("inspect"));
             fake.container_remove(&id).await.expect("remove");
         });
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hanging_command_takes_its_timeout_or_ends_with_its_container() {
+        let fake = FakeBackend::new();
+        fake.add_image("img:1", BTreeMap::new());
+        fake.set_default_exec(FakeExec::hanging("started\n"));
+        let id = fake
+            .container_create(&ContainerSpec::new("img:1"))
+            .await
+            .expect("create");
+        fake.container_start(&id).await.expect("start");
+
+        let started = tokio::time::Instant::now();
+        let req = ExecRequest::new(["/bin/bash", "/eval.sh"]).timeout(Duration::from_secs(600));
+        let out = fake.exec(&id, &req).await.expect("timed out, not failed");
+        assert!(out.timed_out);
+        assert_eq!(out.text(), "started\n");
+        assert_eq!(started.elapsed(), Duration::from_secs(600));
+        assert_eq!(fake.hanging_execs(), 0);
+
+        // Removed from another task after 5 s: the exec ends then, as on the engine.
+        let remover = {
+            let fake = fake.clone();
+            let id = id.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                assert_eq!(fake.hanging_execs(), 1);
+                fake.container_remove(&id).await.expect("remove");
+            })
+        };
+        let started = tokio::time::Instant::now();
+        let err = fake.exec(&id, &req).await.expect_err("container removed");
+        assert!(
+            matches!(err, BackendError::ContainerStopped { .. }),
+            "{err}"
+        );
+        assert_eq!(started.elapsed(), Duration::from_secs(5));
+        remover.await.expect("remover");
+
+        // A dropped exec is no longer counted as waiting.
+        let id = fake
+            .container_create(&ContainerSpec::new("img:1"))
+            .await
+            .expect("create");
+        fake.container_start(&id).await.expect("start");
+        let gave_up = tokio::time::timeout(Duration::from_secs(1), fake.exec(&id, &req)).await;
+        assert!(gave_up.is_err());
+        assert_eq!(fake.hanging_execs(), 0);
     }
 
     #[test]

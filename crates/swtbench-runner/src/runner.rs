@@ -12,9 +12,10 @@
 //!   timeout is a result, not a failure.
 //! - Each instance is graded as soon as its runs are done: `report.json` and the instance summary
 //!   are written then, so an interrupted run leaves the reports of finished instances.
-//! - Cancellation: an interrupt stops scheduling and drops the running instances (their
-//!   containers are killed and removed), then images above the cache level are removed and the
-//!   reports written; a kill does the same cleanup and skips the reports.
+//! - Cancellation: an interrupt stops scheduling and drops the running instances at once (an eval
+//!   script in flight is not waited for: its container is killed and removed; an image build in
+//!   flight is abandoned, and no waiter takes it over), then images above the cache level are
+//!   removed and the reports written; a kill does the same cleanup and skips the reports.
 //!
 //! The runner never prints; it emits [`Event`]s.
 
@@ -573,11 +574,20 @@ async fn prefetch_images<B: ContainerBackend>(
         while inflight.len() >= shared.settings.images.build_workers.max(1) {
             inflight.join_next().await;
         }
+        if shared.cancel.is_cancelled() {
+            break;
+        }
         let shared = shared.clone();
         inflight.spawn(async move {
             if let Some(spec) = ip.spec.as_deref() {
-                // Failures are reported by the worker that needs the image.
-                let _ = ensure_images(&shared, &ip, spec).await;
+                // A cancelled run builds nothing more: when the worker that was building an image
+                // is dropped, this waiter would otherwise take the build over for nobody.
+                tokio::select! {
+                    biased;
+                    _ = shared.cancel.cancelled() => {}
+                    // Failures are reported by the worker that needs the image.
+                    _ = ensure_images(&shared, &ip, spec) => {}
+                }
             }
         });
     }

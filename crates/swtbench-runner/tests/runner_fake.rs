@@ -1122,3 +1122,177 @@ async fn runs_in_another_mode_keep_their_own_shared_dirs_and_replace_nothing() {
     let third = swtbench_runner::run(fake.clone(), third_eval, sink, Cancel::new()).await;
     assert_eq!(third.stats.runs_executed, 0);
 }
+
+/// Requests `reason` (each in turn) `after` the moment `ready` first holds, polling every 100 ms
+/// of the (paused) tokio clock; answers when the last request was made.
+fn cancel_when(
+    cancel: &Cancel,
+    ready: impl Fn() -> bool + Send + 'static,
+    after: Duration,
+    reasons: &[CancelReason],
+) -> tokio::task::JoinHandle<tokio::time::Instant> {
+    let cancel = cancel.clone();
+    let reasons = reasons.to_vec();
+    tokio::spawn(async move {
+        while !ready() {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        tokio::time::sleep(after).await;
+        for r in reasons {
+            cancel.request(r);
+        }
+        tokio::time::Instant::now()
+    })
+}
+
+/// Two instances whose eval scripts never end, with a 600 s timeout: the runs are cancelled
+/// while the scripts hang.
+fn hanging_scripts(dir: &Path) -> (Setup, RunSettings, Arc<FakeBackend>) {
+    let mut s = setup();
+    s.predictions
+        .retain(|k, _| k.as_str() == "acme__calc-1" || k.as_str() == "acme__calc-2");
+    let mut st = settings(dir);
+    st.exec.timeout = Duration::from_secs(600);
+    let fake = Arc::new(FakeBackend::new());
+    fake.add_image("acme-base:1", BTreeMap::new());
+    fake.set_default_exec(FakeExec::hanging("collected 1 item\n"));
+    (s, st, fake)
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interrupt_stops_a_hanging_eval_script_at_once_and_writes_the_partial_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, st, fake) = hanging_scripts(dir.path());
+    let eval = evaluation(&fake, &s, &st).await;
+    let cancel = Cancel::new();
+    let watched = fake.clone();
+    let cancelled_at = cancel_when(
+        &cancel,
+        move || watched.hanging_execs() > 0,
+        Duration::from_secs(5),
+        &[CancelReason::Interrupt],
+    );
+    let out = swtbench_runner::run(
+        fake.clone(),
+        eval,
+        Arc::new(RecordingSink::default()),
+        cancel,
+    )
+    .await;
+    let took = cancelled_at.await.unwrap().elapsed();
+    // On the paused clock: waiting for the script would take the 600 s timeout.
+    assert!(
+        took < Duration::from_secs(30),
+        "the run ended {took:?} after the interrupt"
+    );
+    assert_eq!(out.cancelled, Some(CancelReason::Interrupt));
+    assert_eq!(out.results.len(), 2);
+    assert!(out
+        .results
+        .iter()
+        .all(|r| r.outcome == InstanceOutcome::Interrupted));
+    assert_eq!(out.stats.runs_timed_out, 0, "no run got to its timeout");
+    assert_eq!(
+        fake.hanging_execs(),
+        0,
+        "nobody waits for the script any more"
+    );
+    assert!(fake.containers().is_empty(), "{:?}", fake.containers());
+    assert!(
+        fake.count_calls(|c| matches!(c, FakeCall::ContainerRemove { .. })) >= 1,
+        "the hanging container was removed"
+    );
+    // The partial run report lists both as interrupted.
+    let path = out.run_report_path.expect("run report written");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let reasons = report["error_reasons"].to_string();
+    assert_eq!(reasons.matches("interrupted").count(), 2, "{reasons}");
+    // The cancelled run left no output, so a rerun executes it.
+    let pred_pre = dir
+        .path()
+        .join("run_instance_swt_logs/r1/pred_pre__org__model/acme__calc-1");
+    assert!(!pred_pre.join("test_output.txt").exists());
+    assert!(!pred_pre.join("swtbench_key.json").exists());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_kill_stops_a_hanging_eval_script_at_once_without_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, st, fake) = hanging_scripts(dir.path());
+    let eval = evaluation(&fake, &s, &st).await;
+    let cancel = Cancel::new();
+    let watched = fake.clone();
+    let cancelled_at = cancel_when(
+        &cancel,
+        move || watched.hanging_execs() > 0,
+        Duration::from_secs(5),
+        &[CancelReason::Interrupt, CancelReason::Kill],
+    );
+    let out = swtbench_runner::run(
+        fake.clone(),
+        eval,
+        Arc::new(RecordingSink::default()),
+        cancel,
+    )
+    .await;
+    let took = cancelled_at.await.unwrap().elapsed();
+    assert!(
+        took < Duration::from_secs(30),
+        "the run ended {took:?} after the kill"
+    );
+    assert_eq!(out.cancelled, Some(CancelReason::Kill));
+    assert!(out.run_report_path.is_none() && out.run_report.is_none());
+    assert_eq!(fake.hanging_execs(), 0);
+    assert!(fake.containers().is_empty(), "{:?}", fake.containers());
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interrupt_does_not_wait_for_an_image_build_or_its_waiters() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    // Both instances need the same images: one build, the other worker waits for it.
+    s.predictions
+        .retain(|k, _| k.as_str() == "acme__calc-1" || k.as_str() == "acme__calc-2");
+    let st = settings(dir.path());
+    let fake = fake_engine();
+    fake.set_build_delay(Duration::from_secs(600));
+    let eval = evaluation(&fake, &s, &st).await;
+    let planned: Vec<String> = eval.plan.images.iter().map(|i| i.tag.clone()).collect();
+    let cancel = Cancel::new();
+    let watched = fake.clone();
+    let cancelled_at = cancel_when(
+        &cancel,
+        move || watched.count_calls(|c| matches!(c, FakeCall::ImageBuild { .. })) > 0,
+        Duration::from_secs(5),
+        &[CancelReason::Interrupt],
+    );
+    let sink = Arc::new(RecordingSink::default());
+    let out = swtbench_runner::run(fake.clone(), eval, sink.clone(), cancel).await;
+    let took = cancelled_at.await.unwrap().elapsed();
+    assert!(
+        took < Duration::from_secs(30),
+        "the run ended {took:?} after the interrupt (a build takes 600 s)"
+    );
+    assert_eq!(out.cancelled, Some(CancelReason::Interrupt));
+    assert!(out
+        .results
+        .iter()
+        .all(|r| r.outcome == InstanceOutcome::Interrupted));
+    // One build was started (single flight) and abandoned: no image of the plan appeared.
+    let builds: Vec<String> = fake
+        .calls()
+        .into_iter()
+        .filter_map(|c| match c {
+            FakeCall::ImageBuild { tag, .. } => Some(tag),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(builds.len(), 1, "{builds:?} of {planned:?}");
+    let images: Vec<String> = fake.images().into_iter().flat_map(|i| i.tags).collect();
+    for tag in planned.iter().filter(|t| t.as_str() != "acme-base:1") {
+        assert!(!images.contains(tag), "{tag} was built after all");
+    }
+    assert!(fake.containers().is_empty());
+    assert!(out.run_report_path.is_some());
+}

@@ -2,7 +2,8 @@
 //! (`fixtures/benchmark`): every prediction's outcome against `expected.json`, with and without
 //! coverage, in unit-test and reproduction-script mode; the metrics of `swtbench report`; a
 //! `kill -9` followed by a resumed run that ends with the same `report.json` files as an
-//! uninterrupted one; Ctrl-C (SIGINT) during the runs (partial reports) and during an image build;
+//! uninterrupted one; Ctrl-C (SIGINT) during the runs (partial reports), while an eval script
+//! hangs (exit in seconds, not after the timeout; its container gone) and during an image build;
 //! `swtbench clean --run-id`; a second process on the same run id; an unwritable output directory.
 //! Every test counts the containers left with its run id (must be zero).
 //!
@@ -805,4 +806,87 @@ fn engine_ctrl_c_during_an_image_build_leaves_no_container_or_image() {
     assert!(ev
         .iter()
         .any(|e| e["event"] == "instance_finished" && e["outcome"]["kind"] == "interrupted"));
+}
+
+#[test]
+fn engine_ctrl_c_stops_a_hanging_eval_script_at_once() {
+    require_engine!();
+    let fx = Fixture::new();
+    let run_id = unique_run_id("ctrlc-hang");
+    let out_dir = fx.root.join("out");
+    // swtfix__calc-7's model test never ends; with a 600 s timeout only the interrupt can stop it.
+    let mut args = fx.run_args(
+        &run_id,
+        &out_dir,
+        "predictions.jsonl",
+        &["--no-coverage", "--instance-ids", "swtfix__calc-7"],
+    );
+    let at = args.iter().position(|a| a == "--timeout").unwrap();
+    args[at + 1] = "600".into();
+    // A failing check must not leave the hanging container behind.
+    struct RemoveContainers(String);
+    impl Drop for RemoveContainers {
+        fn drop(&mut self) {
+            for id in containers_of(&self.0) {
+                docker(&["rm", "-f", &id]);
+            }
+        }
+    }
+    let _cleanup = RemoveContainers(run_id.clone());
+    let mut child = spawn(&args);
+    // Wait until the hanging test itself runs in a container of the run.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let container = loop {
+        assert!(Instant::now() < deadline, "the hanging test did not start");
+        assert!(child.try_wait().unwrap().is_none(), "swtbench ended early");
+        let hanging = containers_of(&run_id).into_iter().find(|id| {
+            docker(&["top", id, "-eo", "pid,args"]).is_some_and(|ps| ps.contains("test_model_hang"))
+        });
+        if let Some(id) = hanging {
+            break id;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let interrupted = Instant::now();
+    // Generous against the 600 s timeout: the interrupt must not wait for the script.
+    let status = wait_exit(&mut child, Duration::from_secs(60));
+    let took = interrupted.elapsed();
+    eprintln!("exited {took:?} after Ctrl-C");
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        took < Duration::from_secs(30),
+        "exited {took:?} after one Ctrl-C"
+    );
+    assert!(
+        docker(&["inspect", &container]).is_none(),
+        "the hanging container {container} is gone"
+    );
+    assert!(containers_of(&run_id).is_empty(), "leftover containers");
+    // The partial run report lists the instance as interrupted, and no run output was half
+    // written (a rerun executes it).
+    let run_report: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            out_dir
+                .join("evaluation_results")
+                .join(format!("{MODEL_DIR}.{run_id}.json")),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let reason = run_report["error_reasons"]["swtfix__calc-7"].to_string();
+    assert!(reason.contains("interrupted"), "{run_report}");
+    let run_dirs = out_dir.join("run_instance_swt_logs").join(&run_id);
+    for kind in ["pred_pre", "pred_post"] {
+        let dir = run_dirs
+            .join(format!("{kind}__{MODEL_DIR}"))
+            .join("swtfix__calc-7");
+        assert!(!dir.join("test_output.txt").exists(), "{kind} output");
+    }
 }
