@@ -5,7 +5,8 @@
 //! It behaves like the engine where that matters for the runner: a build needs its `FROM` images, a
 //! container needs its image, exec needs a running container, output caps apply, removing a missing
 //! thing is not an error. Time is logical (a counter), never the wall clock; the only waits are
-//! build delays and hanging commands, on the tokio clock (pause it in tests).
+//! build and container creation delays and hanging commands, on the tokio clock (pause it in
+//! tests).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -193,6 +194,7 @@ struct State {
     default_exec: Option<FakeExec>,
     build_failures: Vec<(Regex, String)>,
     build_delay: Duration,
+    create_delay: Duration,
     unreachable: bool,
 }
 
@@ -268,6 +270,12 @@ impl FakeBackend {
         self.lock().build_delay = delay;
     }
 
+    /// Every container creation takes this long (use with a paused tokio clock). As on the engine,
+    /// a creation whose caller went away meanwhile still makes its container.
+    pub fn set_create_delay(&self, delay: Duration) {
+        self.lock().create_delay = delay;
+    }
+
     /// Makes every call fail as if the daemon were down.
     pub fn set_unreachable(&self, unreachable: bool) {
         self.lock().unreachable = unreachable;
@@ -322,6 +330,33 @@ impl FakeBackend {
         s.calls.push(call);
         s.clock += 1;
         Ok(s)
+    }
+
+    /// The engine's side of a container creation.
+    fn finish_create(&self, id: String, spec: &ContainerSpec) -> Result<String> {
+        let mut s = self.lock();
+        if let Some(name) = &spec.name {
+            if s.containers
+                .values()
+                .any(|c| c.spec.name.as_ref() == Some(name))
+            {
+                return Err(BackendError::Engine {
+                    operation: format!("creating a container from {}", spec.image),
+                    message: format!(
+                        "Conflict. The container name \"/{name}\" is already in use (HTTP 409)"
+                    ),
+                });
+            }
+        }
+        s.containers.insert(
+            id.clone(),
+            FakeContainer {
+                spec: spec.clone(),
+                state: "created",
+                files: BTreeMap::new(),
+            },
+        );
+        Ok(id)
     }
 
     /// The wait of a hanging command: until the request's timeout (`Ok`: it timed out) or until
@@ -542,39 +577,37 @@ impl ContainerBackend for FakeBackend {
     }
 
     async fn container_create(&self, spec: &ContainerSpec) -> Result<String> {
-        let mut s = self.lock();
-        s.next_id += 1;
-        let id = format!("fake{:060}", s.next_id);
-        drop(s);
-        let mut s = self.enter(FakeCall::ContainerCreate {
-            id: id.clone(),
-            spec: spec.clone(),
-        })?;
-        if find_image(&s, &spec.image).is_none() {
-            return Err(BackendError::ImageNotFound(spec.image.clone()));
-        }
-        if let Some(name) = &spec.name {
-            if s.containers
-                .values()
-                .any(|c| c.spec.name.as_ref() == Some(name))
-            {
-                return Err(BackendError::Engine {
-                    operation: format!("creating a container from {}", spec.image),
-                    message: format!(
-                        "Conflict. The container name \"/{name}\" is already in use (HTTP 409)"
-                    ),
-                });
-            }
-        }
-        s.containers.insert(
-            id.clone(),
-            FakeContainer {
+        let id = {
+            let mut s = self.lock();
+            s.next_id += 1;
+            format!("fake{:060}", s.next_id)
+        };
+        let delay = {
+            let s = self.enter(FakeCall::ContainerCreate {
+                id: id.clone(),
                 spec: spec.clone(),
-                state: "created",
-                files: BTreeMap::new(),
-            },
-        );
-        Ok(id)
+            })?;
+            // The engine resolves the image when the request arrives.
+            if find_image(&s, &spec.image).is_none() {
+                return Err(BackendError::ImageNotFound(spec.image.clone()));
+            }
+            s.create_delay
+        };
+        if delay.is_zero() {
+            return self.finish_create(id, spec);
+        }
+        // The "engine" goes on with the request whether or not the caller still waits.
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let (me, spec) = (self.clone(), spec.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let _ = tx.send(me.finish_create(id, &spec));
+        });
+        rx.await.unwrap_or_else(|_| {
+            Err(BackendError::Invalid(
+                "the fake engine's create task ended".into(),
+            ))
+        })
     }
 
     async fn container_start(&self, id: &str) -> Result<()> {

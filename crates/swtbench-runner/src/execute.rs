@@ -10,17 +10,18 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use swtbench_backend::labels::run_labels;
 use swtbench_backend::{
-    ContainerBackend, ContainerFile, ContainerSpec, ExecRequest, NetworkAccess,
+    BackendError, ContainerBackend, ContainerFile, ContainerSpec, ExecRequest, NetworkAccess,
 };
 use swtbench_core::layout::{
     EVAL_SCRIPT_FILE, EXEC_SPEC_FILE, MODEL_PATCH_FILE, RUN_INSTANCE_LOG_FILE, TEST_OUTPUT_FILE,
 };
 use swtbench_spec::eval::TRACE_PATH;
+use tokio::sync::RwLock;
 
 use crate::fsutil::{append_line, remove_if_exists, write_atomic};
 use crate::keys::{KeyRecord, RunResult, KEY_FILE};
@@ -42,7 +43,10 @@ pub fn timeout_marker(timeout: Duration) -> String {
 /// labels that mark them as this process's.
 #[derive(Debug)]
 pub struct ContainerRegistry {
-    ids: Mutex<HashSet<String>>,
+    ids: Arc<Mutex<HashSet<String>>>,
+    /// Held shared by every creation under way; [`ContainerRegistry::settle`] takes it exclusively
+    /// to wait for them.
+    creating: Arc<RwLock<()>>,
     session: Session,
 }
 
@@ -55,9 +59,43 @@ impl Default for ContainerRegistry {
 impl ContainerRegistry {
     pub fn new(session: Session) -> Self {
         ContainerRegistry {
-            ids: Mutex::new(HashSet::new()),
+            ids: Arc::new(Mutex::new(HashSet::new())),
+            creating: Arc::new(RwLock::new(())),
             session,
         }
+    }
+
+    /// Creates a container and registers it. The request runs to its end in a task of its own:
+    /// the engine finishes a creation whose client has gone away, so a caller dropped meanwhile
+    /// (an interrupt) would otherwise leave a container that nobody knows of and that appears
+    /// only after the clean-up has looked.
+    pub async fn create<B: ContainerBackend>(
+        &self,
+        backend: &Arc<B>,
+        spec: &ContainerSpec,
+    ) -> Result<String, BackendError> {
+        let creating = self.creating.clone().read_owned().await;
+        let (backend, spec, ids) = (backend.clone(), spec.clone(), self.ids.clone());
+        let image = spec.image.clone();
+        let task = tokio::spawn(async move {
+            let _creating = creating;
+            let id = backend.container_create(&spec).await?;
+            ids.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(id.clone());
+            Ok(id)
+        });
+        task.await.unwrap_or_else(|e| {
+            Err(BackendError::Engine {
+                operation: format!("creating a container from {image}"),
+                message: format!("the creating task ended: {e}"),
+            })
+        })
+    }
+
+    /// Waits until no creation is under way: every container asked for is registered by then.
+    pub async fn settle(&self) {
+        drop(self.creating.write().await);
     }
 
     pub fn session(&self) -> &Session {
@@ -203,9 +241,10 @@ fn log(dir: &Path, line: &str) {
 }
 
 /// Executes one run end to end. The container is removed whatever happens, except when the
-/// future is dropped (cancellation): then it stays in `registry` for the caller to remove.
+/// future is dropped (cancellation): then it stays in `registry` for the caller to remove (after
+/// [`ContainerRegistry::settle`]).
 pub async fn execute_run<B: ContainerBackend>(
-    backend: &B,
+    backend: &Arc<B>,
     settings: &RunSettings,
     registry: &ContainerRegistry,
     job: &RunJob<'_>,
@@ -223,13 +262,12 @@ pub async fn execute_run<B: ContainerBackend>(
         NetworkAccess::Disabled
     };
     spec.platform = Some(job.platform.to_string());
-    let id = backend
-        .container_create(&spec)
+    let id = registry
+        .create(backend, &spec)
         .await
         .map_err(|e| ExecError::Engine(e.to_string()))?;
-    registry.add(&id);
     log(dir, &format!("container {id} created from {}", job.image));
-    let result = run_in_container(backend, settings, &id, job).await;
+    let result = run_in_container(backend.as_ref(), settings, &id, job).await;
     // A container that could not be removed stays registered for the clean-up at the end.
     match backend.container_remove(&id).await {
         Ok(_) => registry.remove(&id),

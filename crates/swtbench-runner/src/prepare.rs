@@ -167,11 +167,10 @@ pub async fn extract_patch<B: ContainerBackend>(
         cspec.labels = registry.labels(&settings.run_id, instance.instance_id.as_str(), "extract");
         cspec.user = Some("root".into());
         cspec.platform = Some(spec.platform().to_string());
-        let id = backend
-            .container_create(&cspec)
+        let id = registry
+            .create(&backend, &cspec)
             .await
             .map_err(|e| infra(e.to_string()))?;
-        registry.add(&id);
         container = Some(id.clone());
         if let Err(e) = backend.container_start(&id).await {
             if backend.container_remove(&id).await.is_ok() {

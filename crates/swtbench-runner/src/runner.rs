@@ -658,6 +658,8 @@ fn own_containers<B: ContainerBackend>(shared: &Shared<B>) -> LabelFilter {
 
 /// Removes every container of this process that is still there (dropped runs after a cancel).
 async fn remove_containers<B: ContainerBackend>(shared: &Shared<B>) {
+    // A creation under way when its run was dropped still makes a container: wait for it.
+    shared.registry.settle().await;
     let mut failed: Vec<String> = Vec::new();
     for id in shared.registry.ids() {
         if let Err(e) = shared.backend.container_remove(&id).await {
@@ -665,7 +667,7 @@ async fn remove_containers<B: ContainerBackend>(shared: &Shared<B>) {
         }
         shared.registry.remove(&id);
     }
-    // A container created while its future was being dropped is not in the registry.
+    // Belt and braces: containers of this process that are not in the registry.
     if let Ok(found) = shared
         .backend
         .containers_with_label(&own_containers(shared))
@@ -1132,14 +1134,7 @@ async fn execute_or_copy<B: ContainerBackend>(
     let mut here: Option<crate::execute::Executed> = None;
     let done = cell
         .get_or_init(|| async {
-            match execute_run(
-                shared.backend.as_ref(),
-                &shared.settings,
-                &shared.registry,
-                job,
-            )
-            .await
-            {
+            match execute_run(&shared.backend, &shared.settings, &shared.registry, job).await {
                 Ok(x) => {
                     let result = x.result.clone();
                     here = Some(x);

@@ -1296,3 +1296,37 @@ async fn an_interrupt_does_not_wait_for_an_image_build_or_its_waiters() {
     assert!(fake.containers().is_empty());
     assert!(out.run_report_path.is_some());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_container_whose_creation_was_under_way_at_the_interrupt_is_removed_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, st, fake) = hanging_scripts(dir.path());
+    // The engine takes a second to create a container, and finishes the creation even when the
+    // client has gone away.
+    fake.set_create_delay(Duration::from_secs(1));
+    let eval = evaluation(&fake, &s, &st).await;
+    let cancel = Cancel::new();
+    let watched = fake.clone();
+    let cancelled_at = cancel_when(
+        &cancel,
+        move || watched.count_calls(|c| matches!(c, FakeCall::ContainerCreate { .. })) > 0,
+        Duration::ZERO,
+        &[CancelReason::Interrupt],
+    );
+    let out = swtbench_runner::run(
+        fake.clone(),
+        eval,
+        Arc::new(RecordingSink::default()),
+        cancel,
+    )
+    .await;
+    let took = cancelled_at.await.unwrap().elapsed();
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    assert_eq!(out.cancelled, Some(CancelReason::Interrupt));
+    // Long after every creation the engine got has finished, none of them is left.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert!(fake.containers().is_empty(), "{:?}", fake.containers());
+    assert!(out
+        .run_report
+        .is_some_and(|r| r.unstopped_containers.is_empty()));
+}

@@ -526,6 +526,9 @@ fn engine_ctrl_c_stops_cleans_up_and_writes_partial_reports() {
     let status = wait_exit(&mut child, Duration::from_secs(60));
     assert_eq!(status.code(), Some(130));
     assert!(containers_of(&run_id).is_empty(), "leftover containers");
+    // A creation the engine was still working on at the interrupt would show up only now.
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(containers_of(&run_id).is_empty(), "containers created late");
     let run_report: Value = serde_json::from_str(
         &std::fs::read_to_string(
             out_dir
