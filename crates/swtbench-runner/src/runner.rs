@@ -327,13 +327,26 @@ pub async fn run<B: ContainerBackend>(
     if !shared.settings.skip_eval {
         remove_leftovers(&shared).await;
     }
+    // --skip-eval runs and builds nothing: an instance whose outputs are missing is an error.
+    let runs_anything = !shared.settings.skip_eval;
     shared.emit(Event::RunStarted {
         run_id: plan.run_id.clone(),
         model: plan.model.clone(),
         instances: in_run.len(),
-        to_evaluate: in_run.iter().filter(|i| i.needs_containers()).count(),
-        runs_to_execute: plan.counts.runs_execute,
-        images_to_build: plan.counts.images_build,
+        to_evaluate: in_run
+            .iter()
+            .filter(|i| runs_anything && i.needs_containers())
+            .count(),
+        runs_to_execute: if runs_anything {
+            plan.counts.runs_execute
+        } else {
+            0
+        },
+        images_to_build: if runs_anything {
+            plan.counts.images_build
+        } else {
+            0
+        },
     });
 
     let mut results: BTreeMap<String, InstanceResult> = BTreeMap::new();

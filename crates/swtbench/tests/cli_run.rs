@@ -1,6 +1,6 @@
-//! `swtbench run` without running anything: argument checks and the `--dry-run --json` plan of the
-//! fixture benchmark. Works with or without a container engine (without one the plan assumes no
-//! image exists and says so).
+//! `swtbench run` without running anything: argument checks, the `--dry-run --json` plan of the
+//! fixture benchmark, and the exit codes of `--skip-eval` (grading what is on disk). Works with or
+//! without a container engine (without one the plan assumes no image exists and says so).
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -159,4 +159,82 @@ fn an_unreachable_engine_is_exit_code_3_before_any_work() {
         0,
         "nothing written"
     );
+}
+
+/// The summary line's count of `what` ("error(s)", "skipped").
+fn summary_count(stderr: &str, what: &str) -> usize {
+    let line = stderr
+        .lines()
+        .rev()
+        .find(|l| l.contains(" instance(s): ") && l.contains("error(s)"))
+        .unwrap_or_else(|| panic!("no summary line in {stderr}"));
+    let before = &line[..line.find(&format!(" {what}")).unwrap()];
+    before.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn skip_eval_errors_give_exit_code_1_and_a_clean_grading_0_without_an_engine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fx = tmp.path().join("fx");
+    let made = Command::new("python3")
+        .arg(workspace().join("fixtures/benchmark/make_benchmark.py"))
+        .arg(&fx)
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let table = workspace().join("fixtures/benchmark/spec-table.toml");
+    let run = |ids: &str, run_id: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_swtbench"))
+            .arg("run")
+            .arg("--dataset")
+            .arg(fx.join("dataset.jsonl"))
+            .arg("--predictions")
+            .arg(fx.join("predictions.jsonl"))
+            .arg("--repo-mirror")
+            .arg(fx.join("mirrors"))
+            .arg("--spec-table")
+            .arg(&table)
+            .args(["--instance-ids", ids, "--run_id", run_id, "--skip_eval"])
+            // --skip-eval needs no engine: one that cannot be reached changes nothing.
+            .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+            .env_remove("SWTBENCH_REPO_MIRROR")
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), stderr)
+    };
+
+    // calc-1 has no outputs on disk (nothing ran): an error, so exit code 1.
+    let (code, err) = run("swtfix__calc-1,swtfix__calc-5", "graded-missing");
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(summary_count(&err, "error(s)"), 1, "{err}");
+    assert!(
+        err.contains("swtfix__calc-1: error: outputs are missing and --skip-eval runs nothing"),
+        "{err}"
+    );
+    assert!(
+        err.contains("0 to evaluate, 0 run(s) to execute, 0 image(s) to build"),
+        "--skip-eval runs and builds nothing: {err}"
+    );
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            tmp.path()
+                .join("evaluation_results/swtbench-fixture-model.graded-missing.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["error_ids"], serde_json::json!(["swtfix__calc-1"]));
+    assert_eq!(
+        report["unresolved_ids"],
+        serde_json::json!(["swtfix__calc-5"]),
+        "the empty prediction is graded: {report}"
+    );
+
+    // Only the empty prediction: graded without outputs, no error, exit code 0.
+    let (code, err) = run("swtfix__calc-5", "graded-clean");
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(summary_count(&err, "error(s)"), 0, "{err}");
+    assert_eq!(summary_count(&err, "skipped"), 0, "{err}");
 }

@@ -1,6 +1,7 @@
 //! `swtbench run` end to end on the real container engine, with the fixture benchmark
 //! (`fixtures/benchmark`): every prediction's outcome against `expected.json`, with and without
-//! coverage, in unit-test and reproduction-script mode; the metrics of `swtbench report`; a
+//! coverage, in unit-test and reproduction-script mode; the metrics of `swtbench report`;
+//! `--skip-eval` on the finished tree (exit code 0, and 1 once an output is missing); a
 //! `kill -9` followed by a resumed run that ends with the same `report.json` files as an
 //! uninterrupted one; Ctrl-C (SIGINT) during the runs (partial reports), while an eval script
 //! hangs (exit in seconds, not after the timeout; its container gone) and during an image build;
@@ -428,6 +429,30 @@ fn engine_fixture_unit_tests_without_coverage_and_rerun_reuses_everything() {
     assert_eq!(again.status.code(), Some(0));
     assert_eq!(executed_runs(&events(&out_dir)), 0, "nothing runs again");
     assert_eq!(reports_of(&out_dir, &run_id), before);
+
+    // --skip-eval grades what is on disk: everything is there, so the same reports and exit 0.
+    let mut skip = args.clone();
+    skip.push("--skip-eval".into());
+    let graded = run(&skip);
+    assert_eq!(graded.status.code(), Some(0));
+    assert_eq!(reports_of(&out_dir, &run_id), before);
+    // One output gone: that instance is an error, and the exit code says so.
+    std::fs::remove_file(
+        out_dir
+            .join("run_instance_swt_logs")
+            .join(&run_id)
+            .join(format!("pred_post__{MODEL_DIR}"))
+            .join("swtfix__calc-1")
+            .join("test_output.txt"),
+    )
+    .unwrap();
+    let graded = run(&skip);
+    assert_eq!(graded.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&graded.stderr);
+    assert!(
+        err.contains("swtfix__calc-1: error: outputs are missing") && err.contains(" 1 error(s)"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -3,8 +3,10 @@
 //! `--dry-run` — follows it on the container engine: images, the six runs per instance, grading,
 //! `report.json` per instance, the run report, the HTML report and the table on stdout.
 //!
-//! Exit codes: 0 everything ran, 1 some instances could not be evaluated, 2 bad input, 3 the
-//! container engine is unreachable (checked before any work), 130 interrupted (Ctrl-C).
+//! Exit codes: 0 every instance was graded (whatever the scores; an empty patch is graded), 1 some
+//! were not (the summary's errors and skips; with `--skip-eval`, an instance whose outputs are
+//! missing is an error), 2 bad input, 3 the container engine is unreachable (checked before any
+//! work) or the engine or disk failed during the run, 130 interrupted (Ctrl-C).
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -144,7 +146,8 @@ pub struct RunArgs {
           num_args = 0..=1, default_value = "false", default_missing_value = "true")]
     pub force_rebuild: bool,
 
-    /// Run nothing; grade the outputs already on disk and write the reports.
+    /// Run nothing; grade the outputs already on disk and write the reports. An instance whose
+    /// outputs are not all there is an error (exit code 1).
     #[arg(long, alias = "skip_eval", value_name = "BOOL", value_parser = parse_bool,
           num_args = 0..=1, default_value = "false", default_missing_value = "true")]
     pub skip_eval: bool,
@@ -682,6 +685,7 @@ fn execute<B: ContainerBackend>(
     if output.cancelled.is_some() {
         return Ok(ExitCode::Interrupted);
     }
+    // Exactly the summary's errors and skips (interrupted instances returned 130 above).
     let failed = output.results.iter().any(|r| r.outcome.is_failure());
     Ok(if failed {
         ExitCode::Partial
