@@ -340,14 +340,20 @@ fn page_context(
         denominator,
         instances,
         parsers: parsers.clone(),
-        non_test_exts: swtbench_html::NonTestExts {
-            by_repo: table
-                .repos
-                .iter()
-                .filter_map(|(repo, r)| Some((repo.clone(), r.non_test_extensions.clone()?)))
-                .collect(),
-            default: table.non_test_extensions.clone(),
-        },
+        non_test_exts: non_test_exts(table),
+    }
+}
+
+/// The spec table's `non_test_extensions` (per repository and the table's own), which decide the
+/// directive hashes of the shared gold/base run directories the HTML page reads.
+pub(crate) fn non_test_exts(table: &SpecTable) -> swtbench_html::NonTestExts {
+    swtbench_html::NonTestExts {
+        by_repo: table
+            .repos
+            .iter()
+            .filter_map(|(repo, r)| Some((repo.clone(), r.non_test_extensions.clone()?)))
+            .collect(),
+        default: table.non_test_extensions.clone(),
     }
 }
 

@@ -606,6 +606,22 @@ fn execute<B: ContainerBackend>(
         .iter()
         .filter_map(|ip| ip.parser.map(|p| (ip.repo.clone(), p)))
         .collect();
+    // … and finds the shared runs under the directive hashes the plan used (a spec table's
+    // `non_test_extensions`).
+    let non_test_exts = swtbench_html::NonTestExts {
+        by_repo: evaluation
+            .plan
+            .instances
+            .iter()
+            .filter_map(|ip| {
+                Some((
+                    ip.repo.clone(),
+                    ip.spec.as_ref()?.non_test_extensions.clone(),
+                ))
+            })
+            .collect(),
+        default: None,
+    };
     let started = std::time::Instant::now();
     let output = rt.block_on(async {
         let signals = tokio::spawn(watch_signals(cancel.clone(), *printer));
@@ -647,10 +663,13 @@ fn execute<B: ContainerBackend>(
         if let Some(path) = &report_path {
             let page = HtmlContext {
                 parsers,
+                non_test_exts,
                 elapsed: started.elapsed(),
             };
             match write_html(&settings, &model_dir, dataset, path, &metrics, page) {
-                Ok(html) => printer.info(&format!("HTML report: {}", html.display())),
+                Ok(Some(html)) => printer.info(&format!("HTML report: {}", html.display())),
+                // Interrupted before any instance had a report: nothing to show.
+                Ok(None) => {}
                 Err(e) => printer.warn(&format!("the HTML report was not written: {e}")),
             }
         }
@@ -698,6 +717,7 @@ fn execute<B: ContainerBackend>(
 /// long the run took.
 struct HtmlContext {
     parsers: BTreeMap<String, swtbench_grade::parsers::Parser>,
+    non_test_exts: swtbench_html::NonTestExts,
     elapsed: Duration,
 }
 
@@ -708,7 +728,7 @@ fn write_html(
     run_report: &Path,
     metrics: &leaderboard::Metrics,
     page: HtmlContext,
-) -> Result<PathBuf, String> {
+) -> Result<Option<PathBuf>, String> {
     let filter = match (dataset.filter_applied, dataset.filter) {
         (true, Some(list)) => format!("SWT-Bench filter list ({list})"),
         _ => "none".to_string(),
@@ -721,6 +741,9 @@ fn write_html(
         .join(" ");
     let secs = page.elapsed.as_secs();
     let model_path = settings.outputs.logs.join(&settings.run_id).join(model_dir);
+    if !model_path.is_dir() {
+        return Ok(None);
+    }
     let out_dir = settings.outputs.results.clone();
     let opts = swtbench_html::LoadOptions {
         out_dir: out_dir.clone(),
@@ -755,11 +778,12 @@ fn write_html(
         generator: format!("swtbench {}", env!("CARGO_PKG_VERSION")),
         run_report: Some(run_report.to_path_buf()),
     };
-    let view = swtbench_html::load_run(&model_path, &opts).map_err(|e| e.to_string())?;
+    let view = swtbench_html::load_run_with(&model_path, &opts, &page.non_test_exts)
+        .map_err(|e| e.to_string())?;
     let html = swtbench_html::render_run(&view);
     let path = out_dir.join(format!("{model_dir}.{}.html", settings.run_id));
     swtbench_runner::fsutil::write_atomic(&path, html.as_bytes()).map_err(|e| e.to_string())?;
-    Ok(path)
+    Ok(Some(path))
 }
 
 /// Ctrl-C once: interrupt (stop, clean up, partial reports); twice: kill (clean up, no
