@@ -186,7 +186,7 @@ pub async fn extract_patch<B: ContainerBackend>(
     let handle = Handle::current();
     let backend2 = backend.clone();
     let cid = container.clone();
-    let result = tokio::task::spawn_blocking(move || {
+    let task = tokio::task::spawn_blocking(move || {
         let in_container = cid.map(|id| InContainer {
             backend: backend2,
             id,
@@ -202,14 +202,24 @@ pub async fn extract_patch<B: ContainerBackend>(
             extract(&raw_owned, &types, source, python, &options)
         })
         .map_err(|e| e.to_string())
-    })
-    .await;
+    });
+    // The whole extraction gets the run timeout. When it is over, removing the container ends the
+    // command the blocking task waits for, and the task with it.
+    let deadline = settings.exec.timeout;
+    let result = tokio::time::timeout(deadline, task).await;
     if let Some(id) = &container {
         // A container that could not be removed stays registered for the clean-up at the end.
         if backend.container_remove(id).await.is_ok() {
             registry.remove(id);
         }
     }
+    let Ok(result) = result else {
+        return Err(infra(format!(
+            "the patch extraction did not finish within {} s (--timeout); it is tried again on \
+             the next run",
+            deadline.as_secs()
+        )));
+    };
     let cached = result
         .map_err(|e| infra(format!("the extraction task failed: {e}")))?
         .map_err(infra)?;

@@ -1330,3 +1330,38 @@ async fn a_container_whose_creation_was_under_way_at_the_interrupt_is_removed_to
         .run_report
         .is_some_and(|r| r.unstopped_containers.is_empty()));
 }
+
+#[tokio::test]
+async fn an_extraction_that_hangs_ends_at_the_run_timeout_and_leaves_no_container() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    // An edit of an existing file: the fuzzy type must read it from the instance container.
+    let raw = "diff --git a/tests/test_ops.py b/tests/test_ops.py\n--- a/tests/test_ops.py\n+++ b/tests/test_ops.py\n@@ -1,2 +1,3 @@\n def test_add():\n     assert add(1, 2) == 3\n+    assert add(2, 2) == 4\n";
+    s.predictions = BTreeMap::from([prediction("acme__calc-1", Some(raw))]);
+    let mut st = settings(dir.path());
+    st.patch_types = vec![swtbench_extract::PatchType::Fuzzy];
+    st.exec.timeout = Duration::from_secs(2);
+    let fake = fake_engine();
+    // Reading a file in the container never answers (until the container goes away).
+    fake.on_exec_with(|ctx| {
+        (ctx.request.cmd.first().map(String::as_str) == Some("/bin/sh"))
+            .then(|| FakeExec::hanging(Vec::new()))
+    });
+    let sink = Arc::new(RecordingSink::default());
+    let started = std::time::Instant::now();
+    let eval = evaluation(&fake, &s, &st).await;
+    let out = swtbench_runner::run(fake.clone(), eval, sink, Cancel::new()).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+    let r = &out.results[0];
+    match &r.outcome {
+        InstanceOutcome::Error { reason } => {
+            assert!(reason.contains("did not finish within 2 s"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(fake.containers().is_empty(), "no container is left");
+}
