@@ -140,16 +140,41 @@ impl SharedVariant {
             coverage: false,
             tracer_fixed: false,
         };
+        // Lines of here-documents (the patches) are data, whatever they say.
+        let mut heredoc_end: Option<&str> = None;
         for line in script.lines() {
-            match line.trim_end_matches('\r') {
+            let line = line.trim_end_matches('\r');
+            if let Some(end) = heredoc_end {
+                if line == end {
+                    heredoc_end = None;
+                }
+                continue;
+            }
+            match line {
                 "echo $?" => v.reproduction = true,
                 "cat coverage.cover" => v.coverage = true,
                 TRACER_FIXED_LINE => v.tracer_fixed = true,
-                _ => {}
+                _ => heredoc_end = heredoc_delimiter(line),
             }
         }
         v
     }
+}
+
+/// The delimiter of a here-document a line opens (`… <<'EOF'`, `<<EOF`, `<<-"EOF"` at its end).
+fn heredoc_delimiter(line: &str) -> Option<&str> {
+    let at = line.rfind("<<")?;
+    let word = line[at + 2..].trim_start_matches('-').trim();
+    let word = word
+        .strip_prefix('\'')
+        .and_then(|w| w.strip_suffix('\''))
+        .or_else(|| word.strip_prefix('"').and_then(|w| w.strip_suffix('"')))
+        .unwrap_or(word);
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.');
+    plain.then_some(word)
 }
 
 /// A logs root (the original's `run_instance_swt_logs`).
@@ -352,10 +377,15 @@ mod tests {
         let repro = "#!/bin/bash\nexport SWTBENCH_TRACE_COMPAT=0\npython3 /testbed/r.py\necho $?\ncat coverage.cover\n";
         let v = SharedVariant::of_eval_script(repro);
         assert!(v.reproduction && v.coverage && v.tracer_fixed);
-        // The lines must be whole lines: a patch that mentions them inside a heredoc line does not count.
-        let patch =
-            "git apply -v - <<'EOF'\n+echo $? # not this\n+ cat coverage.cover\nEOF\npytest\n";
+        // The lines must be whole lines outside here-documents: a patch that holds them does not
+        // count, the script's own lines after it do.
+        let patch = "git apply -v - <<'EOF_1'\n+echo $? # not this\necho $?\ncat coverage.cover\nEOF_1\npytest\n";
         let v = SharedVariant::of_eval_script(patch);
-        assert!(!v.reproduction && !v.coverage);
+        assert!(!v.reproduction && !v.coverage, "{v:?}");
+        let after = format!("{patch}echo $?\n");
+        assert!(SharedVariant::of_eval_script(&after).reproduction);
+        assert_eq!(heredoc_delimiter("cat <<-\"END\""), Some("END"));
+        assert_eq!(heredoc_delimiter("x <<EOF"), Some("EOF"));
+        assert_eq!(heredoc_delimiter("echo a << b c"), None);
     }
 }

@@ -387,7 +387,7 @@ fn regrade_one(tree: &dyn TreeReader, req: &RegradeRequest<'_>, inst: &Instance)
 /// The mode an eval script ran the tests in: reproduction-script scripts echo the exit code on a
 /// line of their own (§8), unit-test scripts never do.
 fn script_mode(script: &[u8]) -> ExecMode {
-    if script.split(|b| *b == b'\n').any(|l| l == b"echo $?") {
+    if SharedVariant::of_eval_script(&String::from_utf8_lossy(script)).reproduction {
         ExecMode::ReproductionScript
     } else {
         ExecMode::UnitTest
