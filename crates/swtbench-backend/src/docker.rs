@@ -292,6 +292,14 @@ fn server_message(e: &BollardError) -> &str {
     }
 }
 
+/// Whether a 404 is about the container rather than a path in it. Docker says "No such container:
+/// <id>", Podman "no container with name or ID … found: no such container".
+fn no_such_container(e: &BollardError) -> bool {
+    server_message(e)
+        .to_ascii_lowercase()
+        .contains("no such container")
+}
+
 fn hashmap(map: &BTreeMap<String, String>) -> HashMap<String, String> {
     map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
 }
@@ -718,7 +726,7 @@ impl ContainerBackend for DockerBackend {
             match chunk {
                 Ok(bytes) => archive.extend_from_slice(&bytes),
                 Err(e) if status(&e) == Some(404) => {
-                    return Err(if server_message(&e).contains("No such container") {
+                    return Err(if no_such_container(&e) {
                         BackendError::ContainerNotFound(id.into())
                     } else {
                         BackendError::PathNotFound {
@@ -880,8 +888,15 @@ impl ContainerBackend for DockerBackend {
         match self.client.kill_container(id, Some(options)).await {
             Ok(()) => Ok(()),
             Err(e) if status(&e) == Some(404) => Err(BackendError::ContainerNotFound(id.into())),
-            // Not running (already stopped or never started): nothing to kill.
+            // Not running (already stopped or never started): nothing to kill. Docker answers 409;
+            // Podman answers 500 "can only kill running containers …: container state improper".
             Err(e) if status(&e) == Some(409) => Ok(()),
+            Err(e)
+                if status(&e) == Some(500)
+                    && server_message(&e).contains("container state improper") =>
+            {
+                Ok(())
+            }
             Err(e) => Err(self.err(format!("killing container {id}"), e)),
         }
     }
