@@ -161,6 +161,44 @@ impl SharedVariant {
     }
 }
 
+/// What a reader finds under one directory key of a pair of shared runs (gold_pre and gold_post,
+/// or base_pre and base_post).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SharedDirProbe {
+    /// Either run of the pair has a `test_output.txt` there.
+    pub has_output: bool,
+    /// The variant of the `eval.sh` found there (`None`: no readable eval script).
+    pub variant: Option<SharedVariant>,
+}
+
+impl SharedVariant {
+    /// The directory key (last path component) for a pair of shared runs of this variant: its own
+    /// [`SharedVariant::dir_key`] when any output is there; otherwise the plain directives hash
+    /// (trees written by the original, or before variants had directories of their own) when that
+    /// has outputs — with `same_variant_only`, only when their eval script is of this variant or
+    /// unknown; otherwise its own key (the outputs are missing). Both runs of a pair always come
+    /// from one directory. Readers that grade what is there (as the original does) pass `false`
+    /// and say when the variant differs; the runner, which decides what to reuse, passes `true`.
+    pub fn resolve_pair_key(
+        &self,
+        directives_hash: &str,
+        same_variant_only: bool,
+        probe: impl Fn(&str) -> SharedDirProbe,
+    ) -> String {
+        let own = self.dir_key(directives_hash);
+        if own == directives_hash || probe(&own).has_output {
+            return own;
+        }
+        let plain = probe(directives_hash);
+        let variant_ok = !same_variant_only || plain.variant.is_none_or(|v| v == *self);
+        if plain.has_output && variant_ok {
+            directives_hash.to_string()
+        } else {
+            own
+        }
+    }
+}
+
 /// The delimiter of a here-document a line opens (`… <<'EOF'`, `<<EOF`, `<<-"EOF"` at its end).
 fn heredoc_delimiter(line: &str) -> Option<&str> {
     let at = line.rfind("<<")?;
@@ -387,5 +425,47 @@ mod tests {
         assert_eq!(heredoc_delimiter("cat <<-\"END\""), Some("END"));
         assert_eq!(heredoc_delimiter("x <<EOF"), Some("EOF"));
         assert_eq!(heredoc_delimiter("echo a << b c"), None);
+    }
+    #[test]
+    fn plain_directories_are_a_fallback_of_the_same_variant_or_for_lenient_readers() {
+        let repro = SharedVariant {
+            reproduction: true,
+            ..SharedVariant::DEFAULT
+        };
+        let probe = |own_output: bool, plain_output: bool, plain_variant: Option<SharedVariant>| {
+            move |key: &str| SharedDirProbe {
+                has_output: if key == "h" { plain_output } else { own_output },
+                variant: if key == "h" {
+                    plain_variant
+                } else {
+                    Some(repro)
+                },
+            }
+        };
+        // The default variant is always the plain directory.
+        assert_eq!(
+            SharedVariant::DEFAULT.resolve_pair_key("h", true, probe(false, false, None)),
+            "h"
+        );
+        assert_eq!(
+            repro.resolve_pair_key("h", true, probe(true, true, Some(repro))),
+            "h.repro"
+        );
+        assert_eq!(
+            repro.resolve_pair_key("h", true, probe(false, true, Some(repro))),
+            "h"
+        );
+        assert_eq!(
+            repro.resolve_pair_key("h", true, probe(false, true, None)),
+            "h"
+        );
+        // Plain outputs of another variant are not this run's, unless the reader takes what is there.
+        let other = probe(false, true, Some(SharedVariant::DEFAULT));
+        assert_eq!(repro.resolve_pair_key("h", true, other), "h.repro");
+        assert_eq!(repro.resolve_pair_key("h", false, other), "h");
+        assert_eq!(
+            repro.resolve_pair_key("h", false, probe(false, false, None)),
+            "h.repro"
+        );
     }
 }

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use swtbench_core::directives::{directives_hash, test_directives, DEFAULT_NON_TEST_EXTS};
 use swtbench_core::layout::{
-    InstanceRunKeys, LogsRoot, SharedVariant, EVAL_SCRIPT_FILE, MODEL_PATCH_FILE, REPORT_FILE,
-    TEST_OUTPUT_FILE,
+    InstanceRunKeys, LogsRoot, SharedDirProbe, SharedVariant, EVAL_SCRIPT_FILE, MODEL_PATCH_FILE,
+    REPORT_FILE, TEST_OUTPUT_FILE,
 };
 use swtbench_core::{Instance, RunKind};
 
@@ -271,14 +271,16 @@ fn regrade_one(tree: &dyn TreeReader, req: &RegradeRequest<'_>, inst: &Instance)
     // from the pred_pre eval script) live in their own directories unless the variant is the
     // default; a tree written by the original (or before variants existed) has only the plain
     // directories, read when the variant's are absent.
-    let variant = match tree.read(&pred_pre.join(EVAL_SCRIPT_FILE)) {
-        Ok(Some(script)) => SharedVariant::of_eval_script(&String::from_utf8_lossy(&script)),
-        _ => SharedVariant {
-            reproduction: req.options.exec_mode == ExecMode::ReproductionScript,
-            ..SharedVariant::DEFAULT
-        },
+    let pred_variant = match tree.read(&pred_pre.join(EVAL_SCRIPT_FILE)) {
+        Ok(Some(script)) => Some(SharedVariant::of_eval_script(&String::from_utf8_lossy(
+            &script,
+        ))),
+        _ => None,
     };
-    let (gold_key, base_key) = (variant.dir_key(&gold_hash), variant.dir_key(&base_hash));
+    let variant = pred_variant.unwrap_or(SharedVariant {
+        reproduction: req.options.exec_mode == ExecMode::ReproductionScript,
+        ..SharedVariant::DEFAULT
+    });
     let plain = InstanceRunKeys {
         run_id: req.run_id,
         model_dir: req.model_dir,
@@ -286,6 +288,14 @@ fn regrade_one(tree: &dyn TreeReader, req: &RegradeRequest<'_>, inst: &Instance)
         gold_hash: &gold_hash,
         base_hash: &base_hash,
     };
+    // Each pair (gold, base) comes from one directory: the variant's own, or the plain one of an
+    // older tree when its outputs are of the same variant.
+    let gold_key = variant.resolve_pair_key(&gold_hash, false, |key| {
+        probe_pair(tree, root, id, [RunKind::GoldPre, RunKind::GoldPost], key)
+    });
+    let base_key = variant.resolve_pair_key(&base_hash, false, |key| {
+        probe_pair(tree, root, id, [RunKind::BasePre, RunKind::BasePost], key)
+    });
     let keys = InstanceRunKeys {
         gold_hash: &gold_key,
         base_hash: &base_key,
@@ -294,32 +304,42 @@ fn regrade_one(tree: &dyn TreeReader, req: &RegradeRequest<'_>, inst: &Instance)
     let mut outputs: [Option<Vec<u8>>; 6] = Default::default();
     outputs[0] = Some(pred_pre_output);
     let mut other_mode: Vec<&str> = Vec::new();
-    let plain_dirs = root.instance_run_dirs(&plain);
+    let mut other_coverage: Vec<&str> = Vec::new();
     for (i, dir) in root.instance_run_dirs(&keys).iter().enumerate().skip(1) {
         match read_or_error(tree, &dir.join(TEST_OUTPUT_FILE)) {
             Ok(o) => outputs[i] = o,
             Err(e) => return (entry(EntryState::Error(e)), None, warning),
-        }
-        let mut dir = dir;
-        if outputs[i].is_none() && plain_dirs[i] != *dir {
-            dir = &plain_dirs[i];
-            match read_or_error(tree, &dir.join(TEST_OUTPUT_FILE)) {
-                Ok(o) => outputs[i] = o,
-                Err(e) => return (entry(EntryState::Error(e)), None, warning),
-            }
         }
         if RunKind::ALL[i].is_shared() && outputs[i].is_some() {
             if let Ok(Some(script)) = tree.read(&dir.join(EVAL_SCRIPT_FILE)) {
                 if script_mode(&script) != req.options.exec_mode {
                     other_mode.push(RunKind::ALL[i].as_str());
                 }
+                let shared = SharedVariant::of_eval_script(&String::from_utf8_lossy(&script));
+                if pred_variant.is_some_and(|p| {
+                    (p.coverage, p.tracer_fixed) != (shared.coverage, shared.tracer_fixed)
+                }) {
+                    other_coverage.push(RunKind::ALL[i].as_str());
+                }
             }
         }
     }
+    if !other_coverage.is_empty() {
+        let note = format!(
+            "{id}: {} ran with other coverage settings (tracer on/off or its mode) than \
+             pred_pre; graded anyway",
+            other_coverage.join(", ")
+        );
+        warning = Some(match warning {
+            Some(w) => format!("{w}; {note}"),
+            None => note,
+        });
+    }
     if !other_mode.is_empty() {
         let note = format!(
-            "{id}: {} ran in {} mode (the shared directories are keyed by test directives only, \
-             so a run in the other mode replaced them); graded anyway",
+            "{id}: {} ran in {} mode (a tree whose shared directories are keyed by test directives \
+             only, as the original's are, where a run in the other mode replaced them); graded \
+             anyway",
             other_mode.join(", "),
             match req.options.exec_mode {
                 ExecMode::UnitTest => ExecMode::ReproductionScript,
@@ -386,6 +406,28 @@ fn regrade_one(tree: &dyn TreeReader, req: &RegradeRequest<'_>, inst: &Instance)
 
 /// The mode an eval script ran the tests in: reproduction-script scripts echo the exit code on a
 /// line of their own (§8), unit-test scripts never do.
+/// What the directories of one pair of shared runs under `key` hold.
+fn probe_pair(
+    tree: &dyn TreeReader,
+    root: &LogsRoot,
+    id: &str,
+    pair: [RunKind; 2],
+    key: &str,
+) -> SharedDirProbe {
+    let dirs = pair.map(|kind| root.shared_run_dir(kind, id, key));
+    SharedDirProbe {
+        has_output: dirs
+            .iter()
+            .any(|d| matches!(tree.read(&d.join(TEST_OUTPUT_FILE)), Ok(Some(_)))),
+        variant: dirs
+            .iter()
+            .find_map(|d| match tree.read(&d.join(EVAL_SCRIPT_FILE)) {
+                Ok(Some(s)) => Some(SharedVariant::of_eval_script(&String::from_utf8_lossy(&s))),
+                _ => None,
+            }),
+    }
+}
+
 fn script_mode(script: &[u8]) -> ExecMode {
     if SharedVariant::of_eval_script(&String::from_utf8_lossy(script)).reproduction {
         ExecMode::ReproductionScript
@@ -737,6 +779,20 @@ mod tests {
         };
         // Only the plain directories (a tree of the original): they are read.
         assert_eq!(gold(&tree), vec!["tests/test_m.py::test_gold".to_string()]);
+        // … and said to be of another kind when their script ran the tracer.
+        tree.insert(
+            root.shared_run_dir(RunKind::GoldPre, "o__r-1", &gold_hash)
+                .join(EVAL_SCRIPT_FILE),
+            "#!/bin/bash\npytest -rA tests/test_m.py\ncat coverage.cover\n",
+        );
+        let r = regrade(&tree, &request(&root, &inst, &rules, None, true));
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("gold_pre ran with other coverage settings")),
+            "{:?}",
+            r.warnings
+        );
         let variant_dir =
             root.shared_run_dir(RunKind::GoldPre, "o__r-1", &format!("{gold_hash}.nocov"));
         tree.insert(

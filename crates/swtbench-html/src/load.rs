@@ -18,9 +18,9 @@ use std::path::{Component, Path, PathBuf};
 use serde_json::Value;
 use swtbench_core::directives::{directives_hash, test_directives, DEFAULT_NON_TEST_EXTS};
 use swtbench_core::layout::{
-    evaluation_results_path, LogsRoot, SharedVariant, EVALUATION_RESULTS_DIR, EVAL_SCRIPT_FILE,
-    EXEC_SPEC_FILE, EXTRACTED_PATCH_FILE, MODEL_PATCH_FILE, RAW_MODEL_PATCH_FILE, REPORT_FILE,
-    RUN_INSTANCE_LOG_FILE, TEST_OUTPUT_FILE,
+    evaluation_results_path, LogsRoot, SharedDirProbe, SharedVariant, EVALUATION_RESULTS_DIR,
+    EVAL_SCRIPT_FILE, EXEC_SPEC_FILE, EXTRACTED_PATCH_FILE, MODEL_PATCH_FILE, RAW_MODEL_PATCH_FILE,
+    REPORT_FILE, RUN_INSTANCE_LOG_FILE, TEST_OUTPUT_FILE,
 };
 use swtbench_core::{Instance, RunKind};
 
@@ -500,24 +500,31 @@ fn read_instance(
     // live in `<hash>.<suffix>` directories; trees without them use the plain `<hash>` ones.
     let script_variant =
         read_lossy(&pred_pre.join(EVAL_SCRIPT_FILE)).map(|s| SharedVariant::of_eval_script(&s));
-    let variant = script_variant.unwrap_or_default();
     // The eval script says which mode the runs were in; without one, the caller's mode.
     let exec_mode = match script_variant {
         Some(v) if v.reproduction => ExecMode::ReproductionScript,
         Some(_) => ExecMode::UnitTest,
         None => opts.exec_mode,
     };
-    let pick = |kind: RunKind, hash: &str| -> String {
-        let key = variant.dir_key(hash);
-        if key != hash && !loc.run_dir(kind, id, Some(&key)).is_dir() {
-            hash.to_string()
-        } else {
-            key
-        }
+    let variant = script_variant.unwrap_or(SharedVariant {
+        reproduction: exec_mode == ExecMode::ReproductionScript,
+        ..SharedVariant::DEFAULT
+    });
+    // Both runs of a pair from one directory, chosen as `swtbench grade` chooses it.
+    let pick = |pair: [RunKind; 2], hash: &str| -> String {
+        variant.resolve_pair_key(hash, false, |key| {
+            let dirs = pair.map(|kind| loc.run_dir(kind, id, Some(key)));
+            SharedDirProbe {
+                has_output: dirs.iter().any(|d| d.join(TEST_OUTPUT_FILE).is_file()),
+                variant: dirs.iter().find_map(|d| {
+                    read_lossy(&d.join(EVAL_SCRIPT_FILE)).map(|s| SharedVariant::of_eval_script(&s))
+                }),
+            }
+        })
     };
     let gold_hash = match dataset {
         Some(i) => Some(pick(
-            RunKind::GoldPre,
+            [RunKind::GoldPre, RunKind::GoldPost],
             &non_test_exts.directives_hash(&i.repo, &i.golden_test_patch),
         )),
         None => {
@@ -542,9 +549,12 @@ fn read_instance(
             }
         }
     };
-    let base_hash = model_patch
-        .as_deref()
-        .map(|p| pick(RunKind::BasePre, &non_test_exts.directives_hash(&repo, p)));
+    let base_hash = model_patch.as_deref().map(|p| {
+        pick(
+            [RunKind::BasePre, RunKind::BasePost],
+            &non_test_exts.directives_hash(&repo, p),
+        )
+    });
 
     let gold_code_patch = dataset
         .map(|i| i.golden_code_patch.clone())

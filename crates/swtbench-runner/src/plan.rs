@@ -20,7 +20,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use swtbench_core::diff::{remove_binary_diffs, LineSplit};
 use swtbench_core::hash::sha256_hex;
-use swtbench_core::layout::{model_dir_name, InstanceRunKeys, LogsRoot};
+use swtbench_core::layout::{
+    model_dir_name, InstanceRunKeys, LogsRoot, SharedDirProbe, SharedVariant,
+};
 use swtbench_core::{Instance, InstanceId, Prediction, RunKind};
 use swtbench_extract::cache::ExtractionKey;
 use swtbench_grade::Parser;
@@ -51,6 +53,10 @@ pub trait OutputLookup {
     /// Whether a repository mirror exists (asked so that a missing mirror is a clear skip
     /// instead of a build failure much later).
     fn mirror_exists(&self, git_dir: &Path) -> bool;
+    /// The eval variant of the `eval.sh` in a run directory (`None`: none there).
+    fn eval_variant(&self, _run_dir: &Path) -> Option<SharedVariant> {
+        None
+    }
 }
 
 /// [`OutputLookup`] over the file system.
@@ -79,6 +85,12 @@ impl OutputLookup for DiskOutputs {
 
     fn mirror_exists(&self, git_dir: &Path) -> bool {
         git_dir.is_dir()
+    }
+
+    fn eval_variant(&self, run_dir: &Path) -> Option<SharedVariant> {
+        std::fs::read(run_dir.join(swtbench_core::layout::EVAL_SCRIPT_FILE))
+            .ok()
+            .map(|s| SharedVariant::of_eval_script(&String::from_utf8_lossy(&s)))
     }
 }
 
@@ -599,15 +611,8 @@ pub fn plan_runs(
     // Non-default eval variants (reproduction mode, no coverage, fixed tracer) keep their shared
     // runs apart from the default ones instead of replacing them.
     let variant = settings.eval.shared_variant();
-    let gold_hash = variant.dir_key(&hash_of(RunKind::GoldPre));
-    let base_hash = variant.dir_key(&hash_of(RunKind::BasePre));
-    let keys = InstanceRunKeys {
-        run_id: &settings.run_id,
-        model_dir: ctx.model_dir,
-        instance_id: instance.instance_id.as_str(),
-        gold_hash: &gold_hash,
-        base_hash: &base_hash,
-    };
+    let gold_hash = hash_of(RunKind::GoldPre);
+    let base_hash = hash_of(RunKind::BasePre);
     let json_ctx = ExecSpecJsonContext {
         run_id: Some(settings.run_id.clone()),
         model_dir: ctx.model_dir.to_string(),
@@ -615,26 +620,93 @@ pub fn plan_runs(
         rm_image: !settings.images.cache_level.keeps(ImageKind::Instance),
         force_rebuild: settings.images.force_rebuild,
     };
-    let mut runs: Vec<RunPlan> = Vec::with_capacity(6);
-    for r in rendered {
-        let dir = ctx.logs.run_dir(&keys, r.kind);
-        let key_inputs = KeyInputs {
-            format: KEY_FORMAT,
-            harness: HARNESS_VERSION.to_string(),
-            instance_image: spec.keys.instance.clone(),
-            base_image_id: ctx.base_image_id.map(str::to_string),
-            eval_script_sha256: sha256_hex(&r.eval_script),
-            user: spec.user().to_string(),
-            tracer_sha256: if settings.eval.coverage {
-                ctx.tracer_sha256.map(str::to_string)
-            } else {
-                None
-            },
-            timeout_secs: settings.exec.timeout.as_secs(),
-            network: settings.exec.allow_network,
-            max_output: settings.exec.max_output,
+    // The content key of each run (it does not depend on the directory).
+    let keyed: Vec<(swtbench_spec::RenderedRun, KeyInputs, String)> = rendered
+        .into_iter()
+        .map(|r| {
+            let key_inputs = KeyInputs {
+                format: KEY_FORMAT,
+                harness: HARNESS_VERSION.to_string(),
+                instance_image: spec.keys.instance.clone(),
+                base_image_id: ctx.base_image_id.map(str::to_string),
+                eval_script_sha256: sha256_hex(&r.eval_script),
+                user: spec.user().to_string(),
+                tracer_sha256: if settings.eval.coverage {
+                    ctx.tracer_sha256.map(str::to_string)
+                } else {
+                    None
+                },
+                timeout_secs: settings.exec.timeout.as_secs(),
+                network: settings.exec.allow_network,
+                max_output: settings.exec.max_output,
+            };
+            let key = key_inputs.key();
+            (r, key_inputs, key)
+        })
+        .collect();
+    let key_of = |kind: RunKind| {
+        keyed
+            .iter()
+            .find(|(r, _, _)| r.kind == kind)
+            .map(|(_, _, k)| k.as_str())
+            .unwrap_or_default()
+    };
+    let plain = InstanceRunKeys {
+        run_id: &settings.run_id,
+        model_dir: ctx.model_dir,
+        instance_id: instance.instance_id.as_str(),
+        gold_hash: &gold_hash,
+        base_hash: &base_hash,
+    };
+    // A pair's variant directory, or the plain one of an older tree when both its outputs there
+    // are ones this run would reuse and its script is of this variant.
+    let pair_key = |pair: [RunKind; 2], hash: &str| -> String {
+        let own = variant.dir_key(hash);
+        let dir = |kind: RunKind, key: &str| {
+            ctx.logs
+                .shared_run_dir(kind, instance.instance_id.as_str(), key)
         };
-        let key = key_inputs.key();
+        let reusable = |kind: RunKind, existing: ExistingOutput| match existing {
+            ExistingOutput::Keyed(k) => k == key_of(kind) || settings.skip_eval,
+            ExistingOutput::Unkeyed => settings.reuse_unkeyed || settings.skip_eval,
+            ExistingOutput::Inconsistent => settings.skip_eval,
+            ExistingOutput::Missing => false,
+        };
+        let resolved = variant.resolve_pair_key(hash, true, |key| {
+            let dirs = pair.map(|kind| dir(kind, key));
+            let reuse = key == own
+                || pair
+                    .iter()
+                    .all(|k| reusable(*k, outputs.existing(&dir(*k, key))));
+            SharedDirProbe {
+                has_output: if key == own {
+                    dirs.iter()
+                        .any(|d| outputs.existing(d) != ExistingOutput::Missing)
+                } else {
+                    reuse
+                },
+                variant: dirs.iter().find_map(|d| outputs.eval_variant(d)).or(
+                    // Without a script only --skip-eval takes what is there, as `grade` does.
+                    if settings.skip_eval {
+                        None
+                    } else {
+                        Some(SharedVariant::DEFAULT)
+                    },
+                ),
+            }
+        });
+        resolved
+    };
+    let gold_key = pair_key([RunKind::GoldPre, RunKind::GoldPost], &gold_hash);
+    let base_key = pair_key([RunKind::BasePre, RunKind::BasePost], &base_hash);
+    let keys = InstanceRunKeys {
+        gold_hash: &gold_key,
+        base_hash: &base_key,
+        ..plain
+    };
+    let mut runs: Vec<RunPlan> = Vec::with_capacity(6);
+    for (r, key_inputs, key) in keyed {
+        let dir = ctx.logs.run_dir(&keys, r.kind);
         let action = if settings.skip_eval {
             // Only grading: whatever output is there is read, as the original does.
             match outputs.existing(&dir) {

@@ -1365,3 +1365,81 @@ async fn an_extraction_that_hangs_ends_at_the_run_timeout_and_leaves_no_containe
     }
     assert!(fake.containers().is_empty(), "no container is left");
 }
+
+#[tokio::test]
+async fn plain_shared_dirs_of_an_older_tree_are_reused_only_when_they_are_of_the_same_variant() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    s.predictions.retain(|k, _| k.as_str() == "acme__calc-1");
+    let fake = fake_engine();
+    let sink = Arc::new(RecordingSink::default());
+    let mut repro = settings(dir.path());
+    repro.eval.exec_mode = swtbench_spec::ExecMode::ReproductionScript("repro.py".into());
+    let first = swtbench_runner::run(
+        fake.clone(),
+        evaluation(&fake, &s, &repro).await,
+        sink.clone(),
+        Cancel::new(),
+    )
+    .await;
+    assert_eq!(first.stats.runs_executed, 6);
+    // Make it a tree of the original: shared runs in plain `<hash>` directories, without keys.
+    let logs = dir.path().join("run_instance_swt_logs");
+    for kind in ["gold_pre", "gold_post", "base_pre", "base_post"] {
+        let parent = logs.join(kind).join("acme__calc-1");
+        for e in std::fs::read_dir(&parent).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_str().unwrap().to_string();
+            let (hash, suffix) = name.split_once('.').unwrap();
+            assert_eq!(suffix, "repro-nocov");
+            std::fs::remove_file(p.join("swtbench_key.json")).unwrap();
+            std::fs::rename(&p, parent.join(hash)).unwrap();
+        }
+    }
+    let shared_dirs = |plan: &Plan| -> Vec<String> {
+        plan.instances[0]
+            .runs
+            .iter()
+            .filter(|r| r.kind.is_shared())
+            .map(|r| r.dir.file_name().unwrap().to_str().unwrap().to_string())
+            .collect()
+    };
+    // Not asked to reuse unkeyed outputs: the variant's own directories, executed.
+    let eval = evaluation(&fake, &s, &repro).await;
+    assert!(shared_dirs(&eval.plan)
+        .iter()
+        .all(|d| d.ends_with(".repro-nocov")));
+    // (The pred runs keep their keyed outputs.)
+    assert_eq!(eval.plan.counts.runs_execute, 4);
+    // --reuse-unkeyed-outputs and --skip-eval take the plain directories of the same variant.
+    for flag in ["reuse_unkeyed", "skip_eval"] {
+        let mut st = repro.clone();
+        st.reuse_unkeyed = flag == "reuse_unkeyed";
+        st.skip_eval = flag == "skip_eval";
+        let eval = evaluation(&fake, &s, &st).await;
+        assert!(
+            shared_dirs(&eval.plan).iter().all(|d| !d.contains('.')),
+            "{flag}: {:?}",
+            shared_dirs(&eval.plan)
+        );
+        assert_eq!(eval.plan.counts.runs_execute, 0, "{flag}");
+    }
+    // … but never those of another variant: a unit-test run does not reuse them.
+    let mut unit = settings(dir.path());
+    unit.reuse_unkeyed = true;
+    unit.eval.coverage = false;
+    let eval = evaluation(&fake, &s, &unit).await;
+    assert!(shared_dirs(&eval.plan)
+        .iter()
+        .all(|d| d.ends_with(".nocov")));
+    assert_eq!(eval.plan.counts.runs_execute, 6);
+    // The default variant (unit tests under the tracer) uses the original's plain names.
+    unit.eval.coverage = true;
+    let eval = evaluation(&fake, &s, &unit).await;
+    let dirs = shared_dirs(&eval.plan);
+    assert_eq!(dirs.len(), 4);
+    assert!(
+        dirs.iter().all(|d| d.len() == 64 && !d.contains('.')),
+        "{dirs:?}"
+    );
+}
