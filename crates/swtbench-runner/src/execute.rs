@@ -39,6 +39,9 @@ pub fn timeout_marker(timeout: Duration) -> String {
     )
 }
 
+/// How long the clean-up waits for container creations under way.
+pub const SETTLE_LIMIT: Duration = Duration::from_secs(30);
+
 /// Containers this process created and has not removed yet (for cancellation cleanup), and the
 /// labels that mark them as this process's.
 #[derive(Debug)]
@@ -93,9 +96,11 @@ impl ContainerRegistry {
         })
     }
 
-    /// Waits until no creation is under way: every container asked for is registered by then.
+    /// Waits until no creation is under way (every container asked for is registered by then),
+    /// at most [`SETTLE_LIMIT`]: an engine that does not answer must not hold up the clean-up,
+    /// which also looks for this process's containers by label.
     pub async fn settle(&self) {
-        drop(self.creating.write().await);
+        let _ = tokio::time::timeout(SETTLE_LIMIT, self.creating.write()).await;
     }
 
     pub fn session(&self) -> &Session {

@@ -581,9 +581,13 @@ fn predictions_and_reproduction_mode() {
         pre.contains("\nexport SWTBENCH_TRACE_COMPAT=0\npython3 /root/trace.py --count"),
         "{pre}"
     );
+    // The fixed mode is a mode of the tracer: without coverage it is refused.
     args.push("--no-coverage");
     let o = swtbench(&args, root, &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let pre = read(&fixed_out.join("psf__requests-1"), "eval/pred_pre.sh");
-    assert!(!pre.contains("SWTBENCH_TRACE_COMPAT"), "{pre}");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--tracer-mode fixed needs the coverage tracer"),
+        "{}",
+        stderr(&o)
+    );
 }

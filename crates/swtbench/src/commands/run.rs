@@ -359,9 +359,17 @@ fn settings_from(args: &RunArgs) -> Result<RunSettings, CliError> {
     }
     let mut s = RunSettings::new(&args.run_id, &args.output_dir);
     s.outputs = OutputRoots::under(&args.output_dir);
+    let coverage = !args.no_coverage && args.compute_coverage.unwrap_or(true);
+    if args.tracer_mode == TracerMode::Fixed && !coverage {
+        return Err(CliError::input(anyhow!(
+            "--tracer-mode fixed needs the coverage tracer, which --no-coverage (or \
+             --compute-coverage false) turns off"
+        ))
+        .with_hint("leave out one of the two"));
+    }
     s.eval = EvalOptions {
         exec_mode,
-        coverage: !args.no_coverage && args.compute_coverage.unwrap_or(true),
+        coverage,
         sympy_strip_compat: args.sympy_strip_bug,
         skip_install: !args.eval_install,
         tracer_fixed: args.tracer_mode == TracerMode::Fixed,

@@ -183,9 +183,17 @@ pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
             ))
         }
     };
+    let coverage = !args.no_coverage && args.compute_coverage.unwrap_or(true);
+    if args.tracer_mode == TracerMode::Fixed && !coverage {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--tracer-mode fixed needs the coverage tracer, which --no-coverage (or \
+             --compute-coverage false) turns off"
+        ))
+        .with_hint("leave out one of the two"));
+    }
     let opts = EvalOptions {
         exec_mode,
-        coverage: !args.no_coverage && args.compute_coverage.unwrap_or(true),
+        coverage,
         sympy_strip_compat: args.sympy_strip_bug,
         skip_install: args.skip_eval_install,
         tracer_fixed: args.tracer_mode == TracerMode::Fixed,
