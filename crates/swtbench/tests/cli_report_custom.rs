@@ -351,3 +351,22 @@ fn report_reads_custom_repositories_with_the_spec_table_and_names_the_dataset() 
         assert!(text(&out.stderr).contains("nose"), "{}", text(&out.stderr));
     }
 }
+
+#[test]
+fn a_dataset_name_that_is_nothing_known_is_an_input_error_before_any_download() {
+    let dir = tempfile::tempdir().unwrap();
+    build_tree(dir.path());
+    let model = dir
+        .path()
+        .join("run_instance_swt_logs/custom-run/fixture-model");
+    let o = swtbench(
+        &["report", model.to_str().unwrap(), "--dataset", "litee"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("unknown dataset `litee`"),
+        "{}",
+        text(&o.stderr)
+    );
+}

@@ -165,6 +165,16 @@ impl Benchmark {
                 given: true,
             });
         }
+        // Neither a benchmark name, a path nor a hub name (`owner/name`): most likely a typo.
+        if !name.contains('/') && !std::path::Path::new(name).exists() {
+            return Err(CliError::input(anyhow!(
+                "unknown dataset `{name}`: not lite, verified or full, and no such file or directory"
+            ))
+            .with_hint(
+                "use lite, verified or full (the SWT-Bench denominators), a local dataset file, or a \
+                 Hugging Face dataset name (owner/name)",
+            ));
+        }
         let loaded = DatasetArgs {
             dataset: name.clone(),
             split: args.split.clone(),
