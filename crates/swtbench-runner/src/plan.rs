@@ -672,30 +672,27 @@ pub fn plan_runs(
             ExistingOutput::Inconsistent => settings.skip_eval,
             ExistingOutput::Missing => false,
         };
-        let resolved = variant.resolve_pair_key(hash, true, |key| {
+        variant.resolve_pair_key(hash, true, |key| {
             let dirs = pair.map(|kind| dir(kind, key));
-            let reuse = key == own
-                || pair
-                    .iter()
-                    .all(|k| reusable(*k, outputs.existing(&dir(*k, key))));
+            let has_output = if key == own {
+                dirs.iter()
+                    .any(|d| outputs.existing(d) != ExistingOutput::Missing)
+            } else {
+                // The plain directory counts only when both runs there would be reused.
+                pair.iter()
+                    .zip(&dirs)
+                    .all(|(kind, d)| reusable(*kind, outputs.existing(d)))
+            };
+            // Without a script only --skip-eval takes what is there, as `grade` does.
+            let unknown = (!settings.skip_eval).then_some(SharedVariant::DEFAULT);
             SharedDirProbe {
-                has_output: if key == own {
-                    dirs.iter()
-                        .any(|d| outputs.existing(d) != ExistingOutput::Missing)
-                } else {
-                    reuse
-                },
-                variant: dirs.iter().find_map(|d| outputs.eval_variant(d)).or(
-                    // Without a script only --skip-eval takes what is there, as `grade` does.
-                    if settings.skip_eval {
-                        None
-                    } else {
-                        Some(SharedVariant::DEFAULT)
-                    },
-                ),
+                has_output,
+                variant: dirs
+                    .iter()
+                    .find_map(|d| outputs.eval_variant(d))
+                    .or(unknown),
             }
-        });
-        resolved
+        })
     };
     let gold_key = pair_key([RunKind::GoldPre, RunKind::GoldPost], &gold_hash);
     let base_key = pair_key([RunKind::BasePre, RunKind::BasePost], &base_hash);
