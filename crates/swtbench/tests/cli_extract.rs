@@ -305,3 +305,71 @@ fn run_style_options_reach_the_extraction_cache_key() {
     let bad = swtbench(&["run", "--vanilla-style", "sideways"], home.path());
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// An instance whose repository has no mirror still gets its line on stdout (tab-separated and
+/// `--json`), naming the mirror path that was looked for, so scripts reading the output see every
+/// instance; the run is a partial success.
+#[test]
+fn an_instance_without_a_mirror_is_reported_on_stdout_with_the_path_looked_for() {
+    let home = tempfile::tempdir().unwrap();
+    let mirrors = home.path().join("mirrors");
+    std::fs::create_dir_all(&mirrors).unwrap();
+    let row = json!({
+        "instance_id": "acme__other-1", "repo": "acme/other", "version": "0.1",
+        "base_commit": "0123456789abcdef0123456789abcdef01234567",
+        "environment_setup_commit": "0123456789abcdef0123456789abcdef01234567",
+        "patch": "", "test_patch": "", "problem_statement": "", "FAIL_TO_PASS": "[]",
+        "PASS_TO_PASS": "[]", "created_at": "2024-01-01", "hints_text": ""
+    });
+    let dataset = home.path().join("dataset.jsonl");
+    std::fs::write(&dataset, format!("{row}\n")).unwrap();
+    let preds = home.path().join("preds.jsonl");
+    let pred = json!({"instance_id": "acme__other-1", "model_name_or_path": "m",
+        "model_patch": "--- a/t.py\n+++ b/t.py\n@@ -1,1 +1,2 @@\n x = 1\n+y = 2\n"});
+    std::fs::write(&preds, format!("{pred}\n")).unwrap();
+    let out_dir = home.path().join("out");
+    let args = [
+        "extract",
+        "--dataset",
+        dataset.to_str().unwrap(),
+        "--predictions",
+        preds.to_str().unwrap(),
+        "--repo-mirror",
+        mirrors.to_str().unwrap(),
+        "--output-dir",
+        out_dir.to_str().unwrap(),
+        "--patch-types",
+        "fuzzy",
+    ];
+    let expected_mirror = mirrors.join("acme__other.git");
+    let expected_mirror = expected_mirror.to_str().unwrap();
+
+    let out = swtbench(&args, home.path());
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{stdout}\n{stderr}");
+    assert!(lines[0].starts_with("acme__other-1\tfailed\t"), "{stdout}");
+    assert!(lines[0].contains(expected_mirror), "{stdout}");
+    assert!(stderr.contains("git clone --mirror"), "{stderr}");
+
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let again = swtbench(&json_args, home.path());
+    let stdout = String::from_utf8_lossy(&again.stdout).into_owned();
+    let records: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 1, "{stdout}");
+    assert_eq!(records[0]["instance_id"], "acme__other-1");
+    assert!(records[0]["patch_type_used"].is_null(), "{stdout}");
+    assert!(
+        records[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains(expected_mirror),
+        "{stdout}"
+    );
+}

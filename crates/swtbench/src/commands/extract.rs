@@ -107,21 +107,45 @@ pub fn run(args: ExtractArgs, printer: &Printer) -> CliResult {
         let id = instance.instance_id.to_string();
         let raw = prediction.model_patch.clone().unwrap_or_default();
         let log_dir = args.output_dir.join(&id);
-        let source =
-            match GitMirrorSource::locate(&args.repo_mirror, &instance.repo, &instance.base_commit)
-            {
-                Ok(Some(s)) => s,
-                Ok(None) => {
-                    failed += 1;
-                    printer.warn(&format!(
-                        "{id}: no mirror of {} under {}",
-                        instance.repo,
-                        args.repo_mirror.display()
-                    ));
-                    continue;
+        let source = match GitMirrorSource::locate(
+            &args.repo_mirror,
+            &instance.repo,
+            &instance.base_commit,
+        ) {
+            Ok(Some(s)) => s,
+            Ok(None) => {
+                failed += 1;
+                let looked_for = args
+                    .repo_mirror
+                    .join(swtbench_data::git_mirror::mirror_dir_name(&instance.repo));
+                let reason = format!(
+                    "no mirror of {}: {} does not exist",
+                    instance.repo,
+                    looked_for.display()
+                );
+                printer.warn(&format!(
+                    "{id}: {reason}; create it with `git clone --mirror https://github.com/{} {}`",
+                    instance.repo,
+                    looked_for.display()
+                ));
+                if args.json {
+                    printer.data(
+                        &json!({
+                            "instance_id": id,
+                            "patch_type_used": null,
+                            "reused": false,
+                            "attempts": [],
+                            "error": reason,
+                        })
+                        .to_string(),
+                    );
+                } else {
+                    printer.data(&format!("{id}\tfailed\t{reason}"));
                 }
-                Err(e) => return Err(CliError::environment(e)),
-            };
+                continue;
+            }
+            Err(e) => return Err(CliError::environment(e)),
+        };
         let runner = python.as_ref().map(|p| p as &dyn PythonRunner);
         let result = load_or_extract(&log_dir, &raw, &args.patch_types, &options, || {
             extract(&raw, &args.patch_types, &source, runner, &options)
