@@ -413,6 +413,22 @@ fn leaderboard_for(
         ));
     }
     let (_, root) = run_id_and_root(path)?;
+    let models = pred_pre_models(path);
+    if !models.is_empty() {
+        let dirs: Vec<String> = models
+            .iter()
+            .map(|m| path.join(m).display().to_string())
+            .collect();
+        return Err(CliError::input(anyhow!(
+            "{} is a run directory (it holds pred_pre__<model> directories), not a model's \
+             report directory",
+            path.display()
+        ))
+        .with_hint(format!(
+            "PATH is <logs root>/<run_id>/<model>: pass {}",
+            dirs.join(" or ")
+        )));
+    }
     let skip_ids = filtered_ids();
     let skip = |id: &str| skip_ids.contains(id);
     let tree = FsTree;
@@ -454,6 +470,13 @@ fn leaderboard_for(
         )),
         (Err(NoCoverage::NoGoldCoverage), None) | (Ok(_), _) => {}
     }
+    if collected.reports.is_empty() && collected.filtered == 0 && collected.unreadable.is_empty() {
+        printer.warn(&format!(
+            "no report.json under {}: every instance counts as failed (grade the run first with \
+             `swtbench grade`, or check PATH)",
+            path.display()
+        ));
+    }
     if collected.reports.len() > denominator {
         printer.warn(&format!(
             "{} reports but a denominator of {denominator}: pass --dataset or --denominator",
@@ -482,6 +505,26 @@ fn run_id_and_root(path: &Path) -> Result<(String, PathBuf), CliError> {
         .ok_or_else(|| CliError::input(anyhow!("{} has no run id directory", path.display())))?;
     let root = run_dir.parent().unwrap_or(Path::new("/")).to_path_buf();
     Ok((run_id, root))
+}
+
+/// The models `m` of the `pred_pre__<m>` directories directly under `dir` (sorted): non-empty
+/// when `dir` is a run directory rather than a model's report directory.
+fn pred_pre_models(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut models: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_prefix("pred_pre__"))
+                .map(str::to_string)
+        })
+        .collect();
+    models.sort();
+    models
 }
 
 /// Removes `.` and resolves `..` lexically (so `runs/r/m/.` names run `r`).
