@@ -34,7 +34,7 @@ import os
 import re
 import sys
 
-TRACER_VERSION = "1.1.0"
+TRACER_VERSION = "1.1.1"
 PROG = "trace.py"
 USAGE = (
     "usage: trace.py --count -C FILE [--include-pattern REGEX]... "
@@ -972,8 +972,11 @@ def run_like_original(opts, words):
     """
     global _stop_tracing
     print(words)
-    matcher_source = "|".join(opts.patterns)
-    re.compile(matcher_source)
+    pattern_error = _pattern_error(opts.patterns)
+    if pattern_error is not None:
+        # The original ended here with a traceback and status 1; the status is kept.
+        sys.stderr.write(pattern_error)
+        return 1
     install_original_subprocess_hook(words)
     tracing = bool(opts.patterns) and opts.cover_file is not None
     if opts.cover_file is None:
@@ -1027,6 +1030,19 @@ def run_like_original(opts, words):
     return 0
 
 
+def _pattern_error(patterns):
+    """The error message for include patterns that do not compile (joined with |), else None."""
+    try:
+        re.compile("|".join(patterns))
+    except re.error as err:
+        return (
+            "%s: error: bad --include-pattern %s: %s in %r; pass Python regular expressions "
+            "that fully match the absolute paths to trace\n"
+            % (PROG, " ".join(repr(p) for p in patterns), err, "|".join(patterns))
+        )
+    return None
+
+
 def main(argv=None):
     global _stop_tracing
     if argv is None:
@@ -1041,14 +1057,9 @@ def main(argv=None):
         return 2
     if compat:
         return run_like_original(opts, words)
-    matcher_ok = True
-    if opts.patterns:
-        try:
-            re.compile("|".join(opts.patterns))
-        except re.error as err:
-            sys.stderr.write("%s: error: bad --include-pattern: %s\n" % (PROG, err))
-            matcher_ok = False
-    if not matcher_ok:
+    pattern_error = _pattern_error(opts.patterns)
+    if pattern_error is not None:
+        sys.stderr.write(pattern_error)
         return 2
     tracing = bool(opts.patterns) and opts.cover_file is not None
     if opts.cover_file is None:

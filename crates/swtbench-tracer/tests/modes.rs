@@ -328,6 +328,32 @@ fn command_line_errors_and_ignored_flags(py: &HostPython) {
     assert_eq!(no_module.code(), Some(1), "{}", no_module.describe());
     assert!(no_module.stderr.contains("No module named"));
 
+    // A pattern that is no regular expression is named in a one-line error, in both modes; the
+    // original's exit status 1 is kept by default, a usage error (2) without compat.
+    for (compat, status) in [("1", 1), ("0", 2)] {
+        let mut bad_regex = Command::new(&py.exe);
+        bad_regex
+            .arg(&tracer)
+            .args(["--count", "-C", "x.cover", "--include-pattern", "(unclosed"])
+            .arg(kid_arg)
+            .env(swtbench_tracer::COMPAT_ENV, compat)
+            .current_dir(sandbox.path());
+        let bad_regex = run(bad_regex, DEADLINE);
+        assert_eq!(bad_regex.code(), Some(status), "{}", bad_regex.describe());
+        assert!(
+            bad_regex.stderr.contains("bad --include-pattern")
+                && bad_regex.stderr.contains("(unclosed")
+                && !bad_regex.stderr.contains("Traceback"),
+            "compat={compat}: {}",
+            bad_regex.describe()
+        );
+        assert!(
+            !bad_regex.stdout.contains("kid 1"),
+            "{}",
+            bad_regex.describe()
+        );
+    }
+
     // Flags of the original command line are accepted; -C takes an attached value; include
     // patterns are joined with |, each alternative matching a whole path.
     let cover = sandbox.path().join("attached.cover");
