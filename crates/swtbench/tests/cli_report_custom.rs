@@ -311,6 +311,20 @@ fn report_reads_custom_repositories_with_the_spec_table_and_names_the_dataset() 
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(param(&text(&out.stdout), "benchmark"), "dataset.jsonl");
+    // A comparison is a page: asking for a table is an error, not a page in its place.
+    let out = swtbench(
+        &[
+            "report",
+            "--compare",
+            "run_instance_swt_logs/custom-run/fixture-model",
+            "run_instance_swt_logs/custom-run/fixture-model",
+            "--format",
+            "github",
+        ],
+        dir,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--compare writes an HTML page"));
 
     // Without --dataset the page says the benchmark is the default, lite.
     let out = swtbench(

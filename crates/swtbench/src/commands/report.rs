@@ -55,10 +55,11 @@ pub struct ReportArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub denominator: Option<u64>,
 
-    /// Output format: github (Markdown table), latex, json, csv, or html (a self-contained page
-    /// with the summary, every instance and its logs; see --out).
-    #[arg(long, value_name = "FORMAT", default_value = "github")]
-    pub format: ReportFormat,
+    /// Output format: github (Markdown table, the default), latex, json, csv, or html (a
+    /// self-contained page with the summary, every instance and its logs; see --out). --compare
+    /// writes html only.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<ReportFormat>,
 
     /// Run id of the gold run whose coverage is the Δᵃˡˡ denominator (under the same logs root,
     /// model `gold`). Default: the original's per dataset (validate-lite-gold-1,
@@ -277,6 +278,14 @@ pub fn run(args: ReportArgs, printer: &Printer) -> CliResult {
         )
     };
     if let Some(pair) = &args.html.compare {
+        if let Some(ReportFormat::Table(_)) = args.format {
+            return Err(CliError::input(anyhow!(
+                "--compare writes an HTML page; a table format cannot show a comparison"
+            ))
+            .with_hint(
+                "leave out --format (or pass --format html), or run `swtbench report` on each run",
+            ));
+        }
         let a = measure(&pair[0])?;
         let b = measure(&pair[1])?;
         let ctx = page_context();
@@ -287,7 +296,7 @@ pub fn run(args: ReportArgs, printer: &Printer) -> CliResult {
             .with_hint("pass <logs root>/<run_id>/<model>, or --compare RUN_A RUN_B"));
     };
     let metrics = measure(path)?;
-    match args.format {
+    match args.format.unwrap_or_default() {
         ReportFormat::Html => {
             let ctx = page_context();
             html::write_run(path, &metrics, &ctx, out, printer)
