@@ -177,6 +177,9 @@ pub struct RunReportInput {
     pub unstopped_containers: Vec<String>,
     /// Instance images of this run still present.
     pub unremoved_images: Vec<String>,
+    /// How the run was made (`exec mode`, `coverage`, `patch types`, `time taken`, …), written
+    /// as the `run_parameters` object (left out when empty) so that reports made later show them.
+    pub parameters: Vec<(String, String)>,
 }
 
 /// Either the integer `0` (no instance with coverage) or a mean.
@@ -220,6 +223,8 @@ pub struct RunReport {
     pub error_reasons: BTreeMap<String, String>,
     /// Outcome of every entry, by instance id.
     pub outcomes: BTreeMap<String, Outcome>,
+    /// See [`RunReportInput::parameters`].
+    pub parameters: Vec<(String, String)>,
 }
 
 impl RunReport {
@@ -234,6 +239,7 @@ impl RunReport {
             mean_coverage_delta: Mean::None,
             unstopped_containers: sorted(&input.unstopped_containers),
             unremoved_images: sorted(&input.unremoved_images),
+            parameters: input.parameters.clone(),
             submitted_ids: if input.submitted_ids.is_empty() {
                 sorted_dedup(input.entries.iter().map(|e| e.instance_id.clone()))
             } else {
@@ -337,6 +343,14 @@ impl RunReport {
         m.insert("f2p_ids".into(), json!(self.f2p_ids));
         m.insert("skipped_ids".into(), json!(self.skipped_ids));
         m.insert("error_reasons".into(), json!(self.error_reasons));
+        if !self.parameters.is_empty() {
+            let params: Map<String, Value> = self
+                .parameters
+                .iter()
+                .map(|(k, v)| (k.clone(), json!(v)))
+                .collect();
+            m.insert("run_parameters".into(), Value::Object(params));
+        }
         Value::Object(m)
     }
 
@@ -439,5 +453,24 @@ mod tests {
         let text = r.to_json();
         assert!(text.contains("\"Mean coverage\": 0,\n    \"Mean coverage delta\": 0,"));
         assert!(text.contains("\"error_reasons\": {}"));
+        assert!(!text.contains("run_parameters"));
+    }
+
+    #[test]
+    fn run_parameters_close_the_report() {
+        let r = RunReport::new(&RunReportInput {
+            parameters: vec![
+                ("exec mode".into(), "unit_test".into()),
+                ("time taken".into(), "0:01:02".into()),
+            ],
+            ..Default::default()
+        });
+        let text = r.to_json();
+        assert!(
+            text.ends_with(
+                "\"run_parameters\": {\n        \"exec mode\": \"unit_test\",\n        \"time taken\": \"0:01:02\"\n    }\n}\n"
+            ),
+            "{text}"
+        );
     }
 }

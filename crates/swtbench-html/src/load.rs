@@ -322,13 +322,20 @@ impl RunReport {
         let Some(Value::Object(m)) = &self.value else {
             return Vec::new();
         };
-        m.iter()
-            .filter_map(|(k, v)| match v {
-                Value::String(s) => Some((k.clone(), s.clone())),
-                Value::Number(n) => Some((k.clone(), n.to_string())),
-                Value::Bool(b) => Some((k.clone(), b.to_string())),
-                _ => None,
-            })
+        let scalar = |(k, v): (&String, &Value)| match v {
+            Value::String(s) => Some((k.clone(), s.clone())),
+            Value::Number(n) => Some((k.clone(), n.to_string())),
+            Value::Bool(b) => Some((k.clone(), b.to_string())),
+            _ => None,
+        };
+        // `run_parameters` (how `swtbench run` made the run) first, then the top-level scalars.
+        let run_parameters = match m.get("run_parameters") {
+            Some(Value::Object(p)) => p.iter().filter_map(scalar).collect(),
+            _ => Vec::new(),
+        };
+        run_parameters
+            .into_iter()
+            .chain(m.iter().filter_map(scalar))
             .collect()
     }
 }

@@ -449,4 +449,19 @@ fn runner_summaries_and_spec_table_parsers_are_honoured() {
     );
     let cell = &repro.instances[1].detail.runs[0];
     assert_eq!(cell.counts, Some([0, 1, 0]), "{cell:?}");
+
+    // The run parameters `swtbench run` wrote into its run report are listed on later pages.
+    write(
+        root.path().join("evaluation_results/m.r1.json"),
+        r#"{"total_instances": 2, "run_parameters": {"exec mode": "reproduction_script", "time taken": "0:02:03"}}"#,
+    );
+    let view = load(Default::default());
+    let param = |k: &str| {
+        view.params
+            .iter()
+            .find(|(pk, _)| pk == k)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(param("exec mode").as_deref(), Some("reproduction_script"));
+    assert_eq!(param("time taken").as_deref(), Some("0:02:03"));
 }

@@ -54,6 +54,52 @@ pub fn grade_from_outputs(
         .map_err(|e| e.to_string())
 }
 
+/// How a run was made, for the run report's `run_parameters` (the HTML report of the run, made
+/// then or later, lists them).
+pub fn run_parameters(
+    settings: &crate::settings::RunSettings,
+    elapsed: std::time::Duration,
+) -> Vec<(String, String)> {
+    let eval = &settings.eval;
+    let coverage = if !eval.coverage {
+        "off".to_string()
+    } else if eval.tracer_fixed {
+        "on (fixed tracer mode)".to_string()
+    } else {
+        "on".to_string()
+    };
+    let secs = elapsed.as_secs();
+    vec![
+        ("exec mode".into(), eval.exec_mode.as_str().into()),
+        ("coverage".into(), coverage),
+        (
+            "coverage formula".into(),
+            swtbench_grade::CoverageFormula::default().as_str().into(),
+        ),
+        (
+            "patch types".into(),
+            settings
+                .patch_types
+                .iter()
+                .map(|t| t.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        (
+            "timeout".into(),
+            format!("{} s", settings.exec.timeout.as_secs()),
+        ),
+        (
+            "time taken".into(),
+            format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60),
+        ),
+        (
+            "harness".into(),
+            format!("swtbench {}", crate::keys::HARNESS_VERSION),
+        ),
+    ]
+}
+
 /// Writes `report.json` into the instance's report directory.
 pub fn write_report(report_dir: &Path, report: &InstanceReport) -> std::io::Result<PathBuf> {
     let path = report_dir.join(REPORT_FILE);

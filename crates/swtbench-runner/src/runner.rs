@@ -52,8 +52,8 @@ use crate::plan::{
     RunAction, RunContext, SkipCause,
 };
 use crate::report::{
-    grade_from_outputs, remove_stale_report, write_report, write_run_report, write_summary,
-    InstanceSummary, RunSummary,
+    grade_from_outputs, remove_stale_report, run_parameters, write_report, write_run_report,
+    write_summary, InstanceSummary, RunSummary,
 };
 use crate::session::{Liveness, SESSION};
 use crate::settings::{ImageKind, RunSettings};
@@ -501,6 +501,7 @@ pub async fn run<B: ContainerBackend>(
             submitted_ids,
             unstopped_containers: unstopped,
             unremoved_images: Vec::new(),
+            parameters: run_parameters(&shared.settings, started.elapsed()),
         });
         match write_run_report(
             &shared.settings.outputs.results,

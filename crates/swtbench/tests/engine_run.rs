@@ -417,6 +417,8 @@ fn engine_fixture_unit_tests_without_coverage_and_rerun_reuses_everything() {
     let rr: Value = serde_json::from_str(&std::fs::read_to_string(&run_report).unwrap()).unwrap();
     assert_eq!(rr["total_instances"], 10);
     assert_eq!(rr["error_instances"], 0);
+    assert_eq!(rr["run_parameters"]["exec mode"], "unit_test");
+    assert_eq!(rr["run_parameters"]["coverage"], "off");
     assert!(out_dir
         .join("evaluation_results")
         .join(format!("{MODEL_DIR}.{run_id}.html"))

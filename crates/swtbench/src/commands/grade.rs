@@ -192,14 +192,28 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
         .iter()
         .filter(|e| e.state == EntryState::Error(ErrorReason::MissingModelPatch))
         .count();
+    let out = evaluation_results_path(&args.output_dir, &model_dir, &args.run_id);
+    // How the run was made (written by `swtbench run`) stays in the rewritten run report.
+    let parameters: Vec<(String, String)> = std::fs::read_to_string(&out)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| match v.get("run_parameters") {
+            Some(serde_json::Value::Object(m)) => Some(
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .unwrap_or_default();
     let report = RunReport::new(&RunReportInput {
         entries: graded.entries,
         submitted_ids: submitted
             .map(|s| s.into_iter().collect())
             .unwrap_or_default(),
+        parameters,
         ..Default::default()
     });
-    let out = evaluation_results_path(&args.output_dir, &model_dir, &args.run_id);
     write_atomic(&out, report.to_json().as_bytes())?;
 
     let count = |o: fn(&Outcome) -> bool| report.outcomes.values().filter(|x| o(x)).count();
