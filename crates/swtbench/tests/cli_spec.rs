@@ -591,3 +591,45 @@ fn predictions_and_reproduction_mode() {
         stderr(&o)
     );
 }
+
+#[test]
+fn an_empty_prediction_is_rendered_with_a_note_that_run_does_not_execute_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let dataset = root.join("data.jsonl");
+    std::fs::write(
+        &dataset,
+        row("psf__requests-1", "psf/requests", "2.3", "abc") + "\n",
+    )
+    .unwrap();
+    let preds = root.join("preds.jsonl");
+    std::fs::write(
+        &preds,
+        json!({"instance_id": "psf__requests-1", "model_name_or_path": "org/model", "model_patch": ""})
+            .to_string()
+            + "\n",
+    )
+    .unwrap();
+    let out = root.join("out");
+    let o = swtbench(
+        &[
+            "spec",
+            "--dataset",
+            dataset.to_str().unwrap(),
+            "--predictions",
+            preds.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--offline",
+        ],
+        root,
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("psf__requests-1: the prediction has no usable patch"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(out.join("psf__requests-1/eval/pred_pre.sh").is_file());
+}

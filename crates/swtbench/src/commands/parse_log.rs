@@ -70,7 +70,10 @@ pub fn run(args: ParseLogArgs, printer: &Printer) -> CliResult {
             .context("reading the log from stdin")?;
         buf
     } else {
-        std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?
+        std::fs::read(&args.file).map_err(|e| {
+            CliError::input(anyhow::anyhow!("reading {}: {e}", args.file.display()))
+                .with_hint("FILE is a run's test_output.txt (or - to read the log from stdin)")
+        })?
     };
     let parsed = logs::parse_log(Some(&bytes), parser);
     for note in &parsed.notes {

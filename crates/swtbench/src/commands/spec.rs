@@ -235,6 +235,14 @@ pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
         let raw_patch = prediction.model_patch.as_deref().unwrap_or("");
         // As the original's default (vanilla) patch handling: binary diffs are dropped.
         let model_patch = remove_binary_diffs(raw_patch, LineSplit::Python);
+        if model_patch.trim().is_empty() {
+            printer.warn(&format!(
+                "{}: the prediction has no usable patch (null, blank or binary diffs only); its \
+                 scripts are rendered, but `swtbench run` grades it as an empty patch without \
+                 running them",
+                instance.instance_id
+            ));
+        }
         match render_instance(instance, &table, host, &files, &model_patch, &opts) {
             Ok(out) => {
                 out.write(&dir)?;
