@@ -372,4 +372,16 @@ fn an_instance_without_a_mirror_is_reported_on_stdout_with_the_path_looked_for()
             .contains(expected_mirror),
         "{stdout}"
     );
+
+    // A mirror directory that is not a git repository fails its instance, not the command.
+    std::fs::create_dir_all(mirrors.join("acme__other.git")).unwrap();
+    let broken = swtbench(&args, home.path());
+    let stdout = String::from_utf8_lossy(&broken.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&broken.stderr).into_owned();
+    assert_eq!(broken.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.starts_with("acme__other-1\tfailed\tthe mirror of acme/other is unusable"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(stderr.contains("git clone --mirror"), "{stderr}");
 }

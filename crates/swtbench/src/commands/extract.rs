@@ -107,27 +107,41 @@ pub fn run(args: ExtractArgs, printer: &Printer) -> CliResult {
         let id = instance.instance_id.to_string();
         let raw = prediction.model_patch.clone().unwrap_or_default();
         let log_dir = args.output_dir.join(&id);
-        let source = match GitMirrorSource::locate(
-            &args.repo_mirror,
-            &instance.repo,
-            &instance.base_commit,
-        ) {
-            Ok(Some(s)) => s,
-            Ok(None) => {
+        let looked_for = args
+            .repo_mirror
+            .join(swtbench_data::git_mirror::mirror_dir_name(&instance.repo));
+        // Why this instance has no source of files, and what to do about it.
+        let unusable =
+            match GitMirrorSource::locate(&args.repo_mirror, &instance.repo, &instance.base_commit)
+            {
+                Ok(Some(s)) => Ok(s),
+                Ok(None) => Err((
+                    format!(
+                        "no mirror of {}: {} does not exist",
+                        instance.repo,
+                        looked_for.display()
+                    ),
+                    format!(
+                        "create it with `git clone --mirror https://github.com/{} {}`",
+                        instance.repo,
+                        looked_for.display()
+                    ),
+                )),
+                Err(e) => Err((
+                    format!("the mirror of {} is unusable: {e}", instance.repo),
+                    format!(
+                        "check {} (a bare clone made with `git clone --mirror`) and that it holds \
+                     commit {}",
+                        looked_for.display(),
+                        instance.base_commit
+                    ),
+                )),
+            };
+        let source = match unusable {
+            Ok(s) => s,
+            Err((reason, fix)) => {
                 failed += 1;
-                let looked_for = args
-                    .repo_mirror
-                    .join(swtbench_data::git_mirror::mirror_dir_name(&instance.repo));
-                let reason = format!(
-                    "no mirror of {}: {} does not exist",
-                    instance.repo,
-                    looked_for.display()
-                );
-                printer.warn(&format!(
-                    "{id}: {reason}; create it with `git clone --mirror https://github.com/{} {}`",
-                    instance.repo,
-                    looked_for.display()
-                ));
+                printer.warn(&format!("{id}: {reason}; {fix}"));
                 if args.json {
                     printer.data(
                         &json!({
@@ -144,7 +158,6 @@ pub fn run(args: ExtractArgs, printer: &Printer) -> CliResult {
                 }
                 continue;
             }
-            Err(e) => return Err(CliError::environment(e)),
         };
         let runner = python.as_ref().map(|p| p as &dyn PythonRunner);
         let result = load_or_extract(&log_dir, &raw, &args.patch_types, &options, || {
