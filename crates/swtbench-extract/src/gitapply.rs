@@ -32,15 +32,36 @@ use crate::workspace::Workspace;
 /// Why `git apply` would refuse the patch (messages follow git's own).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GitApplyError {
-    FragmentWithoutHeader { line: usize, text: String },
-    Corrupt { line: usize },
+    FragmentWithoutHeader {
+        line: usize,
+        text: String,
+    },
+    /// `line` counts the lines of the patch being applied (for a non-vanilla type, the patch
+    /// built from the model output); `hunk` is the header of the hunk it belongs to.
+    Corrupt {
+        line: usize,
+        hunk: String,
+    },
     NoValidPatches,
-    NoFilename { line: usize },
-    NewFileDependsOnOld { path: String },
-    NoSuchFile { path: String },
-    AlreadyExists { path: String },
-    HunkFailed { path: String, old_start: i64 },
-    InvalidPath { path: String },
+    NoFilename {
+        line: usize,
+    },
+    NewFileDependsOnOld {
+        path: String,
+    },
+    NoSuchFile {
+        path: String,
+    },
+    AlreadyExists {
+        path: String,
+    },
+    HunkFailed {
+        path: String,
+        old_start: i64,
+    },
+    InvalidPath {
+        path: String,
+    },
 }
 
 impl fmt::Display for GitApplyError {
@@ -49,7 +70,9 @@ impl fmt::Display for GitApplyError {
             GitApplyError::FragmentWithoutHeader { line, text } => {
                 write!(f, "patch fragment without header at line {line}: {text}")
             }
-            GitApplyError::Corrupt { line } => write!(f, "corrupt patch at line {line}"),
+            GitApplyError::Corrupt { line, hunk } => {
+                write!(f, "corrupt patch at line {line} (in the hunk `{hunk}`)")
+            }
             GitApplyError::NoValidPatches => write!(f, "no valid patches in input"),
             GitApplyError::NoFilename { line } => {
                 write!(f, "unable to find filename in patch at line {line}")
@@ -258,7 +281,10 @@ impl<'a> Parser<'a> {
 
     /// git's `parse_fragment`: the fragment starting at line `i` and the index after it.
     fn fragment(&self, i: usize) -> Result<(Fragment, usize), GitApplyError> {
-        let corrupt = GitApplyError::Corrupt { line: i + 1 };
+        let corrupt = GitApplyError::Corrupt {
+            line: i + 1,
+            hunk: self.lines[i].trim_end().chars().take(80).collect(),
+        };
         let (old_start, old_lines, new_start, new_lines) =
             fragment_header(self.lines[i]).ok_or(corrupt.clone())?;
         let (mut old, mut new) = (old_lines, new_lines);
@@ -622,6 +648,17 @@ mod tests {
                 patched: false,
             })
             .collect()
+    }
+
+    #[test]
+    fn a_corrupt_hunk_is_named_in_the_error() {
+        // The hunk promises two new lines; the closing fence of a Markdown answer is not one.
+        let patch = "--- a/t.py\n+++ b/t.py\n@@ -1,1 +1,2 @@ def f\n x = 1\n```\n";
+        let err = Parser::new(patch).parse().expect_err("corrupt");
+        assert_eq!(
+            err.to_string(),
+            "corrupt patch at line 3 (in the hunk `@@ -1,1 +1,2 @@ def f`)"
+        );
     }
 
     #[test]
