@@ -165,8 +165,15 @@ fn engine_grade_reproduces_the_reports_of_run() {
     let run_report_path = out_dir
         .join("evaluation_results")
         .join(format!("{MODEL_DIR}.{run_id}.json"));
-    let by_run_report = read_json(&run_report_path);
+    let mut by_run_report = read_json(&run_report_path);
     assert_eq!(by_run_report["completed_instances"], 0);
+    // How the run was made is `run`'s to say; `grade` into another directory does not know it.
+    let params = by_run_report
+        .as_object_mut()
+        .unwrap()
+        .remove("run_parameters")
+        .expect("run writes run_parameters");
+    assert_eq!(params["exec mode"], "unit_test");
 
     // grade --rewrite: the same reports, byte for byte, and the same run report.
     let grade = |extra: &[&str]| {
@@ -218,4 +225,26 @@ fn engine_grade_reproduces_the_reports_of_run() {
     }
     assert_eq!(graded, by_run_report);
     assert_eq!(reports(&logs), by_run);
+
+    // Re-graded where `run` wrote its run report: how the run was made stays in it.
+    let out = swtbench(
+        &[
+            "grade",
+            "--dataset",
+            &dataset,
+            "--run-id",
+            &run_id,
+            "--spec-table",
+            &table,
+            "--logs-root",
+            "out/run_instance_swt_logs",
+            "--output-dir",
+            "out/evaluation_results",
+            "--model",
+            MODEL_DIR,
+        ],
+        root,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(read_json(&run_report_path)["run_parameters"], params);
 }
