@@ -12,7 +12,7 @@
 //!
 //! Pure: reports in, numbers and text out.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
@@ -229,6 +229,46 @@ fn coverage_rows(
         gold_countable: g,
         resolved_countable: gr,
     })
+}
+
+/// The original's `p@k` mode over several samples (seeds) of one model: per instance, one seed's
+/// report. The attributes `resolved`, `added_f2p`, `coverage_delta_pred` and
+/// `patch_successfully_applied` are tried in that order; for an attribute, the seeds are walked in
+/// the given order and a seed is taken when its value is greater than the value taken so far
+/// (starting at 0), so the first seed with the highest value wins. The first attribute that takes
+/// a seed decides; an instance where every value is 0 (false, null) is left out, as in the
+/// original. `per_seed` holds each seed's reports (already filtered); the result is sorted by
+/// instance id.
+pub fn select_pass_at_k(per_seed: &[Vec<InstanceReport>]) -> Vec<InstanceReport> {
+    let mut by_id: BTreeMap<&str, Vec<&InstanceReport>> = BTreeMap::new();
+    for reports in per_seed {
+        for r in reports {
+            by_id.entry(r.instance_id.as_str()).or_default().push(r);
+        }
+    }
+    let attributes: [fn(&InstanceReport) -> f64; 4] = [
+        |r| f64::from(u8::from(r.resolved)),
+        |r| r.added_f2p.unwrap_or(0) as f64,
+        |r| r.coverage.coverage_delta_pred.unwrap_or(0.0),
+        |r| f64::from(u8::from(r.patch_successfully_applied)),
+    ];
+    by_id
+        .into_values()
+        .filter_map(|candidates| {
+            attributes.iter().find_map(|value| {
+                let mut best = 0.0;
+                let mut chosen = None;
+                for r in &candidates {
+                    let v = value(r);
+                    if v > best {
+                        best = v;
+                        chosen = Some(*r);
+                    }
+                }
+                chosen.cloned()
+            })
+        })
+        .collect()
 }
 
 /// Output formats of the table.
@@ -604,5 +644,64 @@ mod tests {
         assert!(c.starts_with(
             "name,metric,label,value\n\"a,b\",applicability,Applicability (W),17.753623188405797\n"
         ));
+    }
+}
+
+#[cfg(test)]
+mod pass_at_k_tests {
+    use super::*;
+
+    fn report(
+        id: &str,
+        resolved: bool,
+        f2p: Option<u64>,
+        delta: Option<f64>,
+        applied: bool,
+    ) -> InstanceReport {
+        let mut r = InstanceReport {
+            instance_id: id.to_string(),
+            patch_exists: true,
+            patch_successfully_applied: applied,
+            resolved,
+            added_f2p: f2p,
+            ..Default::default()
+        };
+        r.coverage.coverage_delta_pred = delta;
+        r
+    }
+
+    #[test]
+    fn pass_at_k_takes_the_first_attribute_that_picks_a_seed() {
+        let seed1 = vec![
+            report("a", false, Some(1), Some(0.5), true),
+            report("b", false, Some(0), Some(0.2), true),
+            report("c", false, None, None, false),
+            report("d", false, Some(0), None, true),
+        ];
+        let seed2 = vec![
+            report("a", true, Some(1), Some(0.1), true),
+            report("b", false, Some(0), Some(0.7), true),
+            report("c", false, None, None, false),
+            report("e", false, Some(2), None, true),
+        ];
+        let seed3 = vec![
+            report("a", true, Some(3), Some(0.9), true),
+            report("b", false, Some(0), Some(0.7), false),
+        ];
+        let picked = select_pass_at_k(&[seed1, seed2, seed3]);
+        let ids: Vec<&str> = picked.iter().map(|r| r.instance_id.as_str()).collect();
+        // c has nothing truthy in any seed: no report, as in the original.
+        assert_eq!(ids, vec!["a", "b", "d", "e"]);
+        // a: resolved decides, the first resolved seed (2) wins over the later one.
+        assert_eq!(picked[0].coverage.coverage_delta_pred, Some(0.1));
+        // b: no resolved and no F→P: the highest coverage delta, the first of the ties (seed 2).
+        assert_eq!(picked[1].coverage.coverage_delta_pred, Some(0.7));
+        assert!(picked[1].patch_successfully_applied);
+        // d: only applied.
+        assert!(picked[2].patch_successfully_applied && !picked[2].resolved);
+        assert_eq!(picked[3].added_f2p, Some(2));
+        let m = compute(&picked, None, 10);
+        assert_eq!(m.counts.resolved, 1);
+        assert_eq!(m.instances, 4);
     }
 }

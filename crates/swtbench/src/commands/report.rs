@@ -16,7 +16,7 @@ use anyhow::anyhow;
 use swtbench_core::Instance;
 use swtbench_data::SwtFilter;
 use swtbench_grade::leaderboard::{self, Dataset, NoCoverage};
-use swtbench_grade::tree::{collect_reports, TreeReader};
+use swtbench_grade::tree::{collect_reports, CollectedReports, TreeReader};
 use swtbench_grade::Parser;
 use swtbench_spec::SpecTable;
 
@@ -66,6 +66,17 @@ pub struct ReportArgs {
     /// validate-verified-gold-1, validate-full-gold); none for other datasets.
     #[arg(long, alias = "gold_run_id", value_name = "RUN_ID")]
     pub gold_run_id: Option<String>,
+
+    /// `single` (default), or `p@k` over several samples of one model: PATH holds `{seed}`,
+    /// replaced by each of --seeds, and per instance one seed's report counts (the first seed that
+    /// is resolved, else has the most added F→P tests, else the largest coverage delta, else
+    /// applied), as the original's `--mode p@k`. Table formats only.
+    #[arg(long, value_name = "MODE", default_value = "single", value_parser = ["single", "p@k"])]
+    pub mode: String,
+
+    /// The seeds that replace `{seed}` in PATH with --mode p@k, in the order they are tried.
+    #[arg(long, value_name = "SEED", num_args = 1..)]
+    pub seeds: Vec<String>,
 
     /// Column header of the table (default: the run id).
     #[arg(long, value_name = "NAME")]
@@ -265,7 +276,8 @@ pub fn run(args: ReportArgs, printer: &Printer) -> CliResult {
     let denominator = benchmark.denominator(&args)?;
     let gold_run_id = benchmark.gold_run_id(&args);
     let out = args.html.out.as_deref();
-    let measure = |path: &Path| leaderboard_for(path, gold_run_id.as_deref(), denominator, printer);
+    let measure =
+        |path: &Path| leaderboard_for(path, &[], gold_run_id.as_deref(), denominator, printer);
     let page_context = || {
         let gold_run_id = gold_run_id.as_deref();
         page_context(
@@ -295,6 +307,44 @@ pub fn run(args: ReportArgs, printer: &Printer) -> CliResult {
         return Err(CliError::input(anyhow!("missing PATH"))
             .with_hint("pass <logs root>/<run_id>/<model>, or --compare RUN_A RUN_B"));
     };
+    let seeds: &[String] = if args.mode == "p@k" {
+        if !path.to_string_lossy().contains("{seed}") || args.seeds.is_empty() {
+            return Err(CliError::input(anyhow!(
+                "--mode p@k needs a PATH with {{seed}} in it and --seeds"
+            ))
+            .with_hint(
+                "e.g. swtbench report 'run_instance_swt_logs/my-run-{seed}/my-model' --mode p@k \
+                 --seeds 1 2 3",
+            ));
+        }
+        &args.seeds
+    } else {
+        if !args.seeds.is_empty() {
+            return Err(CliError::input(anyhow!(
+                "--seeds is only used with --mode p@k"
+            )));
+        }
+        &[]
+    };
+    if !seeds.is_empty() {
+        let ReportFormat::Table(format) = args.format.unwrap_or_default() else {
+            return Err(CliError::input(anyhow!(
+                "--mode p@k makes a table; the HTML page shows one run"
+            ))
+            .with_hint("use --format github|latex|json|csv, or report each seed's run"));
+        };
+        if out.is_some() {
+            return Err(
+                CliError::input(anyhow!("--out is only used with --format html"))
+                    .with_hint("redirect stdout to save a table"),
+            );
+        }
+        let metrics = leaderboard_for(path, seeds, gold_run_id.as_deref(), denominator, printer)?;
+        let (run_id, _) = run_id_and_root(path)?;
+        let name = args.name.clone().unwrap_or(run_id);
+        printer.data(&leaderboard::render(&metrics, &name, format, args.decimals));
+        return Ok(ExitCode::Success);
+    }
     let metrics = measure(path)?;
     match args.format.unwrap_or_default() {
         ReportFormat::Html => {
@@ -404,14 +454,12 @@ fn log_parsers(
     Ok(parsers)
 }
 
-/// The leaderboard numbers of the run at `path` (what every format of `report` shows), against
-/// the gold run `gold_run_id` of the same logs root (none: no coverage rows).
-fn leaderboard_for(
+/// The reports of the model directory at `path`, after the checks that PATH names one.
+fn collect_model_dir(
     path: &Path,
-    gold_run_id: Option<&str>,
-    denominator: usize,
+    skip: &(dyn Fn(&str) -> bool + Sync),
     printer: &Printer,
-) -> Result<leaderboard::Metrics, CliError> {
+) -> Result<CollectedReports, CliError> {
     if !path.is_dir() {
         return Err(CliError::input(anyhow!(
             "instance log directory not found at {}",
@@ -421,7 +469,6 @@ fn leaderboard_for(
             "PATH is <logs root>/<run_id>/<model>, e.g. run_instance_swt_logs/my-run/my-model",
         ));
     }
-    let (_, root) = run_id_and_root(path)?;
     let models = pred_pre_models(path);
     if !models.is_empty() {
         let dirs: Vec<String> = models
@@ -438,15 +485,62 @@ fn leaderboard_for(
             dirs.join(" or ")
         )));
     }
-    let skip_ids = filtered_ids();
-    let skip = |id: &str| skip_ids.contains(id);
-    let tree = FsTree;
-    let collected = collect_reports(&tree, path, &skip)
+    let collected = collect_reports(&FsTree, path, skip)
         .map_err(|e| CliError::input(anyhow!("reading {}: {e}", path.display())))?
         .unwrap_or_default();
     for (id, why) in &collected.unreadable {
         printer.warn(&format!("{id}: report.json skipped: {why}"));
     }
+    Ok(collected)
+}
+
+/// The leaderboard numbers of the run at `path` (what every format of `report` shows), against
+/// the gold run `gold_run_id` of the same logs root (none: no coverage rows). With `seeds`, `path`
+/// holds `{seed}` and the original's `p@k` mode picks one seed's report per instance
+/// ([`leaderboard::select_pass_at_k`]).
+fn leaderboard_for(
+    path: &Path,
+    seeds: &[String],
+    gold_run_id: Option<&str>,
+    denominator: usize,
+    printer: &Printer,
+) -> Result<leaderboard::Metrics, CliError> {
+    let skip_ids = filtered_ids();
+    let skip = |id: &str| skip_ids.contains(id);
+    let tree = FsTree;
+    let paths: Vec<PathBuf> = if seeds.is_empty() {
+        vec![path.to_path_buf()]
+    } else {
+        seeds
+            .iter()
+            .map(|seed| PathBuf::from(path.to_string_lossy().replace("{seed}", seed)))
+            .collect()
+    };
+    let (_, root) = run_id_and_root(&paths[0])?;
+    let mut per_seed = Vec::with_capacity(paths.len());
+    for p in &paths {
+        per_seed.push(collect_model_dir(p, &skip, printer)?);
+    }
+    let collected = if seeds.is_empty() {
+        per_seed.remove(0)
+    } else {
+        let picked = leaderboard::select_pass_at_k(
+            &per_seed
+                .iter()
+                .map(|c| c.reports.clone())
+                .collect::<Vec<_>>(),
+        );
+        printer.info(&format!(
+            "p@k over {} seeds: {} instances with a report picked",
+            seeds.len(),
+            picked.len()
+        ));
+        CollectedReports {
+            reports: picked,
+            unreadable: per_seed.iter().flat_map(|c| c.unreadable.clone()).collect(),
+            filtered: per_seed.iter().map(|c| c.filtered).max().unwrap_or(0),
+        }
+    };
     let gold_dir = gold_run_id.map(|id| root.join(id).join(GOLD_MODEL_DIR));
     let gold = match (&gold_dir, gold_run_id) {
         (Some(dir), Some(id)) => {
