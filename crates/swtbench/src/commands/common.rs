@@ -368,3 +368,40 @@ mod tests {
         assert!(!truthy_env(None));
     }
 }
+
+/// How the extraction formats behave (`--patch-types` other than vanilla alone), shared by `run`
+/// and `extract` (docs/extraction.md).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ExtractStyleArgs {
+    /// Custom patch type: parity re-emits each file with ast.unparse, as the original (comments
+    /// and formatting are lost); preserve changes only the replaced definitions and the appended
+    /// code.
+    #[arg(
+        long,
+        alias = "custom_patch_style",
+        value_name = "STYLE",
+        default_value = "parity"
+    )]
+    pub custom_patch_style: swtbench_extract::CustomStyle,
+
+    /// Fuzzy patch type: parity keeps the original's placement (a change without following
+    /// context truncates the file, the final newline is dropped); fixed does neither.
+    #[arg(long, value_name = "STYLE", default_value = "parity")]
+    pub fuzzy_style: swtbench_extract::FuzzyStyle,
+
+    /// Vanilla patch type among others: parity never applies minimal patches under 8192 bytes,
+    /// as the original (its temporary file is not flushed); fixed applies them.
+    #[arg(long, value_name = "STYLE", default_value = "parity")]
+    pub vanilla_style: swtbench_extract::VanillaStyle,
+}
+
+impl ExtractStyleArgs {
+    pub fn options(&self) -> swtbench_extract::ExtractOptions {
+        swtbench_extract::ExtractOptions {
+            custom_style: self.custom_patch_style,
+            fuzzy_style: self.fuzzy_style,
+            vanilla_style: self.vanilla_style,
+            ..swtbench_extract::ExtractOptions::default()
+        }
+    }
+}

@@ -15,12 +15,9 @@ use std::path::PathBuf;
 use serde_json::json;
 use swtbench_data::predictions::{load_predictions, PredictionsSource};
 use swtbench_extract::cache::load_or_extract;
-use swtbench_extract::{
-    extract, CustomStyle, ExtractOptions, FuzzyStyle, GitMirrorSource, HostPython, PatchType,
-    PythonRunner, VanillaStyle,
-};
+use swtbench_extract::{extract, GitMirrorSource, HostPython, PatchType, PythonRunner};
 
-use crate::commands::common::{predictions_error, DatasetArgs};
+use crate::commands::common::{predictions_error, DatasetArgs, ExtractStyleArgs};
 use crate::env_vars;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
@@ -46,24 +43,8 @@ pub struct ExtractArgs {
     #[arg(long, value_name = "DIR")]
     pub output_dir: PathBuf,
 
-    /// parity: re-emit files with ast.unparse, as the original; preserve: change only the
-    /// replaced definitions and the appended code.
-    #[arg(
-        long,
-        alias = "custom_patch_style",
-        value_name = "STYLE",
-        default_value = "parity"
-    )]
-    pub custom_patch_style: CustomStyle,
-
-    /// parity: the original's placement (truncation at EOF, final newline dropped); fixed: no
-    /// truncation, final newline kept.
-    #[arg(long, value_name = "STYLE", default_value = "parity")]
-    pub fuzzy_style: FuzzyStyle,
-
-    /// parity: as the original, minimal patches under 8192 bytes never apply; fixed: apply them.
-    #[arg(long, value_name = "STYLE", default_value = "parity")]
-    pub vanilla_style: VanillaStyle,
+    #[command(flatten)]
+    pub styles: ExtractStyleArgs,
 
     /// Python interpreter for the custom type (parses the model's code on this host).
     #[arg(long, value_name = "PYTHON")]
@@ -88,12 +69,7 @@ pub fn run(args: ExtractArgs, printer: &Printer) -> CliResult {
     for w in &predictions.warnings {
         printer.warn(w);
     }
-    let options = ExtractOptions {
-        vanilla_style: args.vanilla_style,
-        custom_style: args.custom_patch_style,
-        fuzzy_style: args.fuzzy_style,
-        ..ExtractOptions::default()
-    };
+    let options = args.styles.options();
     let python = args.python.as_ref().map(HostPython::new);
     if args.patch_types.contains(&PatchType::Custom) && python.is_none() {
         printer.warn("the custom type needs --python here; it will fail for every instance");

@@ -21,7 +21,7 @@ use swtbench_backend::{
 use swtbench_core::layout::model_dir_name;
 use swtbench_core::{Instance, RunKind};
 use swtbench_data::predictions::{load_predictions, PredictionsSource};
-use swtbench_extract::{CustomStyle, ExtractOptions, FuzzyStyle, PatchType, VanillaStyle};
+use swtbench_extract::PatchType;
 use swtbench_grade::leaderboard::{self, Dataset, Format};
 use swtbench_grade::tree::collect_reports;
 use swtbench_runner::events::{EventSink, FanOut, JsonlWriter};
@@ -30,24 +30,15 @@ use swtbench_runner::plan::{DiskOutputs, ImageInventory, PlanInput};
 use swtbench_runner::session::{RunLock, RunLockError};
 use swtbench_runner::settings::{ExecSettings, ImageSettings, OutputRoots, DEFAULT_MAX_OUTPUT};
 use swtbench_runner::{CacheLevel, Cancel, Evaluation, RunSettings};
-use swtbench_spec::{Arch, EvalOptions, ExecMode, ExecSpec, SpecError};
+use swtbench_spec::{Arch, ExecSpec};
 
-use super::common::{parse_bool, DatasetArgs};
+use super::common::{parse_bool, DatasetArgs, ExtractStyleArgs};
 use super::report::FsTree;
-use super::spec::{load_spec_table, repo_files, ExecModeArg};
+use super::spec::{load_spec_table, repo_files, EvalArgs};
 use crate::env_vars;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
 use crate::progress::Progress;
-
-/// How the coverage tracer treats the programs it traces (`--tracer-mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TracerMode {
-    /// As the original tracer: score parity.
-    Original,
-    /// Traced programs behave as they would untraced (`SWTBENCH_TRACE_COMPAT=0`).
-    Fixed,
-}
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -77,55 +68,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 1800)]
     pub timeout: u64,
 
-    /// Run the tests under the coverage tracer (the original's flag; default true).
-    #[arg(long, alias = "compute_coverage", value_name = "BOOL", value_parser = parse_bool,
-          num_args = 0..=1, default_missing_value = "true")]
-    pub compute_coverage: Option<bool>,
-
-    /// Run the tests without the coverage tracer (same as --compute-coverage false).
-    #[arg(long, conflicts_with = "compute_coverage")]
-    pub no_coverage: bool,
-
-    /// How the coverage tracer treats the programs it traces: `original` (the original tracer's
-    /// behaviour, the default: score parity) or `fixed` (traced programs behave as they would
-    /// untraced; see docs/tracer.md). Fixed-mode runs keep their own shared gold/base runs.
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = TracerMode::Original)]
-    pub tracer_mode: TracerMode,
-
-    /// Run the repository's tests on the patch's test files, or a reproduction script.
-    #[arg(long, alias = "exec_mode", value_enum, default_value = "unit_test")]
-    pub exec_mode: ExecModeArg,
-
-    /// The reproduction script the model patch creates, relative to the repository root
-    /// (reproduction_script mode).
-    #[arg(long, alias = "reproduction_script_name", value_name = "PATH")]
-    pub reproduction_script_name: Option<String>,
+    #[command(flatten)]
+    pub eval: EvalArgs,
 
     /// How raw model output becomes a diff, tried in order: vanilla (the default: the prediction
     /// is a diff), fuzzy, custom.
     #[arg(long, alias = "patch_types", value_name = "TYPE", num_args = 1.., default_value = "vanilla")]
     pub patch_types: Vec<PatchType>,
 
-    /// Custom patch type: parity re-emits each file with ast.unparse, as the original (comments
-    /// and formatting are lost); preserve changes only the replaced definitions and the appended
-    /// code.
-    #[arg(
-        long,
-        alias = "custom_patch_style",
-        value_name = "STYLE",
-        default_value = "parity"
-    )]
-    pub custom_patch_style: CustomStyle,
-
-    /// Fuzzy patch type: parity keeps the original's placement (a change without following
-    /// context truncates the file, the final newline is dropped); fixed does neither.
-    #[arg(long, value_name = "STYLE", default_value = "parity")]
-    pub fuzzy_style: FuzzyStyle,
-
-    /// Vanilla patch type among others: parity never applies minimal patches under 8192 bytes,
-    /// as the original (its temporary file is not flushed); fixed applies them.
-    #[arg(long, value_name = "STYLE", default_value = "parity")]
-    pub vanilla_style: VanillaStyle,
+    #[command(flatten)]
+    pub styles: ExtractStyleArgs,
 
     /// Image layers kept after the run: none, base, env (default) or instance.
     #[arg(
@@ -218,10 +170,6 @@ pub struct RunArgs {
     /// default the install done in the instance image is used; see docs/deviations.md).
     #[arg(long)]
     pub eval_install: bool,
-
-    /// Reproduce the original's sympy test command exactly, including its `str.strip` bug.
-    #[arg(long)]
-    pub sympy_strip_bug: bool,
 
     /// Reuse run outputs that have no content key (written by the original harness) instead of
     /// running them again.
@@ -335,18 +283,7 @@ fn raise_open_file_limit(want: u64, printer: &Printer) {
 }
 
 fn settings_from(args: &RunArgs) -> Result<RunSettings, CliError> {
-    let exec_mode = match (args.exec_mode, &args.reproduction_script_name) {
-        (ExecModeArg::UnitTest, _) => ExecMode::UnitTest,
-        (ExecModeArg::ReproductionScript, Some(name)) if !name.trim().is_empty() => {
-            ExecMode::ReproductionScript(name.clone())
-        }
-        (ExecModeArg::ReproductionScript, _) => {
-            return Err(CliError::input(SpecError::MissingScriptName).with_hint(
-                "name the script the model patch creates, relative to the repository root, e.g. \
-                 --reproduction-script-name reproduce_bug.py",
-            ))
-        }
-    };
+    let eval = args.eval.options(!args.eval_install)?;
     if args.max_workers == 0 || args.build_workers == 0 {
         return Err(CliError::input(anyhow!(
             "--max-workers and --build-workers must be at least 1"
@@ -359,21 +296,7 @@ fn settings_from(args: &RunArgs) -> Result<RunSettings, CliError> {
     }
     let mut s = RunSettings::new(&args.run_id, &args.output_dir);
     s.outputs = OutputRoots::under(&args.output_dir);
-    let coverage = !args.no_coverage && args.compute_coverage.unwrap_or(true);
-    if args.tracer_mode == TracerMode::Fixed && !coverage {
-        return Err(CliError::input(anyhow!(
-            "--tracer-mode fixed needs the coverage tracer, which --no-coverage (or \
-             --compute-coverage false) turns off"
-        ))
-        .with_hint("leave out one of the two"));
-    }
-    s.eval = EvalOptions {
-        exec_mode,
-        coverage,
-        sympy_strip_compat: args.sympy_strip_bug,
-        skip_install: !args.eval_install,
-        tracer_fixed: args.tracer_mode == TracerMode::Fixed,
-    };
+    s.eval = eval;
     let max_output = match args.max_output {
         Some(0) => None,
         Some(n) => Some(n as usize),
@@ -399,12 +322,7 @@ fn settings_from(args: &RunArgs) -> Result<RunSettings, CliError> {
     };
     s.max_workers = args.max_workers;
     s.patch_types = args.patch_types.clone();
-    s.extract = ExtractOptions {
-        custom_style: args.custom_patch_style,
-        fuzzy_style: args.fuzzy_style,
-        vanilla_style: args.vanilla_style,
-        ..ExtractOptions::default()
-    };
+    s.extract = args.styles.options();
     s.reuse_unkeyed = args.reuse_unkeyed_outputs;
     s.skip_eval = args.skip_eval;
     Ok(s)

@@ -20,7 +20,6 @@ use swtbench_spec::{
 };
 
 use crate::commands::common::{parse_bool, predictions_error, DatasetArgs};
-use crate::commands::run::TracerMode;
 use crate::env_vars;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
@@ -36,6 +35,83 @@ pub enum ExecModeArg {
     ReproductionScript,
 }
 
+/// How the coverage tracer treats the programs it traces (`--tracer-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TracerMode {
+    /// As the original tracer: score parity.
+    Original,
+    /// Traced programs behave as they would untraced (`SWTBENCH_TRACE_COMPAT=0`).
+    Fixed,
+}
+
+/// How the eval scripts run the tests (shared by `spec` and `run`).
+#[derive(Debug, clap::Args)]
+pub struct EvalArgs {
+    /// Run the repository's tests on the patch's test files, or a reproduction script.
+    #[arg(long, alias = "exec_mode", value_enum, default_value = "unit_test")]
+    pub exec_mode: ExecModeArg,
+
+    /// The reproduction script the model patch creates, relative to the repository root
+    /// (reproduction_script mode).
+    #[arg(long, alias = "reproduction_script_name", value_name = "PATH")]
+    pub reproduction_script_name: Option<String>,
+
+    /// Run the tests under the coverage tracer (the original's flag; default true).
+    #[arg(long, alias = "compute_coverage", value_name = "BOOL", value_parser = parse_bool,
+          num_args = 0..=1, default_missing_value = "true")]
+    pub compute_coverage: Option<bool>,
+
+    /// Run the tests without the coverage tracer (same as --compute-coverage false).
+    #[arg(long, conflicts_with = "compute_coverage")]
+    pub no_coverage: bool,
+
+    /// How the coverage tracer treats the programs it traces: `original` (the original tracer's
+    /// behaviour, the default: score parity) or `fixed` (traced programs behave as they would
+    /// untraced; exports SWTBENCH_TRACE_COMPAT=0 before the test command; see docs/tracer.md).
+    /// Fixed-mode runs keep their own shared gold/base runs.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = TracerMode::Original)]
+    pub tracer_mode: TracerMode,
+
+    /// Reproduce the original's sympy test command exactly, including its `str.strip` bug that
+    /// cuts the last character of the last test file.
+    #[arg(long)]
+    pub sympy_strip_bug: bool,
+}
+
+impl EvalArgs {
+    /// The eval options these flags ask for (`skip_install` comes from the command's own flag),
+    /// or an input error for a combination that cannot run.
+    pub fn options(&self, skip_install: bool) -> Result<EvalOptions, CliError> {
+        let exec_mode = match (self.exec_mode, &self.reproduction_script_name) {
+            (ExecModeArg::UnitTest, _) => ExecMode::UnitTest,
+            (ExecModeArg::ReproductionScript, Some(name)) if !name.trim().is_empty() => {
+                ExecMode::ReproductionScript(name.clone())
+            }
+            (ExecModeArg::ReproductionScript, _) => {
+                return Err(CliError::input(SpecError::MissingScriptName).with_hint(
+                    "name the script the model patch creates, relative to the repository root, \
+                     e.g. --reproduction-script-name reproduce_bug.py",
+                ))
+            }
+        };
+        let coverage = !self.no_coverage && self.compute_coverage.unwrap_or(true);
+        if self.tracer_mode == TracerMode::Fixed && !coverage {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--tracer-mode fixed needs the coverage tracer, which --no-coverage (or \
+                 --compute-coverage false) turns off"
+            ))
+            .with_hint("leave out one of the two"));
+        }
+        Ok(EvalOptions {
+            exec_mode,
+            coverage,
+            sympy_strip_compat: self.sympy_strip_bug,
+            skip_install,
+            tracer_fixed: self.tracer_mode == TracerMode::Fixed,
+        })
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct SpecArgs {
     #[command(flatten)]
@@ -46,21 +122,8 @@ pub struct SpecArgs {
     #[arg(long, alias = "predictions_path", value_name = "gold|FILE")]
     pub predictions: Option<String>,
 
-    /// Run the repository's tests on the patch's test files, or a reproduction script.
-    #[arg(long, alias = "exec_mode", value_enum, default_value = "unit_test")]
-    pub exec_mode: ExecModeArg,
-
-    /// The reproduction script, relative to the repository root (reproduction_script mode).
-    #[arg(long, alias = "reproduction_script_name", value_name = "PATH")]
-    pub reproduction_script_name: Option<String>,
-
-    /// Run the tests without the coverage tracer.
-    #[arg(long, conflicts_with = "compute_coverage")]
-    pub no_coverage: bool,
-
-    /// Run the tests under the coverage tracer (the original's flag; default true).
-    #[arg(long, alias = "compute_coverage", value_name = "BOOL", value_parser = parse_bool)]
-    pub compute_coverage: Option<bool>,
+    #[command(flatten)]
+    pub eval: EvalArgs,
 
     /// Directory of bare git mirrors named <owner>__<name>.git: requirement files are read from
     /// them instead of GitHub.
@@ -75,19 +138,9 @@ pub struct SpecArgs {
     #[arg(long, value_name = "ARCH", value_parser = parse_arch)]
     pub arch: Option<Arch>,
 
-    /// Reproduce the original's sympy test command exactly, including its `str.strip` bug that
-    /// cuts the last character of the last test file.
-    #[arg(long)]
-    pub sympy_strip_bug: bool,
-
     /// Leave out the per-run re-install of the repository from the eval scripts.
     #[arg(long)]
     pub skip_eval_install: bool,
-
-    /// How the coverage tracer treats the programs it traces: `original` (default) or `fixed`
-    /// (exports SWTBENCH_TRACE_COMPAT=0 before the test command; see docs/tracer.md).
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = TracerMode::Original)]
-    pub tracer_mode: TracerMode,
 
     /// Output directory; each instance is written to OUT/<instance_id>/.
     #[arg(long, value_name = "DIR")]
@@ -171,33 +224,7 @@ pub fn repo_files(mirror: Option<&Path>, offline: bool) -> Result<RepoFiles, Cli
 }
 
 pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
-    let exec_mode = match (args.exec_mode, &args.reproduction_script_name) {
-        (ExecModeArg::UnitTest, _) => ExecMode::UnitTest,
-        (ExecModeArg::ReproductionScript, Some(name)) if !name.trim().is_empty() => {
-            ExecMode::ReproductionScript(name.clone())
-        }
-        (ExecModeArg::ReproductionScript, _) => {
-            return Err(CliError::input(SpecError::MissingScriptName).with_hint(
-                "name the script the model patch creates, relative to the repository root, e.g. \
-                 --reproduction-script-name reproduce_bug.py",
-            ))
-        }
-    };
-    let coverage = !args.no_coverage && args.compute_coverage.unwrap_or(true);
-    if args.tracer_mode == TracerMode::Fixed && !coverage {
-        return Err(CliError::input(anyhow::anyhow!(
-            "--tracer-mode fixed needs the coverage tracer, which --no-coverage (or \
-             --compute-coverage false) turns off"
-        ))
-        .with_hint("leave out one of the two"));
-    }
-    let opts = EvalOptions {
-        exec_mode,
-        coverage,
-        sympy_strip_compat: args.sympy_strip_bug,
-        skip_install: args.skip_eval_install,
-        tracer_fixed: args.tracer_mode == TracerMode::Fixed,
-    };
+    let opts = args.eval.options(args.skip_eval_install)?;
     let table = load_spec_table(args.spec_table.as_deref())?;
     let offline = args.dataset.is_offline();
     let files = repo_files(args.repo_mirror.as_deref(), offline)?;
