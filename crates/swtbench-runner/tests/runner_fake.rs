@@ -202,6 +202,17 @@ async fn evaluation(fake: &FakeBackend, s: &Setup, settings: &RunSettings) -> Ev
     }
 }
 
+/// Plans `settings` against the fake engine and runs it to the end.
+async fn run_to_end(
+    fake: &Arc<FakeBackend>,
+    s: &Setup,
+    settings: &RunSettings,
+    sink: &Arc<RecordingSink>,
+) -> swtbench_runner::RunOutput {
+    let eval = evaluation(fake, s, settings).await;
+    swtbench_runner::run(fake.clone(), eval, sink.clone(), Cancel::new()).await
+}
+
 #[test]
 fn the_plan_says_what_runs_what_is_reused_and_why_instances_are_skipped() {
     let dir = tempfile::tempdir().unwrap();
@@ -1078,21 +1089,9 @@ async fn runs_in_another_mode_keep_their_own_shared_dirs_and_replace_nothing() {
     repro.run_id = "r2".into();
     repro.eval.exec_mode = swtbench_spec::ExecMode::ReproductionScript("repro.py".into());
 
-    let first = swtbench_runner::run(
-        fake.clone(),
-        evaluation(&fake, &s, &unit).await,
-        sink.clone(),
-        Cancel::new(),
-    )
-    .await;
+    let first = run_to_end(&fake, &s, &unit, &sink).await;
     assert_eq!(first.stats.runs_executed, 6);
-    let second = swtbench_runner::run(
-        fake.clone(),
-        evaluation(&fake, &s, &repro).await,
-        sink.clone(),
-        Cancel::new(),
-    )
-    .await;
+    let second = run_to_end(&fake, &s, &repro, &sink).await;
     assert_eq!(
         second.stats.runs_executed, 6,
         "nothing of the unit-test run is the reproduction run's"
@@ -1375,13 +1374,7 @@ async fn plain_shared_dirs_of_an_older_tree_are_reused_only_when_they_are_of_the
     let sink = Arc::new(RecordingSink::default());
     let mut repro = settings(dir.path());
     repro.eval.exec_mode = swtbench_spec::ExecMode::ReproductionScript("repro.py".into());
-    let first = swtbench_runner::run(
-        fake.clone(),
-        evaluation(&fake, &s, &repro).await,
-        sink.clone(),
-        Cancel::new(),
-    )
-    .await;
+    let first = run_to_end(&fake, &s, &repro, &sink).await;
     assert_eq!(first.stats.runs_executed, 6);
     // Make it a tree of the original: shared runs in plain `<hash>` directories, without keys.
     let logs = dir.path().join("run_instance_swt_logs");
