@@ -312,10 +312,10 @@ fn regrade_one(tree: &dyn TreeReader, req: &RegradeRequest<'_>, inst: &Instance)
         }
         if RunKind::ALL[i].is_shared() && outputs[i].is_some() {
             if let Ok(Some(script)) = tree.read(&dir.join(EVAL_SCRIPT_FILE)) {
-                if script_mode(&script) != req.options.exec_mode {
+                let shared = SharedVariant::of_eval_script(&String::from_utf8_lossy(&script));
+                if shared.reproduction != (req.options.exec_mode == ExecMode::ReproductionScript) {
                     other_mode.push(RunKind::ALL[i].as_str());
                 }
-                let shared = SharedVariant::of_eval_script(&String::from_utf8_lossy(&script));
                 if pred_variant.is_some_and(|p| {
                     (p.coverage, p.tracer_fixed) != (shared.coverage, shared.tracer_fixed)
                 }) {
@@ -425,14 +425,6 @@ fn probe_pair(
                 Ok(Some(s)) => Some(SharedVariant::of_eval_script(&String::from_utf8_lossy(&s))),
                 _ => None,
             }),
-    }
-}
-
-fn script_mode(script: &[u8]) -> ExecMode {
-    if SharedVariant::of_eval_script(&String::from_utf8_lossy(script)).reproduction {
-        ExecMode::ReproductionScript
-    } else {
-        ExecMode::UnitTest
     }
 }
 

@@ -114,12 +114,6 @@ impl ContainerRegistry {
         labels
     }
 
-    pub fn add(&self, id: &str) {
-        self.ids
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id.to_string());
-    }
     pub fn remove(&self, id: &str) {
         self.ids
             .lock()
