@@ -171,6 +171,24 @@ pub struct SharedDirProbe {
     pub variant: Option<SharedVariant>,
 }
 
+impl SharedDirProbe {
+    /// What the two run directories of a pair hold: whether either has a `test_output.txt`
+    /// (`exists`), and the variant of the first `eval.sh` found (`read`: a file's text, `None`
+    /// when it cannot be read).
+    pub fn of_pair(
+        dirs: &[PathBuf; 2],
+        exists: impl Fn(&Path) -> bool,
+        read: impl Fn(&Path) -> Option<String>,
+    ) -> SharedDirProbe {
+        SharedDirProbe {
+            has_output: dirs.iter().any(|d| exists(&d.join(TEST_OUTPUT_FILE))),
+            variant: dirs.iter().find_map(|d| {
+                read(&d.join(EVAL_SCRIPT_FILE)).map(|s| SharedVariant::of_eval_script(&s))
+            }),
+        }
+    }
+}
+
 impl SharedVariant {
     /// The directory key (last path component) for a pair of shared runs of this variant: its own
     /// [`SharedVariant::dir_key`] when any output is there; otherwise the plain directives hash

@@ -29,6 +29,10 @@ pub trait TreeReader: Sync {
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>>;
     /// Names of the directories directly under `path`; `Ok(None)` when `path` does not exist.
     fn subdirs(&self, path: &Path) -> io::Result<Option<Vec<String>>>;
+    /// Whether the file exists (without reading it, where the tree can).
+    fn exists(&self, path: &Path) -> io::Result<bool> {
+        self.read(path).map(|o| o.is_some())
+    }
 }
 
 /// An in-memory tree: path → bytes. Directories are implied by the paths.
@@ -67,6 +71,10 @@ impl MemoryTree {
 impl TreeReader for MemoryTree {
     fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
         Ok(self.files.get(path).cloned())
+    }
+
+    fn exists(&self, path: &Path) -> io::Result<bool> {
+        Ok(self.files.contains_key(path))
     }
 
     fn subdirs(&self, path: &Path) -> io::Result<Option<Vec<String>>> {
@@ -414,18 +422,14 @@ fn probe_pair(
     pair: [RunKind; 2],
     key: &str,
 ) -> SharedDirProbe {
-    let dirs = pair.map(|kind| root.shared_run_dir(kind, id, key));
-    SharedDirProbe {
-        has_output: dirs
-            .iter()
-            .any(|d| matches!(tree.read(&d.join(TEST_OUTPUT_FILE)), Ok(Some(_)))),
-        variant: dirs
-            .iter()
-            .find_map(|d| match tree.read(&d.join(EVAL_SCRIPT_FILE)) {
-                Ok(Some(s)) => Some(SharedVariant::of_eval_script(&String::from_utf8_lossy(&s))),
-                _ => None,
-            }),
-    }
+    SharedDirProbe::of_pair(
+        &pair.map(|kind| root.shared_run_dir(kind, id, key)),
+        |p| tree.exists(p).unwrap_or(false),
+        |p| match tree.read(p) {
+            Ok(Some(s)) => Some(String::from_utf8_lossy(&s).into_owned()),
+            _ => None,
+        },
+    )
 }
 
 /// An instance without a pred_pre `model_patch.diff`: nothing of it ran. An empty patch (known

@@ -520,13 +520,11 @@ fn read_instance(
     // Both runs of a pair from one directory, chosen as `swtbench grade` chooses it.
     let pick = |pair: [RunKind; 2], hash: &str| -> String {
         variant.resolve_pair_key(hash, false, |key| {
-            let dirs = pair.map(|kind| loc.run_dir(kind, id, Some(key)));
-            SharedDirProbe {
-                has_output: dirs.iter().any(|d| d.join(TEST_OUTPUT_FILE).is_file()),
-                variant: dirs.iter().find_map(|d| {
-                    read_lossy(&d.join(EVAL_SCRIPT_FILE)).map(|s| SharedVariant::of_eval_script(&s))
-                }),
-            }
+            SharedDirProbe::of_pair(
+                &pair.map(|kind| loc.run_dir(kind, id, Some(key))),
+                Path::is_file,
+                read_lossy,
+            )
         })
     };
     let gold_hash = match dataset {

@@ -112,6 +112,10 @@ impl TreeReader for FsTree {
         }
     }
 
+    fn exists(&self, path: &Path) -> io::Result<bool> {
+        path.try_exists()
+    }
+
     fn subdirs(&self, path: &Path) -> io::Result<Option<Vec<String>>> {
         let entries = match std::fs::read_dir(path) {
             Ok(e) => e,
