@@ -9,6 +9,7 @@
 //! - [`embedded`], [`filters`]: the dataset copies and SWT filter lists compiled into the binary.
 //! - [`http`]: blocking HTTP GET with timeouts, retries, an on-disk cache and progress.
 //! - [`git_mirror`]: files of a repository at a commit, from a local bare mirror.
+//! - [`fsutil`]: the one atomic write every output goes through, and its small neighbours.
 //!
 //! Parsing and validation of single records happen in `swtbench-core`; this crate finds the
 //! bytes, hands them over and reports where they came from. It must not depend on terminal or
@@ -17,6 +18,7 @@
 pub mod dataset;
 pub mod embedded;
 pub mod filters;
+pub mod fsutil;
 pub mod git_mirror;
 pub mod http;
 pub mod hub;

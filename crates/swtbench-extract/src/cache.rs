@@ -11,13 +11,19 @@
 //! write is never mistaken for a finished one. An extraction that failed for infrastructure
 //! reasons ([`Extraction::is_cacheable`]) is written but not keyed, so the next run retries it.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use swtbench_core::hash::sha256_hex;
 
 use crate::{Attempt, ExtractOptions, Extraction, PatchType};
+
+fn write_atomic(path: &Path, content: &[u8]) -> Result<(), CacheError> {
+    swtbench_data::fsutil::write_atomic(path, content).map_err(|e| CacheError {
+        path: e.path,
+        source: e.source,
+    })
+}
 
 pub const RAW_FILE: &str = "raw_model_patch.txt";
 pub const PATCH_FILE: &str = "extracted_patch.diff";
@@ -77,24 +83,6 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CacheError + '_ {
     }
 }
 
-fn write_atomic(path: &Path, content: &[u8]) -> Result<(), CacheError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut builder = tempfile::Builder::new();
-    // An ordinary file mode (0666 less the umask), not the temporary file's 0600: these files
-    // are outputs that others read.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder.tempfile_in(dir).map_err(io_err(path))?;
-    tmp.write_all(content).map_err(io_err(path))?;
-    tmp.persist(path).map_err(|e| CacheError {
-        path: path.to_path_buf(),
-        source: e.error,
-    })?;
-    Ok(())
-}
 
 /// The cached extraction in `log_dir` for this key, if there is a complete one.
 pub fn load(log_dir: &Path, key: &ExtractionKey) -> Option<Extraction> {

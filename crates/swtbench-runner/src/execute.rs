@@ -205,12 +205,12 @@ pub fn write_run_inputs(job: &RunJob<'_>) -> Result<(), ExecError> {
     let key = dir.join(KEY_FILE);
     remove_if_exists(&key).map_err(io_err(&key))?;
     let p = dir.join(EVAL_SCRIPT_FILE);
-    write_atomic(&p, job.run.eval_script.as_bytes()).map_err(io_err(&p))?;
+    write_atomic(&p, job.run.eval_script.as_bytes()).map_err(|e| io_err(&p)(e.source))?;
     let p = dir.join(EXEC_SPEC_FILE);
-    write_atomic(&p, job.run.exec_spec_json.as_bytes()).map_err(io_err(&p))?;
+    write_atomic(&p, job.run.exec_spec_json.as_bytes()).map_err(|e| io_err(&p)(e.source))?;
     if !job.run.kind.is_shared() {
         let p = dir.join(MODEL_PATCH_FILE);
-        write_atomic(&p, job.model_patch.as_bytes()).map_err(io_err(&p))?;
+        write_atomic(&p, job.model_patch.as_bytes()).map_err(|e| io_err(&p)(e.source))?;
     }
     Ok(())
 }
@@ -222,7 +222,7 @@ pub fn write_run_outputs(
     result: &RunResult,
 ) -> Result<(), ExecError> {
     let p = run.dir.join(TEST_OUTPUT_FILE);
-    write_atomic(&p, output).map_err(io_err(&p))?;
+    write_atomic(&p, output).map_err(|e| io_err(&p)(e.source))?;
     let record = KeyRecord {
         key: run.key.clone(),
         inputs: run.key_inputs.clone(),
@@ -230,7 +230,7 @@ pub fn write_run_outputs(
         output_sha256: swtbench_core::hash::sha256_hex(output),
     };
     let p = run.dir.join(KEY_FILE);
-    write_atomic(&p, record.to_json().as_bytes()).map_err(io_err(&p))
+    write_atomic(&p, record.to_json().as_bytes()).map_err(|e| io_err(&p)(e.source))
 }
 
 fn log(dir: &Path, line: &str) {

@@ -850,7 +850,7 @@ impl RowOutput {
                 .collect::<Result<_, _>>()
                 .map_err(|e| env(anyhow!("{}: {e}", self.lines_path.display())))?;
             let bytes = to_parquet(&columns_of(&rows), &rows).map_err(|e| env(anyhow!(e)))?;
-            write_atomic(&self.path, &bytes).map_err(env)?;
+            swtbench_data::fsutil::write_atomic(&self.path, &bytes).map_err(|e| env(e.into()))?;
             fs::remove_file(&self.lines_path)
                 .with_context(|| format!("removing {}", self.lines_path.display()))
                 .map_err(env)?;
@@ -865,7 +865,7 @@ impl RowOutput {
             body.push_str(line);
             body.push('\n');
         }
-        write_atomic(&self.path, body.as_bytes()).map_err(env)
+        swtbench_data::fsutil::write_atomic(&self.path, body.as_bytes()).map_err(|e| env(e.into()))
     }
 }
 
@@ -916,27 +916,3 @@ fn scan_lines(
     Ok(good)
 }
 
-/// Writes `bytes` to a temporary file next to `path`, then renames it into place.
-fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    // An ordinary file mode (0666 less the umask, applied when the file is created), not the
-    // private 0600 of temporary files.
-    let mut builder = tempfile::Builder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(fs::Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder
-        .tempfile_in(dir)
-        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes)
-        .with_context(|| format!("writing {}", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| anyhow!(e.error))
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
-}

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use swtbench_core::layout::{
     evaluation_results_path, model_dir_name, LogsRoot, EVALUATION_RESULTS_DIR, LOGS_ROOT_DIR,
 };
@@ -185,7 +185,7 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
         ));
     }
     for (path, text) in &graded.writes {
-        write_atomic(path, text.as_bytes())?;
+        swtbench_data::fsutil::write_atomic(path, text.as_bytes()).map_err(CliError::environment)?;
     }
     let not_run = graded
         .entries
@@ -214,7 +214,7 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
         parameters,
         ..Default::default()
     });
-    write_atomic(&out, report.to_json().as_bytes())?;
+    swtbench_data::fsutil::write_atomic(&out, report.to_json().as_bytes()).map_err(CliError::environment)?;
 
     let count = |o: fn(&Outcome) -> bool| report.outcomes.values().filter(|x| o(x)).count();
     printer.info(&format!(
@@ -323,23 +323,3 @@ fn ids_in_run(
     Ok(ids)
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
-/// killed process never leaves a half-written report.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("creating {}", dir.display()))
-        .map_err(CliError::environment)?;
-    let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        path.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .with_context(|| format!("writing {}", path.display()))
-        .map_err(CliError::environment)?;
-    Ok(())
-}

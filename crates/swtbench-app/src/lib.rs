@@ -1,0 +1,14 @@
+//! The application layer: each command's pipeline as a library function that takes resolved
+//! settings (and, for long work, an event sink) and returns data. The `swtbench` binary parses
+//! arguments into those settings, calls one function here, prints what it returns and maps its
+//! [`Error`] to an exit code; nothing here prints or exits.
+//!
+//! This crate is where the pure crates meet their I/O: it reads files, talks to the container
+//! engine (through `swtbench-backend`), owns the async runtime of an evaluation, and writes
+//! outputs through [`swtbench_data::fsutil::write_atomic`]. Business rules that more than one
+//! command needs (benchmark resolution, the leaderboard denominator, where the gold run lives,
+//! the HTML page of a run) live here once.
+
+pub mod error;
+
+pub use error::{Error, Fault, Result};

@@ -1,0 +1,157 @@
+//! The one way swtbench writes its outputs: atomically (a temporary file in the same directory,
+//! flushed to disk, then renamed over the target, then the directory flushed), with an ordinary
+//! file mode (0666 less the umask, as any file the user creates; never the temporary file's
+//! private 0600), creating parent directories. A killed process therefore leaves either the old
+//! file or the new one, never a half-written output that looks finished. Every crate that writes
+//! a report, a key file, a cache entry or a page uses [`write_atomic`]; there is no other copy.
+//!
+//! Also the small helpers around it: a writable-directory probe, removing a file that may be
+//! missing, appending a line to a log.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Writing a file failed; says which file and what the system said.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}: {source}", path.display())]
+pub struct WriteError {
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl From<WriteError> for std::io::Error {
+    fn from(e: WriteError) -> Self {
+        std::io::Error::new(e.source.kind(), e.to_string())
+    }
+}
+
+/// Writes `bytes` to `path` atomically and durably, creating the parent directories.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    let err = |source| WriteError {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(err)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".swtbench-tmp-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir).map_err(err)?;
+    tmp.write_all(bytes).map_err(err)?;
+    tmp.as_file().sync_data().map_err(err)?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    // The rename is durable once the directory entry is: flush the directory too (best effort:
+    // some file systems refuse to open a directory for syncing).
+    #[cfg(unix)]
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Creates `dir` if needed and checks that a file can be created in it, so that an unwritable
+/// output directory is one error before any work instead of a failure per instance.
+pub fn check_writable_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = tempfile::Builder::new()
+        .prefix(".swtbench-probe-")
+        .tempfile_in(dir)?;
+    probe.close()
+}
+
+/// Removes a file; a missing file is fine.
+pub fn remove_if_exists(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Appends a line to a log file (created when missing).
+pub fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    writeln!(f, "{line}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_creates_dirs_and_replaces() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("a/b/c.txt");
+        write_atomic(&p, b"one").expect("write");
+        write_atomic(&p, b"two").expect("write");
+        assert_eq!(std::fs::read(&p).expect("read"), b"two");
+        let names: Vec<String> = std::fs::read_dir(dir.path().join("a/b"))
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["c.txt"], "no temporary file is left");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&p).expect("meta").permissions().mode();
+            let umask = rustix_free_umask();
+            assert_eq!(
+                mode & 0o777,
+                0o666 & !umask,
+                "an ordinary file mode, not the temp file's 0600"
+            );
+        }
+        remove_if_exists(&p).expect("remove");
+        remove_if_exists(&p).expect("remove again");
+        append_line(&dir.path().join("x/log"), "l1").expect("append");
+        append_line(&dir.path().join("x/log"), "l2").expect("append");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("x/log")).expect("read"),
+            "l1\nl2\n"
+        );
+        check_writable_dir(&dir.path().join("new/dir")).expect("writable");
+        assert!(dir.path().join("new/dir").is_dir());
+        let leftovers = std::fs::read_dir(dir.path().join("new/dir"))
+            .expect("dir")
+            .count();
+        assert_eq!(leftovers, 0, "the probe is removed");
+    }
+
+    #[test]
+    fn a_write_error_names_the_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let blocker = dir.path().join("file");
+        std::fs::write(&blocker, "x").expect("write");
+        let e = write_atomic(&blocker.join("below.json"), b"{}").expect_err("parent is a file");
+        assert!(e.to_string().contains("below.json"), "{e}");
+    }
+
+    /// The process umask, read from a file created with mode 0666.
+    #[cfg(unix)]
+    fn rustix_free_umask() -> u32 {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("probe");
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .open(&p)
+            .expect("create");
+        0o666 & !std::fs::metadata(&p).expect("meta").permissions().mode() & 0o777
+    }
+}
