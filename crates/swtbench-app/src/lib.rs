@@ -9,6 +9,14 @@
 //! command needs (benchmark resolution, the leaderboard denominator, where the gold run lives,
 //! the HTML page of a run) live here once.
 
+pub mod clean;
+pub mod engine;
+pub mod env_vars;
 pub mod error;
+pub mod evaluate;
+pub mod images;
+pub mod inputs;
+pub mod tables;
+pub mod tree;
 
 pub use error::{Error, Fault, Result};

@@ -75,6 +75,20 @@ impl fmt::Display for CliError {
     }
 }
 
+/// A library error keeps its message chain and hint; its fault picks the exit code.
+impl From<swtbench_app::Error> for CliError {
+    fn from(e: swtbench_app::Error) -> Self {
+        CliError {
+            code: match e.fault {
+                swtbench_app::Fault::Input => ExitCode::Input,
+                swtbench_app::Fault::Environment => ExitCode::Environment,
+            },
+            error: e.error,
+            hint: e.hint,
+        }
+    }
+}
+
 /// Any `anyhow` error escaping a command is an input error unless said otherwise.
 impl From<anyhow::Error> for CliError {
     fn from(error: anyhow::Error) -> Self {

@@ -3,6 +3,7 @@
 //! All real work happens in the library crates; this crate parses arguments, resolves settings,
 //! calls the libraries and renders their results and errors. stdout carries data, stderr people.
 
+mod args;
 mod cli;
 mod commands;
 mod env_vars;

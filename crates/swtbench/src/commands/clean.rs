@@ -1,14 +1,9 @@
-//! `swtbench clean --run-id R`: removes what a run left behind (after `kill -9`, a third Ctrl-C
-//! or a crash): its containers and its temporary images (images above its cache level), found by
-//! the `swtbench.run_id` label. Outputs on disk are never touched.
+//! `swtbench clean --run-id R`: removes what a run left behind (containers, temporary images);
+//! the work is [`swtbench_app::clean`], this prints it.
 
-use anyhow::anyhow;
-use swtbench_backend::labels::{LabelFilter, KIND, RUN_ID};
-use swtbench_backend::ContainerBackend;
-use swtbench_runner::session::{Liveness, Session, SESSION};
+use swtbench_app::clean::{clean_run, CleanOptions, Cleaned, Item};
 
-use super::run::{connect_engine, runtime};
-use crate::error::{CliError, CliResult, ExitCode};
+use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 
 #[derive(Debug, clap::Args)]
@@ -32,83 +27,42 @@ pub struct CleanArgs {
 }
 
 pub fn run(args: CleanArgs, printer: &Printer) -> CliResult {
-    if args.run_id.trim().is_empty() {
-        return Err(CliError::input(anyhow!("--run-id must not be empty")));
-    }
-    let rt = runtime()?;
-    let backend = rt.block_on(connect_engine())?;
-    let filter = LabelFilter::new(RUN_ID, args.run_id.as_str());
-    let containers = rt
-        .block_on(backend.containers_with_label(&filter))
-        .map_err(CliError::environment)?;
-    let mut failed = 0usize;
-    let me = Session::current();
-    for c in &containers {
-        let name = c.names.first().cloned().unwrap_or_else(|| c.id.clone());
-        let owner = c.labels.get(SESSION);
-        let live = owner.map(|l| me.liveness(l));
-        if !args.force && matches!(live, Some(Liveness::Alive | Liveness::Unknown)) {
-            let who = owner
-                .and_then(|l| Session::pid_of(l))
-                .map(|p| format!("pid {p}"))
-                .unwrap_or_else(|| "another host".into());
-            printer.warn(&format!(
-                "container {name} belongs to a swtbench process that may still be running ({who}); \
+    let options = CleanOptions {
+        run_id: args.run_id,
+        keep_images: args.keep_images,
+        dry_run: args.dry_run,
+        force: args.force,
+    };
+    options.check()?;
+    let (rt, backend) = swtbench_app::engine::connect_blocking()?;
+    let mut show = |item: Item, name: &str, what: &Cleaned| {
+        let noun = match item {
+            Item::Container => "container",
+            Item::Image => "image",
+        };
+        match what {
+            Cleaned::Removed => printer.data(&format!("removed {noun} {name}")),
+            Cleaned::WouldRemove => printer.data(&format!("{noun} {name}")),
+            Cleaned::LeftAlone { owner } => printer.warn(&format!(
+                "container {name} belongs to a swtbench process that may still be running ({owner}); \
                  left alone (--force removes it)"
-            ));
-            continue;
+            )),
+            Cleaned::Failed(e) => printer.warn(&format!("could not remove {noun} {name}: {e}")),
         }
-        if args.dry_run {
-            printer.data(&format!("container {name}"));
-            continue;
-        }
-        match rt.block_on(backend.container_remove(&c.id)) {
-            Ok(_) => printer.data(&format!("removed container {name}")),
-            Err(e) => {
-                failed += 1;
-                printer.warn(&format!("could not remove container {name}: {e}"));
-            }
-        }
-    }
-    let mut images = if args.keep_images {
-        Vec::new()
-    } else {
-        rt.block_on(backend.images_with_label(&filter))
-            .map_err(CliError::environment)?
     };
-    // Children first (instance before env before base).
-    let rank = |k: Option<&String>| match k.map(String::as_str) {
-        Some("instance") => 0,
-        Some("env") => 1,
-        _ => 2,
-    };
-    images.sort_by_key(|i| rank(i.labels.get(KIND)));
-    for i in &images {
-        let name = i.tags.first().cloned().unwrap_or_else(|| i.id.clone());
-        if args.dry_run {
-            printer.data(&format!("image {name}"));
-            continue;
-        }
-        match rt.block_on(super::images::remove_image(&backend, i, false)) {
-            Ok(()) => printer.data(&format!("removed image {name}")),
-            Err(e) => {
-                failed += 1;
-                printer.warn(&format!("could not remove image {name}: {e}"));
-            }
-        }
-    }
+    let summary = rt.block_on(clean_run(&backend, &options, &mut show))?;
     printer.info(&format!(
         "run {}: {} container(s), {} image(s) {}",
-        args.run_id,
-        containers.len(),
-        images.len(),
-        if args.dry_run {
+        options.run_id,
+        summary.containers,
+        summary.images,
+        if options.dry_run {
             "would be removed"
         } else {
             "found"
         }
     ));
-    Ok(if failed > 0 {
+    Ok(if summary.failed > 0 {
         ExitCode::Partial
     } else {
         ExitCode::Success

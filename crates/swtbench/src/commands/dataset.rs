@@ -34,7 +34,7 @@ use swtbench_textgen::row::{columns_of, text_row, to_json_line, to_parquet, Row}
 use swtbench_textgen::swt::{swt_row, SwtMode, SwtTemplate};
 use swtbench_textgen::tokens::Cl100k;
 
-use crate::commands::common::{self, DatasetArgs};
+use crate::args::{self as common, DatasetArgs};
 use crate::env_vars;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
@@ -915,4 +915,3 @@ fn scan_lines(
     }
     Ok(good)
 }
-

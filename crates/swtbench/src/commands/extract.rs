@@ -17,7 +17,7 @@ use swtbench_data::predictions::{load_predictions, PredictionsSource};
 use swtbench_extract::cache::load_or_extract;
 use swtbench_extract::{extract, GitMirrorSource, HostPython, PatchType, PythonRunner};
 
-use crate::commands::common::{predictions_error, DatasetArgs, ExtractStyleArgs};
+use crate::args::{predictions_error, DatasetArgs, ExtractStyleArgs};
 use crate::env_vars;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;

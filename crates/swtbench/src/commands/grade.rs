@@ -21,9 +21,9 @@ use swtbench_grade::{CoverageFormula, GradeOptions, Outcome, Parser};
 use swtbench_runner::plan::vanilla_patch;
 use swtbench_spec::SpecTable;
 
-use super::common::{predictions_error, DatasetArgs};
 use super::report::FsTree;
 use super::spec::load_spec_table;
+use crate::args::{predictions_error, DatasetArgs};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
 
@@ -185,7 +185,8 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
         ));
     }
     for (path, text) in &graded.writes {
-        swtbench_data::fsutil::write_atomic(path, text.as_bytes()).map_err(CliError::environment)?;
+        swtbench_data::fsutil::write_atomic(path, text.as_bytes())
+            .map_err(CliError::environment)?;
     }
     let not_run = graded
         .entries
@@ -214,7 +215,8 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
         parameters,
         ..Default::default()
     });
-    swtbench_data::fsutil::write_atomic(&out, report.to_json().as_bytes()).map_err(CliError::environment)?;
+    swtbench_data::fsutil::write_atomic(&out, report.to_json().as_bytes())
+        .map_err(CliError::environment)?;
 
     let count = |o: fn(&Outcome) -> bool| report.outcomes.values().filter(|x| o(x)).count();
     printer.info(&format!(
@@ -322,4 +324,3 @@ fn ids_in_run(
     }
     Ok(ids)
 }
-

@@ -9,19 +9,19 @@
 //! pure grading code.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use swtbench_core::Instance;
 use swtbench_data::SwtFilter;
 use swtbench_grade::leaderboard::{self, Dataset, NoCoverage};
-use swtbench_grade::tree::{collect_reports, CollectedReports, TreeReader};
+use swtbench_grade::tree::{collect_reports, CollectedReports};
 use swtbench_grade::Parser;
 use swtbench_spec::SpecTable;
 
-use super::common::DatasetArgs;
 use super::spec::load_spec_table;
+use crate::args::DatasetArgs;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
 
@@ -99,41 +99,7 @@ pub struct ReportArgs {
     pub html: HtmlArgs,
 }
 
-/// The file system as a [`TreeReader`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FsTree;
-
-impl TreeReader for FsTree {
-    fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
-        match std::fs::read(path) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    fn exists(&self, path: &Path) -> io::Result<bool> {
-        path.try_exists()
-    }
-
-    fn subdirs(&self, path: &Path) -> io::Result<Option<Vec<String>>> {
-        let entries = match std::fs::read_dir(path) {
-            Ok(e) => e,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        let mut out = Vec::new();
-        for entry in entries {
-            let entry = entry?;
-            // `Path.is_dir()` of the original follows symlinks.
-            if entry.path().is_dir() {
-                out.push(entry.file_name().to_string_lossy().into_owned());
-            }
-        }
-        out.sort();
-        Ok(Some(out))
-    }
-}
+pub use swtbench_app::tree::FsTree;
 
 /// The benchmark named by `name` (lite/verified/full or one of their dataset aliases).
 pub fn parse_dataset(name: &str) -> Result<Dataset, CliError> {

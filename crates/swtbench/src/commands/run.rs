@@ -1,40 +1,28 @@
-//! `swtbench run`: evaluate predictions end to end. Loads the dataset and predictions, renders
-//! every instance's environment, makes a plan (what to build, run, reuse, skip), and — unless
-//! `--dry-run` — follows it on the container engine: images, the six runs per instance, grading,
-//! `report.json` per instance, the run report, the HTML report and the table on stdout.
+//! `swtbench run`: evaluate predictions end to end. This resolves the arguments into the
+//! settings of [`swtbench_app::evaluate`]'s pipeline, shows its plan (`--dry-run`) or follows it
+//! with a progress display and an optional JSON Lines event file, then prints the leaderboard
+//! table and the summary.
 //!
 //! Exit codes: 0 every instance was graded (whatever the scores; an empty patch is graded), 1 some
 //! were not (the summary's errors and skips; with `--skip-eval`, an instance whose outputs are
 //! missing is an error), 2 bad input, 3 the container engine is unreachable (checked before any
 //! work) or the engine or disk failed during the run, 130 interrupted (Ctrl-C).
 
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::anyhow;
-use swtbench_backend::{
-    BuildNetwork, ContainerBackend, DockerBackend, DockerOptions, ResourceLimits,
-};
-use swtbench_core::layout::model_dir_name;
-use swtbench_core::{Instance, RunKind};
-use swtbench_data::predictions::{load_predictions, PredictionsSource};
+use swtbench_app::evaluate::{self, Engine, EngineUse, Finished, Pipeline, Request, Signal};
+use swtbench_backend::ResourceLimits;
 use swtbench_extract::PatchType;
-use swtbench_grade::leaderboard::{self, Dataset, Format};
-use swtbench_grade::tree::collect_reports;
+use swtbench_grade::leaderboard::{self, Format};
 use swtbench_runner::events::{EventSink, FanOut, JsonlWriter};
-use swtbench_runner::images::image_inventory;
-use swtbench_runner::plan::{DiskOutputs, ImageInventory, PlanInput};
-use swtbench_runner::session::{RunLock, RunLockError};
 use swtbench_runner::settings::{ExecSettings, ImageSettings, OutputRoots, DEFAULT_MAX_OUTPUT};
-use swtbench_runner::{CacheLevel, Cancel, Evaluation, RunSettings};
-use swtbench_spec::{Arch, ExecSpec};
+use swtbench_runner::{CacheLevel, RunSettings};
 
-use super::common::{parse_bool, DatasetArgs, ExtractStyleArgs};
-use super::report::FsTree;
-use super::spec::{load_spec_table, repo_files, EvalArgs};
+use crate::args::{parse_bool, DatasetArgs, EvalArgs, ExtractStyleArgs};
 use crate::env_vars;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
@@ -206,82 +194,6 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     Ok((v * mult as f64) as u64)
 }
 
-/// Connects to the container engine; an unreachable engine is exit code 3 with a hint.
-pub async fn connect_engine() -> Result<DockerBackend, CliError> {
-    DockerBackend::connect(DockerOptions::default())
-        .await
-        .map_err(|e| {
-            let hint = e.hint();
-            let err = CliError::environment(e);
-            match hint {
-                Some(h) => err.with_hint(h),
-                None => err,
-            }
-        })
-}
-
-/// A tokio runtime for the engine work.
-pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::environment(anyhow!("cannot start the async runtime: {e}")))
-}
-
-/// Longest run id: file names are at most 255 bytes, and the run report's is
-/// `<model>.<run_id>.json`.
-const MAX_RUN_ID_BYTES: usize = 128;
-
-fn check_run_id(run_id: &str) -> Result<(), CliError> {
-    let reserved = RunKind::ALL
-        .iter()
-        .filter(|k| k.is_shared())
-        .any(|k| k.as_str() == run_id);
-    // The rules of instance ids (which name directories too), plus a length that leaves room for
-    // `<model>.<run_id>.html` in evaluation_results/.
-    let unusable = run_id.trim().is_empty()
-        || run_id == "."
-        || run_id == ".."
-        || run_id.contains(['/', '\\'])
-        || run_id.chars().any(char::is_control)
-        || run_id.len() > MAX_RUN_ID_BYTES;
-    if unusable {
-        return Err(
-            CliError::input(anyhow!("--run-id {run_id:?} cannot name a directory"))
-                .with_hint(format!(
-                    "use letters, digits, dots, dashes and underscores, at most {MAX_RUN_ID_BYTES} bytes"
-                )),
-        );
-    }
-    if reserved {
-        return Err(CliError::input(anyhow!(
-            "--run-id {run_id} collides with the shared {run_id}/ directory of the logs"
-        ))
-        .with_hint("choose another run id"));
-    }
-    Ok(())
-}
-
-/// Raises the soft limit of open files (never above the hard limit, never lowering it).
-fn raise_open_file_limit(want: u64, printer: &Printer) {
-    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
-    let cur = getrlimit(Resource::Nofile);
-    let hard = cur.maximum;
-    let target = hard.map_or(want, |h| want.min(h));
-    if cur.current.is_some_and(|c| c >= target) || cur.current.is_none() {
-        return;
-    }
-    let new = Rlimit {
-        current: Some(target),
-        maximum: hard,
-    };
-    if let Err(e) = setrlimit(Resource::Nofile, new) {
-        printer.warn(&format!(
-            "could not raise the open file limit to {target}: {e}"
-        ));
-    }
-}
-
 fn settings_from(args: &RunArgs) -> Result<RunSettings, CliError> {
     let eval = args.eval.options(!args.eval_install)?;
     if args.max_workers == 0 || args.build_workers == 0 {
@@ -328,190 +240,58 @@ fn settings_from(args: &RunArgs) -> Result<RunSettings, CliError> {
     Ok(s)
 }
 
-/// Renders every instance's spec (requirement files from the mirror or GitHub raw).
-fn render_specs(
-    instances: &[&Instance],
-    table: &swtbench_spec::SpecTable,
-    files: &dyn swtbench_spec::FileSource,
-) -> BTreeMap<String, Result<ExecSpec, String>> {
-    let host = Arch::host();
-    instances
-        .iter()
-        .map(|i| {
-            (
-                i.instance_id.to_string(),
-                ExecSpec::new(i, table, host, files).map_err(|e| e.to_string()),
-            )
-        })
-        .collect()
-}
-
 pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
-    check_run_id(&args.run_id)?;
+    evaluate::check_run_id(&args.run_id)?;
     let settings = settings_from(&args)?;
     if let Some(mode) = &args.build_mode {
         printer.info(&format!(
             "note: --build-mode {mode} is accepted for compatibility and ignored (images are built through the engine's API)"
         ));
     }
-    raise_open_file_limit(args.open_file_limit, printer);
-    let rt = runtime()?;
+    if let Err(w) = evaluate::raise_open_file_limit(args.open_file_limit) {
+        printer.warn(&w);
+    }
     // The engine first: an unreachable engine is one clear error before any work.
-    let needs_engine = !args.skip_eval;
-    let backend = if needs_engine {
-        match rt.block_on(connect_engine()) {
-            Ok(b) => Some(Arc::new(b)),
-            Err(e) if args.dry_run => {
-                printer.warn(&format!("{}; the plan assumes no image exists", e.error));
-                None
-            }
-            Err(e) => return Err(e),
-        }
-    } else {
-        None
-    };
-
-    let table = load_spec_table(args.spec_table.as_deref())?;
-    let offline = args.dataset.is_offline();
-    let files = repo_files(args.repo_mirror.as_deref(), offline)?;
+    let engine = Engine::connect(match (args.skip_eval, args.dry_run) {
+        (true, _) => EngineUse::Never,
+        (false, true) => EngineUse::IfReachable,
+        (false, false) => EngineUse::Required,
+    })?;
+    if let Some(w) = engine.warning() {
+        printer.warn(w);
+    }
+    let table = swtbench_app::tables::load_spec_table(args.spec_table.as_deref())?;
+    let files =
+        swtbench_app::tables::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
     let dataset = args.dataset.load_valid(printer)?;
-    let source = PredictionsSource::parse(&args.predictions);
-    let predictions =
-        load_predictions(&source, &dataset).map_err(super::common::predictions_error)?;
+    let predictions = swtbench_app::inputs::load_predictions_for(&args.predictions, &dataset)?;
     for w in &predictions.warnings {
         printer.warn(w);
     }
-    if predictions.predictions.is_empty() {
-        return Err(CliError::input(anyhow!(
-            "no prediction matches a selected instance of {}",
-            dataset.name
-        ))
-        .with_hint("check --dataset, --instance-ids and the predictions' instance ids"));
-    }
-    let report_name = format!(
-        "{}.{}.html",
-        model_dir_name(&predictions.model),
-        args.run_id
-    );
-    if report_name.len() > 255 {
-        return Err(CliError::input(anyhow!(
-            "the run report's file name {report_name} is longer than 255 bytes"
-        ))
-        .with_hint("use a shorter --run-id (or model_name_or_path)"));
-    }
-    let with_prediction: Vec<&Instance> = dataset
-        .instances
-        .iter()
-        .filter(|i| predictions.predictions.contains_key(&i.instance_id))
-        .collect();
-    let specs = render_specs(&with_prediction, &table, &files);
-
-    let tags: Vec<String> = specs
-        .values()
-        .filter_map(|s| s.as_ref().ok())
-        .flat_map(|s| {
-            [
-                s.keys.base.clone(),
-                s.keys.env.clone(),
-                s.keys.instance.clone(),
-            ]
-        })
-        .collect();
-    let images: ImageInventory = match &backend {
-        Some(b) => rt
-            .block_on(image_inventory(b.as_ref(), tags))
-            .map_err(CliError::environment)?,
-        None => ImageInventory::new(),
+    let request = Request {
+        settings,
+        dataset,
+        predictions,
+        table,
+        files,
+        ca_bundle: args.ca_bundle.clone(),
+        selection: !args.dataset.instance_ids.is_empty(),
+        filter_swt: args.dataset.filter_swt,
+        html: !args.no_html,
     };
-    let tracer = swtbench_tracer::TRACER_PY.to_string();
-    let tracer_sha = swtbench_core::hash::sha256_hex(&tracer);
-    let plan = swtbench_runner::plan(
-        &PlanInput {
-            settings: &settings,
-            model: &predictions.model,
-            instances: &dataset.instances,
-            predictions: &predictions.predictions,
-            specs: &specs,
-            table: &table,
-            images: &images,
-            tracer_sha256: Some(&tracer_sha),
-        },
-        &DiskOutputs,
-    );
+    let pipeline = Pipeline::prepare(engine, request)?;
     if args.dry_run {
         if args.json {
-            printer.data(&plan.to_json());
+            printer.data(&pipeline.plan().to_json());
         } else {
-            printer.info(plan.to_text().trim_end());
+            printer.info(pipeline.plan().to_text().trim_end());
         }
         return Ok(ExitCode::Success);
     }
-    // One process per run id and output directory: a second one would overwrite the first's
-    // prediction runs and reports.
-    let _lock =
-        RunLock::acquire(&settings.outputs.logs, &settings.run_id).map_err(|e| match e {
-            RunLockError::Busy { .. } => CliError::input(e).with_hint(
-                "wait for it to finish, stop it (Ctrl-C), or use another --run-id or --output-dir",
-            ),
-            RunLockError::Io { .. } => CliError::environment(e)
-                .with_hint("--output-dir must name a directory this user can write to"),
-        })?;
-    for dir in [&settings.outputs.build_logs, &settings.outputs.results] {
-        swtbench_runner::fsutil::check_writable_dir(dir).map_err(|e| {
-            CliError::environment(anyhow!("cannot write to {}: {e}", dir.display()))
-                .with_hint("--output-dir must name a directory this user can write to")
-        })?;
-    }
-    let network = BuildNetwork::from_env(args.ca_bundle.as_deref()).map_err(|e| {
-        CliError::input(e).with_hint("--ca-bundle (or SSL_CERT_FILE) must name a readable file")
-    })?;
-    let evaluation = Evaluation {
-        settings: settings.clone(),
-        instances: dataset
-            .instances
-            .iter()
-            .map(|i| (i.instance_id.to_string(), i.clone()))
-            .collect(),
-        plan,
-        images,
-        tracer: Some(tracer),
-        submitted_ids: predictions
-            .predictions
-            .keys()
-            .map(|k| k.to_string())
-            .collect(),
-        network,
-    };
-    match backend {
-        Some(b) => execute(&rt, b, evaluation, &dataset, &predictions, &args, printer),
-        // --skip-eval: nothing touches an engine.
-        None => execute(
-            &rt,
-            Arc::new(swtbench_runner::offline::NoEngine),
-            evaluation,
-            &dataset,
-            &predictions,
-            &args,
-            printer,
-        ),
-    }
-}
-
-fn execute<B: ContainerBackend>(
-    rt: &tokio::runtime::Runtime,
-    backend: Arc<B>,
-    evaluation: Evaluation,
-    dataset: &swtbench_data::LoadedDataset,
-    predictions: &swtbench_data::LoadedPredictions,
-    args: &RunArgs,
-    printer: &Printer,
-) -> CliResult {
-    let settings = evaluation.settings.clone();
-    let model_dir = model_dir_name(&predictions.model);
     let progress = Arc::new(Progress::new(
         printer,
         std::io::stderr().is_terminal(),
-        evaluation.plan.counts.instances,
+        pipeline.plan().counts.instances,
     ));
     let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(ProgressRef(progress.clone()))];
     if let Some(path) = &args.events {
@@ -523,97 +303,53 @@ fn execute<B: ContainerBackend>(
         })?;
         sinks.push(Box::new(w));
     }
-    let sink: Arc<dyn EventSink> = Arc::new(FanOut(sinks));
-    let cancel = Cancel::new();
-    // The HTML report reads each repository's runs with the parser the plan chose for it.
-    let parsers: BTreeMap<String, swtbench_grade::parsers::Parser> = evaluation
-        .plan
-        .instances
-        .iter()
-        .filter_map(|ip| ip.parser.map(|p| (ip.repo.clone(), p)))
-        .collect();
-    // … and finds the shared runs under the directive hashes the plan used (a spec table's
-    // `non_test_extensions`).
-    let non_test_exts = swtbench_html::NonTestExts {
-        by_repo: evaluation
-            .plan
-            .instances
-            .iter()
-            .filter_map(|ip| {
-                Some((
-                    ip.repo.clone(),
-                    ip.spec.as_ref()?.non_test_extensions.clone(),
-                ))
-            })
-            .collect(),
-        default: None,
-    };
-    let started = std::time::Instant::now();
-    let output = rt.block_on(async {
-        let signals = tokio::spawn(watch_signals(cancel.clone(), *printer));
-        let out = swtbench_runner::run(backend, evaluation, sink, cancel.clone()).await;
-        signals.abort();
-        out
-    });
-    // Warnings were shown as they happened (the progress display renders the events).
-    progress.finish();
-    if output.cancelled == Some(swtbench_runner::events::CancelReason::Kill) {
-        printer.info("killed: containers removed, no reports written");
-        return Ok(ExitCode::Interrupted);
-    }
-
-    let report_path = output.run_report_path.clone();
-
-    // The leaderboard table on stdout.
-    let selection = !args.dataset.instance_ids.is_empty();
-    let known = dataset
-        .known
-        .and_then(|k| k.parse::<Dataset>().ok())
-        .filter(|_| !selection && args.dataset.filter_swt);
-    let denominator = known.map_or(output.stats.instances.max(1), Dataset::denominator);
-    let gold_reports = if predictions.is_gold() {
-        Some(output.reports.clone())
-    } else {
-        known.and_then(|d| {
-            let dir = settings.outputs.logs.join(d.gold_run_id()).join("gold");
-            collect_reports(&FsTree, &dir, &|_| false)
-                .ok()
-                .flatten()
-                .map(|c| c.reports)
-        })
-    };
-    let metrics = leaderboard::compute(&output.reports, gold_reports.as_deref(), denominator);
-
-    // The HTML report next to the run report, with the table's numbers.
-    if !args.no_html {
-        if let Some(path) = &report_path {
-            let page = HtmlContext {
-                parsers,
-                non_test_exts,
-                elapsed: started.elapsed(),
-            };
-            match write_html(&settings, &model_dir, dataset, path, &metrics, page) {
-                Ok(Some(html)) => printer.info(&format!("HTML report: {}", html.display())),
-                // Interrupted before any instance had a report: nothing to show.
-                Ok(None) => {}
-                Err(e) => printer.warn(&format!("the HTML report was not written: {e}")),
-            }
+    let p = *printer;
+    let on_signal = Arc::new(move |s: Signal| {
+        match s {
+        Signal::Interrupt => p.info(
+            "interrupted: stopping containers and writing partial reports (Ctrl-C again to skip the reports)",
+        ),
+        Signal::Kill => p.info("killing: removing containers now (Ctrl-C again to exit at once)"),
+        Signal::Exit => {
+            p.info("exiting; `swtbench clean --run-id <id>` removes what is left");
+            std::process::exit(ExitCode::Interrupted.as_i32());
         }
     }
+    });
+    let finished = pipeline.execute(Arc::new(FanOut(sinks)), on_signal);
+    // Warnings were shown as they happened (the progress display renders the events).
+    progress.finish();
+    match finished? {
+        Finished::Killed => {
+            printer.info("killed: containers removed, no reports written");
+            Ok(ExitCode::Interrupted)
+        }
+        Finished::Done(done) => summarize(&done, &args.run_id, printer),
+    }
+}
+
+/// The HTML page's path, the leaderboard table on stdout, the summary line, and the exit code.
+fn summarize(done: &evaluate::Evaluated, run_id: &str, printer: &Printer) -> CliResult {
+    match &done.html {
+        Some(Ok(html)) => printer.info(&format!("HTML report: {}", html.display())),
+        Some(Err(e)) => printer.warn(&format!("the HTML report was not written: {e}")),
+        None => {}
+    }
     printer.data(&leaderboard::render(
-        &metrics,
-        &args.run_id,
+        &done.metrics,
+        run_id,
         Format::Github,
         None,
     ));
+    let output = &done.output;
     let s = &output.stats;
     printer.info(&format!(
-        "{} instance(s): {} resolved, {} unresolved, {} empty patch, {} error(s), {} skipped, {} interrupted; runs: {} executed ({} timed out), {} reused, {} copied, {} failed; images: {} built, {} removed; denominator {denominator}",
+        "{} instance(s): {} resolved, {} unresolved, {} empty patch, {} error(s), {} skipped, {} interrupted; runs: {} executed ({} timed out), {} reused, {} copied, {} failed; images: {} built, {} removed; denominator {}",
         s.instances, s.resolved, s.unresolved, s.empty_patch, s.errors, s.skipped, s.interrupted,
         s.runs_executed, s.runs_timed_out, s.runs_reused, s.runs_copied, s.runs_failed,
-        s.images_built, s.images_removed
+        s.images_built, s.images_removed, done.metrics.denominator
     ));
-    if let Some(p) = &report_path {
+    if let Some(p) = &output.run_report_path {
         printer.info(&format!("run report: {}", p.display()));
     }
     if let Some(reason) = &output.aborted {
@@ -623,139 +359,18 @@ fn execute<B: ContainerBackend>(
         ))
         .with_hint(format!(
             "fix that and run the same command again: finished runs are reused \
-             (`swtbench clean --run-id {}` removes containers left behind)",
-            args.run_id
+             (`swtbench clean --run-id {run_id}` removes containers left behind)"
         )));
     }
     if output.cancelled.is_some() {
         return Ok(ExitCode::Interrupted);
     }
     // Exactly the summary's errors and skips (interrupted instances returned 130 above).
-    let failed = output.results.iter().any(|r| r.outcome.is_failure());
-    Ok(if failed {
+    Ok(if done.has_failures() {
         ExitCode::Partial
     } else {
         ExitCode::Success
     })
-}
-
-/// What the HTML report needs besides the settings: the log parser of each repository and how
-/// long the run took.
-struct HtmlContext {
-    parsers: BTreeMap<String, swtbench_grade::parsers::Parser>,
-    non_test_exts: swtbench_html::NonTestExts,
-    elapsed: Duration,
-}
-
-fn write_html(
-    settings: &RunSettings,
-    model_dir: &str,
-    dataset: &swtbench_data::LoadedDataset,
-    run_report: &Path,
-    metrics: &leaderboard::Metrics,
-    page: HtmlContext,
-) -> Result<Option<PathBuf>, String> {
-    let filter = match (dataset.filter_applied, dataset.filter) {
-        (true, Some(list)) => format!("SWT-Bench filter list ({list})"),
-        _ => "none".to_string(),
-    };
-    let patch_types = settings
-        .patch_types
-        .iter()
-        .map(|t| t.as_str())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let secs = page.elapsed.as_secs();
-    let model_path = settings.outputs.logs.join(&settings.run_id).join(model_dir);
-    if !model_path.is_dir() {
-        return Ok(None);
-    }
-    let out_dir = settings.outputs.results.clone();
-    let opts = swtbench_html::LoadOptions {
-        out_dir: out_dir.clone(),
-        instances: dataset
-            .instances
-            .iter()
-            .map(|i| (i.instance_id.to_string(), i.clone()))
-            .collect(),
-        metrics: Some(swtbench_html::Metrics::from(metrics)),
-        denominator: Some(metrics.denominator),
-        exec_mode: settings.grade_mode(),
-        parsers: page.parsers,
-        params: vec![
-            ("dataset".into(), dataset.name.clone()),
-            ("split".into(), dataset.split.clone()),
-            ("filter".into(), filter),
-            ("exec mode".into(), settings.eval.exec_mode.as_str().into()),
-            ("patch types".into(), patch_types),
-            (
-                "coverage".into(),
-                if settings.eval.coverage { "on" } else { "off" }.into(),
-            ),
-            (
-                "coverage formula".into(),
-                swtbench_grade::CoverageFormula::default().as_str().into(),
-            ),
-            (
-                "time taken".into(),
-                format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60),
-            ),
-        ],
-        generator: format!("swtbench {}", env!("CARGO_PKG_VERSION")),
-        run_report: Some(run_report.to_path_buf()),
-    };
-    let view = swtbench_html::load_run_with(&model_path, &opts, &page.non_test_exts)
-        .map_err(|e| e.to_string())?;
-    let html = swtbench_html::render_run(&view);
-    let path = out_dir.join(format!("{model_dir}.{}.html", settings.run_id));
-    swtbench_runner::fsutil::write_atomic(&path, html.as_bytes()).map_err(|e| e.to_string())?;
-    Ok(Some(path))
-}
-
-/// Ctrl-C once: interrupt (stop, clean up, partial reports); twice: kill (clean up, no
-/// reports); three times: exit at once. SIGTERM counts as a first Ctrl-C.
-async fn watch_signals(cancel: Cancel, printer: Printer) {
-    #[cfg(unix)]
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let mut presses = 0u32;
-    loop {
-        #[cfg(unix)]
-        {
-            let term_fut = async {
-                match term.as_mut() {
-                    Some(t) => {
-                        t.recv().await;
-                    }
-                    None => std::future::pending::<()>().await,
-                }
-            };
-            tokio::select! {
-                r = tokio::signal::ctrl_c() => { if r.is_err() { return; } }
-                _ = term_fut => {}
-            }
-        }
-        #[cfg(not(unix))]
-        if tokio::signal::ctrl_c().await.is_err() {
-            return;
-        }
-        presses += 1;
-        match presses {
-            1 => {
-                cancel.request(swtbench_runner::events::CancelReason::Interrupt);
-                printer.info(
-                    "interrupted: stopping containers and writing partial reports (Ctrl-C again to skip the reports)",
-                );
-            }
-            2 => {
-                cancel.request(swtbench_runner::events::CancelReason::Kill);
-                printer.info("killing: removing containers now (Ctrl-C again to exit at once)");
-            }
-            _ => {
-                printer.info("exiting; `swtbench clean --run-id <id>` removes what is left");
-                std::process::exit(ExitCode::Interrupted.as_i32());
-            }
-        }
-    }
 }
 
 /// An `Arc<Progress>` as an event sink.
@@ -780,25 +395,5 @@ mod tests {
         assert_eq!(parse_size("64mb"), Ok(64 << 20));
         assert!(parse_size("lots").is_err());
         assert!(parse_size("-1").is_err());
-    }
-
-    #[test]
-    fn run_ids_that_are_not_directory_names_or_collide_are_refused() {
-        assert!(check_run_id("my-run.1").is_ok());
-        let long = "x".repeat(MAX_RUN_ID_BYTES + 1);
-        for bad in [
-            "",
-            " ",
-            "a/b",
-            "a\\b",
-            "a\nb",
-            "a\tb",
-            "..",
-            "gold_pre",
-            "base_post",
-            &long,
-        ] {
-            assert!(check_run_id(bad).is_err(), "{bad}");
-        }
     }
 }

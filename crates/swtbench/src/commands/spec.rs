@@ -16,101 +16,15 @@ use swtbench_data::http::{HttpClient, HttpConfig};
 use swtbench_data::predictions::{load_predictions, PredictionsSource};
 use swtbench_spec::fetch::RepoFiles;
 use swtbench_spec::{
-    Arch, EvalOptions, ExecMode, ExecSpec, FileSource, RunInputs, SpecError, SpecTable, TableSyntax,
+    Arch, EvalOptions, ExecSpec, FileSource, RunInputs, SpecError, SpecTable, TableSyntax,
 };
 
-use crate::commands::common::{parse_bool, predictions_error, DatasetArgs};
+use crate::args::{predictions_error, DatasetArgs};
 use crate::env_vars;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
 
-/// How the tests are run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExecModeArg {
-    /// The repository's test runner on the test files the patch touches.
-    #[value(name = "unit_test", alias = "unit-test")]
-    UnitTest,
-    /// `python3 /testbed/<script>`; its exit code is the result.
-    #[value(name = "reproduction_script", alias = "reproduction-script")]
-    ReproductionScript,
-}
-
-/// How the coverage tracer treats the programs it traces (`--tracer-mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TracerMode {
-    /// As the original tracer: score parity.
-    Original,
-    /// Traced programs behave as they would untraced (`SWTBENCH_TRACE_COMPAT=0`).
-    Fixed,
-}
-
-/// How the eval scripts run the tests (shared by `spec` and `run`).
-#[derive(Debug, clap::Args)]
-pub struct EvalArgs {
-    /// Run the repository's tests on the patch's test files, or a reproduction script.
-    #[arg(long, alias = "exec_mode", value_enum, default_value = "unit_test")]
-    pub exec_mode: ExecModeArg,
-
-    /// The reproduction script the model patch creates, relative to the repository root
-    /// (reproduction_script mode).
-    #[arg(long, alias = "reproduction_script_name", value_name = "PATH")]
-    pub reproduction_script_name: Option<String>,
-
-    /// Run the tests under the coverage tracer (the original's flag; default true).
-    #[arg(long, alias = "compute_coverage", value_name = "BOOL", value_parser = parse_bool,
-          num_args = 0..=1, default_missing_value = "true")]
-    pub compute_coverage: Option<bool>,
-
-    /// Run the tests without the coverage tracer (same as --compute-coverage false).
-    #[arg(long, conflicts_with = "compute_coverage")]
-    pub no_coverage: bool,
-
-    /// How the coverage tracer treats the programs it traces: `original` (the original tracer's
-    /// behaviour, the default: score parity) or `fixed` (traced programs behave as they would
-    /// untraced; exports SWTBENCH_TRACE_COMPAT=0 before the test command; see docs/tracer.md).
-    /// Fixed-mode runs keep their own shared gold/base runs.
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = TracerMode::Original)]
-    pub tracer_mode: TracerMode,
-
-    /// Reproduce the original's sympy test command exactly, including its `str.strip` bug that
-    /// cuts the last character of the last test file.
-    #[arg(long)]
-    pub sympy_strip_bug: bool,
-}
-
-impl EvalArgs {
-    /// The eval options these flags ask for (`skip_install` comes from the command's own flag),
-    /// or an input error for a combination that cannot run.
-    pub fn options(&self, skip_install: bool) -> Result<EvalOptions, CliError> {
-        let exec_mode = match (self.exec_mode, &self.reproduction_script_name) {
-            (ExecModeArg::UnitTest, _) => ExecMode::UnitTest,
-            (ExecModeArg::ReproductionScript, Some(name)) if !name.trim().is_empty() => {
-                ExecMode::ReproductionScript(name.clone())
-            }
-            (ExecModeArg::ReproductionScript, _) => {
-                return Err(CliError::input(SpecError::MissingScriptName).with_hint(
-                    "name the script the model patch creates, relative to the repository root, \
-                     e.g. --reproduction-script-name reproduce_bug.py",
-                ))
-            }
-        };
-        let coverage = !self.no_coverage && self.compute_coverage.unwrap_or(true);
-        if self.tracer_mode == TracerMode::Fixed && !coverage {
-            return Err(CliError::input(anyhow::anyhow!(
-                "--tracer-mode fixed needs the coverage tracer, which --no-coverage (or \
-                 --compute-coverage false) turns off"
-            ))
-            .with_hint("leave out one of the two"));
-        }
-        Ok(EvalOptions {
-            exec_mode,
-            coverage,
-            sympy_strip_compat: self.sympy_strip_bug,
-            skip_install,
-            tracer_fixed: self.tracer_mode == TracerMode::Fixed,
-        })
-    }
-}
+pub use crate::args::EvalArgs;
 
 #[derive(Debug, clap::Args)]
 pub struct SpecArgs {

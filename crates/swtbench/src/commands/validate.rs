@@ -16,7 +16,7 @@ use swtbench_data::dataset::{Exclusion, LoadedDataset};
 use swtbench_data::predictions::{load_predictions, LoadedPredictions, PredictionsSource};
 use swtbench_spec::{SpecError, SpecTable, TableSyntax};
 
-use crate::commands::common::{predictions_error, DatasetArgs};
+use crate::args::{predictions_error, DatasetArgs};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
 

@@ -1,4 +1,4 @@
-//! Arguments shared by every command that reads a dataset (`validate`, `run`, `spec`, grading…):
+//! Arguments shared by several commands that reads a dataset (`validate`, `run`, `spec`, grading…):
 //! `--dataset --split --filter-swt --swt-filter-list --is-swt --offline --instance-ids`, and the
 //! one function that turns them into a [`LoadedDataset`]. Commands `#[command(flatten)]`
 //! [`DatasetArgs`] so the flags, their snake_case aliases and their behaviour are identical
@@ -6,14 +6,10 @@
 
 use std::io::IsTerminal;
 
-use swtbench_core::PredictionError;
 use swtbench_data::dataset::{DatasetError, LoadOptions, LoadedDataset};
-use swtbench_data::http::HttpConfig;
-use swtbench_data::hub::{Hub, HubConfig, HubError};
 use swtbench_data::predictions::PredictionsError;
 use swtbench_data::SwtFilter;
 
-use crate::env_vars;
 use crate::error::CliError;
 use crate::printer::Printer;
 
@@ -83,9 +79,7 @@ pub struct DatasetArgs {
 impl DatasetArgs {
     /// Whether the network is off limits (flag or environment).
     pub fn is_offline(&self) -> bool {
-        self.offline
-            || truthy_env(std::env::var(env_vars::SWTBENCH_OFFLINE).ok().as_deref())
-            || truthy_env(std::env::var(env_vars::HF_HUB_OFFLINE).ok().as_deref())
+        self.offline || swtbench_app::inputs::offline_from_env()
     }
 
     pub fn options(&self) -> LoadOptions {
@@ -103,12 +97,11 @@ impl DatasetArgs {
     /// Loads the dataset, printing notes (fallbacks, detections) on stderr. Invalid rows are kept
     /// in [`LoadedDataset::problems`]; use [`DatasetArgs::load_valid`] to refuse them.
     pub fn load(&self, printer: &Printer) -> Result<LoadedDataset, CliError> {
-        let hub = hub_from_env()?;
         let mut bar = DownloadBar::new(printer);
         let mut progress = |url: &str, done: u64, total: Option<u64>| bar.update(url, done, total);
-        let result = swtbench_data::load_dataset(&self.options(), &hub, Some(&mut progress));
+        let result = swtbench_app::inputs::load_dataset(&self.options(), &mut progress);
         bar.finish();
-        let loaded = result.map_err(dataset_error)?;
+        let loaded = result?;
         for note in &loaded.notes {
             printer.info(&format!("note: {note}"));
         }
@@ -129,121 +122,14 @@ impl DatasetArgs {
     }
 }
 
-/// An on/off environment variable as the Hugging Face libraries read `HF_HUB_OFFLINE`: 1, ON,
-/// YES or TRUE (any case) mean on.
-fn truthy_env(value: Option<&str>) -> bool {
-    value.is_some_and(|v| {
-        matches!(
-            v.trim().to_ascii_uppercase().as_str(),
-            "1" | "ON" | "YES" | "TRUE"
-        )
-    })
-}
-
-/// The hub client, configured from `HF_ENDPOINT`, `HF_HOME`, `HF_TOKEN`, the CA bundle
-/// (`SSL_CERT_FILE`) and the proxy variables.
-pub fn hub_from_env() -> Result<Hub, CliError> {
-    let config = HubConfig::from_env(&|k| std::env::var(k).ok());
-    Hub::new(config, HttpConfig::default()).map_err(|e| {
-        CliError::environment(e).with_hint(format!(
-            "check {} and the proxy variables (HTTPS_PROXY, NO_PROXY)",
-            env_vars::SSL_CERT_FILE
-        ))
-    })
-}
-
-/// Maps a dataset error to the exit code and hint a user needs.
+/// A dataset error with its exit code and hint.
 pub fn dataset_error(e: DatasetError) -> CliError {
-    let hint = match &e {
-        DatasetError::NotOffline { .. } => {
-            // The dataset exists; the network it needs is switched off: an environment matter.
-            return CliError::environment(e).with_hint(format!(
-                "run once without --offline (and without {}/{}) to download it into the cache, \
-                 or pass a local file with --dataset",
-                env_vars::SWTBENCH_OFFLINE,
-                env_vars::HF_HUB_OFFLINE
-            ));
-        }
-        DatasetError::FileNotFound { .. } => Some(
-            "check the path; `swtbench datasets` lists the aliases (lite, verified, full, …)"
-                .to_string(),
-        ),
-        DatasetError::NoInstanceIds => Some(
-            "give ids separated by spaces or commas, or leave --instance-ids out to select every \
-             instance"
-                .to_string(),
-        ),
-        DatasetError::Hub { source, .. } if source.is_unavailable() => {
-            return CliError::environment(e).with_hint(
-                "the Hugging Face hub could not be reached; check the network and proxy \
-                 variables, set HF_ENDPOINT for a mirror, or pass a local file with --dataset",
-            );
-        }
-        DatasetError::Hub { source, .. } => match &**source {
-            HubError::DatasetNotFound { .. } => Some(
-                "known aliases are listed by `swtbench datasets`; a local file must end in \
-                 .json, .jsonl or .parquet"
-                    .to_string(),
-            ),
-            HubError::AccessDenied { .. } => Some(format!(
-                "set {} to a token that can read this dataset",
-                env_vars::HF_TOKEN
-            )),
-            _ => None,
-        },
-        DatasetError::UnknownInstanceIds { missing, .. } => {
-            let filtered = missing.iter().any(|(_, why)| {
-                matches!(why, Some(swtbench_data::dataset::Exclusion::SwtFilter(_)))
-            });
-            Some(format!(
-                "`swtbench validate --dataset … --json` lists the dataset's ids under \
-                 `instance_ids`{}",
-                if filtered {
-                    "; ids the SWT filter removes are available without --filter-swt"
-                } else {
-                    ""
-                }
-            ))
-        }
-        DatasetError::Invalid { problems, .. } => Some(format!(
-            "`swtbench validate` lists all {} problem(s)",
-            problems.len()
-        )),
-        _ => None,
-    };
-    let err = CliError::input(e);
-    match hint {
-        Some(h) => err.with_hint(h),
-        None => err,
-    }
+    swtbench_app::inputs::dataset_error(e).into()
 }
 
-/// Maps a predictions error to the exit code and a hint that fits the problem.
+/// A predictions error with its exit code and hint.
 pub fn predictions_error(e: PredictionsError) -> CliError {
-    const FORMAT: &str = "predictions are `gold`, a .jsonl file of {\"instance_id\", \
-                          \"model_name_or_path\", \"model_patch\"} records (one per line), or a \
-                          .json file holding a list of them or an object keyed by instance id";
-    let hint = match &e {
-        PredictionsError::NotFound { .. } => {
-            "check the path; `gold` (lower case) evaluates the gold tests".to_string()
-        }
-        PredictionsError::NotText { .. } => {
-            "save the file as UTF-8 (JSON text is always UTF-8)".to_string()
-        }
-        PredictionsError::Io { .. } => "check the file's permissions".to_string(),
-        PredictionsError::NoGold => {
-            "the dataset selection is empty; check --instance-ids and --filter-swt".to_string()
-        }
-        PredictionsError::Parse(PredictionError::MixedModels { .. }) => {
-            "split the file by `model_name_or_path` and evaluate each model separately".to_string()
-        }
-        PredictionsError::Parse(PredictionError::BadModelName { .. }) => {
-            "set `model_name_or_path` to the model's name; it names the run's output directory"
-                .to_string()
-        }
-        _ => FORMAT.to_string(),
-    };
-    CliError::input(e).with_hint(hint)
+    swtbench_app::inputs::predictions_error(e).into()
 }
 
 /// A progress bar for hub downloads, drawn only on a terminal and never with --quiet.
@@ -356,17 +242,6 @@ mod tests {
         assert_eq!(t.d.swt_filter_list, Some(SwtFilter::Verified));
         assert!(T::try_parse_from(["t", "--is_swt", "maybe"]).is_err());
     }
-
-    #[test]
-    fn hf_hub_offline_values() {
-        for v in ["1", "ON", "on", "yes", "True", " 1 "] {
-            assert!(truthy_env(Some(v)), "{v}");
-        }
-        for v in ["0", "off", "false", "", "2"] {
-            assert!(!truthy_env(Some(v)), "{v}");
-        }
-        assert!(!truthy_env(None));
-    }
 }
 
 /// How the extraction formats behave (`--patch-types` other than vanilla alone), shared by `run`
@@ -403,5 +278,99 @@ impl ExtractStyleArgs {
             vanilla_style: self.vanilla_style,
             ..swtbench_extract::ExtractOptions::default()
         }
+    }
+}
+
+/// The hub client from the environment, with the exit code and hint of a failure.
+pub fn hub_from_env() -> Result<swtbench_data::hub::Hub, CliError> {
+    Ok(swtbench_app::inputs::hub_from_env()?)
+}
+
+/// How the tests are run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExecModeArg {
+    /// The repository's test runner on the test files the patch touches.
+    #[value(name = "unit_test", alias = "unit-test")]
+    UnitTest,
+    /// `python3 /testbed/<script>`; its exit code is the result.
+    #[value(name = "reproduction_script", alias = "reproduction-script")]
+    ReproductionScript,
+}
+
+/// How the coverage tracer treats the programs it traces (`--tracer-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TracerMode {
+    /// As the original tracer: score parity.
+    Original,
+    /// Traced programs behave as they would untraced (`SWTBENCH_TRACE_COMPAT=0`).
+    Fixed,
+}
+
+/// How the eval scripts run the tests (shared by `spec` and `run`).
+#[derive(Debug, clap::Args)]
+pub struct EvalArgs {
+    /// Run the repository's tests on the patch's test files, or a reproduction script.
+    #[arg(long, alias = "exec_mode", value_enum, default_value = "unit_test")]
+    pub exec_mode: ExecModeArg,
+
+    /// The reproduction script the model patch creates, relative to the repository root
+    /// (reproduction_script mode).
+    #[arg(long, alias = "reproduction_script_name", value_name = "PATH")]
+    pub reproduction_script_name: Option<String>,
+
+    /// Run the tests under the coverage tracer (the original's flag; default true).
+    #[arg(long, alias = "compute_coverage", value_name = "BOOL", value_parser = parse_bool,
+          num_args = 0..=1, default_missing_value = "true")]
+    pub compute_coverage: Option<bool>,
+
+    /// Run the tests without the coverage tracer (same as --compute-coverage false).
+    #[arg(long, conflicts_with = "compute_coverage")]
+    pub no_coverage: bool,
+
+    /// How the coverage tracer treats the programs it traces: `original` (the original tracer's
+    /// behaviour, the default: score parity) or `fixed` (traced programs behave as they would
+    /// untraced; exports SWTBENCH_TRACE_COMPAT=0 before the test command; see docs/tracer.md).
+    /// Fixed-mode runs keep their own shared gold/base runs.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = TracerMode::Original)]
+    pub tracer_mode: TracerMode,
+
+    /// Reproduce the original's sympy test command exactly, including its `str.strip` bug that
+    /// cuts the last character of the last test file.
+    #[arg(long)]
+    pub sympy_strip_bug: bool,
+}
+
+impl EvalArgs {
+    /// The eval options these flags ask for (`skip_install` comes from the command's own flag),
+    /// or an input error for a combination that cannot run.
+    pub fn options(&self, skip_install: bool) -> Result<swtbench_spec::EvalOptions, CliError> {
+        let exec_mode = match (self.exec_mode, &self.reproduction_script_name) {
+            (ExecModeArg::UnitTest, _) => swtbench_spec::ExecMode::UnitTest,
+            (ExecModeArg::ReproductionScript, Some(name)) if !name.trim().is_empty() => {
+                swtbench_spec::ExecMode::ReproductionScript(name.clone())
+            }
+            (ExecModeArg::ReproductionScript, _) => return Err(CliError::input(
+                swtbench_spec::SpecError::MissingScriptName,
+            )
+            .with_hint(
+                "name the script the model patch creates, relative to the repository root, \
+                     e.g. --reproduction-script-name reproduce_bug.py",
+            )),
+        };
+        let coverage = !self.no_coverage && self.compute_coverage.unwrap_or(true);
+        if self.tracer_mode == TracerMode::Fixed && !coverage {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--tracer-mode fixed needs the coverage tracer, which --no-coverage (or \
+                 --compute-coverage false) turns off"
+            ))
+            .with_hint("leave out one of the two"));
+        }
+        Ok(swtbench_spec::EvalOptions {
+            exec_mode,
+            coverage,
+            sympy_strip_compat: self.sympy_strip_bug,
+            skip_install,
+            tracer_fixed: self.tracer_mode == TracerMode::Fixed,
+        })
     }
 }

@@ -1,0 +1,150 @@
+//! `clean`: removes what a run left behind (after `kill -9`, a third Ctrl-C or a crash): its
+//! containers and its temporary images (images above its cache level), found by the
+//! `swtbench.run_id` label. Outputs on disk are never touched. Containers of a swtbench process
+//! that may still be running are left alone unless forced.
+//!
+//! Each removal is reported to a callback as it happens (the binary prints it); the totals come
+//! back as a [`CleanSummary`].
+
+use anyhow::anyhow;
+use swtbench_backend::labels::{LabelFilter, KIND, RUN_ID};
+use swtbench_backend::{BackendError, ContainerBackend, ImageInfo};
+use swtbench_runner::session::{Liveness, Session, SESSION};
+
+use crate::{Error, Result};
+
+/// What to clean.
+#[derive(Debug, Clone)]
+pub struct CleanOptions {
+    pub run_id: String,
+    /// Remove containers only.
+    pub keep_images: bool,
+    /// Report what would be removed, remove nothing.
+    pub dry_run: bool,
+    /// Also remove containers of a swtbench process that may still be running.
+    pub force: bool,
+}
+
+impl CleanOptions {
+    /// Refuses options that cannot name a run (before the engine is needed).
+    pub fn check(&self) -> Result<()> {
+        if self.run_id.trim().is_empty() {
+            return Err(Error::input(anyhow!("--run-id must not be empty")));
+        }
+        Ok(())
+    }
+}
+
+/// What kind of thing a [`Cleaned`] item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Item {
+    Container,
+    Image,
+}
+
+/// What happened to one container or image.
+#[derive(Debug)]
+pub enum Cleaned {
+    Removed,
+    WouldRemove,
+    /// A container of a swtbench process that may still be running (`owner` says which).
+    LeftAlone {
+        owner: String,
+    },
+    Failed(BackendError),
+}
+
+/// Totals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CleanSummary {
+    pub containers: usize,
+    pub images: usize,
+    pub failed: usize,
+}
+
+/// Removes the run's containers, then (unless `keep_images`) its temporary images, children
+/// first; `report(item, name, what)` is called for each.
+pub async fn clean_run<B: ContainerBackend>(
+    backend: &B,
+    options: &CleanOptions,
+    report: &mut dyn FnMut(Item, &str, &Cleaned),
+) -> Result<CleanSummary> {
+    options.check()?;
+    let filter = LabelFilter::new(RUN_ID, options.run_id.as_str());
+    let containers = backend
+        .containers_with_label(&filter)
+        .await
+        .map_err(Error::environment)?;
+    let mut summary = CleanSummary {
+        containers: containers.len(),
+        ..CleanSummary::default()
+    };
+    let me = Session::current();
+    for c in &containers {
+        let name = c.names.first().cloned().unwrap_or_else(|| c.id.clone());
+        let owner = c.labels.get(SESSION);
+        let live = owner.map(|l| me.liveness(l));
+        let what = if !options.force && matches!(live, Some(Liveness::Alive | Liveness::Unknown)) {
+            let owner = owner
+                .and_then(|l| Session::pid_of(l))
+                .map(|p| format!("pid {p}"))
+                .unwrap_or_else(|| "another host".into());
+            Cleaned::LeftAlone { owner }
+        } else if options.dry_run {
+            Cleaned::WouldRemove
+        } else {
+            match backend.container_remove(&c.id).await {
+                Ok(_) => Cleaned::Removed,
+                Err(e) => Cleaned::Failed(e),
+            }
+        };
+        summary.failed += usize::from(matches!(what, Cleaned::Failed(_)));
+        report(Item::Container, &name, &what);
+    }
+    let mut images = if options.keep_images {
+        Vec::new()
+    } else {
+        backend
+            .images_with_label(&filter)
+            .await
+            .map_err(Error::environment)?
+    };
+    summary.images = images.len();
+    // Children first (instance before env before base).
+    let rank = |k: Option<&String>| match k.map(String::as_str) {
+        Some("instance") => 0,
+        Some("env") => 1,
+        _ => 2,
+    };
+    images.sort_by_key(|i| rank(i.labels.get(KIND)));
+    for i in &images {
+        let name = i.tags.first().cloned().unwrap_or_else(|| i.id.clone());
+        let what = if options.dry_run {
+            Cleaned::WouldRemove
+        } else {
+            match remove_image(backend, i, false).await {
+                Ok(()) => Cleaned::Removed,
+                Err(e) => Cleaned::Failed(e),
+            }
+        };
+        summary.failed += usize::from(matches!(what, Cleaned::Failed(_)));
+        report(Item::Image, &name, &what);
+    }
+    Ok(summary)
+}
+
+/// Removes an image: by id when untagged, else tag by tag (removing one of several tags only
+/// untags; the image goes with its last tag).
+pub async fn remove_image<B: ContainerBackend>(
+    backend: &B,
+    image: &ImageInfo,
+    force: bool,
+) -> std::result::Result<(), BackendError> {
+    if image.tags.is_empty() {
+        return backend.image_remove(&image.id, force).await.map(|_| ());
+    }
+    for tag in &image.tags {
+        backend.image_remove(tag, force).await?;
+    }
+    Ok(())
+}

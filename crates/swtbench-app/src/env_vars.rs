@@ -1,0 +1,34 @@
+//! Every environment variable swtbench reads, in one place.
+
+/// Hugging Face hub endpoint (default `https://huggingface.co`).
+#[allow(dead_code)] // read by `swtbench_data::hub::HubConfig::from_env`; listed so every variable is named here
+pub const HF_ENDPOINT: &str = "HF_ENDPOINT";
+/// Hugging Face home; the dataset cache lives under `$HF_HOME/swtbench/hub` (default
+/// `~/.cache/huggingface`); a token saved by `huggingface-cli login` in `$HF_HOME/token` is used
+/// when `HF_TOKEN` is unset.
+#[allow(dead_code)] // read by `swtbench_data::hub::HubConfig::from_env`; listed so every variable is named here
+pub const HF_HOME: &str = "HF_HOME";
+/// Hugging Face access token for gated or private datasets.
+pub const HF_TOKEN: &str = "HF_TOKEN";
+/// Directory of bare git mirrors `<owner>__<name>.git` (same as `--repo-mirror`).
+pub const SWTBENCH_REPO_MIRROR: &str = "SWTBENCH_REPO_MIRROR";
+/// Cache directory for downloads (default `~/.cache/swtbench`).
+pub const SWTBENCH_CACHE_DIR: &str = "SWTBENCH_CACHE_DIR";
+/// CA bundle passed into image builds and containers (same as `--ca-bundle`).
+pub const SSL_CERT_FILE: &str = "SSL_CERT_FILE";
+/// Set to 1/true to forbid network use for datasets (same as `--offline`).
+pub const SWTBENCH_OFFLINE: &str = "SWTBENCH_OFFLINE";
+/// The Hugging Face convention for offline mode; 1/true implies `--offline`.
+pub const HF_HUB_OFFLINE: &str = "HF_HUB_OFFLINE";
+/// Base URL used instead of `https://raw.githubusercontent.com/` for requirement files (a local
+/// server or a caching proxy); files are fetched as `<base><owner>/<name>/<commit>/<path>`.
+pub const SWTBENCH_GITHUB_RAW: &str = "SWTBENCH_GITHUB_RAW";
+/// Container engine endpoint (`unix:///…`, `tcp://…`); unset: `/var/run/docker.sock`, then the
+/// Podman sockets. Read by `swtbench_backend::DockerBackend::connect`.
+#[allow(dead_code)] // read inside the backend library; listed so every variable is named here
+pub const DOCKER_HOST: &str = "DOCKER_HOST";
+/// Proxy variables passed into image builds as build arguments when set (either case):
+/// `HTTP_PROXY`, `HTTPS_PROXY`, `FTP_PROXY`, `NO_PROXY`, `ALL_PROXY`. The full list is
+/// `swtbench_backend::network::PROXY_VARIABLES`.
+#[allow(dead_code)] // read inside the backend library; listed so every variable is named here
+pub const HTTPS_PROXY: &str = "HTTPS_PROXY";

@@ -1,0 +1,583 @@
+//! `run`: the evaluation pipeline, as one library API. [`Pipeline::prepare`] loads what the plan
+//! needs and makes it (render every instance's spec → inventory the images → plan the runs); the
+//! caller may show the plan (`--dry-run`) and stop there, or [`Pipeline::execute`] it: lock the
+//! run directory, follow the plan on the engine (images, the six runs per instance, grading,
+//! `report.json`, the run report), then compute the leaderboard metrics over the benchmark's
+//! denominator and write the HTML page. The pipeline owns its async runtime and its engine
+//! connection; it reports progress only as events to the sink it is given and returns data.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::anyhow;
+use swtbench_backend::{BuildNetwork, ContainerBackend, DockerBackend};
+use swtbench_core::layout::model_dir_name;
+use swtbench_core::{Instance, RunKind};
+use swtbench_data::{LoadedDataset, LoadedPredictions};
+use swtbench_grade::leaderboard::{self, Dataset};
+use swtbench_grade::tree::collect_reports;
+use swtbench_runner::events::{CancelReason, EventSink};
+use swtbench_runner::images::image_inventory;
+use swtbench_runner::plan::{DiskOutputs, ImageInventory, PlanInput};
+use swtbench_runner::session::{RunLock, RunLockError};
+use swtbench_runner::{Cancel, Evaluation, Plan, RunOutput, RunSettings};
+use swtbench_spec::fetch::RepoFiles;
+use swtbench_spec::{Arch, ExecSpec, SpecTable};
+
+use crate::tree::FsTree;
+use crate::{Error, Result};
+
+/// Longest run id: file names are at most 255 bytes, and the run report's is
+/// `<model>.<run_id>.json`.
+pub const MAX_RUN_ID_BYTES: usize = 128;
+
+/// Refuses a run id that cannot name a directory or collides with the shared run directories.
+pub fn check_run_id(run_id: &str) -> Result<()> {
+    let reserved = RunKind::ALL
+        .iter()
+        .filter(|k| k.is_shared())
+        .any(|k| k.as_str() == run_id);
+    // The rules of instance ids (which name directories too), plus a length that leaves room for
+    // `<model>.<run_id>.html` in evaluation_results/.
+    let unusable = run_id.trim().is_empty()
+        || run_id == "."
+        || run_id == ".."
+        || run_id.contains(['/', '\\'])
+        || run_id.chars().any(char::is_control)
+        || run_id.len() > MAX_RUN_ID_BYTES;
+    if unusable {
+        return Err(
+            Error::input(anyhow!("--run-id {run_id:?} cannot name a directory")).with_hint(
+                format!(
+                    "use letters, digits, dots, dashes and underscores, at most {MAX_RUN_ID_BYTES} bytes"
+                ),
+            ),
+        );
+    }
+    if reserved {
+        return Err(Error::input(anyhow!(
+            "--run-id {run_id} collides with the shared {run_id}/ directory of the logs"
+        ))
+        .with_hint("choose another run id"));
+    }
+    Ok(())
+}
+
+/// Raises the soft limit of open files to `want` (never above the hard limit, never lowering
+/// it); says why when it could not.
+pub fn raise_open_file_limit(want: u64) -> std::result::Result<(), String> {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let cur = getrlimit(Resource::Nofile);
+    let hard = cur.maximum;
+    let target = hard.map_or(want, |h| want.min(h));
+    if cur.current.is_some_and(|c| c >= target) || cur.current.is_none() {
+        return Ok(());
+    }
+    let new = Rlimit {
+        current: Some(target),
+        maximum: hard,
+    };
+    setrlimit(Resource::Nofile, new)
+        .map_err(|e| format!("could not raise the open file limit to {target}: {e}"))
+}
+
+/// Whether the pipeline needs the container engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineUse {
+    /// Connect; an unreachable engine is an error before any work.
+    Required,
+    /// Connect if possible (a dry run): without an engine the plan assumes no image exists.
+    IfReachable,
+    /// Never (grading the outputs already on disk).
+    Never,
+}
+
+/// Everything an evaluation is made of, resolved by the caller.
+#[derive(Debug)]
+pub struct Request {
+    pub settings: RunSettings,
+    pub dataset: LoadedDataset,
+    pub predictions: LoadedPredictions,
+    pub table: SpecTable,
+    pub files: RepoFiles,
+    /// CA bundle for image builds (default: `$SSL_CERT_FILE` when it names a file).
+    pub ca_bundle: Option<PathBuf>,
+    /// `--instance-ids` selected a part of the dataset (the benchmark's fixed denominator and gold
+    /// run then do not apply).
+    pub selection: bool,
+    /// `--filter-swt` was given.
+    pub filter_swt: bool,
+    /// Write the HTML page next to the run report.
+    pub html: bool,
+}
+
+/// The runtime and, unless not needed, the engine connection of an evaluation: made first, so
+/// that an unreachable engine is one clear error before any work.
+#[derive(Debug)]
+pub struct Engine {
+    rt: tokio::runtime::Runtime,
+    backend: Option<Arc<DockerBackend>>,
+    warning: Option<String>,
+}
+
+impl Engine {
+    pub fn connect(engine: EngineUse) -> Result<Engine> {
+        let rt = crate::engine::runtime()?;
+        let mut warning = None;
+        let backend = match engine {
+            EngineUse::Never => None,
+            EngineUse::Required => Some(Arc::new(rt.block_on(crate::engine::connect())?)),
+            EngineUse::IfReachable => match rt.block_on(crate::engine::connect()) {
+                Ok(b) => Some(Arc::new(b)),
+                Err(e) => {
+                    warning = Some(format!("{}; the plan assumes no image exists", e.error));
+                    None
+                }
+            },
+        };
+        Ok(Engine {
+            rt,
+            backend,
+            warning,
+        })
+    }
+
+    /// Why the engine could not be reached, when [`EngineUse::IfReachable`] went without it.
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
+    }
+}
+
+/// A planned evaluation, ready to run.
+#[derive(Debug)]
+pub struct Pipeline {
+    rt: tokio::runtime::Runtime,
+    backend: Option<Arc<DockerBackend>>,
+    request: Request,
+    plan: Plan,
+    images: ImageInventory,
+    tracer: String,
+}
+
+/// How an evaluation ended.
+#[derive(Debug)]
+pub enum Finished {
+    /// Killed (a second Ctrl-C): containers were removed, no reports written.
+    Killed,
+    Done(Box<Evaluated>),
+}
+
+/// What an evaluation produced.
+#[derive(Debug)]
+pub struct Evaluated {
+    pub output: RunOutput,
+    /// The leaderboard numbers of this run over its benchmark's denominator.
+    pub metrics: leaderboard::Metrics,
+    /// The HTML page: `None` when not asked for or nothing to show, else where it was written or
+    /// why it was not.
+    pub html: Option<std::result::Result<PathBuf, Error>>,
+}
+
+impl Evaluated {
+    /// Whether some instance was not graded (the summary's errors and skips).
+    pub fn has_failures(&self) -> bool {
+        self.output.results.iter().any(|r| r.outcome.is_failure())
+    }
+}
+
+/// One press of Ctrl-C (or SIGTERM, which counts as the first), as the pipeline handles it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// First: stop scheduling, stop containers, write partial reports.
+    Interrupt,
+    /// Second: remove containers now, no reports.
+    Kill,
+    /// Third: the caller should exit at once.
+    Exit,
+}
+
+impl Pipeline {
+    /// Loads what the plan needs and makes the plan. Refuses predictions that match no selected
+    /// instance and a run report name that would be too long.
+    pub fn prepare(engine: Engine, request: Request) -> Result<Pipeline> {
+        let Engine { rt, backend, .. } = engine;
+        check_selection(&request)?;
+        let with_prediction: Vec<&Instance> = request
+            .dataset
+            .instances
+            .iter()
+            .filter(|i| request.predictions.predictions.contains_key(&i.instance_id))
+            .collect();
+        let specs = render_specs(&with_prediction, &request.table, &request.files);
+        let tags: Vec<String> = specs
+            .values()
+            .filter_map(|s| s.as_ref().ok())
+            .flat_map(|s| {
+                [
+                    s.keys.base.clone(),
+                    s.keys.env.clone(),
+                    s.keys.instance.clone(),
+                ]
+            })
+            .collect();
+        let images: ImageInventory = match &backend {
+            Some(b) => rt
+                .block_on(image_inventory(b.as_ref(), tags))
+                .map_err(Error::environment)?,
+            None => ImageInventory::new(),
+        };
+        let tracer = swtbench_tracer::TRACER_PY.to_string();
+        let tracer_sha = swtbench_core::hash::sha256_hex(&tracer);
+        let plan = swtbench_runner::plan(
+            &PlanInput {
+                settings: &request.settings,
+                model: &request.predictions.model,
+                instances: &request.dataset.instances,
+                predictions: &request.predictions.predictions,
+                specs: &specs,
+                table: &request.table,
+                images: &images,
+                tracer_sha256: Some(&tracer_sha),
+            },
+            &DiskOutputs,
+        );
+        Ok(Pipeline {
+            rt,
+            backend,
+            request,
+            plan,
+            images,
+            tracer,
+        })
+    }
+
+    /// The plan: what would be built, run, reused and skipped.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Follows the plan. Takes the run's lock first (one process per run id and output
+    /// directory); Ctrl-C escalates through [`Signal`]s, each reported to `on_signal`.
+    pub fn execute(
+        self,
+        sink: Arc<dyn EventSink>,
+        on_signal: Arc<dyn Fn(Signal) + Send + Sync>,
+    ) -> Result<Finished> {
+        let settings = self.request.settings.clone();
+        let _lock = acquire_lock(&settings)?;
+        let network = BuildNetwork::from_env(self.request.ca_bundle.as_deref()).map_err(|e| {
+            Error::input(e).with_hint("--ca-bundle (or SSL_CERT_FILE) must name a readable file")
+        })?;
+        let evaluation = Evaluation {
+            settings,
+            instances: self
+                .request
+                .dataset
+                .instances
+                .iter()
+                .map(|i| (i.instance_id.to_string(), i.clone()))
+                .collect(),
+            plan: self.plan.clone(),
+            images: self.images.clone(),
+            tracer: Some(self.tracer.clone()),
+            submitted_ids: self
+                .request
+                .predictions
+                .predictions
+                .keys()
+                .map(|k| k.to_string())
+                .collect(),
+            network,
+        };
+        let started = Instant::now();
+        let output = match &self.backend {
+            Some(b) => self.follow(b.clone(), evaluation, sink, on_signal),
+            // Grading what is on disk: nothing touches an engine.
+            None => self.follow(
+                Arc::new(swtbench_runner::offline::NoEngine),
+                evaluation,
+                sink,
+                on_signal,
+            ),
+        };
+        if output.cancelled == Some(CancelReason::Kill) {
+            return Ok(Finished::Killed);
+        }
+        let metrics = self.metrics(&output);
+        let html = match (&output.run_report_path, self.request.html) {
+            (Some(path), true) => self
+                .write_html(path, &metrics, started.elapsed())
+                .transpose(),
+            _ => None,
+        };
+        Ok(Finished::Done(Box::new(Evaluated {
+            output,
+            metrics,
+            html,
+        })))
+    }
+
+    fn follow<B: ContainerBackend>(
+        &self,
+        backend: Arc<B>,
+        evaluation: Evaluation,
+        sink: Arc<dyn EventSink>,
+        on_signal: Arc<dyn Fn(Signal) + Send + Sync>,
+    ) -> RunOutput {
+        let cancel = Cancel::new();
+        self.rt.block_on(async {
+            let signals = tokio::spawn(watch_signals(cancel.clone(), on_signal));
+            let out = swtbench_runner::run(backend, evaluation, sink, cancel.clone()).await;
+            signals.abort();
+            out
+        })
+    }
+
+    /// The leaderboard numbers: the benchmark's fixed denominator when the whole filtered
+    /// benchmark was evaluated, else the run's instance count; coverage relative to the gold run.
+    fn metrics(&self, output: &RunOutput) -> leaderboard::Metrics {
+        let r = &self.request;
+        let known = r
+            .dataset
+            .known
+            .and_then(|k| k.parse::<Dataset>().ok())
+            .filter(|_| !r.selection && r.filter_swt);
+        let denominator = known.map_or(output.stats.instances.max(1), Dataset::denominator);
+        let gold_reports = if r.predictions.is_gold() {
+            Some(output.reports.clone())
+        } else {
+            known.and_then(|d| {
+                let dir = r.settings.outputs.logs.join(d.gold_run_id()).join("gold");
+                collect_reports(&FsTree, &dir, &|_| false)
+                    .ok()
+                    .flatten()
+                    .map(|c| c.reports)
+            })
+        };
+        leaderboard::compute(&output.reports, gold_reports.as_deref(), denominator)
+    }
+
+    fn write_html(
+        &self,
+        run_report: &Path,
+        metrics: &leaderboard::Metrics,
+        elapsed: Duration,
+    ) -> Result<Option<PathBuf>> {
+        let settings = &self.request.settings;
+        let dataset = &self.request.dataset;
+        let model_dir = model_dir_name(&self.request.predictions.model);
+        // The page reads each repository's runs with the parser the plan chose for it, and finds
+        // the shared runs under the directive hashes the plan used (`non_test_extensions`).
+        let parsers: BTreeMap<String, swtbench_grade::parsers::Parser> = self
+            .plan
+            .instances
+            .iter()
+            .filter_map(|ip| ip.parser.map(|p| (ip.repo.clone(), p)))
+            .collect();
+        let non_test_exts = swtbench_html::NonTestExts {
+            by_repo: self
+                .plan
+                .instances
+                .iter()
+                .filter_map(|ip| {
+                    Some((
+                        ip.repo.clone(),
+                        ip.spec.as_ref()?.non_test_extensions.clone(),
+                    ))
+                })
+                .collect(),
+            default: None,
+        };
+        let filter = match (dataset.filter_applied, dataset.filter) {
+            (true, Some(list)) => format!("SWT-Bench filter list ({list})"),
+            _ => "none".to_string(),
+        };
+        let patch_types = settings
+            .patch_types
+            .iter()
+            .map(|t| t.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let secs = elapsed.as_secs();
+        let model_path = settings
+            .outputs
+            .logs
+            .join(&settings.run_id)
+            .join(&model_dir);
+        if !model_path.is_dir() {
+            return Ok(None);
+        }
+        let out_dir = settings.outputs.results.clone();
+        let opts = swtbench_html::LoadOptions {
+            out_dir: out_dir.clone(),
+            instances: dataset
+                .instances
+                .iter()
+                .map(|i| (i.instance_id.to_string(), i.clone()))
+                .collect(),
+            metrics: Some(swtbench_html::Metrics::from(metrics)),
+            denominator: Some(metrics.denominator),
+            exec_mode: settings.grade_mode(),
+            parsers,
+            params: vec![
+                ("dataset".into(), dataset.name.clone()),
+                ("split".into(), dataset.split.clone()),
+                ("filter".into(), filter),
+                ("exec mode".into(), settings.eval.exec_mode.as_str().into()),
+                ("patch types".into(), patch_types),
+                (
+                    "coverage".into(),
+                    if settings.eval.coverage { "on" } else { "off" }.into(),
+                ),
+                (
+                    "coverage formula".into(),
+                    swtbench_grade::CoverageFormula::default().as_str().into(),
+                ),
+                (
+                    "time taken".into(),
+                    format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60),
+                ),
+            ],
+            generator: format!("swtbench {}", env!("CARGO_PKG_VERSION")),
+            run_report: Some(run_report.to_path_buf()),
+        };
+        let view = swtbench_html::load_run_with(&model_path, &opts, &non_test_exts)
+            .map_err(|e| Error::environment(anyhow!("{e}")))?;
+        let html = swtbench_html::render_run(&view);
+        let path = out_dir.join(format!("{model_dir}.{}.html", settings.run_id));
+        swtbench_data::fsutil::write_atomic(&path, html.as_bytes()).map_err(Error::environment)?;
+        Ok(Some(path))
+    }
+}
+
+/// Predictions must match a selected instance, and the run report's file name must fit.
+fn check_selection(request: &Request) -> Result<()> {
+    if request.predictions.predictions.is_empty() {
+        return Err(Error::input(anyhow!(
+            "no prediction matches a selected instance of {}",
+            request.dataset.name
+        ))
+        .with_hint("check --dataset, --instance-ids and the predictions' instance ids"));
+    }
+    let report_name = format!(
+        "{}.{}.html",
+        model_dir_name(&request.predictions.model),
+        request.settings.run_id
+    );
+    if report_name.len() > 255 {
+        return Err(Error::input(anyhow!(
+            "the run report's file name {report_name} is longer than 255 bytes"
+        ))
+        .with_hint("use a shorter --run-id (or model_name_or_path)"));
+    }
+    Ok(())
+}
+
+/// One process per run id and output directory (a second one would overwrite the first's
+/// prediction runs and reports), and output directories this user can write to.
+fn acquire_lock(settings: &RunSettings) -> Result<RunLock> {
+    let lock = RunLock::acquire(&settings.outputs.logs, &settings.run_id).map_err(|e| match e {
+        RunLockError::Busy { .. } => Error::input(e).with_hint(
+            "wait for it to finish, stop it (Ctrl-C), or use another --run-id or --output-dir",
+        ),
+        RunLockError::Io { .. } => Error::environment(e)
+            .with_hint("--output-dir must name a directory this user can write to"),
+    })?;
+    for dir in [&settings.outputs.build_logs, &settings.outputs.results] {
+        swtbench_data::fsutil::check_writable_dir(dir).map_err(|e| {
+            Error::environment(anyhow!("cannot write to {}: {e}", dir.display()))
+                .with_hint("--output-dir must name a directory this user can write to")
+        })?;
+    }
+    Ok(lock)
+}
+
+/// Renders every instance's spec (requirement files from the mirror or GitHub raw).
+fn render_specs(
+    instances: &[&Instance],
+    table: &SpecTable,
+    files: &dyn swtbench_spec::FileSource,
+) -> BTreeMap<String, std::result::Result<ExecSpec, String>> {
+    let host = Arch::host();
+    instances
+        .iter()
+        .map(|i| {
+            (
+                i.instance_id.to_string(),
+                ExecSpec::new(i, table, host, files).map_err(|e| e.to_string()),
+            )
+        })
+        .collect()
+}
+
+/// Ctrl-C once: interrupt (stop, clean up, partial reports); twice: kill (clean up, no
+/// reports); three times: [`Signal::Exit`]. SIGTERM counts as a first Ctrl-C.
+async fn watch_signals(cancel: Cancel, on_signal: Arc<dyn Fn(Signal) + Send + Sync>) {
+    #[cfg(unix)]
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let mut presses = 0u32;
+    loop {
+        #[cfg(unix)]
+        {
+            let term_fut = async {
+                match term.as_mut() {
+                    Some(t) => {
+                        t.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                r = tokio::signal::ctrl_c() => { if r.is_err() { return; } }
+                _ = term_fut => {}
+            }
+        }
+        #[cfg(not(unix))]
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        presses += 1;
+        let signal = match presses {
+            1 => Signal::Interrupt,
+            2 => Signal::Kill,
+            _ => Signal::Exit,
+        };
+        match signal {
+            Signal::Interrupt => {
+                cancel.request(CancelReason::Interrupt);
+            }
+            Signal::Kill => {
+                cancel.request(CancelReason::Kill);
+            }
+            Signal::Exit => {}
+        }
+        on_signal(signal);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_that_are_not_directory_names_or_collide_are_refused() {
+        assert!(check_run_id("my-run.1").is_ok());
+        let long = "x".repeat(MAX_RUN_ID_BYTES + 1);
+        for bad in [
+            "",
+            " ",
+            "a/b",
+            "a\\b",
+            "a\nb",
+            "a\tb",
+            "..",
+            "gold_pre",
+            "base_post",
+            &long,
+        ] {
+            assert!(check_run_id(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! `images build|list|rm`: pre-building the base → env → instance images of a dataset selection
+//! (kept after: no temporary run label), listing the images swtbench made and removing them, all
+//! found by the `swtbench.kind` label. Results come back as data; the binary prints them.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use swtbench_backend::labels::{LabelFilter, KIND, RUN_ID};
+use swtbench_backend::{
+    BackendError, BuildNetwork, BuildOutcome, ContainerBackend, EnsuredImage, ImageBuilder,
+    ImageInfo, RebuildPolicy,
+};
+use swtbench_core::Instance;
+use swtbench_runner::images::{recipes, RecipeError};
+use swtbench_runner::settings::{CacheLevel, ImageKind, OutputRoots};
+use swtbench_runner::RunSettings;
+use swtbench_spec::{Arch, BaseImage, ExecSpec, FileSource, SpecError, SpecTable};
+
+use crate::clean::remove_image;
+use crate::{Error, Result};
+
+/// The image kind a `swtbench.kind` label names.
+pub fn parse_kind(s: &str) -> Option<ImageKind> {
+    match s {
+        "base" => Some(ImageKind::Base),
+        "env" => Some(ImageKind::Env),
+        "instance" => Some(ImageKind::Instance),
+        _ => None,
+    }
+}
+
+/// The kind of an image swtbench labelled.
+pub fn kind_of(info: &ImageInfo) -> Option<ImageKind> {
+    info.labels.get(KIND).and_then(|k| parse_kind(k))
+}
+
+/// How an image is shown: its first tag, else its id.
+pub fn name_of(info: &ImageInfo) -> String {
+    info.tags
+        .first()
+        .cloned()
+        .unwrap_or_else(|| info.id.clone())
+}
+
+/// The images swtbench labelled (of one kind, or all), by kind then name.
+pub async fn list_images<B: ContainerBackend>(
+    backend: &B,
+    kind: Option<ImageKind>,
+) -> Result<Vec<ImageInfo>> {
+    let filter = match kind {
+        Some(k) => LabelFilter::new(KIND, k.as_str()),
+        None => LabelFilter::default().and_present(KIND),
+    };
+    let mut images = backend
+        .images_with_label(&filter)
+        .await
+        .map_err(Error::environment)?;
+    images.sort_by(|a, b| {
+        kind_of(a)
+            .cmp(&kind_of(b))
+            .then(name_of(a).cmp(&name_of(b)))
+    });
+    Ok(images)
+}
+
+/// Which images `images rm` removes.
+#[derive(Debug, Clone)]
+pub enum Removal {
+    /// Every image with a swtbench kind label.
+    All,
+    /// The temporary images of a run, optionally only these kinds.
+    Run {
+        run_id: String,
+        kinds: Vec<ImageKind>,
+    },
+    /// Images of these kinds.
+    Kinds(Vec<ImageKind>),
+}
+
+/// The images a [`Removal`] selects, children first (instance, env, base), each once.
+pub async fn select_images<B: ContainerBackend>(
+    backend: &B,
+    removal: &Removal,
+) -> Result<Vec<ImageInfo>> {
+    let filters: Vec<LabelFilter> = match removal {
+        Removal::All => vec![LabelFilter::default().and_present(KIND)],
+        Removal::Run { run_id, kinds } => {
+            let base = LabelFilter::new(RUN_ID, run_id.as_str());
+            if kinds.is_empty() {
+                vec![base]
+            } else {
+                kinds
+                    .iter()
+                    .map(|k| base.clone().and(KIND, k.as_str()))
+                    .collect()
+            }
+        }
+        Removal::Kinds(kinds) => kinds
+            .iter()
+            .map(|k| LabelFilter::new(KIND, k.as_str()))
+            .collect(),
+    };
+    let mut found: Vec<ImageInfo> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for f in &filters {
+        for i in backend
+            .images_with_label(f)
+            .await
+            .map_err(Error::environment)?
+        {
+            if seen.insert(i.id.clone()) {
+                found.push(i);
+            }
+        }
+    }
+    // Children first: instance images are built on env images, env on base.
+    found.sort_by(|a, b| {
+        kind_of(b)
+            .cmp(&kind_of(a))
+            .then(name_of(a).cmp(&name_of(b)))
+    });
+    Ok(found)
+}
+
+/// Removes the selected images in order; `report(name, result)` is called for each.
+pub async fn remove_images<B: ContainerBackend>(
+    backend: &B,
+    images: &[ImageInfo],
+    force: bool,
+    report: &mut dyn FnMut(&str, std::result::Result<(), BackendError>),
+) -> usize {
+    let mut failed = 0;
+    for i in images {
+        let r = remove_image(backend, i, force).await;
+        failed += usize::from(r.is_err());
+        report(&name_of(i), r);
+    }
+    failed
+}
+
+/// What `images build` builds.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// Up to this layer (base, env or instance; never none).
+    pub level: CacheLevel,
+    pub build_workers: usize,
+    pub force_rebuild: bool,
+    pub repo_mirror: Option<PathBuf>,
+    /// Base directory of `image_build_logs/`.
+    pub output_dir: PathBuf,
+    pub network: BuildNetwork,
+}
+
+/// Why one instance's images could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageChainError {
+    #[error("{0}")]
+    Spec(#[from] SpecError),
+    #[error("{0}")]
+    Recipe(#[from] RecipeError),
+    #[error("{0}")]
+    Engine(#[from] BackendError),
+    #[error("base image {tag} does not exist (e.g. scripts/base-image)")]
+    MissingBase { tag: String },
+    #[error("no base image")]
+    NoBase,
+}
+
+/// Per instance (sorted by id) the tag of its top image or why it failed, and how many images
+/// were built.
+#[derive(Debug)]
+pub struct Built {
+    pub results: Vec<(String, std::result::Result<String, ImageChainError>)>,
+    pub images_built: usize,
+}
+
+/// Builds the images of `instances` up to `options.level`, `build_workers` at a time.
+pub async fn build_images<B: ContainerBackend>(
+    backend: Arc<B>,
+    instances: &[Instance],
+    table: &SpecTable,
+    files: &dyn FileSource,
+    options: BuildOptions,
+) -> Built {
+    let workers = options.build_workers.max(1);
+    let mut settings = RunSettings::new("images-build", &options.output_dir);
+    settings.outputs = OutputRoots::under(&options.output_dir);
+    // Pre-built images are meant to stay: no temporary run label.
+    settings.images.cache_level = CacheLevel::Instance;
+    settings.images.repo_mirror = options.repo_mirror.clone();
+    let builder = Arc::new(ImageBuilder::new(backend.clone(), workers, options.network));
+    let policy = if options.force_rebuild {
+        RebuildPolicy::Force
+    } else {
+        RebuildPolicy::Reuse
+    };
+    let level = options.level;
+    let sem = Arc::new(tokio::sync::Semaphore::new(workers));
+    let mut set = tokio::task::JoinSet::new();
+    for instance in instances {
+        let id = instance.instance_id.to_string();
+        let spec = match ExecSpec::new(instance, table, Arch::host(), files) {
+            Ok(s) => s,
+            Err(e) => {
+                set.spawn(async move { (id, Err(ImageChainError::from(e))) });
+                continue;
+            }
+        };
+        let builder = builder.clone();
+        let backend = backend.clone();
+        let settings = settings.clone();
+        let sem = sem.clone();
+        set.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            let r = build_chain(&*backend, &builder, &settings, &spec, level, policy).await;
+            (id, r)
+        });
+    }
+    let mut results = Vec::new();
+    while let Some(r) = set.join_next().await {
+        if let Ok(r) = r {
+            results.push(r);
+        }
+    }
+    results.sort_by(|a, b| a.0.cmp(&b.0));
+    Built {
+        results,
+        images_built: builder.built_tags().len(),
+    }
+}
+
+async fn build_chain<B: ContainerBackend>(
+    backend: &B,
+    builder: &ImageBuilder<B>,
+    settings: &RunSettings,
+    spec: &ExecSpec,
+    level: CacheLevel,
+    policy: RebuildPolicy,
+) -> std::result::Result<String, ImageChainError> {
+    let base_info = match &spec.spec.base {
+        BaseImage::Image(tag) => Some(
+            backend
+                .image_inspect(tag)
+                .await?
+                .ok_or_else(|| ImageChainError::MissingBase { tag: tag.clone() })?,
+        ),
+        _ => None,
+    };
+    let base_id = base_info.as_ref().map(|b| b.id.clone());
+    let r = recipes(settings, spec, base_id.as_deref(), false)?;
+    let base = match (&r.base, base_info) {
+        (Some(recipe), _) => builder.ensure(recipe, policy, None).await?,
+        (None, Some(info)) => EnsuredImage {
+            tag: spec.keys.base.clone(),
+            image: info,
+            outcome: BuildOutcome::Reused,
+        },
+        (None, None) => return Err(ImageChainError::NoBase),
+    };
+    if level == CacheLevel::Base {
+        return Ok(base.tag);
+    }
+    let env = builder.ensure(&r.env, policy, Some(&base)).await?;
+    if level == CacheLevel::Env {
+        return Ok(env.tag);
+    }
+    // With a mirror the instance context holds the whole repository: read it only when the
+    // instance image is going to be built (missing, forced, or older than its env image).
+    let existing = backend.image_inspect(&spec.keys.instance).await?;
+    let builds = policy == RebuildPolicy::Force
+        || env.was_built()
+        || existing.is_none_or(|i| env.image.created_unix > i.created_unix);
+    let with_mirror;
+    let instance_recipe = if builds && settings.images.repo_mirror.is_some() {
+        with_mirror = recipes(settings, spec, base_id.as_deref(), true)?;
+        &with_mirror.instance
+    } else {
+        &r.instance
+    };
+    let inst = builder.ensure(instance_recipe, policy, Some(&env)).await?;
+    Ok(inst.tag)
+}
