@@ -258,44 +258,64 @@ impl Pipeline {
         &self.plan
     }
 
-    /// Follows the plan. Takes the run's lock first (one process per run id and output
-    /// directory); Ctrl-C escalates through [`Signal`]s, each reported to `on_signal`.
+    /// Takes the run's lock (one process per run id and output directory), checks that the
+    /// output directories are writable and reads the CA bundle: the last checks before any work.
+    pub fn lock(self) -> Result<Locked> {
+        let lock = acquire_lock(&self.request.settings)?;
+        let network = BuildNetwork::from_env(self.request.ca_bundle.as_deref()).map_err(|e| {
+            Error::input(e).with_hint("--ca-bundle (or SSL_CERT_FILE) must name a readable file")
+        })?;
+        Ok(Locked {
+            pipeline: self,
+            network,
+            _lock: lock,
+        })
+    }
+}
+
+/// A planned evaluation holding its run's lock.
+#[derive(Debug)]
+pub struct Locked {
+    pipeline: Pipeline,
+    network: BuildNetwork,
+    _lock: RunLock,
+}
+
+impl Locked {
+    /// Follows the plan; Ctrl-C escalates through [`Signal`]s, each reported to `on_signal`.
     pub fn execute(
         self,
         sink: Arc<dyn EventSink>,
         on_signal: Arc<dyn Fn(Signal) + Send + Sync>,
     ) -> Result<Finished> {
-        let settings = self.request.settings.clone();
-        let _lock = acquire_lock(&settings)?;
-        let network = BuildNetwork::from_env(self.request.ca_bundle.as_deref()).map_err(|e| {
-            Error::input(e).with_hint("--ca-bundle (or SSL_CERT_FILE) must name a readable file")
-        })?;
+        let this = &self.pipeline;
+        let settings = this.request.settings.clone();
         let evaluation = Evaluation {
             settings,
-            instances: self
+            instances: this
                 .request
                 .dataset
                 .instances
                 .iter()
                 .map(|i| (i.instance_id.to_string(), i.clone()))
                 .collect(),
-            plan: self.plan.clone(),
-            images: self.images.clone(),
-            tracer: Some(self.tracer.clone()),
-            submitted_ids: self
+            plan: this.plan.clone(),
+            images: this.images.clone(),
+            tracer: Some(this.tracer.clone()),
+            submitted_ids: this
                 .request
                 .predictions
                 .predictions
                 .keys()
                 .map(|k| k.to_string())
                 .collect(),
-            network,
+            network: self.network.clone(),
         };
         let started = Instant::now();
-        let output = match &self.backend {
-            Some(b) => self.follow(b.clone(), evaluation, sink, on_signal),
+        let output = match &this.backend {
+            Some(b) => this.follow(b.clone(), evaluation, sink, on_signal),
             // Grading what is on disk: nothing touches an engine.
-            None => self.follow(
+            None => this.follow(
                 Arc::new(swtbench_runner::offline::NoEngine),
                 evaluation,
                 sink,
@@ -305,9 +325,9 @@ impl Pipeline {
         if output.cancelled == Some(CancelReason::Kill) {
             return Ok(Finished::Killed);
         }
-        let metrics = self.metrics(&output);
-        let html = match (&output.run_report_path, self.request.html) {
-            (Some(path), true) => self
+        let metrics = this.metrics(&output);
+        let html = match (&output.run_report_path, this.request.html) {
+            (Some(path), true) => this
                 .write_html(path, &metrics, started.elapsed())
                 .transpose(),
             _ => None,
@@ -318,7 +338,9 @@ impl Pipeline {
             html,
         })))
     }
+}
 
+impl Pipeline {
     fn follow<B: ContainerBackend>(
         &self,
         backend: Arc<B>,

@@ -288,10 +288,12 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
         }
         return Ok(ExitCode::Success);
     }
+    let planned = pipeline.plan().counts.instances;
+    let pipeline = pipeline.lock()?;
     let progress = Arc::new(Progress::new(
         printer,
         std::io::stderr().is_terminal(),
-        pipeline.plan().counts.instances,
+        planned,
     ));
     let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(ProgressRef(progress.clone()))];
     if let Some(path) = &args.events {
