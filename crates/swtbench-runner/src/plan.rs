@@ -958,3 +958,45 @@ impl Plan {
         self.instances.iter().find(|i| i.instance_id == id)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plan's JSON (`--dry-run --json`) and its text keep the skip causes as they were.
+    #[test]
+    fn skip_causes_keep_their_json_and_text() {
+        let cases: Vec<(SkipCause, &str, &str)> = vec![
+            (SkipCause::NoPrediction, r#"{"kind":"no_prediction"}"#, "no prediction"),
+            (
+                SkipCause::Spec("no spec was rendered".into()),
+                r#"{"kind":"spec","detail":"no spec was rendered"}"#,
+                "cannot render the environment: no spec was rendered",
+            ),
+            (
+                SkipCause::NoParser("acme/x".into()),
+                r#"{"kind":"no_parser","detail":"acme/x"}"#,
+                "no log parser for repository acme/x; set log_parser for it in the spec table",
+            ),
+            (
+                SkipCause::NoMirror("/m/acme__x.git".into()),
+                r#"{"kind":"no_mirror","detail":"/m/acme__x.git"}"#,
+                "no repository mirror at /m/acme__x.git",
+            ),
+            (
+                SkipCause::BaseImageMissing("base:1".into()),
+                r#"{"kind":"base_image_missing","detail":"base:1"}"#,
+                "base image base:1 does not exist (build it first, e.g. scripts/base-image)",
+            ),
+            (
+                SkipCause::ExtractionFailed("no patch type produced a change".into()),
+                r#"{"kind":"extraction_failed","detail":"no patch type produced a change"}"#,
+                "patch extraction failed: no patch type produced a change",
+            ),
+        ];
+        for (cause, json, text) in cases {
+            assert_eq!(serde_json::to_string(&cause).expect("json"), json);
+            assert_eq!(cause.to_string(), text);
+        }
+    }
+}

@@ -148,3 +148,39 @@ pub fn write_run_report(
     write_atomic(&path, report.to_json().as_bytes())?;
     Ok(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `swtbench_instance.json` keeps its form: reasons are text.
+    #[test]
+    fn instance_summaries_keep_their_json() {
+        let summary = InstanceSummary {
+            instance_id: "a__b-1".into(),
+            outcome: InstanceOutcome::Error {
+                reason: "pred_post: container c1 stopped".into(),
+            },
+            reasons: vec!["pred_post: container c1 stopped".into()],
+            runs: vec![RunSummary {
+                run: RunKind::PredPost,
+                dir: "logs/r/m/a__b-1/pred_post".into(),
+                key: "k".into(),
+                result: RunOutcome::Failed {
+                    reason: "container c1 stopped".into(),
+                },
+            }],
+        };
+        assert_eq!(
+            serde_json::to_string(&summary).expect("json"),
+            r#"{"instance_id":"a__b-1","outcome":{"kind":"error","reason":"pred_post: container c1 stopped"},"reasons":["pred_post: container c1 stopped"],"runs":[{"run":"pred_post","dir":"logs/r/m/a__b-1/pred_post","key":"k","result":{"kind":"failed","reason":"container c1 stopped"}}]}"#
+        );
+        let skipped = InstanceOutcome::Skipped {
+            reason: "no prediction".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&skipped).expect("json"),
+            r#"{"kind":"skipped","reason":"no prediction"}"#
+        );
+    }
+}
