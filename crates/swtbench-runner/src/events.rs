@@ -16,6 +16,7 @@
 //! `kind` field. Consumers must ignore fields and event names they do not know: new ones may be
 //! added without a version bump; renaming or removing one bumps `v`.
 
+use crate::lock::Locked;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Mutex;
@@ -253,19 +254,13 @@ pub struct RecordingSink {
 
 impl RecordingSink {
     pub fn events(&self) -> Vec<Event> {
-        self.events
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.events.locked().clone()
     }
 }
 
 impl EventSink for RecordingSink {
     fn event(&self, event: &Event) {
-        self.events
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(event.clone());
+        self.events.locked().push(event.clone());
     }
 }
 
@@ -326,7 +321,7 @@ impl EventSink for JsonlWriter {
             .format("%Y-%m-%dT%H:%M:%S%.3fZ")
             .to_string();
         let line = jsonl_record(event, &ts, self.started.elapsed().as_millis() as u64);
-        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = self.out.locked();
         // A full disk must not stop the evaluation; the file is a side channel.
         let _ = writeln!(out, "{line}");
         let _ = out.flush();

@@ -8,6 +8,7 @@
 //! key file last. `run_instance.log` collects the harness's own notes. A failure before the output
 //! is written leaves no output, so a rerun retries the run.
 
+use crate::lock::Locked;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -83,9 +84,7 @@ impl ContainerRegistry {
         let task = tokio::spawn(async move {
             let _creating = creating;
             let id = backend.container_create(&spec).await?;
-            ids.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(id.clone());
+            ids.locked().insert(id.clone());
             Ok(id)
         });
         task.await.unwrap_or_else(|e| {
@@ -115,19 +114,10 @@ impl ContainerRegistry {
     }
 
     pub fn remove(&self, id: &str) {
-        self.ids
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(id);
+        self.ids.locked().remove(id);
     }
     pub fn ids(&self) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .ids
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .cloned()
-            .collect();
+        let mut v: Vec<String> = self.ids.locked().iter().cloned().collect();
         v.sort();
         v
     }

@@ -9,6 +9,7 @@
 //! `image_build_logs/base/<key>`, instance images under `image_build_logs/instances/<key>`, with
 //! `:` in the key written as `__`.
 
+use crate::lock::Locked;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -262,7 +263,7 @@ impl ImageLifecycle {
 
     /// One instance no longer needs `instance_tag`. Returns true when it was the last one.
     pub fn release(&self, instance_tag: &str) -> bool {
-        let mut r = self.remaining.lock().unwrap_or_else(|p| p.into_inner());
+        let mut r = self.remaining.locked();
         match r.get_mut(instance_tag) {
             Some(n) if *n > 1 => {
                 *n -= 1;

@@ -22,6 +22,7 @@ pub mod execute;
 pub mod fsutil;
 pub mod images;
 pub mod keys;
+mod lock;
 pub mod offline;
 pub mod plan;
 pub mod prepare;

@@ -967,7 +967,11 @@ mod tests {
     #[test]
     fn skip_causes_keep_their_json_and_text() {
         let cases: Vec<(SkipCause, &str, &str)> = vec![
-            (SkipCause::NoPrediction, r#"{"kind":"no_prediction"}"#, "no prediction"),
+            (
+                SkipCause::NoPrediction,
+                r#"{"kind":"no_prediction"}"#,
+                "no prediction",
+            ),
             (
                 SkipCause::Spec("no spec was rendered".into()),
                 r#"{"kind":"spec","detail":"no spec was rendered"}"#,

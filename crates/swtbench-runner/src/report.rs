@@ -134,7 +134,10 @@ pub struct InstanceSummary {
 pub fn write_summary(report_dir: &Path, summary: &InstanceSummary) -> std::io::Result<()> {
     let mut text = serde_json::to_string_pretty(summary).unwrap_or_default();
     text.push('\n');
-    Ok(write_atomic(&report_dir.join(INSTANCE_SUMMARY_FILE), text.as_bytes())?)
+    Ok(write_atomic(
+        &report_dir.join(INSTANCE_SUMMARY_FILE),
+        text.as_bytes(),
+    )?)
 }
 
 /// Writes the run report and returns its path.

@@ -19,6 +19,7 @@
 //!
 //! The runner never prints; it emits [`Event`]s.
 
+use crate::lock::Locked;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -180,7 +181,7 @@ impl<B: ContainerBackend> Shared<B> {
     /// instances are stopped as on an interrupt and the partial reports written.
     fn abort(&self, reason: String) {
         {
-            let mut a = self.aborted.lock().unwrap_or_else(|p| p.into_inner());
+            let mut a = self.aborted.locked();
             if a.is_some() {
                 return;
             }
@@ -191,10 +192,7 @@ impl<B: ContainerBackend> Shared<B> {
     }
 
     fn aborted(&self) -> Option<String> {
-        self.aborted
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.aborted.locked().clone()
     }
 
     /// After an engine error: whether the engine still answers. A restarting daemon gets a few
@@ -228,23 +226,19 @@ impl<B: ContainerBackend> Shared<B> {
     }
 
     fn stats(&self, f: impl FnOnce(&mut RunStats)) {
-        f(&mut self.stats.lock().unwrap_or_else(|p| p.into_inner()));
+        f(&mut self.stats.locked());
     }
 
     fn warn(&self, message: String) {
         self.emit(Event::Warning {
             message: message.clone(),
         });
-        self.warnings
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(message);
+        self.warnings.locked().push(message);
     }
 
     fn flight(&self, key: &str) -> Flight {
         self.flights
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .locked()
             .entry(key.to_string())
             .or_default()
             .clone()
@@ -474,7 +468,7 @@ pub async fn run<B: ContainerBackend>(
         .filter_map(|ip| results.remove(&ip.instance_id))
         .collect();
     let stats_now = || {
-        let mut s = *shared.stats.lock().unwrap_or_else(|p| p.into_inner());
+        let mut s = *shared.stats.locked();
         s.instances = ordered.len();
         for r in &ordered {
             match &r.outcome {
@@ -525,11 +519,7 @@ pub async fn run<B: ContainerBackend>(
         stats,
         duration_ms: started.elapsed().as_millis() as u64,
     });
-    let warnings = shared
-        .warnings
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
+    let warnings = shared.warnings.locked().clone();
     RunOutput {
         results: ordered,
         run_report,
@@ -704,12 +694,7 @@ async fn remove_containers<B: ContainerBackend>(shared: &Shared<B>) {
 }
 
 async fn remove_image<B: ContainerBackend>(shared: &Shared<B>, tag: &str, kind: ImageKind) {
-    if !shared
-        .removed_images
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(tag.to_string())
-    {
+    if !shared.removed_images.locked().insert(tag.to_string()) {
         return;
     }
     match shared.backend.image_remove(tag, false).await {
@@ -1172,7 +1157,7 @@ async fn execute_or_copy<B: ContainerBackend>(
     if done.is_err() {
         // A failure (a killed container, say) is this instance's; an instance that needs the
         // same run later tries it again instead of inheriting the failure.
-        let mut flights = shared.flights.lock().unwrap_or_else(|p| p.into_inner());
+        let mut flights = shared.flights.locked();
         if flights
             .get(&job.run.key)
             .is_some_and(|c| Arc::ptr_eq(c, &cell))
@@ -1224,13 +1209,7 @@ fn announce<B: ContainerBackend>(shared: &Shared<B>, tag: &str, kind: ImageKind,
         shared.image_actions.get(tag),
         Some(ImageAction::Build | ImageAction::Rebuild(_))
     );
-    if planned_build
-        && shared
-            .announced_builds
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(tag.to_string())
-    {
+    if planned_build && shared.announced_builds.locked().insert(tag.to_string()) {
         shared.emit(Event::ImageBuildStarted {
             tag: tag.to_string(),
             kind,
@@ -1244,8 +1223,7 @@ fn ready<B: ContainerBackend>(shared: &Shared<B>, e: &EnsuredImage, kind: ImageK
         // Reported once, by the worker whose call built it.
         if shared
             .announced_builds
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .locked()
             .insert(format!("ready:{}", e.tag))
         {
             shared.stats(|s| s.images_built += 1);
@@ -1286,20 +1264,11 @@ async fn ensure_images<B: ContainerBackend>(
         Some(ImageAction::Build | ImageAction::Rebuild(_))
     ) || !matches!(shared.images.get(&chain.instance), Some(Some(_)));
     // Once the image is ready the builder answers from its cache: no mirror needed.
-    let builds_instance = builds_instance
-        && !shared
-            .ready_images
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(&chain.instance);
+    let builds_instance =
+        builds_instance && !shared.ready_images.locked().contains(&chain.instance);
     // One recipe set per instance image, shared by the prefetcher and the workers: with a
     // mirror, the context holds the whole repository.
-    let cached = shared
-        .recipes
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(&chain.instance)
-        .cloned();
+    let cached = shared.recipes.locked().get(&chain.instance).cloned();
     let recipes = match cached {
         Some(r) => r,
         None => {
@@ -1314,8 +1283,7 @@ async fn ensure_images<B: ContainerBackend>(
             );
             shared
                 .recipes
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
+                .locked()
                 .entry(chain.instance.clone())
                 .or_insert(r)
                 .clone()
@@ -1341,8 +1309,7 @@ async fn ensure_images<B: ContainerBackend>(
         // Every instance of the image fails with it; the event is sent once.
         if shared
             .announced_builds
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .locked()
             .insert(format!("failed:{tag}"))
         {
             shared.emit(Event::ImageReady {
@@ -1392,15 +1359,7 @@ async fn ensure_images<B: ContainerBackend>(
         .map_err(|e| failed(recipes.instance.tag(), ImageKind::Instance, e))?;
     ready(shared, &inst, ImageKind::Instance);
     // The image exists now; later callers get it from the builder's cache, not the recipe.
-    shared
-        .ready_images
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(chain.instance.clone());
-    shared
-        .recipes
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(&chain.instance);
+    shared.ready_images.locked().insert(chain.instance.clone());
+    shared.recipes.locked().remove(&chain.instance);
     Ok(inst.tag)
 }
