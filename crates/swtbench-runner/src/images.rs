@@ -44,15 +44,12 @@ pub struct InstanceRecipes {
     pub instance: ImageRecipe,
 }
 
-/// Why recipes could not be made.
-#[derive(Debug, thiserror::Error)]
+/// Why recipes could not be made. Plain data (the I/O error as its text), so that it can be the
+/// cause of every instance of the image.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RecipeError {
-    #[error("reading the repository mirror {}: {source}", path.display())]
-    Mirror {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("reading the repository mirror {}: {message}", path.display())]
+    Mirror { path: PathBuf, message: String },
     #[error("building the context of {tag}: {message}")]
     Context { tag: String, message: String },
 }
@@ -147,7 +144,7 @@ pub fn recipes(
 fn add_mirror(ctx: &mut BuildContext, dir: &Path, tag: &str) -> Result<(), RecipeError> {
     let io = |source: std::io::Error| RecipeError::Mirror {
         path: dir.to_path_buf(),
-        source,
+        message: source.to_string(),
     };
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

@@ -24,6 +24,7 @@ pub mod images;
 pub mod keys;
 mod lock;
 pub mod offline;
+pub mod outcome;
 pub mod plan;
 pub mod prepare;
 pub mod report;

@@ -26,7 +26,7 @@ use swtbench_core::layout::{
 use swtbench_core::{Instance, InstanceId, Prediction, RunKind};
 use swtbench_extract::cache::ExtractionKey;
 use swtbench_grade::Parser;
-use swtbench_spec::{BaseImage, ExecSpec, ExecSpecJsonContext, RunInputs, SpecTable};
+use swtbench_spec::{BaseImage, ExecSpec, ExecSpecJsonContext, RunInputs, SpecError, SpecTable};
 
 use crate::keys::{KeyInputs, HARNESS_VERSION, KEY_FORMAT};
 use crate::settings::{ImageKind, RunSettings};
@@ -141,41 +141,119 @@ pub type ImageInventory = BTreeMap<String, Option<ExistingImage>>;
 /// Label on env images built on a local base image: the base image's id at build time.
 pub const BASE_IMAGE_ID_LABEL: &str = "swtbench.base_image_id";
 
-/// Why an instance is not evaluated.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
+/// Why an instance is not evaluated: a property of the instance, its prediction or the machine's
+/// inputs (spec table, mirrors, local images), not a failure of the run.
+///
+/// In the plan's JSON each cause is `{"kind": …, "detail": …}` (the detail as text, absent for
+/// `no_prediction`); in outcomes and reports it is its text ([`std::fmt::Display`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SkipCause {
     /// No prediction for it (not part of the run report, as in the original).
     NoPrediction,
-    /// The spec table has no entry, or rendering failed.
-    Spec(String),
+    /// No spec was rendered for it (the caller rendered none).
+    NoSpec,
+    /// The spec table has no entry, or rendering the spec or the eval scripts failed.
+    Spec(SpecError),
     /// No log parser for the repository.
-    NoParser(String),
-    /// `--repo-mirror` has no mirror of the repository.
-    NoMirror(String),
-    /// The spec's local base image does not exist.
+    NoParser(ParserError),
+    /// `--repo-mirror` has no mirror of the repository (the mirror's path).
+    NoMirror(PathBuf),
+    /// The spec's local base image does not exist (its tag).
     BaseImageMissing(String),
-    /// Patch extraction found nothing to apply.
+    /// Patch extraction found nothing to apply: the extraction's summary of why.
     ExtractionFailed(String),
+}
+
+/// What a missing log parser is fixed with (part of [`SkipCause::NoParser`]'s text).
+pub const NO_PARSER_HINT: &str = "set log_parser for it in the spec table";
+
+/// What a missing local base image is fixed with (part of [`SkipCause::BaseImageMissing`]'s
+/// text).
+pub const BASE_IMAGE_HINT: &str = "build it first, e.g. scripts/base-image";
+
+/// The text of a missing local base image (a skip at plan time, an error when it went missing
+/// since).
+pub(crate) fn base_image_missing_text(tag: &str) -> String {
+    format!("base image {tag} does not exist ({BASE_IMAGE_HINT})")
+}
+
+impl SkipCause {
+    /// The `kind` of the plan's JSON.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SkipCause::NoPrediction => "no_prediction",
+            SkipCause::NoSpec | SkipCause::Spec(_) => "spec",
+            SkipCause::NoParser(_) => "no_parser",
+            SkipCause::NoMirror(_) => "no_mirror",
+            SkipCause::BaseImageMissing(_) => "base_image_missing",
+            SkipCause::ExtractionFailed(_) => "extraction_failed",
+        }
+    }
+
+    /// The `detail` of the plan's JSON: the variable part of the text.
+    pub fn detail(&self) -> Option<String> {
+        match self {
+            SkipCause::NoPrediction => None,
+            SkipCause::NoSpec => Some("no spec was rendered".into()),
+            SkipCause::Spec(e) => Some(e.to_string()),
+            SkipCause::NoParser(ParserError::NoneForRepo { repo }) => Some(repo.clone()),
+            SkipCause::NoParser(ParserError::Unknown { message, .. }) => Some(message.clone()),
+            SkipCause::NoMirror(p) => Some(p.display().to_string()),
+            SkipCause::BaseImageMissing(tag) => Some(tag.clone()),
+            SkipCause::ExtractionFailed(why) => Some(why.clone()),
+        }
+    }
+
+    /// What to do about it, when the text says (it is part of the text).
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            SkipCause::NoParser(_) => Some(NO_PARSER_HINT),
+            SkipCause::BaseImageMissing(_) => Some(BASE_IMAGE_HINT),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Display for SkipCause {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SkipCause::NoPrediction => f.write_str("no prediction"),
+            SkipCause::NoSpec => f.write_str("cannot render the environment: no spec was rendered"),
             SkipCause::Spec(e) => write!(f, "cannot render the environment: {e}"),
-            SkipCause::NoParser(repo) => write!(
-                f,
-                "no log parser for repository {repo}; set log_parser for it in the spec table"
-            ),
-            SkipCause::NoMirror(p) => write!(f, "no repository mirror at {p}"),
-            SkipCause::BaseImageMissing(tag) => write!(
-                f,
-                "base image {tag} does not exist (build it first, e.g. scripts/base-image)"
-            ),
+            // An unknown parser name is named where the repository is for a missing one.
+            SkipCause::NoParser(ParserError::NoneForRepo { repo: what })
+            | SkipCause::NoParser(ParserError::Unknown { message: what, .. }) => {
+                write!(f, "no log parser for repository {what}; {NO_PARSER_HINT}")
+            }
+            SkipCause::NoMirror(p) => write!(f, "no repository mirror at {}", p.display()),
+            SkipCause::BaseImageMissing(tag) => f.write_str(&base_image_missing_text(tag)),
             SkipCause::ExtractionFailed(why) => write!(f, "patch extraction failed: {why}"),
         }
     }
+}
+
+impl Serialize for SkipCause {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let detail = self.detail();
+        let mut map = serializer.serialize_map(Some(1 + usize::from(detail.is_some())))?;
+        map.serialize_entry("kind", self.kind())?;
+        if let Some(d) = &detail {
+            map.serialize_entry("detail", d)?;
+        }
+        map.end()
+    }
+}
+
+/// Why a repository has no log parser.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParserError {
+    /// The spec table names none and the original's map has none.
+    #[error("no log parser for repository {repo}")]
+    NoneForRepo { repo: String },
+    /// The spec table's `log_parser` is not a known parser (`message` says which name).
+    #[error("repository {repo}: {message}")]
+    Unknown { repo: String, message: String },
 }
 
 /// How the model patch is prepared.
@@ -370,7 +448,7 @@ pub struct PlanInput<'a> {
     pub instances: &'a [Instance],
     pub predictions: &'a BTreeMap<InstanceId, Prediction>,
     /// Rendered specs by instance id (`Err`: why it could not be rendered).
-    pub specs: &'a BTreeMap<String, Result<ExecSpec, String>>,
+    pub specs: &'a BTreeMap<String, Result<ExecSpec, SpecError>>,
     pub table: &'a SpecTable,
     pub images: &'a ImageInventory,
     /// SHA-256 of the tracer copied into containers (goes into keys when coverage is on).
@@ -378,11 +456,18 @@ pub struct PlanInput<'a> {
 }
 
 /// The log parser of a repository: the table's `log_parser`, else the original's map.
-pub fn parser_for(table: &SpecTable, repo: &str) -> Result<Parser, String> {
+pub fn parser_for(table: &SpecTable, repo: &str) -> Result<Parser, ParserError> {
     if let Some(name) = table.repos.get(repo).and_then(|r| r.log_parser.as_deref()) {
-        return name.parse::<Parser>();
+        return name
+            .parse::<Parser>()
+            .map_err(|message| ParserError::Unknown {
+                repo: repo.to_string(),
+                message,
+            });
     }
-    Parser::for_repo(repo).ok_or_else(|| repo.to_string())
+    Parser::for_repo(repo).ok_or_else(|| ParserError::NoneForRepo {
+        repo: repo.to_string(),
+    })
 }
 
 /// The model patch to execute for a prediction in vanilla mode; `None` when nothing usable.
@@ -471,7 +556,7 @@ fn plan_instance(
     let spec = match input.specs.get(instance.instance_id.as_str()) {
         Some(Ok(spec)) => spec,
         Some(Err(e)) => return skip(ip, SkipCause::Spec(e.clone())),
-        None => return skip(ip, SkipCause::Spec("no spec was rendered".into())),
+        None => return skip(ip, SkipCause::NoSpec),
     };
     if matches!(settings.grade_mode(), swtbench_grade::ExecMode::UnitTest) {
         match parser_for(input.table, &instance.repo) {
@@ -531,7 +616,7 @@ fn plan_instance(
         // A mirror is needed only to build the instance image.
         let needs_build = !instance_image_exists || settings.images.force_rebuild;
         if needs_build && !settings.skip_eval && !outputs.mirror_exists(&dir) {
-            return skip(ip, SkipCause::NoMirror(dir.display().to_string()));
+            return skip(ip, SkipCause::NoMirror(dir));
         }
     }
     let base_external = matches!(spec.spec.base, BaseImage::Image(_));
@@ -591,16 +676,14 @@ pub fn plan_runs(
     spec: &ExecSpec,
     model_patch: &str,
     outputs: &dyn OutputLookup,
-) -> Result<Vec<RunPlan>, String> {
+) -> Result<Vec<RunPlan>, SpecError> {
     let settings = ctx.settings;
     let inputs = RunInputs {
         model_patch,
         gold_test_patch: &instance.golden_test_patch,
         gold_code_patch: &instance.golden_code_patch,
     };
-    let rendered = spec
-        .render_runs(&inputs, &settings.eval)
-        .map_err(|e| e.to_string())?;
+    let rendered = spec.render_runs(&inputs, &settings.eval)?;
     let hash_of = |kind: RunKind| {
         rendered
             .iter()
@@ -973,17 +1056,19 @@ mod tests {
                 "no prediction",
             ),
             (
-                SkipCause::Spec("no spec was rendered".into()),
+                SkipCause::NoSpec,
                 r#"{"kind":"spec","detail":"no spec was rendered"}"#,
                 "cannot render the environment: no spec was rendered",
             ),
             (
-                SkipCause::NoParser("acme/x".into()),
+                SkipCause::NoParser(ParserError::NoneForRepo {
+                    repo: "acme/x".into(),
+                }),
                 r#"{"kind":"no_parser","detail":"acme/x"}"#,
                 "no log parser for repository acme/x; set log_parser for it in the spec table",
             ),
             (
-                SkipCause::NoMirror("/m/acme__x.git".into()),
+                SkipCause::NoMirror(PathBuf::from("/m/acme__x.git")),
                 r#"{"kind":"no_mirror","detail":"/m/acme__x.git"}"#,
                 "no repository mirror at /m/acme__x.git",
             ),
@@ -996,6 +1081,23 @@ mod tests {
                 SkipCause::ExtractionFailed("no patch type produced a change".into()),
                 r#"{"kind":"extraction_failed","detail":"no patch type produced a change"}"#,
                 "patch extraction failed: no patch type produced a change",
+            ),
+            (
+                SkipCause::Spec(SpecError::NoTestCommand {
+                    repo: "acme/x".into(),
+                    version: "1.0".into(),
+                }),
+                r#"{"kind":"spec","detail":"the spec table has no test command for acme/x 1.0"}"#,
+                "cannot render the environment: the spec table has no test command for acme/x 1.0",
+            ),
+            (
+                SkipCause::NoParser(ParserError::Unknown {
+                    repo: "acme/x".into(),
+                    message: "unknown log parser `pyt`".into(),
+                }),
+                r#"{"kind":"no_parser","detail":"unknown log parser `pyt`"}"#,
+                "no log parser for repository unknown log parser `pyt`; set log_parser for it in \
+                 the spec table",
             ),
         ];
         for (cause, json, text) in cases {

@@ -14,12 +14,13 @@ use swtbench_backend::{FakeBackend, FakeCall, FakeExec, NetworkAccess};
 use swtbench_core::{Instance, InstanceId, PatchLayout, Prediction, RunKind};
 use swtbench_runner::events::{CancelReason, Event, InstanceOutcome, RecordingSink};
 use swtbench_runner::images::image_inventory;
+use swtbench_runner::outcome::{AbortReason, ImageError, InstanceError};
 use swtbench_runner::plan::{
     DiskOutputs, ExistingOutput, ImageAction, InstanceAction, MemoryOutputs, OutputLookup,
     RunAction, SkipCause,
 };
 use swtbench_runner::{plan, CacheLevel, Cancel, Evaluation, Plan, PlanInput, RunSettings};
-use swtbench_spec::{Arch, ExecSpec, SpecTable, TableSyntax};
+use swtbench_spec::{Arch, ExecSpec, SpecError, SpecTable, TableSyntax};
 
 const TABLE: &str = r#"
 [repos."acme/calc"]
@@ -61,14 +62,14 @@ fn table() -> SpecTable {
     t
 }
 
-fn specs(instances: &[Instance], t: &SpecTable) -> BTreeMap<String, Result<ExecSpec, String>> {
+fn specs(instances: &[Instance], t: &SpecTable) -> BTreeMap<String, Result<ExecSpec, SpecError>> {
     let no_files = |_: &str, _: &str, _: &str| Ok(None);
     instances
         .iter()
         .map(|i| {
             (
                 i.instance_id.to_string(),
-                ExecSpec::new(i, t, Arch::X86_64, &no_files).map_err(|e| e.to_string()),
+                ExecSpec::new(i, t, Arch::X86_64, &no_files),
             )
         })
         .collect()
@@ -232,7 +233,7 @@ fn the_plan_says_what_runs_what_is_reused_and_why_instances_are_skipped() {
     assert_eq!(action("acme__calc-3"), InstanceAction::EmptyPatch);
     assert!(matches!(
         action("acme__calc-4"),
-        InstanceAction::Skip { cause: SkipCause::Spec(e) } if e.contains("9.9")
+        InstanceAction::Skip { cause: SkipCause::Spec(e) } if e.to_string().contains("9.9")
     ));
     assert!(matches!(
         action("acme__noparser-1"),
@@ -486,7 +487,7 @@ async fn a_run_executes_in_labelled_offline_containers_grades_and_resumes() {
     assert!(sink
         .events()
         .iter()
-        .any(|e| matches!(e, Event::RunFinishedAll { .. })));
+        .any(|e| matches!(e, Event::EvaluationFinished { .. })));
 
     // Again: nothing runs, the reports are the same.
     let calls_before = fake.calls().len();
@@ -672,7 +673,7 @@ async fn a_failed_build_is_an_instance_error_and_the_rest_goes_on() {
     .await;
     let find = |id: &str| out.results.iter().find(|r| r.instance_id == id).unwrap();
     assert!(
-        matches!(&find("acme__calc-9").outcome, InstanceOutcome::Error { reason } if reason.contains("could not be built"))
+        matches!(&find("acme__calc-9").outcome, InstanceOutcome::Error { reason: reason @ InstanceError::Images(ImageError::Build(_)) } if reason.to_string().contains("could not be built"))
     );
     assert_eq!(find("acme__calc-1").outcome, InstanceOutcome::Resolved);
     let rr = out.run_report.unwrap();
@@ -756,7 +757,7 @@ async fn a_container_that_dies_under_a_run_is_an_error_and_leaves_no_output_to_r
     .await;
     let r = &out.results[0];
     assert!(
-        matches!(&r.outcome, InstanceOutcome::Error { reason } if reason.contains("pred_post") && reason.contains("stopped")),
+        matches!(&r.outcome, InstanceOutcome::Error { reason: reason @ InstanceError::Run { run: RunKind::PredPost, .. } } if reason.to_string().contains("pred_post") && reason.to_string().contains("stopped")),
         "{:?}",
         r.outcome
     );
@@ -887,7 +888,7 @@ async fn a_shared_output_replaced_by_another_process_is_never_graded_as_this_run
     .await;
     let r = &out.results[0];
     assert!(
-        matches!(&r.outcome, InstanceOutcome::Error { reason } if reason.contains("another swtbench process")),
+        matches!(&r.outcome, InstanceOutcome::Error { reason } if reason.to_string().contains("another swtbench process")),
         "{:?}",
         r.outcome
     );
@@ -943,7 +944,8 @@ async fn an_engine_that_stops_answering_stops_the_run_instead_of_failing_every_i
     )
     .await;
     let why = out.aborted.clone().expect("aborted");
-    assert!(why.contains("stopped answering"), "{why}");
+    assert!(matches!(why, AbortReason::EngineGone(_)), "{why:?}");
+    assert!(why.to_string().contains("stopped answering"), "{why}");
     assert_eq!(out.cancelled, Some(CancelReason::Interrupt));
     // One instance saw the failure; the others were not attempted, each with the reason.
     let errors = out
@@ -1358,7 +1360,10 @@ async fn an_extraction_that_hangs_ends_at_the_run_timeout_and_leaves_no_containe
     let r = &out.results[0];
     match &r.outcome {
         InstanceOutcome::Error { reason } => {
-            assert!(reason.contains("did not finish within 2 s"), "{reason}")
+            assert!(
+                reason.to_string().contains("did not finish within 2 s"),
+                "{reason}"
+            )
         }
         other => panic!("{other:?}"),
     }
