@@ -540,6 +540,64 @@ pub fn plan(input: &PlanInput<'_>, outputs: &dyn OutputLookup) -> Plan {
     }
 }
 
+/// What is left to do after the patch step of an instance.
+enum PatchStep {
+    /// The instance is settled (empty patch, or skipped).
+    Settled,
+    /// Execute this patch.
+    Execute(String),
+    /// Extract the patch first.
+    Extract,
+}
+
+/// How the model patch of an instance is prepared (`ip.patch`, and `ip.action` when that settles
+/// the instance).
+fn plan_patch(
+    settings: &RunSettings,
+    outputs: &dyn OutputLookup,
+    prediction: &Prediction,
+    ip: &mut InstancePlan,
+) -> PatchStep {
+    let empty = |ip: &mut InstancePlan| {
+        ip.patch = Some(PatchPrep::Empty);
+        ip.action = InstanceAction::EmptyPatch;
+        PatchStep::Settled
+    };
+    if !swtbench_extract::needs_extraction(&settings.patch_types) {
+        let Some(p) = vanilla_patch(prediction) else {
+            return empty(ip);
+        };
+        ip.patch = Some(PatchPrep::Vanilla {
+            sha256: sha256_hex(&p),
+        });
+        return PatchStep::Execute(p);
+    }
+    let raw = prediction.model_patch.as_deref().unwrap_or("");
+    if raw.trim().is_empty() {
+        return empty(ip);
+    }
+    ip.raw_model_patch = Some(raw.to_string());
+    let key = ExtractionKey::new(raw, &settings.patch_types, &settings.extract);
+    match outputs.cached_extraction(&ip.report_dir, &key) {
+        Some(p) if p.trim().is_empty() => {
+            ip.action = InstanceAction::Skip {
+                cause: SkipCause::ExtractionFailed("no patch type produced a change".into()),
+            };
+            PatchStep::Settled
+        }
+        Some(p) => {
+            ip.patch = Some(PatchPrep::ExtractedCached {
+                sha256: sha256_hex(&p),
+            });
+            PatchStep::Execute(p)
+        }
+        None => {
+            ip.patch = Some(PatchPrep::Extract);
+            PatchStep::Extract
+        }
+    }
+}
+
 fn plan_instance(
     input: &PlanInput<'_>,
     outputs: &dyn OutputLookup,
@@ -565,47 +623,10 @@ fn plan_instance(
         }
     }
     // The patch first: an empty patch is graded without images or mirrors.
-    let model_patch = if swtbench_extract::needs_extraction(&settings.patch_types) {
-        let raw = prediction.model_patch.as_deref().unwrap_or("");
-        if raw.trim().is_empty() {
-            ip.patch = Some(PatchPrep::Empty);
-            ip.action = InstanceAction::EmptyPatch;
-            return;
-        }
-        ip.raw_model_patch = Some(raw.to_string());
-        let key = ExtractionKey::new(raw, &settings.patch_types, &settings.extract);
-        match outputs.cached_extraction(&ip.report_dir, &key) {
-            Some(p) if p.trim().is_empty() => {
-                return skip(
-                    ip,
-                    SkipCause::ExtractionFailed("no patch type produced a change".into()),
-                )
-            }
-            Some(p) => {
-                ip.patch = Some(PatchPrep::ExtractedCached {
-                    sha256: sha256_hex(&p),
-                });
-                Some(p)
-            }
-            None => {
-                ip.patch = Some(PatchPrep::Extract);
-                None
-            }
-        }
-    } else {
-        match vanilla_patch(prediction) {
-            Some(p) => {
-                ip.patch = Some(PatchPrep::Vanilla {
-                    sha256: sha256_hex(&p),
-                });
-                Some(p)
-            }
-            None => {
-                ip.patch = Some(PatchPrep::Empty);
-                ip.action = InstanceAction::EmptyPatch;
-                return;
-            }
-        }
+    let model_patch = match plan_patch(settings, outputs, prediction, ip) {
+        PatchStep::Settled => return,
+        PatchStep::Execute(p) => Some(p),
+        PatchStep::Extract => None,
     };
     if let Some(mirror) = &settings.images.repo_mirror {
         let dir = mirror.join(format!("{}.git", instance.repo_dir_name()));
@@ -668,6 +689,40 @@ pub struct RunContext<'a> {
     pub base_image_id: Option<&'a str>,
 }
 
+/// A rendered run with its content key (which does not depend on the run's directory).
+struct KeyedRun {
+    rendered: swtbench_spec::RenderedRun,
+    inputs: KeyInputs,
+    key: String,
+}
+
+impl KeyedRun {
+    fn new(ctx: &RunContext<'_>, spec: &ExecSpec, rendered: swtbench_spec::RenderedRun) -> Self {
+        let settings = ctx.settings;
+        let inputs = KeyInputs {
+            format: KEY_FORMAT,
+            harness: HARNESS_VERSION.to_string(),
+            instance_image: spec.keys.instance.clone(),
+            base_image_id: ctx.base_image_id.map(str::to_string),
+            eval_script_sha256: sha256_hex(&rendered.eval_script),
+            user: spec.user().to_string(),
+            tracer_sha256: if settings.eval.coverage {
+                ctx.tracer_sha256.map(str::to_string)
+            } else {
+                None
+            },
+            timeout_secs: settings.exec.timeout.as_secs(),
+            network: settings.exec.allow_network,
+            max_output: settings.exec.max_output,
+        };
+        KeyedRun {
+            key: inputs.key(),
+            inputs,
+            rendered,
+        }
+    }
+}
+
 /// The six runs of an instance with `model_patch` (already prepared): directories, keys and
 /// actions. Runs of this instance with the same key as an earlier one become `SameAs`.
 pub fn plan_runs(
@@ -683,19 +738,40 @@ pub fn plan_runs(
         gold_test_patch: &instance.golden_test_patch,
         gold_code_patch: &instance.golden_code_patch,
     };
-    let rendered = spec.render_runs(&inputs, &settings.eval)?;
+    let keyed: Vec<KeyedRun> = spec
+        .render_runs(&inputs, &settings.eval)?
+        .into_iter()
+        .map(|r| KeyedRun::new(ctx, spec, r))
+        .collect();
     let hash_of = |kind: RunKind| {
-        rendered
+        keyed
             .iter()
-            .find(|r| r.kind == kind)
-            .map(|r| r.directives_hash.clone())
+            .find(|r| r.rendered.kind == kind)
+            .map(|r| r.rendered.directives_hash.clone())
             .unwrap_or_default()
     };
-    // Non-default eval variants (reproduction mode, no coverage, fixed tracer) keep their shared
-    // runs apart from the default ones instead of replacing them.
-    let variant = settings.eval.shared_variant();
-    let gold_hash = hash_of(RunKind::GoldPre);
-    let base_hash = hash_of(RunKind::BasePre);
+    let id = instance.instance_id.as_str();
+    let pair = SharedPair {
+        ctx,
+        instance_id: id,
+        outputs,
+        keyed: &keyed,
+    };
+    let gold_key = pair.dir_key(
+        [RunKind::GoldPre, RunKind::GoldPost],
+        &hash_of(RunKind::GoldPre),
+    );
+    let base_key = pair.dir_key(
+        [RunKind::BasePre, RunKind::BasePost],
+        &hash_of(RunKind::BasePre),
+    );
+    let keys = InstanceRunKeys {
+        run_id: &settings.run_id,
+        model_dir: ctx.model_dir,
+        instance_id: id,
+        gold_hash: &gold_key,
+        base_hash: &base_key,
+    };
     let json_ctx = ExecSpecJsonContext {
         run_id: Some(settings.run_id.clone()),
         model_dir: ctx.model_dir.to_string(),
@@ -703,112 +779,15 @@ pub fn plan_runs(
         rm_image: !settings.images.cache_level.keeps(ImageKind::Instance),
         force_rebuild: settings.images.force_rebuild,
     };
-    // The content key of each run (it does not depend on the directory).
-    let keyed: Vec<(swtbench_spec::RenderedRun, KeyInputs, String)> = rendered
-        .into_iter()
-        .map(|r| {
-            let key_inputs = KeyInputs {
-                format: KEY_FORMAT,
-                harness: HARNESS_VERSION.to_string(),
-                instance_image: spec.keys.instance.clone(),
-                base_image_id: ctx.base_image_id.map(str::to_string),
-                eval_script_sha256: sha256_hex(&r.eval_script),
-                user: spec.user().to_string(),
-                tracer_sha256: if settings.eval.coverage {
-                    ctx.tracer_sha256.map(str::to_string)
-                } else {
-                    None
-                },
-                timeout_secs: settings.exec.timeout.as_secs(),
-                network: settings.exec.allow_network,
-                max_output: settings.exec.max_output,
-            };
-            let key = key_inputs.key();
-            (r, key_inputs, key)
-        })
-        .collect();
-    let key_of = |kind: RunKind| {
-        keyed
-            .iter()
-            .find(|(r, _, _)| r.kind == kind)
-            .map(|(_, _, k)| k.as_str())
-            .unwrap_or_default()
-    };
-    let plain = InstanceRunKeys {
-        run_id: &settings.run_id,
-        model_dir: ctx.model_dir,
-        instance_id: instance.instance_id.as_str(),
-        gold_hash: &gold_hash,
-        base_hash: &base_hash,
-    };
-    // A pair's variant directory, or the plain one of an older tree when both its outputs there
-    // are ones this run would reuse and its script is of this variant.
-    let pair_key = |pair: [RunKind; 2], hash: &str| -> String {
-        let own = variant.dir_key(hash);
-        let dir = |kind: RunKind, key: &str| {
-            ctx.logs
-                .shared_run_dir(kind, instance.instance_id.as_str(), key)
-        };
-        let reusable = |kind: RunKind, existing: ExistingOutput| match existing {
-            ExistingOutput::Keyed(k) => k == key_of(kind) || settings.skip_eval,
-            ExistingOutput::Unkeyed => settings.reuse_unkeyed || settings.skip_eval,
-            ExistingOutput::Inconsistent => settings.skip_eval,
-            ExistingOutput::Missing => false,
-        };
-        variant.resolve_pair_key(hash, true, |key| {
-            let dirs = pair.map(|kind| dir(kind, key));
-            let has_output = if key == own {
-                dirs.iter()
-                    .any(|d| outputs.existing(d) != ExistingOutput::Missing)
-            } else {
-                // The plain directory counts only when both runs there would be reused.
-                pair.iter()
-                    .zip(&dirs)
-                    .all(|(kind, d)| reusable(*kind, outputs.existing(d)))
-            };
-            // Without a script only --skip-eval takes what is there, as `grade` does.
-            let unknown = (!settings.skip_eval).then_some(SharedVariant::DEFAULT);
-            SharedDirProbe {
-                has_output,
-                variant: dirs
-                    .iter()
-                    .find_map(|d| outputs.eval_variant(d))
-                    .or(unknown),
-            }
-        })
-    };
-    let gold_key = pair_key([RunKind::GoldPre, RunKind::GoldPost], &gold_hash);
-    let base_key = pair_key([RunKind::BasePre, RunKind::BasePost], &base_hash);
-    let keys = InstanceRunKeys {
-        gold_hash: &gold_key,
-        base_hash: &base_key,
-        ..plain
-    };
     let mut runs: Vec<RunPlan> = Vec::with_capacity(6);
-    for (r, key_inputs, key) in keyed {
+    for KeyedRun {
+        rendered: r,
+        inputs: key_inputs,
+        key,
+    } in keyed
+    {
         let dir = ctx.logs.run_dir(&keys, r.kind);
-        let action = if settings.skip_eval {
-            // Only grading: whatever output is there is read, as the original does.
-            match outputs.existing(&dir) {
-                ExistingOutput::Keyed(k) if k == key => RunAction::Reuse,
-                ExistingOutput::Keyed(_)
-                | ExistingOutput::Unkeyed
-                | ExistingOutput::Inconsistent => RunAction::ReuseUnkeyed,
-                ExistingOutput::Missing => RunAction::Execute,
-            }
-        } else {
-            match outputs.existing(&dir) {
-                ExistingOutput::Keyed(k) if k == key => RunAction::Reuse,
-                ExistingOutput::Unkeyed if settings.reuse_unkeyed => RunAction::ReuseUnkeyed,
-                _ => match runs.iter().find(|p| p.key == key) {
-                    Some(p) => RunAction::SameAs {
-                        instance_id: instance.instance_id.to_string(),
-                        run: p.kind,
-                    },
-                    None => RunAction::Execute,
-                },
-            }
-        };
+        let action = run_action(settings, outputs.existing(&dir), &key, &runs, id);
         let exec_spec_json = spec.exec_spec_json(&r, &settings.eval, &json_ctx);
         runs.push(RunPlan {
             kind: r.kind,
@@ -822,6 +801,99 @@ pub fn plan_runs(
         });
     }
     Ok(runs)
+}
+
+/// What happens to a run whose directory holds `existing`, after the runs planned before it.
+fn run_action(
+    settings: &RunSettings,
+    existing: ExistingOutput,
+    key: &str,
+    earlier: &[RunPlan],
+    instance_id: &str,
+) -> RunAction {
+    if settings.skip_eval {
+        // Only grading: whatever output is there is read, as the original does.
+        return match existing {
+            ExistingOutput::Keyed(k) if k == key => RunAction::Reuse,
+            ExistingOutput::Keyed(_) | ExistingOutput::Unkeyed | ExistingOutput::Inconsistent => {
+                RunAction::ReuseUnkeyed
+            }
+            ExistingOutput::Missing => RunAction::Execute,
+        };
+    }
+    match existing {
+        ExistingOutput::Keyed(k) if k == key => RunAction::Reuse,
+        ExistingOutput::Unkeyed if settings.reuse_unkeyed => RunAction::ReuseUnkeyed,
+        _ => match earlier.iter().find(|p| p.key == key) {
+            Some(p) => RunAction::SameAs {
+                instance_id: instance_id.to_string(),
+                run: p.kind,
+            },
+            None => RunAction::Execute,
+        },
+    }
+}
+
+/// Where a pair of shared runs (gold or base, before and after) of an instance goes.
+struct SharedPair<'a> {
+    ctx: &'a RunContext<'a>,
+    instance_id: &'a str,
+    outputs: &'a dyn OutputLookup,
+    keyed: &'a [KeyedRun],
+}
+
+impl SharedPair<'_> {
+    fn key_of(&self, kind: RunKind) -> &str {
+        self.keyed
+            .iter()
+            .find(|r| r.rendered.kind == kind)
+            .map(|r| r.key.as_str())
+            .unwrap_or_default()
+    }
+
+    /// Whether a run with `existing` in its directory would be reused by this evaluation.
+    fn reusable(&self, kind: RunKind, existing: ExistingOutput) -> bool {
+        let settings = self.ctx.settings;
+        match existing {
+            ExistingOutput::Keyed(k) => k == self.key_of(kind) || settings.skip_eval,
+            ExistingOutput::Unkeyed => settings.reuse_unkeyed || settings.skip_eval,
+            ExistingOutput::Inconsistent => settings.skip_eval,
+            ExistingOutput::Missing => false,
+        }
+    }
+
+    /// The pair's directory key: its variant's, or the plain one of an older tree when both its
+    /// outputs there are ones this evaluation would reuse and its script is of this variant.
+    /// Non-default eval variants (reproduction mode, no coverage, fixed tracer) keep their
+    /// shared runs apart from the default ones instead of replacing them.
+    fn dir_key(&self, pair: [RunKind; 2], hash: &str) -> String {
+        let settings = self.ctx.settings;
+        let variant = settings.eval.shared_variant();
+        let own = variant.dir_key(hash);
+        let dir =
+            |kind: RunKind, key: &str| self.ctx.logs.shared_run_dir(kind, self.instance_id, key);
+        variant.resolve_pair_key(hash, true, |key| {
+            let dirs = pair.map(|kind| dir(kind, key));
+            let has_output = if key == own {
+                dirs.iter()
+                    .any(|d| self.outputs.existing(d) != ExistingOutput::Missing)
+            } else {
+                // The plain directory counts only when both runs there would be reused.
+                pair.iter()
+                    .zip(&dirs)
+                    .all(|(kind, d)| self.reusable(*kind, self.outputs.existing(d)))
+            };
+            // Without a script only --skip-eval takes what is there, as `grade` does.
+            let unknown = (!settings.skip_eval).then_some(SharedVariant::DEFAULT);
+            SharedDirProbe {
+                has_output,
+                variant: dirs
+                    .iter()
+                    .find_map(|d| self.outputs.eval_variant(d))
+                    .or(unknown),
+            }
+        })
+    }
 }
 
 fn plan_images(input: &PlanInput<'_>, instances: &[InstancePlan]) -> Vec<ImagePlan> {
