@@ -317,6 +317,28 @@ mod tests {
                 "grading failed: the output in d does not match its key file (two processes \
                  wrote it at once, or it was edited); it is run again next time",
             ),
+            (
+                InstanceError::Grading(GradingError::Grade(
+                    swtbench_grade::report::GradeError::GoldPatch {
+                        instance_id: "a__b-1".into(),
+                        detail: "no hunk".into(),
+                    },
+                )),
+                "grading failed: instance a__b-1: the gold code patch is not a valid diff: no hunk",
+            ),
+            // The text of other crates' errors, as it was.
+            (
+                InstanceError::Extraction(ExtractError::Mirror("git mirror /m: gone".into())),
+                "patch extraction could not run: git mirror /m: gone",
+            ),
+            (
+                InstanceError::Extraction(ExtractError::Cache("logs/x: denied".into())),
+                "patch extraction could not run: logs/x: denied",
+            ),
+            (
+                InstanceError::Extraction(ExtractError::Incomplete("fuzzy: unreadable".into())),
+                "patch extraction could not run: fuzzy: unreadable",
+            ),
         ];
         for (error, text) in cases {
             assert_eq!(error.to_string(), text, "{error:?}");

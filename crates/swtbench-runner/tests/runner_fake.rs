@@ -214,19 +214,24 @@ async fn run_to_end(
     swtbench_runner::run(fake.clone(), eval, sink.clone(), Cancel::new()).await
 }
 
-#[test]
-fn the_plan_says_what_runs_what_is_reused_and_why_instances_are_skipped() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = setup();
-    let st = settings(dir.path());
-    let images = BTreeMap::from([(
+/// The local base image the table's specs build on, as the engine has it.
+fn base_image_inventory() -> swtbench_runner::plan::ImageInventory {
+    BTreeMap::from([(
         "acme-base:1".to_string(),
         Some(swtbench_runner::plan::ExistingImage {
             id: "sha256:base".into(),
             created_unix: 1,
             labels: BTreeMap::new(),
         }),
-    )]);
+    )])
+}
+
+#[test]
+fn the_plan_says_what_runs_what_is_reused_and_why_instances_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup();
+    let st = settings(dir.path());
+    let images = base_image_inventory();
     let p = make_plan(&s, &st, &images, &MemoryOutputs::default());
     let action = |id: &str| p.instance(id).unwrap().action.clone();
     assert_eq!(action("acme__calc-1"), InstanceAction::Evaluate);
@@ -320,6 +325,19 @@ fn the_plan_says_what_runs_what_is_reused_and_why_instances_are_skipped() {
         .iter()
         .all(|r| r.action == RunAction::Execute));
 
+    // The JSON form is versioned and names actions.
+    let j: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
+    assert_eq!(j["format"], 1);
+    assert_eq!(j["instances"][0]["status"], "evaluate");
+    assert!(p.to_text().contains("acme__calc-3: empty patch"));
+}
+
+#[test]
+fn the_plan_skips_without_the_base_image_and_rebuilds_images_whose_parent_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup();
+    let st = settings(dir.path());
+    let images = base_image_inventory();
     // Without the base image, evaluated instances are skipped with a hint.
     let p5 = make_plan(&s, &st, &BTreeMap::new(), &MemoryOutputs::default());
     assert!(matches!(
@@ -396,12 +414,6 @@ fn the_plan_says_what_runs_what_is_reused_and_why_instances_are_skipped() {
         "{:?}",
         inst.action
     );
-
-    // The JSON form is versioned and names actions.
-    let j: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
-    assert_eq!(j["format"], 1);
-    assert_eq!(j["instances"][0]["status"], "evaluate");
-    assert!(p.to_text().contains("acme__calc-3: empty patch"));
 }
 
 #[tokio::test]
