@@ -20,9 +20,9 @@
 //!
 //! The runner never prints; it emits [`Event`](crate::Event)s.
 //!
-//! The parts: [`dispatch`] (scheduling, joins, clean-up, the run report), [`instance`] (one
-//! instance from start to end), [`image_state`] (the images of the evaluation), [`flights`] (one
-//! execution per content key), [`shared`] (what every task shares).
+//! The parts (private modules): `dispatch` (scheduling, joins, clean-up, the run report),
+//! `instance` (one instance from start to end), `image_state` (the images of the evaluation),
+//! `flights` (one execution per content key), `shared` (what every task shares).
 
 mod dispatch;
 mod flights;
