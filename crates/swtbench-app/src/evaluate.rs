@@ -521,14 +521,14 @@ fn render_specs(
     instances: &[&Instance],
     table: &SpecTable,
     files: &dyn swtbench_spec::FileSource,
-) -> BTreeMap<String, std::result::Result<ExecSpec, String>> {
+) -> BTreeMap<String, std::result::Result<ExecSpec, swtbench_spec::SpecError>> {
     let host = Arch::host();
     instances
         .iter()
         .map(|i| {
             (
                 i.instance_id.to_string(),
-                ExecSpec::new(i, table, host, files).map_err(|e| e.to_string()),
+                ExecSpec::new(i, table, host, files),
             )
         })
         .collect()

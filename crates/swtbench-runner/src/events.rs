@@ -2,19 +2,31 @@
 //! [`EventSink`], and consumers (the terminal progress display, the `--events` JSON Lines file)
 //! render them.
 //!
-//! # JSON Lines format (version 1)
+//! Words: the *evaluation* is everything one `swtbench run` does (its plan, all its instances,
+//! its reports); a *run* is one of the six runs of an instance (`pred_pre` … `base_post`), one
+//! eval script in one container. Events about the whole evaluation are named `evaluation_*`,
+//! events about one of the six runs `run_*`.
+//!
+//! # JSON Lines format (version 2)
 //!
 //! [`JsonlWriter`] writes one JSON object per line, flushed after each line:
 //!
 //! ```json
-//! {"v":1,"ts":"2025-01-01T12:00:00.123Z","elapsed_ms":5012,"event":"run_finished","instance_id":"a__b-1","run":"gold_pre","result":{"kind":"executed","exit_code":0,"timed_out":false,"duration_ms":3120}}
+//! {"v":2,"ts":"2025-01-01T12:00:00.123Z","elapsed_ms":5012,"event":"run_finished","instance_id":"a__b-1","run":"gold_pre","result":{"kind":"executed","exit_code":0,"timed_out":false,"duration_ms":3120,"overhead_ms":400}}
 //! ```
 //!
-//! Every line has `v` (the format version, 1), `ts` (UTC, RFC 3339 with milliseconds),
-//! `elapsed_ms` (since the run started) and `event` (the variant name in snake_case); the other
-//! fields are those of the variant as documented on [`Event`]. Enumerations are objects with a
-//! `kind` field. Consumers must ignore fields and event names they do not know: new ones may be
-//! added without a version bump; renaming or removing one bumps `v`.
+//! Every line has `v` (the format version, [`EVENTS_FORMAT`]), `ts` (UTC, RFC 3339 with
+//! milliseconds), `elapsed_ms` (since the event file was opened, the start of the evaluation) and
+//! `event` (the variant name in snake_case); the other fields are those of the variant as
+//! documented on [`Event`]. Enumerations are objects with a `kind` field; a `reason` is the text
+//! of its cause (the same text the run report and `swtbench_instance.json` hold). Consumers must
+//! ignore fields and event names they do not know: new ones may be added without a version bump;
+//! renaming or removing one bumps `v`. `docs/events.md` documents the format for users.
+//!
+//! Version 2 renamed the events of the whole evaluation, whose `run_*` names read like events of
+//! one of the six runs: `run_started` → `evaluation_started`, `run_aborted` →
+//! `evaluation_aborted`, `run_finished_all` → `evaluation_finished`. `run_finished` (one of the six
+//! runs ended) and every field are unchanged.
 
 use std::io::Write;
 use std::path::Path;
@@ -24,10 +36,14 @@ use std::time::Instant;
 use serde::Serialize;
 use swtbench_core::RunKind;
 
+use crate::execute::ExecError;
+use crate::lock::Locked;
+use crate::outcome::{as_text, AbortReason, BuildFailure, InstanceError};
+use crate::plan::SkipCause;
 use crate::settings::ImageKind;
 
 /// Version of the JSON Lines event format.
-pub const EVENTS_FORMAT: u32 = 1;
+pub const EVENTS_FORMAT: u32 = 2;
 
 /// What an instance is doing right now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -74,7 +90,10 @@ pub enum RunOutcome {
     /// Copied from another run with the same content key.
     Copied { from: String },
     /// Could not be run (the reason says why); no output was written.
-    Failed { reason: String },
+    Failed {
+        #[serde(serialize_with = "as_text")]
+        reason: ExecError,
+    },
 }
 
 /// How one instance ended.
@@ -87,13 +106,15 @@ pub enum InstanceOutcome {
     },
     /// Graded as an empty patch without running anything.
     EmptyPatch,
-    /// Not evaluated (plan-time reason, extraction failure).
+    /// Not evaluated (plan-time reason, extraction found nothing).
     Skipped {
-        reason: String,
+        #[serde(serialize_with = "as_text")]
+        reason: SkipCause,
     },
     /// Something failed (image build, container, …); a rerun retries it.
     Error {
-        reason: String,
+        #[serde(serialize_with = "as_text")]
+        reason: InstanceError,
     },
     /// The run was cancelled before the instance finished.
     Interrupted,
@@ -126,9 +147,14 @@ impl InstanceOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ImageOutcome {
-    Built { duration_ms: u64 },
+    Built {
+        duration_ms: u64,
+    },
     Reused,
-    Failed { reason: String },
+    Failed {
+        #[serde(serialize_with = "as_text")]
+        reason: BuildFailure,
+    },
 }
 
 /// Why a run is being cancelled, ordered by urgency.
@@ -141,9 +167,9 @@ pub enum CancelReason {
     Kill,
 }
 
-/// Totals at the end.
+/// Totals of the whole evaluation, at its end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct RunStats {
+pub struct EvaluationStats {
     pub instances: usize,
     pub resolved: usize,
     pub unresolved: usize,
@@ -160,13 +186,14 @@ pub struct RunStats {
     pub images_removed: usize,
 }
 
-/// One thing that happened.
+/// One thing that happened. Field names are those of the JSON Lines format.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
-    /// The plan is made and work starts. `instances` counts the instances of the run report;
-    /// `to_evaluate` those that need containers.
-    RunStarted {
+    /// The plan is made and the evaluation starts. `instances` counts the instances of the run
+    /// report; `to_evaluate` those that need containers, `runs_to_execute` and `images_to_build`
+    /// what the plan executes and builds (all three 0 with `--skip-eval`, which runs nothing).
+    EvaluationStarted {
         run_id: String,
         model: String,
         instances: usize,
@@ -174,59 +201,57 @@ pub enum Event {
         runs_to_execute: usize,
         images_to_build: usize,
     },
-    /// Containers labelled with this run id, left by an earlier crash, were removed.
-    LeftoversRemoved {
-        containers: usize,
-    },
-    InstanceStarted {
-        instance_id: String,
-    },
-    InstancePhase {
-        instance_id: String,
-        phase: Phase,
-    },
+    /// Containers labelled with this run id, left by an earlier process that has ended (killed,
+    /// crashed), were removed.
+    LeftoversRemoved { containers: usize },
+    /// A worker took the instance (only instances that need containers).
+    InstanceStarted { instance_id: String },
+    /// The instance moves on to `phase`.
+    InstancePhase { instance_id: String, phase: Phase },
+    /// The plan builds this image and the first instance that needs it (`instance_id`) asks for
+    /// it; sent once per image.
     ImageBuildStarted {
         tag: String,
         kind: ImageKind,
         instance_id: String,
     },
+    /// A build ended (built or failed); sent once per image and outcome.
     ImageReady {
         tag: String,
         kind: ImageKind,
         outcome: ImageOutcome,
     },
+    /// One of the six runs of an instance ended.
     RunFinished {
         instance_id: String,
         run: RunKind,
         result: RunOutcome,
     },
+    /// The instance is graded (its `report.json` written) or given up; `duration_ms` since it
+    /// started (0 for instances that never started).
     InstanceFinished {
         instance_id: String,
         outcome: InstanceOutcome,
         duration_ms: u64,
     },
-    CancelRequested {
-        reason: CancelReason,
-    },
-    /// The run stops early because of a failure of the machine, not of an instance: the
+    /// Cancellation was asked for; sent after the workers stopped.
+    CancelRequested { reason: CancelReason },
+    /// The evaluation stops early because of a failure of the machine, not of an instance: the
     /// container engine stopped answering, the disk is full or read-only. Running instances are
     /// stopped (as on an interrupt) and the partial reports written; a rerun resumes.
-    RunAborted {
-        reason: String,
+    EvaluationAborted {
+        #[serde(serialize_with = "as_text")]
+        reason: AbortReason,
     },
-    ImageRemoved {
-        tag: String,
-        kind: ImageKind,
-    },
+    /// An image above the cache level was removed.
+    ImageRemoved { tag: String, kind: ImageKind },
     /// A non-fatal problem worth telling (an image that could not be removed, …).
-    Warning {
-        message: String,
-    },
-    ReportWritten {
-        path: String,
-    },
-    RunFinishedAll {
-        stats: RunStats,
+    Warning { message: String },
+    /// The run report was written to `path`.
+    ReportWritten { path: String },
+    /// The evaluation ended (also after a cancellation); `duration_ms` since it started.
+    EvaluationFinished {
+        stats: EvaluationStats,
         duration_ms: u64,
     },
 }
@@ -253,19 +278,13 @@ pub struct RecordingSink {
 
 impl RecordingSink {
     pub fn events(&self) -> Vec<Event> {
-        self.events
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.events.locked().clone()
     }
 }
 
 impl EventSink for RecordingSink {
     fn event(&self, event: &Event) {
-        self.events
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(event.clone());
+        self.events.locked().push(event.clone());
     }
 }
 
@@ -326,7 +345,7 @@ impl EventSink for JsonlWriter {
             .format("%Y-%m-%dT%H:%M:%S%.3fZ")
             .to_string();
         let line = jsonl_record(event, &ts, self.started.elapsed().as_millis() as u64);
-        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = self.out.locked();
         // A full disk must not stop the evaluation; the file is a side channel.
         let _ = writeln!(out, "{line}");
         let _ = out.flush();
@@ -352,7 +371,63 @@ mod tests {
         let line = jsonl_record(&e, "2025-01-01T12:00:00.123Z", 5012);
         assert_eq!(
             line,
-            r#"{"v":1,"ts":"2025-01-01T12:00:00.123Z","elapsed_ms":5012,"event":"run_finished","instance_id":"a__b-1","run":"gold_pre","result":{"kind":"executed","exit_code":0,"timed_out":false,"duration_ms":3120,"overhead_ms":400}}"#
+            r#"{"v":2,"ts":"2025-01-01T12:00:00.123Z","elapsed_ms":5012,"event":"run_finished","instance_id":"a__b-1","run":"gold_pre","result":{"kind":"executed","exit_code":0,"timed_out":false,"duration_ms":3120,"overhead_ms":400}}"#
+        );
+    }
+
+    #[test]
+    fn events_of_the_evaluation_and_of_one_run_are_named_apart() {
+        let name = |e: &Event| serde_json::to_value(e).expect("json")["event"].clone();
+        let started = Event::EvaluationStarted {
+            run_id: "r".into(),
+            model: "m".into(),
+            instances: 1,
+            to_evaluate: 1,
+            runs_to_execute: 6,
+            images_to_build: 0,
+        };
+        assert_eq!(name(&started), "evaluation_started");
+        let aborted = Event::EvaluationAborted {
+            reason: AbortReason::EngineGone(swtbench_backend::BackendError::Invalid("x".into())),
+        };
+        assert_eq!(
+            jsonl_record(&aborted, "t", 1),
+            r#"{"v":2,"ts":"t","elapsed_ms":1,"event":"evaluation_aborted","reason":"the container engine stopped answering: invalid request: x"}"#
+        );
+        let finished = Event::EvaluationFinished {
+            stats: EvaluationStats::default(),
+            duration_ms: 5,
+        };
+        assert_eq!(name(&finished), "evaluation_finished");
+    }
+
+    #[test]
+    fn reasons_are_the_text_of_their_cause() {
+        let e = Event::InstanceFinished {
+            instance_id: "a__b-1".into(),
+            outcome: InstanceOutcome::Error {
+                reason: InstanceError::OutputsMissing,
+            },
+            duration_ms: 3,
+        };
+        assert_eq!(
+            jsonl_record(&e, "t", 1),
+            r#"{"v":2,"ts":"t","elapsed_ms":1,"event":"instance_finished","instance_id":"a__b-1","outcome":{"kind":"error","reason":"outputs are missing and --skip-eval runs nothing"},"duration_ms":3}"#
+        );
+        let skipped = InstanceOutcome::Skipped {
+            reason: SkipCause::ExtractionFailed("no patch type produced a change".into()),
+        };
+        assert_eq!(
+            skipped.label(),
+            "skipped: patch extraction failed: no patch type produced a change"
+        );
+        assert!(skipped.is_failure());
+        let failed = RunOutcome::Failed {
+            reason: ExecError::Engine(swtbench_backend::BackendError::Invalid("y".into())),
+        };
+        assert_eq!(
+            serde_json::to_string(&failed).expect("json"),
+            r#"{"kind":"failed","reason":"invalid request: y"}"#
         );
     }
 

@@ -8,6 +8,7 @@
 //! key file last. `run_instance.log` collects the harness's own notes. A failure before the output
 //! is written leaves no output, so a rerun retries the run.
 
+use crate::lock::Locked;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -24,7 +25,7 @@ use swtbench_spec::eval::TRACE_PATH;
 use tokio::sync::RwLock;
 
 use crate::fsutil::{append_line, remove_if_exists, write_atomic};
-use crate::keys::{KeyRecord, RunResult, KEY_FILE};
+use crate::keys::{KeyRecord, OutputError, RunResult, KEY_FILE};
 use crate::plan::RunPlan;
 use crate::session::{Session, SESSION};
 use crate::settings::RunSettings;
@@ -83,9 +84,7 @@ impl ContainerRegistry {
         let task = tokio::spawn(async move {
             let _creating = creating;
             let id = backend.container_create(&spec).await?;
-            ids.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(id.clone());
+            ids.locked().insert(id.clone());
             Ok(id)
         });
         task.await.unwrap_or_else(|e| {
@@ -115,19 +114,10 @@ impl ContainerRegistry {
     }
 
     pub fn remove(&self, id: &str) {
-        self.ids
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(id);
+        self.ids.locked().remove(id);
     }
     pub fn ids(&self) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .ids
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .cloned()
-            .collect();
+        let mut v: Vec<String> = self.ids.locked().iter().cloned().collect();
         v.sort();
         v
     }
@@ -141,11 +131,15 @@ pub struct Executed {
     pub overhead: Duration,
 }
 
-/// Why a run could not be executed.
+/// Why a run could not be executed (or its output not copied): the cause of a failed run
+/// ([`crate::events::RunOutcome::Failed`]). Plain data, so that one failure can be handed to every
+/// run waiting for the same output.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExecError {
+    /// The engine refused or failed a request (create, start, copy, exec), or the container
+    /// stopped under the script.
     #[error("{0}")]
-    Engine(String),
+    Engine(BackendError),
     #[error("writing {path}: {message}")]
     Io {
         path: String,
@@ -154,7 +148,7 @@ pub enum ExecError {
     },
     /// An output to copy is not the one expected.
     #[error("{0}")]
-    Output(String),
+    Output(OutputError),
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> ExecError + '_ {
@@ -182,6 +176,15 @@ impl ExecError {
 
     pub fn is_engine_failure(&self) -> bool {
         matches!(self, ExecError::Engine(_))
+    }
+
+    /// What to do about it, when there is something.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ExecError::Engine(e) => e.hint(),
+            ExecError::Output(e) => e.hint().map(str::to_string),
+            ExecError::Io { .. } => None,
+        }
     }
 }
 
@@ -264,7 +267,7 @@ pub async fn execute_run<B: ContainerBackend>(
     let id = registry
         .create(backend, &spec)
         .await
-        .map_err(|e| ExecError::Engine(e.to_string()))?;
+        .map_err(ExecError::Engine)?;
     log(dir, &format!("container {id} created from {}", job.image));
     let result = run_in_container(backend.as_ref(), settings, &id, job).await;
     // A container that could not be removed stays registered for the clean-up at the end.
@@ -314,7 +317,7 @@ async fn run_in_container<B: ContainerBackend>(
     id: &str,
     job: &RunJob<'_>,
 ) -> Result<InContainer, ExecError> {
-    let engine = |e: swtbench_backend::BackendError| ExecError::Engine(e.to_string());
+    let engine = ExecError::Engine;
     backend.container_start(id).await.map_err(engine)?;
     let mut files = vec![ContainerFile::new("/eval.sh", job.run.eval_script.clone()).mode(0o755)];
     if let Some(tracer) = job.tracer {
@@ -337,8 +340,7 @@ async fn run_in_container<B: ContainerBackend>(
 /// other's `test_output.txt` and result, and its own key file.
 pub fn copy_run(from: &Path, job: &RunJob<'_>, result: &RunResult) -> Result<(), ExecError> {
     // The source has the same key; it must still hold the output written with it.
-    let output = crate::keys::read_output(from, Some(&job.run.key))
-        .map_err(|e| ExecError::Output(e.to_string()))?;
+    let output = crate::keys::read_output(from, Some(&job.run.key)).map_err(ExecError::Output)?;
     write_run_inputs(job)?;
     write_run_outputs(job.run, &output, result)?;
     log(

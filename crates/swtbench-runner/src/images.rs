@@ -9,6 +9,7 @@
 //! `image_build_logs/base/<key>`, instance images under `image_build_logs/instances/<key>`, with
 //! `:` in the key written as `__`.
 
+use crate::lock::Locked;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -43,15 +44,12 @@ pub struct InstanceRecipes {
     pub instance: ImageRecipe,
 }
 
-/// Why recipes could not be made.
-#[derive(Debug, thiserror::Error)]
+/// Why recipes could not be made. Plain data (the I/O error as its text), so that it can be the
+/// cause of every instance of the image.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RecipeError {
-    #[error("reading the repository mirror {}: {source}", path.display())]
-    Mirror {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("reading the repository mirror {}: {message}", path.display())]
+    Mirror { path: PathBuf, message: String },
     #[error("building the context of {tag}: {message}")]
     Context { tag: String, message: String },
 }
@@ -146,7 +144,7 @@ pub fn recipes(
 fn add_mirror(ctx: &mut BuildContext, dir: &Path, tag: &str) -> Result<(), RecipeError> {
     let io = |source: std::io::Error| RecipeError::Mirror {
         path: dir.to_path_buf(),
-        source,
+        message: source.to_string(),
     };
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -262,7 +260,7 @@ impl ImageLifecycle {
 
     /// One instance no longer needs `instance_tag`. Returns true when it was the last one.
     pub fn release(&self, instance_tag: &str) -> bool {
-        let mut r = self.remaining.lock().unwrap_or_else(|p| p.into_inner());
+        let mut r = self.remaining.locked();
         match r.get_mut(instance_tag) {
             Some(n) if *n > 1 => {
                 *n -= 1;

@@ -101,7 +101,8 @@ pub enum OutputError {
     #[error(
         "the output in {dir} now belongs to other inputs (key {found}, expected {expected}): \
          another swtbench process with another mode, coverage setting or spec wrote the same \
-         shared directory meanwhile; evaluate one at a time, or in separate --output-dir"
+         shared directory meanwhile; {}",
+        REPLACED_HINT
     )]
     Replaced {
         dir: String,
@@ -113,6 +114,20 @@ pub enum OutputError {
          was edited); it is run again next time"
     )]
     Inconsistent { dir: String },
+}
+
+/// What to do when two processes share output directories (part of
+/// [`OutputError::Replaced`]'s text).
+pub const REPLACED_HINT: &str = "evaluate one at a time, or in separate --output-dir";
+
+impl OutputError {
+    /// What to do about it, when the text says (it is part of the text).
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            OutputError::Replaced { .. } => Some(REPLACED_HINT),
+            _ => None,
+        }
+    }
 }
 
 /// The `test_output.txt` of `dir`, when it is the output of `expected_key` (`None`: whatever is

@@ -11,6 +11,9 @@
 //!    content keys written atomically ([`execute`], [`keys`]), each instance graded as soon as it
 //!    is done ([`report`]), the run report at the end, images above the cache level removed
 //!    ([`images`]). It never prints: it emits [`events::Event`]s to an [`events::EventSink`].
+//!    Why an instance was skipped or failed, a run failed or the evaluation stopped early is typed
+//!    ([`plan::SkipCause`], [`outcome`], [`execute::ExecError`]); each cause renders the text the
+//!    reports hold.
 //! 3. Cancellation ([`cancel::Cancel`]) escalates from "stop and write partial reports" to "kill".
 //!
 //! Resume is a property of the keys: rerunning the same command reuses every run whose directory
@@ -22,7 +25,9 @@ pub mod execute;
 pub mod fsutil;
 pub mod images;
 pub mod keys;
+mod lock;
 pub mod offline;
+pub mod outcome;
 pub mod plan;
 pub mod prepare;
 pub mod report;

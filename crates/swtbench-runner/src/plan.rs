@@ -26,7 +26,7 @@ use swtbench_core::layout::{
 use swtbench_core::{Instance, InstanceId, Prediction, RunKind};
 use swtbench_extract::cache::ExtractionKey;
 use swtbench_grade::Parser;
-use swtbench_spec::{BaseImage, ExecSpec, ExecSpecJsonContext, RunInputs, SpecTable};
+use swtbench_spec::{BaseImage, ExecSpec, ExecSpecJsonContext, RunInputs, SpecError, SpecTable};
 
 use crate::keys::{KeyInputs, HARNESS_VERSION, KEY_FORMAT};
 use crate::settings::{ImageKind, RunSettings};
@@ -141,41 +141,119 @@ pub type ImageInventory = BTreeMap<String, Option<ExistingImage>>;
 /// Label on env images built on a local base image: the base image's id at build time.
 pub const BASE_IMAGE_ID_LABEL: &str = "swtbench.base_image_id";
 
-/// Why an instance is not evaluated.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
+/// Why an instance is not evaluated: a property of the instance, its prediction or the machine's
+/// inputs (spec table, mirrors, local images), not a failure of the run.
+///
+/// In the plan's JSON each cause is `{"kind": …, "detail": …}` (the detail as text, absent for
+/// `no_prediction`); in outcomes and reports it is its text ([`std::fmt::Display`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SkipCause {
     /// No prediction for it (not part of the run report, as in the original).
     NoPrediction,
-    /// The spec table has no entry, or rendering failed.
-    Spec(String),
+    /// No spec was rendered for it (the caller rendered none).
+    NoSpec,
+    /// The spec table has no entry, or rendering the spec or the eval scripts failed.
+    Spec(SpecError),
     /// No log parser for the repository.
-    NoParser(String),
-    /// `--repo-mirror` has no mirror of the repository.
-    NoMirror(String),
-    /// The spec's local base image does not exist.
+    NoParser(ParserError),
+    /// `--repo-mirror` has no mirror of the repository (the mirror's path).
+    NoMirror(PathBuf),
+    /// The spec's local base image does not exist (its tag).
     BaseImageMissing(String),
-    /// Patch extraction found nothing to apply.
+    /// Patch extraction found nothing to apply: the extraction's summary of why.
     ExtractionFailed(String),
+}
+
+/// What a missing log parser is fixed with (part of [`SkipCause::NoParser`]'s text).
+pub const NO_PARSER_HINT: &str = "set log_parser for it in the spec table";
+
+/// What a missing local base image is fixed with (part of [`SkipCause::BaseImageMissing`]'s
+/// text).
+pub const BASE_IMAGE_HINT: &str = "build it first, e.g. scripts/base-image";
+
+/// The text of a missing local base image (a skip at plan time, an error when it went missing
+/// since).
+pub(crate) fn base_image_missing_text(tag: &str) -> String {
+    format!("base image {tag} does not exist ({BASE_IMAGE_HINT})")
+}
+
+impl SkipCause {
+    /// The `kind` of the plan's JSON.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SkipCause::NoPrediction => "no_prediction",
+            SkipCause::NoSpec | SkipCause::Spec(_) => "spec",
+            SkipCause::NoParser(_) => "no_parser",
+            SkipCause::NoMirror(_) => "no_mirror",
+            SkipCause::BaseImageMissing(_) => "base_image_missing",
+            SkipCause::ExtractionFailed(_) => "extraction_failed",
+        }
+    }
+
+    /// The `detail` of the plan's JSON: the variable part of the text.
+    pub fn detail(&self) -> Option<String> {
+        match self {
+            SkipCause::NoPrediction => None,
+            SkipCause::NoSpec => Some("no spec was rendered".into()),
+            SkipCause::Spec(e) => Some(e.to_string()),
+            SkipCause::NoParser(ParserError::NoneForRepo { repo }) => Some(repo.clone()),
+            SkipCause::NoParser(ParserError::Unknown { message, .. }) => Some(message.clone()),
+            SkipCause::NoMirror(p) => Some(p.display().to_string()),
+            SkipCause::BaseImageMissing(tag) => Some(tag.clone()),
+            SkipCause::ExtractionFailed(why) => Some(why.clone()),
+        }
+    }
+
+    /// What to do about it, when the text says (it is part of the text).
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            SkipCause::NoParser(_) => Some(NO_PARSER_HINT),
+            SkipCause::BaseImageMissing(_) => Some(BASE_IMAGE_HINT),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Display for SkipCause {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SkipCause::NoPrediction => f.write_str("no prediction"),
+            SkipCause::NoSpec => f.write_str("cannot render the environment: no spec was rendered"),
             SkipCause::Spec(e) => write!(f, "cannot render the environment: {e}"),
-            SkipCause::NoParser(repo) => write!(
-                f,
-                "no log parser for repository {repo}; set log_parser for it in the spec table"
-            ),
-            SkipCause::NoMirror(p) => write!(f, "no repository mirror at {p}"),
-            SkipCause::BaseImageMissing(tag) => write!(
-                f,
-                "base image {tag} does not exist (build it first, e.g. scripts/base-image)"
-            ),
+            // An unknown parser name is named where the repository is for a missing one.
+            SkipCause::NoParser(ParserError::NoneForRepo { repo: what })
+            | SkipCause::NoParser(ParserError::Unknown { message: what, .. }) => {
+                write!(f, "no log parser for repository {what}; {NO_PARSER_HINT}")
+            }
+            SkipCause::NoMirror(p) => write!(f, "no repository mirror at {}", p.display()),
+            SkipCause::BaseImageMissing(tag) => f.write_str(&base_image_missing_text(tag)),
             SkipCause::ExtractionFailed(why) => write!(f, "patch extraction failed: {why}"),
         }
     }
+}
+
+impl Serialize for SkipCause {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let detail = self.detail();
+        let mut map = serializer.serialize_map(Some(1 + usize::from(detail.is_some())))?;
+        map.serialize_entry("kind", self.kind())?;
+        if let Some(d) = &detail {
+            map.serialize_entry("detail", d)?;
+        }
+        map.end()
+    }
+}
+
+/// Why a repository has no log parser.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParserError {
+    /// The spec table names none and the original's map has none.
+    #[error("no log parser for repository {repo}")]
+    NoneForRepo { repo: String },
+    /// The spec table's `log_parser` is not a known parser (`message` says which name).
+    #[error("repository {repo}: {message}")]
+    Unknown { repo: String, message: String },
 }
 
 /// How the model patch is prepared.
@@ -370,7 +448,7 @@ pub struct PlanInput<'a> {
     pub instances: &'a [Instance],
     pub predictions: &'a BTreeMap<InstanceId, Prediction>,
     /// Rendered specs by instance id (`Err`: why it could not be rendered).
-    pub specs: &'a BTreeMap<String, Result<ExecSpec, String>>,
+    pub specs: &'a BTreeMap<String, Result<ExecSpec, SpecError>>,
     pub table: &'a SpecTable,
     pub images: &'a ImageInventory,
     /// SHA-256 of the tracer copied into containers (goes into keys when coverage is on).
@@ -378,11 +456,18 @@ pub struct PlanInput<'a> {
 }
 
 /// The log parser of a repository: the table's `log_parser`, else the original's map.
-pub fn parser_for(table: &SpecTable, repo: &str) -> Result<Parser, String> {
+pub fn parser_for(table: &SpecTable, repo: &str) -> Result<Parser, ParserError> {
     if let Some(name) = table.repos.get(repo).and_then(|r| r.log_parser.as_deref()) {
-        return name.parse::<Parser>();
+        return name
+            .parse::<Parser>()
+            .map_err(|message| ParserError::Unknown {
+                repo: repo.to_string(),
+                message,
+            });
     }
-    Parser::for_repo(repo).ok_or_else(|| repo.to_string())
+    Parser::for_repo(repo).ok_or_else(|| ParserError::NoneForRepo {
+        repo: repo.to_string(),
+    })
 }
 
 /// The model patch to execute for a prediction in vanilla mode; `None` when nothing usable.
@@ -455,6 +540,64 @@ pub fn plan(input: &PlanInput<'_>, outputs: &dyn OutputLookup) -> Plan {
     }
 }
 
+/// What is left to do after the patch step of an instance.
+enum PatchStep {
+    /// The instance is settled (empty patch, or skipped).
+    Settled,
+    /// Execute this patch.
+    Execute(String),
+    /// Extract the patch first.
+    Extract,
+}
+
+/// How the model patch of an instance is prepared (`ip.patch`, and `ip.action` when that settles
+/// the instance).
+fn plan_patch(
+    settings: &RunSettings,
+    outputs: &dyn OutputLookup,
+    prediction: &Prediction,
+    ip: &mut InstancePlan,
+) -> PatchStep {
+    let empty = |ip: &mut InstancePlan| {
+        ip.patch = Some(PatchPrep::Empty);
+        ip.action = InstanceAction::EmptyPatch;
+        PatchStep::Settled
+    };
+    if !swtbench_extract::needs_extraction(&settings.patch_types) {
+        let Some(p) = vanilla_patch(prediction) else {
+            return empty(ip);
+        };
+        ip.patch = Some(PatchPrep::Vanilla {
+            sha256: sha256_hex(&p),
+        });
+        return PatchStep::Execute(p);
+    }
+    let raw = prediction.model_patch.as_deref().unwrap_or("");
+    if raw.trim().is_empty() {
+        return empty(ip);
+    }
+    ip.raw_model_patch = Some(raw.to_string());
+    let key = ExtractionKey::new(raw, &settings.patch_types, &settings.extract);
+    match outputs.cached_extraction(&ip.report_dir, &key) {
+        Some(p) if p.trim().is_empty() => {
+            ip.action = InstanceAction::Skip {
+                cause: SkipCause::ExtractionFailed("no patch type produced a change".into()),
+            };
+            PatchStep::Settled
+        }
+        Some(p) => {
+            ip.patch = Some(PatchPrep::ExtractedCached {
+                sha256: sha256_hex(&p),
+            });
+            PatchStep::Execute(p)
+        }
+        None => {
+            ip.patch = Some(PatchPrep::Extract);
+            PatchStep::Extract
+        }
+    }
+}
+
 fn plan_instance(
     input: &PlanInput<'_>,
     outputs: &dyn OutputLookup,
@@ -471,7 +614,7 @@ fn plan_instance(
     let spec = match input.specs.get(instance.instance_id.as_str()) {
         Some(Ok(spec)) => spec,
         Some(Err(e)) => return skip(ip, SkipCause::Spec(e.clone())),
-        None => return skip(ip, SkipCause::Spec("no spec was rendered".into())),
+        None => return skip(ip, SkipCause::NoSpec),
     };
     if matches!(settings.grade_mode(), swtbench_grade::ExecMode::UnitTest) {
         match parser_for(input.table, &instance.repo) {
@@ -480,47 +623,10 @@ fn plan_instance(
         }
     }
     // The patch first: an empty patch is graded without images or mirrors.
-    let model_patch = if swtbench_extract::needs_extraction(&settings.patch_types) {
-        let raw = prediction.model_patch.as_deref().unwrap_or("");
-        if raw.trim().is_empty() {
-            ip.patch = Some(PatchPrep::Empty);
-            ip.action = InstanceAction::EmptyPatch;
-            return;
-        }
-        ip.raw_model_patch = Some(raw.to_string());
-        let key = ExtractionKey::new(raw, &settings.patch_types, &settings.extract);
-        match outputs.cached_extraction(&ip.report_dir, &key) {
-            Some(p) if p.trim().is_empty() => {
-                return skip(
-                    ip,
-                    SkipCause::ExtractionFailed("no patch type produced a change".into()),
-                )
-            }
-            Some(p) => {
-                ip.patch = Some(PatchPrep::ExtractedCached {
-                    sha256: sha256_hex(&p),
-                });
-                Some(p)
-            }
-            None => {
-                ip.patch = Some(PatchPrep::Extract);
-                None
-            }
-        }
-    } else {
-        match vanilla_patch(prediction) {
-            Some(p) => {
-                ip.patch = Some(PatchPrep::Vanilla {
-                    sha256: sha256_hex(&p),
-                });
-                Some(p)
-            }
-            None => {
-                ip.patch = Some(PatchPrep::Empty);
-                ip.action = InstanceAction::EmptyPatch;
-                return;
-            }
-        }
+    let model_patch = match plan_patch(settings, outputs, prediction, ip) {
+        PatchStep::Settled => return,
+        PatchStep::Execute(p) => Some(p),
+        PatchStep::Extract => None,
     };
     if let Some(mirror) = &settings.images.repo_mirror {
         let dir = mirror.join(format!("{}.git", instance.repo_dir_name()));
@@ -531,7 +637,7 @@ fn plan_instance(
         // A mirror is needed only to build the instance image.
         let needs_build = !instance_image_exists || settings.images.force_rebuild;
         if needs_build && !settings.skip_eval && !outputs.mirror_exists(&dir) {
-            return skip(ip, SkipCause::NoMirror(dir.display().to_string()));
+            return skip(ip, SkipCause::NoMirror(dir));
         }
     }
     let base_external = matches!(spec.spec.base, BaseImage::Image(_));
@@ -583,6 +689,40 @@ pub struct RunContext<'a> {
     pub base_image_id: Option<&'a str>,
 }
 
+/// A rendered run with its content key (which does not depend on the run's directory).
+struct KeyedRun {
+    rendered: swtbench_spec::RenderedRun,
+    inputs: KeyInputs,
+    key: String,
+}
+
+impl KeyedRun {
+    fn new(ctx: &RunContext<'_>, spec: &ExecSpec, rendered: swtbench_spec::RenderedRun) -> Self {
+        let settings = ctx.settings;
+        let inputs = KeyInputs {
+            format: KEY_FORMAT,
+            harness: HARNESS_VERSION.to_string(),
+            instance_image: spec.keys.instance.clone(),
+            base_image_id: ctx.base_image_id.map(str::to_string),
+            eval_script_sha256: sha256_hex(&rendered.eval_script),
+            user: spec.user().to_string(),
+            tracer_sha256: if settings.eval.coverage {
+                ctx.tracer_sha256.map(str::to_string)
+            } else {
+                None
+            },
+            timeout_secs: settings.exec.timeout.as_secs(),
+            network: settings.exec.allow_network,
+            max_output: settings.exec.max_output,
+        };
+        KeyedRun {
+            key: inputs.key(),
+            inputs,
+            rendered,
+        }
+    }
+}
+
 /// The six runs of an instance with `model_patch` (already prepared): directories, keys and
 /// actions. Runs of this instance with the same key as an earlier one become `SameAs`.
 pub fn plan_runs(
@@ -591,28 +731,47 @@ pub fn plan_runs(
     spec: &ExecSpec,
     model_patch: &str,
     outputs: &dyn OutputLookup,
-) -> Result<Vec<RunPlan>, String> {
+) -> Result<Vec<RunPlan>, SpecError> {
     let settings = ctx.settings;
     let inputs = RunInputs {
         model_patch,
         gold_test_patch: &instance.golden_test_patch,
         gold_code_patch: &instance.golden_code_patch,
     };
-    let rendered = spec
-        .render_runs(&inputs, &settings.eval)
-        .map_err(|e| e.to_string())?;
+    let keyed: Vec<KeyedRun> = spec
+        .render_runs(&inputs, &settings.eval)?
+        .into_iter()
+        .map(|r| KeyedRun::new(ctx, spec, r))
+        .collect();
     let hash_of = |kind: RunKind| {
-        rendered
+        keyed
             .iter()
-            .find(|r| r.kind == kind)
-            .map(|r| r.directives_hash.clone())
+            .find(|r| r.rendered.kind == kind)
+            .map(|r| r.rendered.directives_hash.clone())
             .unwrap_or_default()
     };
-    // Non-default eval variants (reproduction mode, no coverage, fixed tracer) keep their shared
-    // runs apart from the default ones instead of replacing them.
-    let variant = settings.eval.shared_variant();
-    let gold_hash = hash_of(RunKind::GoldPre);
-    let base_hash = hash_of(RunKind::BasePre);
+    let id = instance.instance_id.as_str();
+    let pair = SharedPair {
+        ctx,
+        instance_id: id,
+        outputs,
+        keyed: &keyed,
+    };
+    let gold_key = pair.dir_key(
+        [RunKind::GoldPre, RunKind::GoldPost],
+        &hash_of(RunKind::GoldPre),
+    );
+    let base_key = pair.dir_key(
+        [RunKind::BasePre, RunKind::BasePost],
+        &hash_of(RunKind::BasePre),
+    );
+    let keys = InstanceRunKeys {
+        run_id: &settings.run_id,
+        model_dir: ctx.model_dir,
+        instance_id: id,
+        gold_hash: &gold_key,
+        base_hash: &base_key,
+    };
     let json_ctx = ExecSpecJsonContext {
         run_id: Some(settings.run_id.clone()),
         model_dir: ctx.model_dir.to_string(),
@@ -620,112 +779,15 @@ pub fn plan_runs(
         rm_image: !settings.images.cache_level.keeps(ImageKind::Instance),
         force_rebuild: settings.images.force_rebuild,
     };
-    // The content key of each run (it does not depend on the directory).
-    let keyed: Vec<(swtbench_spec::RenderedRun, KeyInputs, String)> = rendered
-        .into_iter()
-        .map(|r| {
-            let key_inputs = KeyInputs {
-                format: KEY_FORMAT,
-                harness: HARNESS_VERSION.to_string(),
-                instance_image: spec.keys.instance.clone(),
-                base_image_id: ctx.base_image_id.map(str::to_string),
-                eval_script_sha256: sha256_hex(&r.eval_script),
-                user: spec.user().to_string(),
-                tracer_sha256: if settings.eval.coverage {
-                    ctx.tracer_sha256.map(str::to_string)
-                } else {
-                    None
-                },
-                timeout_secs: settings.exec.timeout.as_secs(),
-                network: settings.exec.allow_network,
-                max_output: settings.exec.max_output,
-            };
-            let key = key_inputs.key();
-            (r, key_inputs, key)
-        })
-        .collect();
-    let key_of = |kind: RunKind| {
-        keyed
-            .iter()
-            .find(|(r, _, _)| r.kind == kind)
-            .map(|(_, _, k)| k.as_str())
-            .unwrap_or_default()
-    };
-    let plain = InstanceRunKeys {
-        run_id: &settings.run_id,
-        model_dir: ctx.model_dir,
-        instance_id: instance.instance_id.as_str(),
-        gold_hash: &gold_hash,
-        base_hash: &base_hash,
-    };
-    // A pair's variant directory, or the plain one of an older tree when both its outputs there
-    // are ones this run would reuse and its script is of this variant.
-    let pair_key = |pair: [RunKind; 2], hash: &str| -> String {
-        let own = variant.dir_key(hash);
-        let dir = |kind: RunKind, key: &str| {
-            ctx.logs
-                .shared_run_dir(kind, instance.instance_id.as_str(), key)
-        };
-        let reusable = |kind: RunKind, existing: ExistingOutput| match existing {
-            ExistingOutput::Keyed(k) => k == key_of(kind) || settings.skip_eval,
-            ExistingOutput::Unkeyed => settings.reuse_unkeyed || settings.skip_eval,
-            ExistingOutput::Inconsistent => settings.skip_eval,
-            ExistingOutput::Missing => false,
-        };
-        variant.resolve_pair_key(hash, true, |key| {
-            let dirs = pair.map(|kind| dir(kind, key));
-            let has_output = if key == own {
-                dirs.iter()
-                    .any(|d| outputs.existing(d) != ExistingOutput::Missing)
-            } else {
-                // The plain directory counts only when both runs there would be reused.
-                pair.iter()
-                    .zip(&dirs)
-                    .all(|(kind, d)| reusable(*kind, outputs.existing(d)))
-            };
-            // Without a script only --skip-eval takes what is there, as `grade` does.
-            let unknown = (!settings.skip_eval).then_some(SharedVariant::DEFAULT);
-            SharedDirProbe {
-                has_output,
-                variant: dirs
-                    .iter()
-                    .find_map(|d| outputs.eval_variant(d))
-                    .or(unknown),
-            }
-        })
-    };
-    let gold_key = pair_key([RunKind::GoldPre, RunKind::GoldPost], &gold_hash);
-    let base_key = pair_key([RunKind::BasePre, RunKind::BasePost], &base_hash);
-    let keys = InstanceRunKeys {
-        gold_hash: &gold_key,
-        base_hash: &base_key,
-        ..plain
-    };
     let mut runs: Vec<RunPlan> = Vec::with_capacity(6);
-    for (r, key_inputs, key) in keyed {
+    for KeyedRun {
+        rendered: r,
+        inputs: key_inputs,
+        key,
+    } in keyed
+    {
         let dir = ctx.logs.run_dir(&keys, r.kind);
-        let action = if settings.skip_eval {
-            // Only grading: whatever output is there is read, as the original does.
-            match outputs.existing(&dir) {
-                ExistingOutput::Keyed(k) if k == key => RunAction::Reuse,
-                ExistingOutput::Keyed(_)
-                | ExistingOutput::Unkeyed
-                | ExistingOutput::Inconsistent => RunAction::ReuseUnkeyed,
-                ExistingOutput::Missing => RunAction::Execute,
-            }
-        } else {
-            match outputs.existing(&dir) {
-                ExistingOutput::Keyed(k) if k == key => RunAction::Reuse,
-                ExistingOutput::Unkeyed if settings.reuse_unkeyed => RunAction::ReuseUnkeyed,
-                _ => match runs.iter().find(|p| p.key == key) {
-                    Some(p) => RunAction::SameAs {
-                        instance_id: instance.instance_id.to_string(),
-                        run: p.kind,
-                    },
-                    None => RunAction::Execute,
-                },
-            }
-        };
+        let action = run_action(settings, outputs.existing(&dir), &key, &runs, id);
         let exec_spec_json = spec.exec_spec_json(&r, &settings.eval, &json_ctx);
         runs.push(RunPlan {
             kind: r.kind,
@@ -739,6 +801,99 @@ pub fn plan_runs(
         });
     }
     Ok(runs)
+}
+
+/// What happens to a run whose directory holds `existing`, after the runs planned before it.
+fn run_action(
+    settings: &RunSettings,
+    existing: ExistingOutput,
+    key: &str,
+    earlier: &[RunPlan],
+    instance_id: &str,
+) -> RunAction {
+    if settings.skip_eval {
+        // Only grading: whatever output is there is read, as the original does.
+        return match existing {
+            ExistingOutput::Keyed(k) if k == key => RunAction::Reuse,
+            ExistingOutput::Keyed(_) | ExistingOutput::Unkeyed | ExistingOutput::Inconsistent => {
+                RunAction::ReuseUnkeyed
+            }
+            ExistingOutput::Missing => RunAction::Execute,
+        };
+    }
+    match existing {
+        ExistingOutput::Keyed(k) if k == key => RunAction::Reuse,
+        ExistingOutput::Unkeyed if settings.reuse_unkeyed => RunAction::ReuseUnkeyed,
+        _ => match earlier.iter().find(|p| p.key == key) {
+            Some(p) => RunAction::SameAs {
+                instance_id: instance_id.to_string(),
+                run: p.kind,
+            },
+            None => RunAction::Execute,
+        },
+    }
+}
+
+/// Where a pair of shared runs (gold or base, before and after) of an instance goes.
+struct SharedPair<'a> {
+    ctx: &'a RunContext<'a>,
+    instance_id: &'a str,
+    outputs: &'a dyn OutputLookup,
+    keyed: &'a [KeyedRun],
+}
+
+impl SharedPair<'_> {
+    fn key_of(&self, kind: RunKind) -> &str {
+        self.keyed
+            .iter()
+            .find(|r| r.rendered.kind == kind)
+            .map(|r| r.key.as_str())
+            .unwrap_or_default()
+    }
+
+    /// Whether a run with `existing` in its directory would be reused by this evaluation.
+    fn reusable(&self, kind: RunKind, existing: ExistingOutput) -> bool {
+        let settings = self.ctx.settings;
+        match existing {
+            ExistingOutput::Keyed(k) => k == self.key_of(kind) || settings.skip_eval,
+            ExistingOutput::Unkeyed => settings.reuse_unkeyed || settings.skip_eval,
+            ExistingOutput::Inconsistent => settings.skip_eval,
+            ExistingOutput::Missing => false,
+        }
+    }
+
+    /// The pair's directory key: its variant's, or the plain one of an older tree when both its
+    /// outputs there are ones this evaluation would reuse and its script is of this variant.
+    /// Non-default eval variants (reproduction mode, no coverage, fixed tracer) keep their
+    /// shared runs apart from the default ones instead of replacing them.
+    fn dir_key(&self, pair: [RunKind; 2], hash: &str) -> String {
+        let settings = self.ctx.settings;
+        let variant = settings.eval.shared_variant();
+        let own = variant.dir_key(hash);
+        let dir =
+            |kind: RunKind, key: &str| self.ctx.logs.shared_run_dir(kind, self.instance_id, key);
+        variant.resolve_pair_key(hash, true, |key| {
+            let dirs = pair.map(|kind| dir(kind, key));
+            let has_output = if key == own {
+                dirs.iter()
+                    .any(|d| self.outputs.existing(d) != ExistingOutput::Missing)
+            } else {
+                // The plain directory counts only when both runs there would be reused.
+                pair.iter()
+                    .zip(&dirs)
+                    .all(|(kind, d)| self.reusable(*kind, self.outputs.existing(d)))
+            };
+            // Without a script only --skip-eval takes what is there, as `grade` does.
+            let unknown = (!settings.skip_eval).then_some(SharedVariant::DEFAULT);
+            SharedDirProbe {
+                has_output,
+                variant: dirs
+                    .iter()
+                    .find_map(|d| self.outputs.eval_variant(d))
+                    .or(unknown),
+            }
+        })
+    }
 }
 
 fn plan_images(input: &PlanInput<'_>, instances: &[InstancePlan]) -> Vec<ImagePlan> {
@@ -956,5 +1111,70 @@ impl Plan {
 
     pub fn instance(&self, id: &str) -> Option<&InstancePlan> {
         self.instances.iter().find(|i| i.instance_id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plan's JSON (`--dry-run --json`) and its text keep the skip causes as they were.
+    #[test]
+    fn skip_causes_keep_their_json_and_text() {
+        let cases: Vec<(SkipCause, &str, &str)> = vec![
+            (
+                SkipCause::NoPrediction,
+                r#"{"kind":"no_prediction"}"#,
+                "no prediction",
+            ),
+            (
+                SkipCause::NoSpec,
+                r#"{"kind":"spec","detail":"no spec was rendered"}"#,
+                "cannot render the environment: no spec was rendered",
+            ),
+            (
+                SkipCause::NoParser(ParserError::NoneForRepo {
+                    repo: "acme/x".into(),
+                }),
+                r#"{"kind":"no_parser","detail":"acme/x"}"#,
+                "no log parser for repository acme/x; set log_parser for it in the spec table",
+            ),
+            (
+                SkipCause::NoMirror(PathBuf::from("/m/acme__x.git")),
+                r#"{"kind":"no_mirror","detail":"/m/acme__x.git"}"#,
+                "no repository mirror at /m/acme__x.git",
+            ),
+            (
+                SkipCause::BaseImageMissing("base:1".into()),
+                r#"{"kind":"base_image_missing","detail":"base:1"}"#,
+                "base image base:1 does not exist (build it first, e.g. scripts/base-image)",
+            ),
+            (
+                SkipCause::ExtractionFailed("no patch type produced a change".into()),
+                r#"{"kind":"extraction_failed","detail":"no patch type produced a change"}"#,
+                "patch extraction failed: no patch type produced a change",
+            ),
+            (
+                SkipCause::Spec(SpecError::NoTestCommand {
+                    repo: "acme/x".into(),
+                    version: "1.0".into(),
+                }),
+                r#"{"kind":"spec","detail":"the spec table has no test command for acme/x 1.0"}"#,
+                "cannot render the environment: the spec table has no test command for acme/x 1.0",
+            ),
+            (
+                SkipCause::NoParser(ParserError::Unknown {
+                    repo: "acme/x".into(),
+                    message: "unknown log parser `pyt`".into(),
+                }),
+                r#"{"kind":"no_parser","detail":"unknown log parser `pyt`"}"#,
+                "no log parser for repository unknown log parser `pyt`; set log_parser for it in \
+                 the spec table",
+            ),
+        ];
+        for (cause, json, text) in cases {
+            assert_eq!(serde_json::to_string(&cause).expect("json"), json);
+            assert_eq!(cause.to_string(), text);
+        }
     }
 }

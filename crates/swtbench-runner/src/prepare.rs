@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use swtbench_backend::{ContainerBackend, ContainerFile, ContainerSpec, ExecRequest};
+use swtbench_backend::{BackendError, ContainerBackend, ContainerFile, ContainerSpec, ExecRequest};
 use swtbench_core::Instance;
 use swtbench_extract::source::symlink_error;
 use swtbench_extract::{
@@ -26,10 +26,42 @@ use crate::settings::RunSettings;
 /// Why no patch came out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ExtractFailure {
-    /// Every patch type failed on the model output (a property of the prediction).
+    /// Every patch type failed on the model output (a property of the prediction): the
+    /// extraction's summary of why, one line per patch type joined with `; `.
     NothingExtracted(String),
     /// The machinery failed (container, files unreadable); a rerun retries.
-    Infrastructure(String),
+    Infrastructure(ExtractError),
+}
+
+/// Why the extraction could not run (not the prediction's fault; a rerun retries). Errors of
+/// other crates that are not plain data are kept as their text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExtractError {
+    /// The repository mirror could not be opened at the base commit.
+    #[error("{0}")]
+    Mirror(String),
+    /// Creating or starting the container for the files or the custom script failed.
+    #[error("{0}")]
+    Container(BackendError),
+    /// Neither a mirror nor a container is there to read the repository's files from.
+    #[error("no source of repository files")]
+    NoSource,
+    /// Reading or writing the extraction cache in the report directory failed.
+    #[error("{0}")]
+    Cache(String),
+    #[error(
+        "the patch extraction did not finish within {} s (--timeout); it is tried again on the \
+         next run",
+        after.as_secs()
+    )]
+    TimedOut { after: Duration },
+    /// The blocking task that ran the extraction panicked or was cancelled.
+    #[error("the extraction task failed: {0}")]
+    Task(String),
+    /// The extraction failed for reasons that are not the prediction's (files unreadable, the
+    /// custom script could not start): its summary.
+    #[error("{0}")]
+    Incomplete(String),
 }
 
 /// Prints the hex bytes of file `$1` (repository-relative) under the directory `$2`; exits 3 when it
@@ -46,11 +78,9 @@ struct InContainer<B: ContainerBackend> {
 }
 
 impl<B: ContainerBackend> InContainer<B> {
-    fn exec(&self, cmd: Vec<String>) -> Result<swtbench_backend::ExecOutput, String> {
+    fn exec(&self, cmd: Vec<String>) -> Result<swtbench_backend::ExecOutput, BackendError> {
         let req = ExecRequest::new(cmd).timeout(Duration::from_secs(300));
-        self.handle
-            .block_on(self.backend.exec(&self.id, &req))
-            .map_err(|e| e.to_string())
+        self.handle.block_on(self.backend.exec(&self.id, &req))
     }
 }
 
@@ -111,7 +141,7 @@ impl<B: ContainerBackend> PythonRunner for InContainer<B> {
                 "/root/swtbench_custom_in.json".into(),
                 "/root/swtbench_custom_out.json".into(),
             ])
-            .map_err(PythonError)?;
+            .map_err(|e| PythonError(e.to_string()))?;
         let stdout = self
             .handle
             .block_on(
@@ -157,7 +187,7 @@ pub async fn extract_patch<B: ContainerBackend>(
     let infra = ExtractFailure::Infrastructure;
     let mirror = match &settings.images.repo_mirror {
         Some(dir) => GitMirrorSource::locate(dir, &instance.repo, &instance.base_commit)
-            .map_err(|e| infra(e.to_string()))?,
+            .map_err(|e| infra(ExtractError::Mirror(e.to_string())))?,
         None => None,
     };
     let needs_container = mirror.is_none() || settings.patch_types.contains(&PatchType::Custom);
@@ -170,13 +200,13 @@ pub async fn extract_patch<B: ContainerBackend>(
         let id = registry
             .create(&backend, &cspec)
             .await
-            .map_err(|e| infra(e.to_string()))?;
+            .map_err(|e| infra(ExtractError::Container(e)))?;
         container = Some(id.clone());
         if let Err(e) = backend.container_start(&id).await {
             if backend.container_remove(&id).await.is_ok() {
                 registry.remove(&id);
             }
-            return Err(infra(e.to_string()));
+            return Err(infra(ExtractError::Container(e)));
         }
     }
     let raw_owned = raw.to_string();
@@ -195,13 +225,13 @@ pub async fn extract_patch<B: ContainerBackend>(
         let source: &dyn FileSource = match (&mirror, &in_container) {
             (Some(m), _) => m,
             (None, Some(c)) => c,
-            (None, None) => return Err("no source of repository files".to_string()),
+            (None, None) => return Err(ExtractError::NoSource),
         };
         let python = in_container.as_ref().map(|c| c as &dyn PythonRunner);
         swtbench_extract::cache::load_or_extract(&dir, &raw_owned, &types, &options, || {
             extract(&raw_owned, &types, source, python, &options)
         })
-        .map_err(|e| e.to_string())
+        .map_err(|e| ExtractError::Cache(e.to_string()))
     });
     // The whole extraction gets the run timeout. When it is over, removing the container ends the
     // command the blocking task waits for, and the task with it.
@@ -214,20 +244,18 @@ pub async fn extract_patch<B: ContainerBackend>(
         }
     }
     let Ok(result) = result else {
-        return Err(infra(format!(
-            "the patch extraction did not finish within {} s (--timeout); it is tried again on \
-             the next run",
-            deadline.as_secs()
-        )));
+        return Err(infra(ExtractError::TimedOut { after: deadline }));
     };
     let cached = result
-        .map_err(|e| infra(format!("the extraction task failed: {e}")))?
+        .map_err(|e| infra(ExtractError::Task(e.to_string())))?
         .map_err(infra)?;
     let extraction = cached.extraction;
     if extraction.succeeded() && !extraction.patch.trim().is_empty() {
         Ok(extraction.patch)
     } else if !extraction.is_cacheable() {
-        Err(infra(extraction.failure_summary()))
+        Err(infra(ExtractError::Incomplete(
+            extraction.failure_summary(),
+        )))
     } else {
         Err(ExtractFailure::NothingExtracted(
             extraction.failure_summary().replace('\n', "; "),

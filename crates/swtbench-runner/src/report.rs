@@ -11,16 +11,31 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use swtbench_core::layout::{evaluation_results_path, REPORT_FILE};
 use swtbench_core::RunKind;
-use swtbench_grade::report::{grade_instance_with_parser, GradeOptions, InstanceRunOutputs};
+use swtbench_grade::report::{
+    grade_instance_with_parser, GradeError, GradeOptions, InstanceRunOutputs,
+};
 use swtbench_grade::{InstanceReport, Parser};
 
 use crate::events::{InstanceOutcome, RunOutcome};
 use crate::fsutil::{remove_if_exists, write_atomic};
-use crate::keys::read_output;
+use crate::keys::{read_output, OutputError};
 use crate::plan::{RunAction, RunPlan};
 
 /// File with the runner's account of one instance, next to its `report.json`.
 pub const INSTANCE_SUMMARY_FILE: &str = "swtbench_instance.json";
+
+/// Why an instance could not be graded from its outputs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GradingError {
+    /// The plan has no such run (a bug: every evaluated instance has six).
+    #[error("{0} was not planned")]
+    NotPlanned(RunKind),
+    /// An output is missing, unreadable, or no longer the one written with its key.
+    #[error("{0}")]
+    Output(#[from] OutputError),
+    #[error("{0}")]
+    Grade(#[from] GradeError),
+}
 
 /// Grades an instance from the `test_output.txt` of its six runs.
 pub fn grade_from_outputs(
@@ -30,16 +45,16 @@ pub fn grade_from_outputs(
     runs: &[RunPlan],
     options: &GradeOptions,
     parser: Option<Parser>,
-) -> Result<InstanceReport, String> {
+) -> Result<InstanceReport, GradingError> {
     let mut outputs: [Option<Vec<u8>>; 6] = Default::default();
     for (slot, kind) in outputs.iter_mut().zip(RunKind::ALL) {
         let Some(run) = runs.iter().find(|r| r.kind == kind) else {
-            return Err(format!("{kind} was not planned"));
+            return Err(GradingError::NotPlanned(kind));
         };
         // An output reused without a key is read as it is; any other must still be the one
         // written with the run's key (a concurrent process may have replaced it meanwhile).
         let expected = (run.action != RunAction::ReuseUnkeyed).then_some(run.key.as_str());
-        *slot = Some(read_output(&run.dir, expected).map_err(|e| e.to_string())?);
+        *slot = Some(read_output(&run.dir, expected)?);
     }
     let refs: [Option<&[u8]>; 6] = std::array::from_fn(|i| outputs[i].as_deref());
     let inputs = InstanceRunOutputs {
@@ -49,9 +64,7 @@ pub fn grade_from_outputs(
         outputs: refs,
     };
     let parser = parser.unwrap_or(Parser::ReproductionScript);
-    grade_instance_with_parser(&inputs, options, parser)
-        .map(|g| g.report)
-        .map_err(|e| e.to_string())
+    Ok(grade_instance_with_parser(&inputs, options, parser)?.report)
 }
 
 /// How a run was made, for the run report's `run_parameters` (the HTML report of the run, made
@@ -150,4 +163,46 @@ pub fn write_run_report(
     let path = evaluation_results_path(results_dir, model_dir, run_id);
     write_atomic(&path, report.to_json().as_bytes())?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `swtbench_instance.json` keeps its form: reasons are text.
+    #[test]
+    fn instance_summaries_keep_their_json() {
+        let failure = crate::execute::ExecError::Io {
+            path: "logs/x".into(),
+            message: "disk full".into(),
+            kind: std::io::ErrorKind::StorageFull,
+        };
+        let summary = InstanceSummary {
+            instance_id: "a__b-1".into(),
+            outcome: InstanceOutcome::Error {
+                reason: crate::outcome::InstanceError::Run {
+                    run: RunKind::PredPost,
+                    error: failure.clone(),
+                },
+            },
+            reasons: vec!["pred_post: writing logs/x: disk full".into()],
+            runs: vec![RunSummary {
+                run: RunKind::PredPost,
+                dir: "logs/r/m/a__b-1/pred_post".into(),
+                key: "k".into(),
+                result: RunOutcome::Failed { reason: failure },
+            }],
+        };
+        assert_eq!(
+            serde_json::to_string(&summary).expect("json"),
+            r#"{"instance_id":"a__b-1","outcome":{"kind":"error","reason":"pred_post: writing logs/x: disk full"},"reasons":["pred_post: writing logs/x: disk full"],"runs":[{"run":"pred_post","dir":"logs/r/m/a__b-1/pred_post","key":"k","result":{"kind":"failed","reason":"writing logs/x: disk full"}}]}"#
+        );
+        let skipped = InstanceOutcome::Skipped {
+            reason: crate::plan::SkipCause::NoPrediction,
+        };
+        assert_eq!(
+            serde_json::to_string(&skipped).expect("json"),
+            r#"{"kind":"skipped","reason":"no prediction"}"#
+        );
+    }
 }

@@ -14,12 +14,13 @@ use swtbench_backend::{FakeBackend, FakeCall, FakeExec, NetworkAccess};
 use swtbench_core::{Instance, InstanceId, PatchLayout, Prediction, RunKind};
 use swtbench_runner::events::{CancelReason, Event, InstanceOutcome, RecordingSink};
 use swtbench_runner::images::image_inventory;
+use swtbench_runner::outcome::{AbortReason, ImageError, InstanceError};
 use swtbench_runner::plan::{
     DiskOutputs, ExistingOutput, ImageAction, InstanceAction, MemoryOutputs, OutputLookup,
     RunAction, SkipCause,
 };
 use swtbench_runner::{plan, CacheLevel, Cancel, Evaluation, Plan, PlanInput, RunSettings};
-use swtbench_spec::{Arch, ExecSpec, SpecTable, TableSyntax};
+use swtbench_spec::{Arch, ExecSpec, SpecError, SpecTable, TableSyntax};
 
 const TABLE: &str = r#"
 [repos."acme/calc"]
@@ -61,14 +62,14 @@ fn table() -> SpecTable {
     t
 }
 
-fn specs(instances: &[Instance], t: &SpecTable) -> BTreeMap<String, Result<ExecSpec, String>> {
+fn specs(instances: &[Instance], t: &SpecTable) -> BTreeMap<String, Result<ExecSpec, SpecError>> {
     let no_files = |_: &str, _: &str, _: &str| Ok(None);
     instances
         .iter()
         .map(|i| {
             (
                 i.instance_id.to_string(),
-                ExecSpec::new(i, t, Arch::X86_64, &no_files).map_err(|e| e.to_string()),
+                ExecSpec::new(i, t, Arch::X86_64, &no_files),
             )
         })
         .collect()
@@ -213,26 +214,31 @@ async fn run_to_end(
     swtbench_runner::run(fake.clone(), eval, sink.clone(), Cancel::new()).await
 }
 
-#[test]
-fn the_plan_says_what_runs_what_is_reused_and_why_instances_are_skipped() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = setup();
-    let st = settings(dir.path());
-    let images = BTreeMap::from([(
+/// The local base image the table's specs build on, as the engine has it.
+fn base_image_inventory() -> swtbench_runner::plan::ImageInventory {
+    BTreeMap::from([(
         "acme-base:1".to_string(),
         Some(swtbench_runner::plan::ExistingImage {
             id: "sha256:base".into(),
             created_unix: 1,
             labels: BTreeMap::new(),
         }),
-    )]);
+    )])
+}
+
+#[test]
+fn the_plan_says_what_runs_what_is_reused_and_why_instances_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup();
+    let st = settings(dir.path());
+    let images = base_image_inventory();
     let p = make_plan(&s, &st, &images, &MemoryOutputs::default());
     let action = |id: &str| p.instance(id).unwrap().action.clone();
     assert_eq!(action("acme__calc-1"), InstanceAction::Evaluate);
     assert_eq!(action("acme__calc-3"), InstanceAction::EmptyPatch);
     assert!(matches!(
         action("acme__calc-4"),
-        InstanceAction::Skip { cause: SkipCause::Spec(e) } if e.contains("9.9")
+        InstanceAction::Skip { cause: SkipCause::Spec(e) } if e.to_string().contains("9.9")
     ));
     assert!(matches!(
         action("acme__noparser-1"),
@@ -319,6 +325,19 @@ fn the_plan_says_what_runs_what_is_reused_and_why_instances_are_skipped() {
         .iter()
         .all(|r| r.action == RunAction::Execute));
 
+    // The JSON form is versioned and names actions.
+    let j: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
+    assert_eq!(j["format"], 1);
+    assert_eq!(j["instances"][0]["status"], "evaluate");
+    assert!(p.to_text().contains("acme__calc-3: empty patch"));
+}
+
+#[test]
+fn the_plan_skips_without_the_base_image_and_rebuilds_images_whose_parent_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup();
+    let st = settings(dir.path());
+    let images = base_image_inventory();
     // Without the base image, evaluated instances are skipped with a hint.
     let p5 = make_plan(&s, &st, &BTreeMap::new(), &MemoryOutputs::default());
     assert!(matches!(
@@ -395,12 +414,6 @@ fn the_plan_says_what_runs_what_is_reused_and_why_instances_are_skipped() {
         "{:?}",
         inst.action
     );
-
-    // The JSON form is versioned and names actions.
-    let j: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
-    assert_eq!(j["format"], 1);
-    assert_eq!(j["instances"][0]["status"], "evaluate");
-    assert!(p.to_text().contains("acme__calc-3: empty patch"));
 }
 
 #[tokio::test]
@@ -486,7 +499,7 @@ async fn a_run_executes_in_labelled_offline_containers_grades_and_resumes() {
     assert!(sink
         .events()
         .iter()
-        .any(|e| matches!(e, Event::RunFinishedAll { .. })));
+        .any(|e| matches!(e, Event::EvaluationFinished { .. })));
 
     // Again: nothing runs, the reports are the same.
     let calls_before = fake.calls().len();
@@ -672,7 +685,7 @@ async fn a_failed_build_is_an_instance_error_and_the_rest_goes_on() {
     .await;
     let find = |id: &str| out.results.iter().find(|r| r.instance_id == id).unwrap();
     assert!(
-        matches!(&find("acme__calc-9").outcome, InstanceOutcome::Error { reason } if reason.contains("could not be built"))
+        matches!(&find("acme__calc-9").outcome, InstanceOutcome::Error { reason: reason @ InstanceError::Images(ImageError::Build(_)) } if reason.to_string().contains("could not be built"))
     );
     assert_eq!(find("acme__calc-1").outcome, InstanceOutcome::Resolved);
     let rr = out.run_report.unwrap();
@@ -756,7 +769,7 @@ async fn a_container_that_dies_under_a_run_is_an_error_and_leaves_no_output_to_r
     .await;
     let r = &out.results[0];
     assert!(
-        matches!(&r.outcome, InstanceOutcome::Error { reason } if reason.contains("pred_post") && reason.contains("stopped")),
+        matches!(&r.outcome, InstanceOutcome::Error { reason: reason @ InstanceError::Run { run: RunKind::PredPost, .. } } if reason.to_string().contains("pred_post") && reason.to_string().contains("stopped")),
         "{:?}",
         r.outcome
     );
@@ -887,7 +900,7 @@ async fn a_shared_output_replaced_by_another_process_is_never_graded_as_this_run
     .await;
     let r = &out.results[0];
     assert!(
-        matches!(&r.outcome, InstanceOutcome::Error { reason } if reason.contains("another swtbench process")),
+        matches!(&r.outcome, InstanceOutcome::Error { reason } if reason.to_string().contains("another swtbench process")),
         "{:?}",
         r.outcome
     );
@@ -943,7 +956,8 @@ async fn an_engine_that_stops_answering_stops_the_run_instead_of_failing_every_i
     )
     .await;
     let why = out.aborted.clone().expect("aborted");
-    assert!(why.contains("stopped answering"), "{why}");
+    assert!(matches!(why, AbortReason::EngineGone(_)), "{why:?}");
+    assert!(why.to_string().contains("stopped answering"), "{why}");
     assert_eq!(out.cancelled, Some(CancelReason::Interrupt));
     // One instance saw the failure; the others were not attempted, each with the reason.
     let errors = out
@@ -1358,7 +1372,10 @@ async fn an_extraction_that_hangs_ends_at_the_run_timeout_and_leaves_no_containe
     let r = &out.results[0];
     match &r.outcome {
         InstanceOutcome::Error { reason } => {
-            assert!(reason.contains("did not finish within 2 s"), "{reason}")
+            assert!(
+                reason.to_string().contains("did not finish within 2 s"),
+                "{reason}"
+            )
         }
         other => panic!("{other:?}"),
     }

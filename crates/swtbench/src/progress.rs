@@ -130,7 +130,7 @@ impl Progress {
     pub fn event(&self, event: &Event) {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         match event {
-            Event::RunStarted {
+            Event::EvaluationStarted {
                 run_id,
                 instances,
                 to_evaluate,
@@ -187,7 +187,7 @@ impl Progress {
                         ),
                     );
                 }
-                ImageOutcome::Failed { reason } => self.warn(&st, reason),
+                ImageOutcome::Failed { reason } => self.warn(&st, &reason.to_string()),
                 ImageOutcome::Reused => {}
             },
             Event::RunFinished {
@@ -223,7 +223,7 @@ impl Progress {
                 &st,
                 &format!("cancelled ({reason:?}); cleaning up").to_lowercase(),
             ),
-            Event::RunAborted { reason } => {
+            Event::EvaluationAborted { reason } => {
                 self.warn(&st, &format!("stopping the run: {reason}"));
             }
             Event::ImageRemoved { tag, kind } => {

@@ -1,0 +1,390 @@
+//! Why an instance, an image or the whole evaluation did not succeed: the typed causes carried by
+//! the outcomes of [`crate::events`] (next to [`crate::plan::SkipCause`], why an instance is
+//! skipped, and [`crate::execute::ExecError`], why a run failed).
+//!
+//! Each cause renders (its [`std::fmt::Display`]) the one text that every consumer shows: the
+//! progress display, the `reason` fields of the event stream and of `swtbench_instance.json`, and
+//! the `error_reasons`/`skip_reasons` of the run report. Those texts are part of the output
+//! formats, so a variant's text must not change. Where the text tells what to do, `hint()`
+//! returns that part on its own. Causes are plain data (`Clone`, `Eq`): errors of other crates
+//! that are not are kept as their text.
+//!
+//! Nothing here decides anything or does I/O.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use swtbench_backend::BackendError;
+use swtbench_core::RunKind;
+use swtbench_spec::SpecError;
+
+use crate::execute::ExecError;
+use crate::images::RecipeError;
+use crate::prepare::ExtractError;
+use crate::report::GradingError;
+use crate::settings::ImageKind;
+
+/// Serializes a cause as its text (the `reason` fields of the JSON formats are text).
+pub(crate) fn as_text<T: fmt::Display, S: serde::Serializer>(
+    value: &T,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
+}
+
+/// Why an instance ended with an error (not the prediction's fault: a rerun retries it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InstanceError {
+    /// The task evaluating it panicked (a bug); the text is the panic's.
+    #[error("internal error while evaluating: {0}")]
+    Internal(String),
+    /// The plan names an instance the evaluation was not given (a caller's bug).
+    #[error("instance missing from the evaluation")]
+    NotInEvaluation,
+    /// The plan evaluates it without a rendered spec (a caller's bug).
+    #[error("no rendered spec")]
+    NoSpec,
+    /// `--skip-eval` and some of its outputs are not on disk.
+    #[error("outputs are missing and --skip-eval runs nothing")]
+    OutputsMissing,
+    /// Its images could not be made available.
+    #[error("{0}")]
+    Images(ImageError),
+    /// The patch extraction could not run.
+    #[error("patch extraction could not run: {0}")]
+    Extraction(ExtractError),
+    /// The eval scripts of the extracted patch could not be rendered.
+    #[error("{0}")]
+    Runs(SpecError),
+    /// One of its six runs failed (the instance stops there).
+    #[error("{run}: {error}")]
+    Run { run: RunKind, error: ExecError },
+    /// Its outputs are there but could not be graded.
+    #[error("grading failed: {0}")]
+    Grading(GradingError),
+}
+
+impl InstanceError {
+    /// What to do about it, when there is something.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            InstanceError::Images(e) => e.hint(),
+            InstanceError::Run { error, .. } => error.hint(),
+            InstanceError::Grading(GradingError::Output(e)) => e.hint().map(str::to_string),
+            _ => None,
+        }
+    }
+}
+
+/// Why an instance's images (base → env → instance) could not be made available.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImageError {
+    /// The plan has no image chain for an instance it evaluates (a bug).
+    #[error("no images planned")]
+    NotPlanned,
+    /// Asking the engine for the local base image failed.
+    #[error("{0}")]
+    Engine(BackendError),
+    /// The spec's local base image went missing since the plan was made.
+    #[error("{}", crate::plan::base_image_missing_text(tag))]
+    BaseImageMissing { tag: String },
+    /// The build contexts could not be made (the repository mirror could not be read).
+    #[error("{0}")]
+    Recipe(RecipeError),
+    /// One of the three images failed to build.
+    #[error("{0}")]
+    Build(BuildFailure),
+    /// The spec builds no base image and names no local one (a bug).
+    #[error("the base image has neither a recipe nor an image")]
+    NoBaseSource,
+}
+
+impl ImageError {
+    /// What to do about it, when there is something.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ImageError::BaseImageMissing { .. } => Some(crate::plan::BASE_IMAGE_HINT.to_string()),
+            ImageError::Build(b) => Some(b.hint()),
+            ImageError::Engine(e) => e.hint(),
+            _ => None,
+        }
+    }
+}
+
+/// An image that could not be built: the cause of [`crate::events::ImageOutcome::Failed`] and of
+/// the error of every instance that needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildFailure {
+    pub tag: String,
+    pub kind: ImageKind,
+    pub error: BackendError,
+    /// The last informative line of the build's log, when the build ran and printed one.
+    pub log_line: Option<String>,
+    /// The build log to read.
+    pub log: PathBuf,
+}
+
+impl BuildFailure {
+    /// The failure of building `tag`, whose build log is under `build_logs`.
+    pub fn new(tag: &str, kind: ImageKind, error: BackendError, build_logs: &Path) -> BuildFailure {
+        let log_line = match &error {
+            BackendError::BuildFailed { log_tail, .. } => log_tail
+                .iter()
+                .rev()
+                .map(|l| l.trim())
+                .find(|l| informative_log_line(l))
+                .map(str::to_string),
+            _ => None,
+        };
+        let log = crate::images::build_log_dir(build_logs, kind, tag)
+            .join(swtbench_backend::builder::BUILD_LOG);
+        BuildFailure {
+            tag: tag.to_string(),
+            kind,
+            error,
+            log_line,
+            log,
+        }
+    }
+
+    /// Where to look (part of the text).
+    pub fn hint(&self) -> String {
+        format!("see {}", self.log.display())
+    }
+}
+
+/// Whether a (trimmed) build log line says something about the failure, unlike the engine's
+/// boilerplate around it.
+fn informative_log_line(line: &str) -> bool {
+    !line.is_empty()
+        && !line.starts_with("Removing intermediate container")
+        && !line.starts_with("ERROR: The command")
+        && !line.starts_with("--->")
+}
+
+impl fmt::Display for BuildFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "image {} could not be built: {}", self.tag, self.error)?;
+        if let Some(line) = &self.log_line {
+            write!(f, " (build log: {line})")?;
+        }
+        write!(f, "; {}", self.hint())
+    }
+}
+
+/// Why the whole evaluation stopped early on its own: a failure of the machine, not of an
+/// instance (running instances are stopped as on an interrupt and the partial reports written).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AbortReason {
+    /// The disk is full or read-only: every later run would fail the same way.
+    #[error("{0}")]
+    Storage(ExecError),
+    /// The container engine did not answer after an engine error, retried for a few seconds.
+    #[error("the container engine stopped answering: {0}")]
+    EngineGone(BackendError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::OutputError;
+
+    fn build_failure(log_tail: &[&str]) -> BuildFailure {
+        BuildFailure::new(
+            "exec.env.x86_64.abc:latest",
+            ImageKind::Env,
+            BackendError::BuildFailed {
+                tag: "exec.env.x86_64.abc:latest".into(),
+                message: "exit 1".into(),
+                log_tail: log_tail.iter().map(|l| l.to_string()).collect(),
+            },
+            Path::new("out/image_build_logs"),
+        )
+    }
+
+    #[test]
+    fn build_failures_name_the_last_informative_log_line_and_the_log() {
+        let f = build_failure(&[
+            "pip install x",
+            "  No matching distribution  ",
+            "---> abc",
+            "",
+        ]);
+        assert_eq!(
+            f.to_string(),
+            "image exec.env.x86_64.abc:latest could not be built: building image \
+             exec.env.x86_64.abc:latest failed: exit 1 (build log: No matching distribution); \
+             see out/image_build_logs/base/exec.env.x86_64.abc__latest/build_image.log"
+        );
+        assert_eq!(
+            f.hint(),
+            "see out/image_build_logs/base/exec.env.x86_64.abc__latest/build_image.log"
+        );
+        let quiet = build_failure(&["Removing intermediate container 1", "ERROR: The command x"]);
+        assert_eq!(
+            quiet.to_string(),
+            "image exec.env.x86_64.abc:latest could not be built: building image \
+             exec.env.x86_64.abc:latest failed: exit 1; \
+             see out/image_build_logs/base/exec.env.x86_64.abc__latest/build_image.log"
+        );
+    }
+
+    #[test]
+    fn instance_errors_render_the_texts_of_the_reports() {
+        let stopped = BackendError::ContainerStopped {
+            id: "c1".into(),
+            reason: "killed".into(),
+        };
+        let cases: Vec<(InstanceError, &str)> = vec![
+            (
+                InstanceError::Internal("task 3 panicked with message \"boom\"".into()),
+                "internal error while evaluating: task 3 panicked with message \"boom\"",
+            ),
+            (
+                InstanceError::NotInEvaluation,
+                "instance missing from the evaluation",
+            ),
+            (InstanceError::NoSpec, "no rendered spec"),
+            (
+                InstanceError::OutputsMissing,
+                "outputs are missing and --skip-eval runs nothing",
+            ),
+            (
+                InstanceError::Images(ImageError::NotPlanned),
+                "no images planned",
+            ),
+            (
+                InstanceError::Images(ImageError::Engine(BackendError::Invalid("x".into()))),
+                "invalid request: x",
+            ),
+            (
+                InstanceError::Images(ImageError::BaseImageMissing {
+                    tag: "acme-base:1".into(),
+                }),
+                "base image acme-base:1 does not exist (build it first, e.g. scripts/base-image)",
+            ),
+            (
+                InstanceError::Images(ImageError::Recipe(RecipeError::Mirror {
+                    path: "/m/a.git".into(),
+                    message: "denied".into(),
+                })),
+                "reading the repository mirror /m/a.git: denied",
+            ),
+            (
+                InstanceError::Images(ImageError::NoBaseSource),
+                "the base image has neither a recipe nor an image",
+            ),
+            (
+                InstanceError::Extraction(ExtractError::NoSource),
+                "patch extraction could not run: no source of repository files",
+            ),
+            (
+                InstanceError::Extraction(ExtractError::TimedOut {
+                    after: std::time::Duration::from_secs(2),
+                }),
+                "patch extraction could not run: the patch extraction did not finish within 2 s \
+                 (--timeout); it is tried again on the next run",
+            ),
+            (
+                InstanceError::Extraction(ExtractError::Task("cancelled".into())),
+                "patch extraction could not run: the extraction task failed: cancelled",
+            ),
+            (
+                InstanceError::Extraction(ExtractError::Container(stopped.clone())),
+                "patch extraction could not run: container c1 stopped while a command ran in it \
+                 (killed); its output is incomplete",
+            ),
+            (
+                InstanceError::Runs(SpecError::MissingScriptName),
+                "reproduction-script mode needs the script name (--reproduction-script-name)",
+            ),
+            (
+                InstanceError::Run {
+                    run: RunKind::PredPost,
+                    error: ExecError::Engine(stopped),
+                },
+                "pred_post: container c1 stopped while a command ran in it (killed); its output \
+                 is incomplete",
+            ),
+            (
+                InstanceError::Grading(GradingError::NotPlanned(RunKind::BasePre)),
+                "grading failed: base_pre was not planned",
+            ),
+            (
+                InstanceError::Grading(GradingError::Output(OutputError::Inconsistent {
+                    dir: "d".into(),
+                })),
+                "grading failed: the output in d does not match its key file (two processes \
+                 wrote it at once, or it was edited); it is run again next time",
+            ),
+            (
+                InstanceError::Grading(GradingError::Grade(
+                    swtbench_grade::report::GradeError::GoldPatch {
+                        instance_id: "a__b-1".into(),
+                        detail: "no hunk".into(),
+                    },
+                )),
+                "grading failed: instance a__b-1: the gold code patch is not a valid diff: no hunk",
+            ),
+            // The text of other crates' errors, as it was.
+            (
+                InstanceError::Extraction(ExtractError::Mirror("git mirror /m: gone".into())),
+                "patch extraction could not run: git mirror /m: gone",
+            ),
+            (
+                InstanceError::Extraction(ExtractError::Cache("logs/x: denied".into())),
+                "patch extraction could not run: logs/x: denied",
+            ),
+            (
+                InstanceError::Extraction(ExtractError::Incomplete("fuzzy: unreadable".into())),
+                "patch extraction could not run: fuzzy: unreadable",
+            ),
+        ];
+        for (error, text) in cases {
+            assert_eq!(error.to_string(), text, "{error:?}");
+        }
+    }
+
+    #[test]
+    fn hints_are_the_part_of_the_text_that_says_what_to_do() {
+        let missing = InstanceError::Images(ImageError::BaseImageMissing { tag: "b:1".into() });
+        let hint = missing.hint().expect("hint");
+        assert!(missing.to_string().contains(&hint));
+        let build = InstanceError::Images(ImageError::Build(build_failure(&[])));
+        let hint = build.hint().expect("hint");
+        assert!(build.to_string().ends_with(&hint));
+        let replaced = InstanceError::Run {
+            run: RunKind::GoldPre,
+            error: ExecError::Output(OutputError::Replaced {
+                dir: "d".into(),
+                expected: "k1".into(),
+                found: "k2".into(),
+            }),
+        };
+        let hint = replaced.hint().expect("hint");
+        assert!(replaced.to_string().ends_with(&hint), "{replaced}");
+        assert_eq!(InstanceError::NoSpec.hint(), None);
+    }
+
+    #[test]
+    fn abort_reasons_render_as_before() {
+        let full = AbortReason::Storage(ExecError::Io {
+            path: "logs/x/test_output.txt".into(),
+            message: "No space left on device (os error 28)".into(),
+            kind: std::io::ErrorKind::StorageFull,
+        });
+        assert_eq!(
+            full.to_string(),
+            "writing logs/x/test_output.txt: No space left on device (os error 28)"
+        );
+        let gone = AbortReason::EngineGone(BackendError::Unreachable {
+            endpoint: "unix:///var/run/docker.sock".into(),
+            reason: "connection refused".into(),
+        });
+        assert_eq!(
+            gone.to_string(),
+            "the container engine stopped answering: cannot reach the container engine at \
+             unix:///var/run/docker.sock: connection refused"
+        );
+    }
+}

@@ -1,0 +1,444 @@
+//! The dispatcher: schedules the plan's instances on `max_workers` workers, joins them (a
+//! panicking instance is that instance's error), clears containers left by an earlier process
+//! before and removes this process's after, and ends with the statistics and the run report.
+//!
+//! What an instance does is [`super::instance`]'s; images are [`super::image_state`]'s.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use swtbench_backend::labels::{LabelFilter, RUN_ID};
+use swtbench_backend::{BuildNetwork, ContainerBackend};
+use swtbench_core::Instance;
+use swtbench_grade::run_report::{
+    EntryState, ErrorReason, RunReport, RunReportEntry, RunReportInput, SkipReason,
+};
+use swtbench_grade::InstanceReport;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use super::image_state::{prefetch_images, remove_images_at_end};
+use super::instance::{evaluate_instance, interrupted, InstanceResult};
+use super::shared::Shared;
+use crate::cancel::Cancel;
+use crate::events::{CancelReason, EvaluationStats, Event, EventSink, InstanceOutcome};
+use crate::outcome::{AbortReason, InstanceError};
+use crate::plan::{ImageInventory, InstancePlan, Plan};
+use crate::report::{run_parameters, write_run_report};
+use crate::session::{Liveness, SESSION};
+use crate::settings::RunSettings;
+
+/// Everything an evaluation needs besides the engine.
+#[derive(Debug, Clone)]
+pub struct Evaluation {
+    pub settings: RunSettings,
+    pub plan: Plan,
+    /// The plan's instances by id.
+    pub instances: BTreeMap<String, Instance>,
+    /// The images that existed when the plan was made.
+    pub images: ImageInventory,
+    /// The tracer's text (needed when coverage is on).
+    pub tracer: Option<String>,
+    /// Ids of every submitted prediction (the run report's `submitted_ids`).
+    pub submitted_ids: Vec<String>,
+    /// CA bundle and proxies for builds.
+    pub network: BuildNetwork,
+}
+
+/// What an evaluation produced.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    /// The instances of the run report, in plan order.
+    pub results: Vec<InstanceResult>,
+    /// `None` when killed before the reports.
+    pub run_report: Option<RunReport>,
+    pub run_report_path: Option<PathBuf>,
+    /// The graded reports, sorted by instance id (for the leaderboard table).
+    pub reports: Vec<InstanceReport>,
+    pub stats: EvaluationStats,
+    pub cancelled: Option<CancelReason>,
+    /// Why the evaluation stopped early on its own (the engine stopped answering, the disk is
+    /// full), if it did; `cancelled` is then `Interrupt`.
+    pub aborted: Option<AbortReason>,
+    /// Non-fatal problems (report writing, image removal), one sentence each.
+    pub warnings: Vec<String>,
+}
+
+/// Runs an evaluation to the end (or until cancelled) and writes its reports.
+pub async fn run<B: ContainerBackend>(
+    backend: Arc<B>,
+    eval: Evaluation,
+    sink: Arc<dyn EventSink>,
+    cancel: Cancel,
+) -> RunOutput {
+    let started = Instant::now();
+    let (shared, plan, submitted_ids) = Shared::new(backend, sink, cancel.clone(), eval);
+    let shared = Arc::new(shared);
+    // Outputs already on disk can be copied by later runs with the same key.
+    shared.flights.seed(&plan);
+    let in_run: Vec<InstancePlan> = plan
+        .instances
+        .iter()
+        .filter(|i| i.in_run())
+        .cloned()
+        .collect();
+    if !shared.settings.skip_eval {
+        remove_leftovers(&shared).await;
+    }
+    announce_start(&shared, &plan, &in_run);
+    let mut results = schedule_and_join(&shared, &in_run).await;
+    if let Some(reason) = cancel.level() {
+        shared.emit(Event::CancelRequested { reason });
+    }
+    // Instances that never ran, or were dropped by a kill.
+    for ip in &in_run {
+        if !results.contains_key(&ip.instance_id) {
+            let r = interrupted(&shared, &ip.instance_id);
+            results.insert(r.instance_id.clone(), r);
+        }
+    }
+    let unstopped = if shared.settings.skip_eval {
+        Vec::new()
+    } else {
+        clean_up(&shared).await
+    };
+    let ordered: Vec<InstanceResult> = in_run
+        .iter()
+        .filter_map(|ip| results.remove(&ip.instance_id))
+        .collect();
+    let stats = tally(shared.stats_now(), &ordered);
+    let mut reports: Vec<InstanceReport> =
+        ordered.iter().filter_map(|r| r.report.clone()).collect();
+    reports.sort_by(|a, b| a.instance_id.cmp(&b.instance_id));
+    let (run_report, run_report_path) = if cancel.level() == Some(CancelReason::Kill) {
+        (None, None)
+    } else {
+        let input = RunReportInput {
+            entries: ordered.iter().map(report_entry).collect(),
+            submitted_ids,
+            unstopped_containers: unstopped,
+            unremoved_images: Vec::new(),
+            parameters: run_parameters(&shared.settings, started.elapsed()),
+        };
+        write_report(&shared, RunReport::new(&input))
+    };
+    shared.emit(Event::EvaluationFinished {
+        stats,
+        duration_ms: started.elapsed().as_millis() as u64,
+    });
+    RunOutput {
+        results: ordered,
+        run_report,
+        run_report_path,
+        reports,
+        stats,
+        cancelled: cancel.level(),
+        aborted: shared.aborted(),
+        warnings: shared.warnings(),
+    }
+}
+
+fn announce_start<B: ContainerBackend>(shared: &Shared<B>, plan: &Plan, in_run: &[InstancePlan]) {
+    // --skip-eval runs and builds nothing: an instance whose outputs are missing is an error.
+    let runs_anything = !shared.settings.skip_eval;
+    let planned = |n: usize| if runs_anything { n } else { 0 };
+    shared.emit(Event::EvaluationStarted {
+        run_id: plan.run_id.clone(),
+        model: plan.model.clone(),
+        instances: in_run.len(),
+        to_evaluate: in_run
+            .iter()
+            .filter(|i| runs_anything && i.needs_containers())
+            .count(),
+        runs_to_execute: planned(plan.counts.runs_execute),
+        images_to_build: planned(plan.counts.images_build),
+    });
+}
+
+/// The instances on their workers, by task id (to name the instance of a task that panicked).
+#[derive(Default)]
+struct Workers {
+    set: JoinSet<InstanceResult>,
+    tasks: HashMap<tokio::task::Id, String>,
+}
+
+/// Evaluates the instances in plan order: those that need no container at once, the others as
+/// workers get free, with the image prefetcher running ahead. Stops scheduling on a cancel.
+async fn schedule_and_join<B: ContainerBackend>(
+    shared: &Arc<Shared<B>>,
+    in_run: &[InstancePlan],
+) -> BTreeMap<String, InstanceResult> {
+    let cancel = &shared.cancel;
+    let mut results: BTreeMap<String, InstanceResult> = BTreeMap::new();
+    let mut workers = Workers::default();
+    let free = Arc::new(Semaphore::new(shared.settings.max_workers.max(1)));
+    let (scheduled_tx, scheduled_rx) = tokio::sync::watch::channel(0usize);
+    let prefetch = (!shared.settings.skip_eval).then(|| {
+        tokio::spawn(prefetch_images(
+            shared.clone(),
+            in_run.to_vec(),
+            scheduled_rx,
+        ))
+    });
+    for (index, ip) in in_run.iter().enumerate() {
+        scheduled_tx.send_replace(index);
+        if cancel.is_cancelled() {
+            break;
+        }
+        if !ip.needs_containers() || shared.settings.skip_eval {
+            let r = evaluate_instance(shared.clone(), ip.clone()).await;
+            results.insert(r.instance_id.clone(), r);
+            continue;
+        }
+        let permit = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => break,
+            p = free.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+        };
+        let (shared2, ip2) = (shared.clone(), ip.clone());
+        let handle = workers.set.spawn(async move {
+            let _permit = permit;
+            let id = ip2.instance_id.clone();
+            tokio::select! {
+                biased;
+                _ = shared2.cancel.cancelled() => interrupted(&shared2, &id),
+                r = evaluate_instance(shared2.clone(), ip2) => r,
+            }
+        });
+        workers.tasks.insert(handle.id(), ip.instance_id.clone());
+    }
+    join(shared, workers, &mut results).await;
+    if let Some(p) = prefetch {
+        // Every instance is done; a build still running is for nobody.
+        p.abort();
+        let _ = p.await;
+    }
+    results
+}
+
+/// Waits for every worker; a kill drops them all at once.
+async fn join<B: ContainerBackend>(
+    shared: &Shared<B>,
+    mut workers: Workers,
+    results: &mut BTreeMap<String, InstanceResult>,
+) {
+    loop {
+        let next = tokio::select! {
+            biased;
+            _ = shared.cancel.reached(CancelReason::Kill) => {
+                workers.set.abort_all();
+                while workers.set.join_next().await.is_some() {}
+                break;
+            }
+            n = workers.set.join_next_with_id() => n,
+        };
+        match next {
+            None => break,
+            Some(Ok((_, r))) => {
+                results.insert(r.instance_id.clone(), r);
+            }
+            Some(Err(e)) if e.is_panic() => {
+                // A bug, not the prediction's fault: say so for this instance and go on.
+                if let Some(id) = workers.tasks.get(&e.id()) {
+                    let r = panicked(shared, id, InstanceError::Internal(e.to_string()));
+                    results.insert(id.clone(), r);
+                }
+            }
+            Some(Err(_)) => {}
+        }
+    }
+}
+
+fn panicked<B: ContainerBackend>(
+    shared: &Shared<B>,
+    id: &str,
+    error: InstanceError,
+) -> InstanceResult {
+    let reason = error.to_string();
+    shared.emit(Event::InstanceFinished {
+        instance_id: id.to_string(),
+        outcome: InstanceOutcome::Error {
+            reason: error.clone(),
+        },
+        duration_ms: 0,
+    });
+    InstanceResult {
+        instance_id: id.to_string(),
+        outcome: InstanceOutcome::Error { reason: error },
+        report: None,
+        all_reused: false,
+        reasons: vec![reason],
+    }
+}
+
+/// The counters of the evaluation with the instances' outcomes counted in.
+fn tally(mut s: EvaluationStats, results: &[InstanceResult]) -> EvaluationStats {
+    s.instances = results.len();
+    for r in results {
+        match &r.outcome {
+            InstanceOutcome::Resolved => s.resolved += 1,
+            InstanceOutcome::Unresolved { .. } => s.unresolved += 1,
+            InstanceOutcome::EmptyPatch => s.empty_patch += 1,
+            InstanceOutcome::Skipped { .. } => s.skipped += 1,
+            InstanceOutcome::Error { .. } => s.errors += 1,
+            InstanceOutcome::Interrupted => s.interrupted += 1,
+        }
+    }
+    s
+}
+
+/// The run report's entry of an instance.
+fn report_entry(r: &InstanceResult) -> RunReportEntry {
+    let state = match (&r.outcome, &r.report) {
+        (InstanceOutcome::EmptyPatch, report) => EntryState::Graded {
+            report: Box::new(
+                report
+                    .clone()
+                    .unwrap_or_else(|| InstanceReport::empty_patch(&r.instance_id)),
+            ),
+            reused: false,
+            empty_patch: true,
+        },
+        (InstanceOutcome::Resolved | InstanceOutcome::Unresolved { .. }, Some(report)) => {
+            EntryState::Graded {
+                report: Box::new(report.clone()),
+                reused: r.all_reused,
+                empty_patch: false,
+            }
+        }
+        (InstanceOutcome::Skipped { reason }, _) => {
+            EntryState::Skipped(SkipReason::Other(reason.to_string()))
+        }
+        (InstanceOutcome::Interrupted, _) => EntryState::Skipped(SkipReason::Interrupted),
+        (InstanceOutcome::Error { reason }, _) => {
+            EntryState::Error(ErrorReason::Run(reason.to_string()))
+        }
+        (_, None) => EntryState::Error(ErrorReason::Run("no grade".into())),
+    };
+    RunReportEntry {
+        instance_id: r.instance_id.clone(),
+        state,
+    }
+}
+
+/// Writes the run report; a failure is a warning (the instances' reports are on disk).
+fn write_report<B: ContainerBackend>(
+    shared: &Shared<B>,
+    report: RunReport,
+) -> (Option<RunReport>, Option<PathBuf>) {
+    let settings = &shared.settings;
+    match write_run_report(
+        &settings.outputs.results,
+        &shared.model_dir,
+        &settings.run_id,
+        &report,
+    ) {
+        Ok(path) => {
+            shared.emit(Event::ReportWritten {
+                path: path.display().to_string(),
+            });
+            (Some(report), Some(path))
+        }
+        Err(e) => {
+            shared.warn(format!("writing the run report failed: {e}"));
+            (Some(report), None)
+        }
+    }
+}
+
+/// Containers of this run id left by an earlier process of the same run (killed with -9). Those
+/// of a process that is still running (the same run id in another output directory) are left
+/// alone.
+async fn remove_leftovers<B: ContainerBackend>(shared: &Shared<B>) {
+    let run_id = shared.settings.run_id.as_str();
+    let filter = LabelFilter::new(RUN_ID, run_id);
+    let found = match shared.backend.containers_with_label(&filter).await {
+        Ok(found) => found,
+        Err(e) => return shared.warn(format!("listing leftover containers failed: {e}")),
+    };
+    let me = shared.registry.session();
+    let mut n = 0;
+    let mut foreign = 0;
+    for c in &found {
+        let live = c.labels.get(SESSION).map(|l| me.liveness(l));
+        if matches!(live, Some(Liveness::Alive | Liveness::Unknown)) {
+            foreign += 1;
+            continue;
+        }
+        if shared.backend.container_remove(&c.id).await.is_ok() {
+            n += 1;
+        }
+    }
+    if n > 0 {
+        shared.emit(Event::LeftoversRemoved { containers: n });
+    }
+    if foreign > 0 {
+        shared.warn(format!(
+            "{foreign} container(s) of run id {run_id} belong to another swtbench process that \
+             may still be running (another output directory or host); left alone \
+             (`swtbench clean --run-id {run_id} --force` removes them)"
+        ));
+    }
+}
+
+/// The label filter of this process's own containers.
+fn own_containers<B: ContainerBackend>(shared: &Shared<B>) -> LabelFilter {
+    LabelFilter::new(RUN_ID, shared.settings.run_id.as_str())
+        .and(SESSION, shared.registry.session().as_str())
+}
+
+/// Removes this process's containers and the images above the cache level; returns the
+/// containers that are still there (for the run report).
+async fn clean_up<B: ContainerBackend>(shared: &Shared<B>) -> Vec<String> {
+    remove_containers(shared).await;
+    remove_images_at_end(shared).await;
+    match shared
+        .backend
+        .containers_with_label(&own_containers(shared))
+        .await
+    {
+        Ok(left) => left
+            .into_iter()
+            .map(|c| c.names.first().cloned().unwrap_or(c.id))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Removes every container of this process that is still there (dropped runs after a cancel).
+async fn remove_containers<B: ContainerBackend>(shared: &Shared<B>) {
+    // A creation under way when its run was dropped still makes a container: wait for it.
+    shared.registry.settle().await;
+    let mut failed: Vec<String> = Vec::new();
+    for id in shared.registry.ids() {
+        if let Err(e) = shared.backend.container_remove(&id).await {
+            failed.push(format!("{id}: {e}"));
+        }
+        shared.registry.remove(&id);
+    }
+    // Belt and braces: containers of this process that are not in the registry.
+    if let Ok(found) = shared
+        .backend
+        .containers_with_label(&own_containers(shared))
+        .await
+    {
+        for c in found {
+            if let Err(e) = shared.backend.container_remove(&c.id).await {
+                failed.push(format!("{}: {e}", c.id));
+            }
+        }
+    }
+    if let Some(first) = failed.first() {
+        shared.warn(format!(
+            "{} container(s) could not be removed (first: {first}); `swtbench clean --run-id {}` \
+             removes them once the engine answers",
+            failed.len(),
+            shared.settings.run_id
+        ));
+    }
+}

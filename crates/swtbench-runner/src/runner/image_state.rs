@@ -1,0 +1,515 @@
+//! The images of an evaluation: making each instance's chain (base → env → instance) available,
+//! building ahead of the workers, telling what was built or failed (once per image), and removing
+//! what the cache level does not keep: an instance image when its last instance is done, the rest
+//! at the end.
+//!
+//! [`ImageState`] is the one place this state lives: what the plan decided per image, the
+//! builder (whose single flight builds each image at most once), the cache-level policy
+//! ([`ImageLifecycle`]) and [`ImageMarks`], what has happened to each tag so far. It decides
+//! nothing about instances or runs.
+
+use std::borrow::Borrow;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use swtbench_backend::labels::{LabelFilter, KIND, RUN_ID};
+use swtbench_backend::{
+    BackendError, BuildNetwork, BuildOutcome, ContainerBackend, EnsuredImage, ImageBuilder,
+    ImageInfo, ImageRecipe, RebuildPolicy,
+};
+use swtbench_spec::ExecSpec;
+use tokio::task::JoinSet;
+
+use super::shared::Shared;
+use crate::events::{Event, ImageOutcome};
+use crate::images::{recipes, ImageLifecycle, InstanceRecipes, RecipeError};
+use crate::lock::Locked;
+use crate::outcome::{BuildFailure, ImageError};
+use crate::plan::{ImageAction, ImageChainPlan, ImageInventory, InstancePlan, Plan};
+use crate::settings::{ImageKind, RunSettings};
+
+/// An image tag (`exec.env.x86_64.…:latest`, a local base image's name).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) struct ImageTag(String);
+
+impl From<&str> for ImageTag {
+    fn from(tag: &str) -> Self {
+        ImageTag(tag.to_string())
+    }
+}
+
+impl Borrow<str> for ImageTag {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+/// What has happened to each image so far. Each `first_*` transition answers `true` once per tag,
+/// to the one caller that does what follows (send the event, count the build, remove the image).
+#[derive(Debug, Default)]
+pub(super) struct ImageMarks {
+    inner: Mutex<Marks>,
+}
+
+#[derive(Debug, Default)]
+struct Marks {
+    /// `image_build_started` was sent.
+    build_announced: HashSet<ImageTag>,
+    /// `image_ready` (built) was sent and the build counted.
+    built_reported: HashSet<ImageTag>,
+    /// `image_ready` (failed) was sent.
+    failure_reported: HashSet<ImageTag>,
+    /// Instance images whose whole chain was ensured in this evaluation.
+    chain_ready: HashSet<ImageTag>,
+    /// Images whose removal was started.
+    removal_started: HashSet<ImageTag>,
+    /// Recipes by instance image, shared by the prefetcher and the workers until the chain is
+    /// ready: with a mirror, the instance context holds the whole repository.
+    recipes: HashMap<ImageTag, Arc<InstanceRecipes>>,
+}
+
+impl ImageMarks {
+    pub fn first_build_announcement(&self, tag: &str) -> bool {
+        self.inner.locked().build_announced.insert(tag.into())
+    }
+
+    pub fn first_built_report(&self, tag: &str) -> bool {
+        self.inner.locked().built_reported.insert(tag.into())
+    }
+
+    pub fn first_failure_report(&self, tag: &str) -> bool {
+        self.inner.locked().failure_reported.insert(tag.into())
+    }
+
+    pub fn first_removal(&self, tag: &str) -> bool {
+        self.inner.locked().removal_started.insert(tag.into())
+    }
+
+    pub fn chain_ready(&self, instance_tag: &str) -> bool {
+        self.inner.locked().chain_ready.contains(instance_tag)
+    }
+
+    /// The chain of `instance_tag` is ensured: later callers get it from the builder's cache, so
+    /// its recipes go.
+    pub fn mark_chain_ready(&self, instance_tag: &str) {
+        let mut m = self.inner.locked();
+        m.chain_ready.insert(instance_tag.into());
+        m.recipes.remove(instance_tag);
+    }
+
+    /// The recipes of `instance_tag`'s chain: the kept ones, or `make`'s (made without the lock:
+    /// reading a mirror is slow). When two callers make them at once, the first one kept wins.
+    pub fn recipes(
+        &self,
+        instance_tag: &str,
+        make: impl FnOnce() -> Result<InstanceRecipes, RecipeError>,
+    ) -> Result<Arc<InstanceRecipes>, RecipeError> {
+        if let Some(r) = self.inner.locked().recipes.get(instance_tag).cloned() {
+            return Ok(r);
+        }
+        let made = Arc::new(make()?);
+        Ok(self
+            .inner
+            .locked()
+            .recipes
+            .entry(instance_tag.into())
+            .or_insert(made)
+            .clone())
+    }
+}
+
+pub(super) struct ImageState<B: ContainerBackend> {
+    builder: ImageBuilder<B>,
+    lifecycle: ImageLifecycle,
+    /// The images that existed when the plan was made.
+    inventory: ImageInventory,
+    /// The plan's action per tag.
+    actions: BTreeMap<String, ImageAction>,
+    marks: ImageMarks,
+}
+
+impl<B: ContainerBackend> ImageState<B> {
+    pub fn new(
+        backend: Arc<B>,
+        network: BuildNetwork,
+        settings: &RunSettings,
+        plan: &Plan,
+        inventory: ImageInventory,
+    ) -> ImageState<B> {
+        ImageState {
+            builder: ImageBuilder::new(backend, settings.images.build_workers.max(1), network),
+            lifecycle: ImageLifecycle::new(settings, plan, &inventory),
+            inventory,
+            actions: plan
+                .images
+                .iter()
+                .map(|i| (i.tag.clone(), i.action.clone()))
+                .collect(),
+            marks: ImageMarks::default(),
+        }
+    }
+
+    /// Whether the plan builds (or rebuilds) `tag`.
+    fn planned_build(&self, tag: &str) -> bool {
+        matches!(
+            self.actions.get(tag),
+            Some(ImageAction::Build | ImageAction::Rebuild(_))
+        )
+    }
+
+    fn policy(&self, settings: &RunSettings, tag: &str) -> RebuildPolicy {
+        if settings.images.force_rebuild
+            || matches!(self.actions.get(tag), Some(ImageAction::Rebuild(_)))
+        {
+            RebuildPolicy::Force
+        } else {
+            RebuildPolicy::Reuse
+        }
+    }
+
+    /// The id of the chain's local base image as the plan saw it (it goes into the run keys).
+    pub fn external_base_id(&self, chain: Option<&ImageChainPlan>) -> Option<String> {
+        let chain = chain.filter(|c| c.base_external)?;
+        self.inventory
+            .get(&chain.base)
+            .and_then(Option::as_ref)
+            .map(|i| i.id.clone())
+    }
+}
+
+/// Sends `image_build_started` for a planned build, once per image.
+fn announce<B: ContainerBackend>(shared: &Shared<B>, tag: &str, kind: ImageKind, who: &str) {
+    let images = &shared.images;
+    if images.planned_build(tag) && images.marks.first_build_announcement(tag) {
+        shared.emit(Event::ImageBuildStarted {
+            tag: tag.to_string(),
+            kind,
+            instance_id: who.to_string(),
+        });
+    }
+}
+
+/// Counts and reports a build, once, by the worker whose call built it.
+fn report_built<B: ContainerBackend>(shared: &Shared<B>, e: &EnsuredImage, kind: ImageKind) {
+    if let BuildOutcome::Built { duration } = e.outcome {
+        if shared.images.marks.first_built_report(&e.tag) {
+            shared.stats(|s| s.images_built += 1);
+            shared.emit(Event::ImageReady {
+                tag: e.tag.clone(),
+                kind,
+                outcome: ImageOutcome::Built {
+                    duration_ms: duration.as_millis() as u64,
+                },
+            });
+        }
+    }
+}
+
+/// The failure of a build. Every instance of the image fails with it; the event is sent once.
+fn report_failure<B: ContainerBackend>(
+    shared: &Shared<B>,
+    tag: &str,
+    kind: ImageKind,
+    error: BackendError,
+) -> ImageError {
+    let failure = BuildFailure::new(tag, kind, error, &shared.settings.outputs.build_logs);
+    if shared.images.marks.first_failure_report(tag) {
+        shared.emit(Event::ImageReady {
+            tag: tag.to_string(),
+            kind,
+            outcome: ImageOutcome::Failed {
+                reason: failure.clone(),
+            },
+        });
+    }
+    ImageError::Build(failure)
+}
+
+/// Ensures one image of a chain on top of `parent`.
+async fn ensure_one<B: ContainerBackend>(
+    shared: &Shared<B>,
+    recipe: &ImageRecipe,
+    kind: ImageKind,
+    parent: Option<&EnsuredImage>,
+    who: &str,
+) -> Result<EnsuredImage, ImageError> {
+    let images = &shared.images;
+    let tag = recipe.tag();
+    announce(shared, tag, kind, who);
+    let policy = images.policy(&shared.settings, tag);
+    let e = images
+        .builder
+        .ensure(recipe, policy, parent)
+        .await
+        .map_err(|e| report_failure(shared, tag, kind, e))?;
+    report_built(shared, &e, kind);
+    Ok(e)
+}
+
+/// The local base image of `chain`, when the spec builds on one.
+async fn external_base<B: ContainerBackend>(
+    shared: &Shared<B>,
+    chain: &ImageChainPlan,
+) -> Result<Option<ImageInfo>, ImageError> {
+    if !chain.base_external {
+        return Ok(None);
+    }
+    let found = shared
+        .backend
+        .image_inspect(&chain.base)
+        .await
+        .map_err(ImageError::Engine)?;
+    match found {
+        Some(info) => Ok(Some(info)),
+        None => Err(ImageError::BaseImageMissing {
+            tag: chain.base.clone(),
+        }),
+    }
+}
+
+/// Makes the instance's three images available; returns the instance image tag.
+pub(super) async fn ensure_images<B: ContainerBackend>(
+    shared: &Shared<B>,
+    ip: &InstancePlan,
+    spec: &ExecSpec,
+) -> Result<String, ImageError> {
+    let id = ip.instance_id.as_str();
+    let images = &shared.images;
+    let chain = ip.images.as_ref().ok_or(ImageError::NotPlanned)?;
+    let base_info = external_base(shared, chain).await?;
+    let builds_instance = images.planned_build(&chain.instance)
+        || !matches!(images.inventory.get(&chain.instance), Some(Some(_)));
+    // Once the image is ready the builder answers from its cache: no mirror needed.
+    let with_mirror = builds_instance && !images.marks.chain_ready(&chain.instance);
+    let recipes = images
+        .marks
+        .recipes(&chain.instance, || {
+            let base_id = base_info.as_ref().map(|b| b.id.as_str());
+            recipes(&shared.settings, spec, base_id, with_mirror)
+        })
+        .map_err(ImageError::Recipe)?;
+    let base = match (&recipes.base, base_info) {
+        (Some(recipe), _) => ensure_one(shared, recipe, ImageKind::Base, None, id).await?,
+        (None, Some(info)) => EnsuredImage {
+            tag: chain.base.clone(),
+            image: info,
+            outcome: BuildOutcome::Reused,
+        },
+        (None, None) => return Err(ImageError::NoBaseSource),
+    };
+    let env = ensure_one(shared, &recipes.env, ImageKind::Env, Some(&base), id).await?;
+    let inst = ensure_one(
+        shared,
+        &recipes.instance,
+        ImageKind::Instance,
+        Some(&env),
+        id,
+    )
+    .await?;
+    images.marks.mark_chain_ready(&chain.instance);
+    Ok(inst.tag)
+}
+
+/// Builds the images of upcoming instances ahead of their workers, in plan order, at most
+/// `build_workers` chains at a time and no further ahead than the workers could use soon, so
+/// that a build overlaps the runs of earlier instances instead of waiting for a free worker.
+/// The builder's single flight makes the worker that needs the image wait for the same build.
+/// `scheduled` is the index (in `instances`) of the instance the dispatcher is at.
+pub(super) async fn prefetch_images<B: ContainerBackend>(
+    shared: Arc<Shared<B>>,
+    instances: Vec<InstancePlan>,
+    mut scheduled: tokio::sync::watch::Receiver<usize>,
+) {
+    let lookahead = shared.settings.max_workers + shared.settings.images.build_workers;
+    let ranks = image_ranks(&instances);
+    let mut started: BTreeSet<String> = BTreeSet::new();
+    let mut inflight: JoinSet<()> = JoinSet::new();
+    for (index, ip) in instances.into_iter().enumerate() {
+        if !ip.needs_containers() {
+            continue;
+        }
+        let Some(chain) = &ip.images else { continue };
+        if !started.insert(chain.instance.clone()) || !shared.images.planned_build(&chain.instance)
+        {
+            continue;
+        }
+        // Do not run too far ahead of the scheduler (disk space, and images that a cache level
+        // removes again).
+        let rank = ranks[index];
+        let _ = scheduled
+            .wait_for(|s| rank <= ranks.get(*s).copied().unwrap_or(0) + lookahead)
+            .await;
+        while inflight.len() >= shared.settings.images.build_workers.max(1) {
+            inflight.join_next().await;
+        }
+        if shared.cancel.is_cancelled() {
+            break;
+        }
+        let shared = shared.clone();
+        inflight.spawn(async move {
+            if let Some(spec) = ip.spec.as_deref() {
+                // A cancelled evaluation builds nothing more: when the worker that was building
+                // an image is dropped, this waiter would otherwise take the build over for nobody.
+                tokio::select! {
+                    biased;
+                    _ = shared.cancel.cancelled() => {}
+                    // Failures are reported by the worker that needs the image.
+                    _ = ensure_images(&shared, &ip, spec) => {}
+                }
+            }
+        });
+    }
+    while inflight.join_next().await.is_some() {}
+}
+
+/// The rank of each instance: how many distinct instance images the plan needs up to it. The
+/// lookahead counts images, not instances: many instances often share one image.
+fn image_ranks(instances: &[InstancePlan]) -> Vec<usize> {
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    instances
+        .iter()
+        .map(|ip| {
+            if let (true, Some(chain)) = (ip.needs_containers(), &ip.images) {
+                seen.insert(&chain.instance);
+            }
+            seen.len()
+        })
+        .collect()
+}
+
+/// One instance is done with its instance image: the last one removes it when the cache level
+/// does not keep it.
+pub(super) async fn release_instance_image<B: ContainerBackend>(
+    shared: &Shared<B>,
+    ip: &InstancePlan,
+) {
+    let Some(chain) = ip.images.as_ref().filter(|_| ip.needs_containers()) else {
+        return;
+    };
+    let images = &shared.images;
+    if images.lifecycle.release(&chain.instance) {
+        let built = images.builder.built_tags().contains(&chain.instance);
+        if images.lifecycle.should_remove(&chain.instance, built) {
+            remove_image(shared, &chain.instance, ImageKind::Instance).await;
+        }
+    }
+}
+
+async fn remove_image<B: ContainerBackend>(shared: &Shared<B>, tag: &str, kind: ImageKind) {
+    if !shared.images.marks.first_removal(tag) {
+        return;
+    }
+    match shared.backend.image_remove(tag, false).await {
+        Ok(true) => {
+            // The builder keeps its answer for the tag, so a late prefetch cannot build it
+            // again for nobody.
+            shared.stats(|s| s.images_removed += 1);
+            shared.emit(Event::ImageRemoved {
+                tag: tag.to_string(),
+                kind,
+            });
+        }
+        Ok(false) => {}
+        Err(e) => shared.warn(format!("could not remove image {tag}: {e}")),
+    }
+}
+
+/// The kind of an image swtbench built, from its label.
+fn kind_of(image: &ImageInfo) -> Option<ImageKind> {
+    match image.labels.get(KIND).map(String::as_str) {
+        Some("base") => Some(ImageKind::Base),
+        Some("env") => Some(ImageKind::Env),
+        Some("instance") => Some(ImageKind::Instance),
+        _ => None,
+    }
+}
+
+/// Removes the images above the cache level that are still there, children first.
+pub(super) async fn remove_images_at_end<B: ContainerBackend>(shared: &Shared<B>) {
+    let images = &shared.images;
+    let built: BTreeSet<String> = images.builder.built_tags().into_iter().collect();
+    for (tag, kind) in images.lifecycle.all_children_first() {
+        if images.lifecycle.should_remove(&tag, built.contains(&tag)) {
+            remove_image(shared, &tag, kind).await;
+        }
+    }
+    // Temporary images of this run id that this process did not need (an earlier, killed process
+    // of the run built them and every run that needed them is reused now).
+    let filter = LabelFilter::new(RUN_ID, shared.settings.run_id.as_str());
+    let Ok(mut found) = shared.backend.images_with_label(&filter).await else {
+        return;
+    };
+    found.sort_by_key(|i| std::cmp::Reverse(kind_of(i)));
+    for image in found {
+        let Some(kind) = kind_of(&image) else {
+            continue;
+        };
+        if shared.settings.images.cache_level.keeps(kind) {
+            continue;
+        }
+        for tag in &image.tags {
+            remove_image(shared, tag, kind).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_recipes() -> Result<InstanceRecipes, RecipeError> {
+        Err(RecipeError::Mirror {
+            path: "/m".into(),
+            message: "must not be made".into(),
+        })
+    }
+
+    #[test]
+    fn each_report_happens_once_per_tag() {
+        let m = ImageMarks::default();
+        assert!(m.first_build_announcement("env:1"));
+        assert!(!m.first_build_announcement("env:1"));
+        assert!(m.first_build_announcement("inst:1"), "per tag");
+        // Announcing, reporting a build, a failure and a removal are separate transitions.
+        assert!(m.first_built_report("env:1"));
+        assert!(!m.first_built_report("env:1"));
+        assert!(m.first_failure_report("env:1"));
+        assert!(!m.first_failure_report("env:1"));
+        assert!(m.first_removal("env:1"));
+        assert!(!m.first_removal("env:1"));
+        assert!(m.first_built_report("inst:1"));
+    }
+
+    #[test]
+    fn recipes_are_kept_until_the_chain_is_ready() {
+        let m = ImageMarks::default();
+        let tag = "inst:1";
+        let err = m.recipes(tag, no_recipes).expect_err("made and failed");
+        assert!(matches!(err, RecipeError::Mirror { .. }));
+        assert!(!m.chain_ready(tag));
+        let made = m.recipes(tag, || Ok(test_recipes(tag))).expect("made");
+        let again = m.recipes(tag, no_recipes).expect("kept, not made again");
+        assert!(Arc::ptr_eq(&made, &again));
+
+        m.mark_chain_ready(tag);
+        assert!(m.chain_ready(tag));
+        assert!(!m.chain_ready("other:1"));
+        // Ready: the kept recipes went, a later caller makes its own (without the mirror).
+        assert!(m.recipes(tag, no_recipes).is_err());
+    }
+
+    fn test_recipes(tag: &str) -> InstanceRecipes {
+        let recipe = |t: &str| ImageRecipe {
+            request: swtbench_backend::BuildRequest::new(
+                t,
+                swtbench_backend::BuildContext::new("FROM scratch\n"),
+            ),
+            log_dir: None,
+        };
+        InstanceRecipes {
+            base: None,
+            env: recipe("env:1"),
+            instance: recipe(tag),
+        }
+    }
+}

@@ -1,0 +1,522 @@
+//! One instance from start to end: skip or empty patch at once; otherwise its images, the patch
+//! extraction when its patch type needs one, its six runs one after the other (each executed,
+//! reused, or copied from the run with the same content key), and its grade. Whatever happens,
+//! it ends in [`finish`]: `report.json` written (or a stale one removed), the instance summary
+//! written, `instance_finished` sent.
+//!
+//! A failing run ends the instance (its finished runs stay on disk, keyed, for a rerun); a
+//! timeout is a result, not a failure. Scheduling and cancellation are the dispatcher's: an
+//! instance is simply dropped when it is cancelled.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use swtbench_backend::ContainerBackend;
+use swtbench_core::layout::LogsRoot;
+use swtbench_core::Instance;
+use swtbench_grade::report::GradeOptions;
+use swtbench_grade::InstanceReport;
+use swtbench_spec::ExecSpec;
+
+use super::flights::Done;
+use super::image_state::{ensure_images, release_instance_image};
+use super::shared::Shared;
+use crate::events::{Event, InstanceOutcome, Phase, RunOutcome};
+use crate::execute::{copy_run, execute_run, Executed, RunJob};
+use crate::outcome::{AbortReason, InstanceError};
+use crate::plan::{plan_runs, DiskOutputs, InstanceAction, InstancePlan, RunAction, RunContext};
+use crate::plan::{RunPlan, SkipCause};
+use crate::prepare::{extract_patch, ExtractFailure, ExtractJob};
+use crate::report::{
+    grade_from_outputs, remove_stale_report, write_report, write_summary, InstanceSummary,
+    RunSummary,
+};
+
+/// How one instance ended, with its grade when it has one.
+#[derive(Debug, Clone)]
+pub struct InstanceResult {
+    pub instance_id: String,
+    pub outcome: InstanceOutcome,
+    pub report: Option<InstanceReport>,
+    /// Nothing was executed for it in this invocation (every output was already there).
+    pub all_reused: bool,
+    /// Notes that qualify the outcome (the instance summary's `reasons`).
+    pub reasons: Vec<String>,
+}
+
+/// How an instance ends: what [`finish`] records.
+struct Ending {
+    outcome: InstanceOutcome,
+    report: Option<InstanceReport>,
+    all_reused: bool,
+    reasons: Vec<String>,
+    runs: Vec<RunSummary>,
+}
+
+impl Ending {
+    /// Ends without a grade and without runs, the outcome's text as the one note.
+    fn early(outcome: InstanceOutcome, reason: String) -> Ending {
+        Ending::quiet(outcome, vec![reason])
+    }
+
+    fn quiet(outcome: InstanceOutcome, reasons: Vec<String>) -> Ending {
+        Ending {
+            outcome,
+            report: None,
+            all_reused: false,
+            reasons,
+            runs: Vec::new(),
+        }
+    }
+
+    fn skipped(cause: SkipCause) -> Ending {
+        let reason = cause.to_string();
+        Ending::early(InstanceOutcome::Skipped { reason: cause }, reason)
+    }
+
+    fn error(error: InstanceError) -> Ending {
+        let reason = error.to_string();
+        Ending::early(InstanceOutcome::Error { reason: error }, reason)
+    }
+}
+
+/// The result of an instance that was not (or not fully) evaluated because the evaluation was
+/// cancelled or stopped early.
+pub(super) fn interrupted<B: ContainerBackend>(shared: &Shared<B>, id: &str) -> InstanceResult {
+    shared.emit(Event::InstanceFinished {
+        instance_id: id.to_string(),
+        outcome: InstanceOutcome::Interrupted,
+        duration_ms: 0,
+    });
+    let reason = match shared.aborted() {
+        Some(why) => format!("the run stopped early before this instance finished: {why}"),
+        None => "the run was interrupted before this instance finished".into(),
+    };
+    InstanceResult {
+        instance_id: id.to_string(),
+        outcome: InstanceOutcome::Interrupted,
+        report: None,
+        all_reused: false,
+        reasons: vec![reason],
+    }
+}
+
+/// Evaluates one instance to its end, then lets its instance image go.
+pub(super) async fn evaluate_instance<B: ContainerBackend>(
+    shared: Arc<Shared<B>>,
+    ip: InstancePlan,
+) -> InstanceResult {
+    let started = Instant::now();
+    if ip.needs_containers() && !shared.settings.skip_eval {
+        shared.emit(Event::InstanceStarted {
+            instance_id: ip.instance_id.clone(),
+        });
+    }
+    let ending = evaluate(&shared, &ip).await;
+    let result = finish(&shared, &ip, started, ending);
+    release_instance_image(&shared, &ip).await;
+    result
+}
+
+/// Records how the instance ended: its `report.json` (or the removal of a stale one), its
+/// summary, and `instance_finished`.
+fn finish<B: ContainerBackend>(
+    shared: &Shared<B>,
+    ip: &InstancePlan,
+    started: Instant,
+    ending: Ending,
+) -> InstanceResult {
+    let Ending {
+        outcome,
+        report,
+        all_reused,
+        reasons,
+        runs,
+    } = ending;
+    let id = &ip.instance_id;
+    match &report {
+        Some(r) => {
+            if let Err(e) = write_report(&ip.report_dir, r) {
+                shared.warn(format!("{id}: writing report.json failed: {e}"));
+            }
+        }
+        None => {
+            if let Err(e) = remove_stale_report(&ip.report_dir) {
+                shared.warn(format!("{id}: removing a stale report.json failed: {e}"));
+            }
+        }
+    }
+    let summary = InstanceSummary {
+        instance_id: id.clone(),
+        outcome: outcome.clone(),
+        reasons: reasons.clone(),
+        runs,
+    };
+    if let Err(e) = write_summary(&ip.report_dir, &summary) {
+        shared.warn(format!("{id}: writing the instance summary failed: {e}"));
+    }
+    shared.emit(Event::InstanceFinished {
+        instance_id: id.clone(),
+        outcome: outcome.clone(),
+        duration_ms: started.elapsed().as_millis() as u64,
+    });
+    InstanceResult {
+        instance_id: id.clone(),
+        outcome,
+        report,
+        all_reused,
+        reasons,
+    }
+}
+
+/// What the six runs of an instance need once its images and its patch are ready.
+struct Prepared<'a> {
+    instance: &'a Instance,
+    spec: &'a ExecSpec,
+    /// The instance image (`None` when nothing runs in a container).
+    image: Option<String>,
+    runs: Vec<RunPlan>,
+    model_patch: String,
+}
+
+async fn evaluate<B: ContainerBackend>(shared: &Shared<B>, ip: &InstancePlan) -> Ending {
+    match &ip.action {
+        InstanceAction::Skip { cause } => return Ending::skipped(cause.clone()),
+        InstanceAction::EmptyPatch => {
+            return Ending {
+                report: Some(InstanceReport::empty_patch(&ip.instance_id)),
+                ..Ending::early(
+                    InstanceOutcome::EmptyPatch,
+                    "the prediction has no usable patch; nothing was run".into(),
+                )
+            }
+        }
+        InstanceAction::Evaluate | InstanceAction::ExtractThenEvaluate => {}
+    }
+    let prepared = match prepare(shared, ip).await {
+        Ok(p) => p,
+        Err(ending) => return ending,
+    };
+    let runs = match execute_runs(shared, ip, &prepared).await {
+        Ok(r) => r,
+        Err(ending) => return ending,
+    };
+    grade(shared, ip, &prepared, runs)
+}
+
+/// The instance's images, and its runs (planned now when the patch had to be extracted first).
+async fn prepare<'a, B: ContainerBackend>(
+    shared: &'a Shared<B>,
+    ip: &'a InstancePlan,
+) -> Result<Prepared<'a>, Ending> {
+    let id = ip.instance_id.as_str();
+    // Bugs of the caller; no note, the outcome says it.
+    let Some(instance) = shared.instances.get(id) else {
+        return Err(Ending::quiet(
+            InstanceOutcome::Error {
+                reason: InstanceError::NotInEvaluation,
+            },
+            Vec::new(),
+        ));
+    };
+    let Some(spec) = ip.spec.as_deref() else {
+        return Err(Ending::quiet(
+            InstanceOutcome::Error {
+                reason: InstanceError::NoSpec,
+            },
+            Vec::new(),
+        ));
+    };
+    let needs = ip.needs_containers();
+    if needs && shared.settings.skip_eval {
+        return Err(Ending::error(InstanceError::OutputsMissing));
+    }
+    let mut image: Option<String> = None;
+    if needs {
+        shared.phase(id, Phase::Images);
+        match ensure_images(shared, ip, spec).await {
+            Ok(tag) => image = Some(tag),
+            Err(e) => {
+                // A build that failed because the engine went away is not this image's fault.
+                shared.check_engine().await;
+                return Err(Ending::error(InstanceError::Images(e)));
+            }
+        }
+    }
+    let (runs, model_patch) = match &ip.action {
+        InstanceAction::ExtractThenEvaluate => {
+            let image = image.clone().unwrap_or_default();
+            extract_then_plan(shared, ip, instance, spec, &image).await?
+        }
+        _ => (ip.runs.clone(), ip.model_patch.clone().unwrap_or_default()),
+    };
+    Ok(Prepared {
+        instance,
+        spec,
+        image,
+        runs,
+        model_patch,
+    })
+}
+
+/// Extracts the patch in the instance image, then plans the six runs with it.
+async fn extract_then_plan<B: ContainerBackend>(
+    shared: &Shared<B>,
+    ip: &InstancePlan,
+    instance: &Instance,
+    spec: &ExecSpec,
+    image: &str,
+) -> Result<(Vec<RunPlan>, String), Ending> {
+    shared.phase(&ip.instance_id, Phase::Extracting);
+    let job = ExtractJob {
+        instance,
+        spec,
+        image,
+        report_dir: &ip.report_dir,
+        raw: ip.raw_model_patch.as_deref().unwrap_or_default(),
+    };
+    let patch = extract_patch(
+        shared.backend.clone(),
+        &shared.settings,
+        &shared.registry,
+        job,
+    )
+    .await
+    .map_err(|e| match e {
+        ExtractFailure::NothingExtracted(why) => Ending::skipped(SkipCause::ExtractionFailed(why)),
+        ExtractFailure::Infrastructure(e) => Ending::error(InstanceError::Extraction(e)),
+    })?;
+    let logs = LogsRoot::new(&shared.settings.outputs.logs);
+    let base_id = shared.images.external_base_id(ip.images.as_ref());
+    let ctx = RunContext {
+        settings: &shared.settings,
+        logs: &logs,
+        model_dir: &shared.model_dir,
+        tracer_sha256: shared.tracer.as_ref().map(|t| t.sha256.as_str()),
+        base_image_id: base_id.as_deref(),
+    };
+    match plan_runs(&ctx, instance, spec, &patch, &DiskOutputs) {
+        Ok(runs) => Ok((runs, patch)),
+        Err(e) => Err(Ending::error(InstanceError::Runs(e))),
+    }
+}
+
+/// What the six runs left for grading.
+struct RunsDone {
+    summaries: Vec<RunSummary>,
+    reasons: Vec<String>,
+    executed_any: bool,
+}
+
+/// The six runs, one after the other; the first failure ends the instance.
+async fn execute_runs<B: ContainerBackend>(
+    shared: &Shared<B>,
+    ip: &InstancePlan,
+    p: &Prepared<'_>,
+) -> Result<RunsDone, Ending> {
+    let id = ip.instance_id.as_str();
+    let mut done = RunsDone {
+        summaries: Vec::with_capacity(6),
+        reasons: Vec::new(),
+        executed_any: false,
+    };
+    for run in &p.runs {
+        shared.phase(id, Phase::Running { run: run.kind });
+        let outcome = match &run.action {
+            RunAction::Reuse | RunAction::ReuseUnkeyed => {
+                shared.stats(|s| s.runs_reused += 1);
+                if crate::keys::read_key_file(&run.dir).is_some_and(|r| r.result.timed_out) {
+                    done.reasons
+                        .push(format!("{} timed out (output reused)", run.kind));
+                }
+                RunOutcome::Reused
+            }
+            RunAction::Execute | RunAction::SameAs { .. } => {
+                let job = RunJob {
+                    instance_id: id,
+                    run,
+                    image: p.image.as_deref().unwrap_or_default(),
+                    user: p.spec.user(),
+                    platform: p.spec.platform(),
+                    model_patch: &p.model_patch,
+                    tracer: shared.tracer.as_ref().map(|t| t.text.as_str()),
+                };
+                let o = execute_or_copy(shared, &job).await;
+                done.executed_any |= matches!(o, RunOutcome::Executed { .. });
+                o
+            }
+        };
+        if let Some(note) = timeout_note(shared, run, &outcome) {
+            done.reasons.push(note);
+        }
+        shared.emit(Event::RunFinished {
+            instance_id: id.to_string(),
+            run: run.kind,
+            result: outcome.clone(),
+        });
+        let failed = match &outcome {
+            RunOutcome::Failed { reason } => Some(InstanceError::Run {
+                run: run.kind,
+                error: reason.clone(),
+            }),
+            _ => None,
+        };
+        done.summaries.push(RunSummary {
+            run: run.kind,
+            dir: run.dir.display().to_string(),
+            key: run.key.clone(),
+            result: outcome,
+        });
+        if let Some(error) = failed {
+            shared.stats(|s| s.runs_failed += 1);
+            done.reasons.push(error.to_string());
+            return Err(Ending {
+                runs: done.summaries,
+                ..Ending::quiet(InstanceOutcome::Error { reason: error }, done.reasons)
+            });
+        }
+    }
+    Ok(done)
+}
+
+/// The note of a run that hit the timeout (here, or where its output was copied from).
+fn timeout_note<B: ContainerBackend>(
+    shared: &Shared<B>,
+    run: &RunPlan,
+    outcome: &RunOutcome,
+) -> Option<String> {
+    match outcome {
+        RunOutcome::Executed {
+            timed_out: true, ..
+        } => {
+            shared.stats(|s| s.runs_timed_out += 1);
+            Some(format!(
+                "{} timed out after {} s; its output up to then was graded",
+                run.kind,
+                shared.settings.exec.timeout.as_secs()
+            ))
+        }
+        RunOutcome::Copied { from }
+            if crate::keys::read_key_file(&run.dir).is_some_and(|r| r.result.timed_out) =>
+        {
+            Some(format!(
+                "{} timed out (output copied from {from})",
+                run.kind
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Grades the instance from its six outputs.
+fn grade<B: ContainerBackend>(
+    shared: &Shared<B>,
+    ip: &InstancePlan,
+    p: &Prepared<'_>,
+    done: RunsDone,
+) -> Ending {
+    let RunsDone {
+        summaries,
+        mut reasons,
+        executed_any,
+    } = done;
+    shared.phase(&ip.instance_id, Phase::Grading);
+    let options = GradeOptions {
+        exec_mode: shared.settings.grade_mode(),
+        ..Default::default()
+    };
+    let instance = p.instance;
+    let graded = grade_from_outputs(
+        &ip.instance_id,
+        &instance.repo,
+        &instance.golden_code_patch,
+        &p.runs,
+        &options,
+        ip.parser,
+    );
+    match graded {
+        Ok(report) => {
+            let outcome = if report.resolved {
+                InstanceOutcome::Resolved
+            } else {
+                InstanceOutcome::Unresolved {
+                    applied: report.patch_successfully_applied,
+                }
+            };
+            Ending {
+                outcome,
+                report: Some(report),
+                all_reused: !executed_any,
+                reasons,
+                runs: summaries,
+            }
+        }
+        Err(e) => {
+            let error = InstanceError::Grading(e);
+            reasons.push(error.to_string());
+            Ending {
+                runs: summaries,
+                ..Ending::quiet(InstanceOutcome::Error { reason: error }, reasons)
+            }
+        }
+    }
+}
+
+/// Executes a run, or copies the output of the run with the same key that got there first.
+async fn execute_or_copy<B: ContainerBackend>(shared: &Shared<B>, job: &RunJob<'_>) -> RunOutcome {
+    let cell = shared.flights.get(&job.run.key);
+    let mut here: Option<Executed> = None;
+    let done = cell
+        .get_or_init(|| async {
+            match execute_run(&shared.backend, &shared.settings, &shared.registry, job).await {
+                Ok(x) => {
+                    let result = x.result.clone();
+                    here = Some(x);
+                    Ok(Done {
+                        dir: job.run.dir.clone(),
+                        result,
+                    })
+                }
+                Err(e) => {
+                    if e.is_storage_failure() {
+                        shared.abort(AbortReason::Storage(e.clone()));
+                    } else if e.is_engine_failure() {
+                        shared.check_engine().await;
+                    }
+                    Err(e)
+                }
+            }
+        })
+        .await
+        .clone();
+    if done.is_err() {
+        // A failure (a killed container, say) is this instance's; an instance that needs the
+        // same run later tries it again instead of inheriting the failure.
+        shared.flights.forget(&job.run.key, &cell);
+    }
+    match (done, here) {
+        (Ok(_), Some(x)) => {
+            shared.stats(|s| s.runs_executed += 1);
+            RunOutcome::Executed {
+                exit_code: x.result.exit_code,
+                timed_out: x.result.timed_out,
+                duration_ms: x.result.duration_ms,
+                overhead_ms: x.overhead.as_millis() as u64,
+            }
+        }
+        (Ok(d), None) if d.dir == job.run.dir => {
+            shared.stats(|s| s.runs_reused += 1);
+            RunOutcome::Reused
+        }
+        (Ok(d), None) => match copy_run(&d.dir, job, &d.result) {
+            Ok(()) => {
+                shared.stats(|s| s.runs_copied += 1);
+                RunOutcome::Copied {
+                    from: d.dir.display().to_string(),
+                }
+            }
+            Err(reason) => RunOutcome::Failed { reason },
+        },
+        (Err(reason), _) => RunOutcome::Failed { reason },
+    }
+}

@@ -1,0 +1,34 @@
+//! The orchestrator: follows a [`Plan`](crate::Plan) on a
+//! [`ContainerBackend`](swtbench_backend::ContainerBackend), `max_workers` instances at a time,
+//! and ends with the reports.
+//!
+//! - Instances are scheduled in plan (dataset) order. Instances that need no container (all runs
+//!   reusable, empty patch, skipped) are graded right away; the others wait for a worker.
+//! - Images are ensured lazily, only for instances with something to execute, each at most once
+//!   (the image builder's single flight), at most `build_workers` builds at a time.
+//! - The six runs of an instance run one after the other. Runs with the same content key, in the
+//!   same instance or across instances, execute once: the first to get there runs it, the others
+//!   copy its output (a failure is not shared: the next instance that needs the run tries again).
+//!   A failing run ends the instance (its finished runs stay on disk, keyed, for a rerun); a
+//!   timeout is a result, not a failure.
+//! - Each instance is graded as soon as its runs are done: `report.json` and the instance summary
+//!   are written then, so an interrupted evaluation leaves the reports of finished instances.
+//! - Cancellation: an interrupt stops scheduling and drops the running instances at once (an eval
+//!   script in flight is not waited for: its container is killed and removed; an image build in
+//!   flight is abandoned, and no waiter takes it over), then images above the cache level are
+//!   removed and the reports written; a kill does the same cleanup and skips the reports.
+//!
+//! The runner never prints; it emits [`Event`](crate::Event)s.
+//!
+//! The parts (private modules): `dispatch` (scheduling, joins, clean-up, the run report),
+//! `instance` (one instance from start to end), `image_state` (the images of the evaluation),
+//! `flights` (one execution per content key), `shared` (what every task shares).
+
+mod dispatch;
+mod flights;
+mod image_state;
+mod instance;
+mod shared;
+
+pub use dispatch::{run, Evaluation, RunOutput};
+pub use instance::InstanceResult;

@@ -1,0 +1,162 @@
+//! What every task of one evaluation shares: the engine, the settings, the event sink, the
+//! container registry, the image state, the single flights of runs, and the evaluation's
+//! bookkeeping (statistics, warnings, why it stopped early).
+//!
+//! It holds no scheduling and no per-instance logic; it must not block: every lock here is held
+//! for a few statements and never across an `.await`.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use swtbench_backend::ContainerBackend;
+use swtbench_core::layout::model_dir_name;
+use swtbench_core::Instance;
+
+use super::flights::Flights;
+use super::image_state::ImageState;
+use crate::cancel::Cancel;
+use crate::events::{CancelReason, EvaluationStats, Event, EventSink, Phase};
+use crate::execute::ContainerRegistry;
+use crate::lock::Locked;
+use crate::outcome::AbortReason;
+use crate::plan::Plan;
+use crate::settings::RunSettings;
+use crate::Evaluation;
+
+/// The tracer copied into the containers when coverage is on.
+#[derive(Debug, Clone)]
+pub(super) struct Tracer {
+    pub text: String,
+    /// Goes into the content keys of the runs.
+    pub sha256: String,
+}
+
+pub(super) struct Shared<B: ContainerBackend> {
+    pub backend: Arc<B>,
+    pub settings: RunSettings,
+    sink: Arc<dyn EventSink>,
+    pub cancel: Cancel,
+    pub registry: ContainerRegistry,
+    pub images: ImageState<B>,
+    pub flights: Flights,
+    /// The plan's instances by id.
+    pub instances: BTreeMap<String, Instance>,
+    /// `None` without coverage.
+    pub tracer: Option<Tracer>,
+    pub model_dir: String,
+    stats: Mutex<EvaluationStats>,
+    warnings: Mutex<Vec<String>>,
+    aborted: Mutex<Option<AbortReason>>,
+}
+
+impl<B: ContainerBackend> Shared<B> {
+    /// The shared state of `eval`; gives back what only the dispatcher needs: the plan and the
+    /// submitted ids.
+    pub fn new(
+        backend: Arc<B>,
+        sink: Arc<dyn EventSink>,
+        cancel: Cancel,
+        eval: Evaluation,
+    ) -> (Shared<B>, Plan, Vec<String>) {
+        let Evaluation {
+            settings,
+            plan,
+            instances,
+            images,
+            tracer,
+            submitted_ids,
+            network,
+        } = eval;
+        let tracer = tracer
+            .filter(|_| settings.eval.coverage)
+            .map(|text| Tracer {
+                sha256: swtbench_core::hash::sha256_hex(&text),
+                text,
+            });
+        let shared = Shared {
+            images: ImageState::new(backend.clone(), network, &settings, &plan, images),
+            backend,
+            sink,
+            cancel,
+            registry: ContainerRegistry::default(),
+            flights: Flights::default(),
+            instances,
+            tracer,
+            model_dir: model_dir_name(&plan.model),
+            stats: Mutex::new(EvaluationStats::default()),
+            warnings: Mutex::new(Vec::new()),
+            aborted: Mutex::new(None),
+            settings,
+        };
+        (shared, plan, submitted_ids)
+    }
+
+    /// Stops the evaluation because of a failure of the machine (the first reason wins): running
+    /// instances are stopped as on an interrupt and the partial reports written.
+    pub fn abort(&self, reason: AbortReason) {
+        {
+            let mut a = self.aborted.locked();
+            if a.is_some() {
+                return;
+            }
+            *a = Some(reason.clone());
+        }
+        self.emit(Event::EvaluationAborted { reason });
+        self.cancel.request(CancelReason::Interrupt);
+    }
+
+    pub fn aborted(&self) -> Option<AbortReason> {
+        self.aborted.locked().clone()
+    }
+
+    /// After an engine error: whether the engine still answers. A restarting daemon gets a few
+    /// seconds; an engine that stays silent stops the evaluation instead of failing every
+    /// remaining instance in turn.
+    pub async fn check_engine(&self) {
+        let mut last = None;
+        for attempt in 0..3 {
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+            match self.backend.engine_info().await {
+                Ok(_) => return,
+                Err(e) => last = Some(e),
+            }
+        }
+        if let Some(e) = last {
+            self.abort(AbortReason::EngineGone(e));
+        }
+    }
+
+    pub fn emit(&self, e: Event) {
+        self.sink.event(&e);
+    }
+
+    pub fn phase(&self, id: &str, phase: Phase) {
+        self.emit(Event::InstancePhase {
+            instance_id: id.to_string(),
+            phase,
+        });
+    }
+
+    pub fn stats(&self, f: impl FnOnce(&mut EvaluationStats)) {
+        f(&mut self.stats.locked());
+    }
+
+    /// The counters so far (the per-instance totals are counted by the dispatcher).
+    pub fn stats_now(&self) -> EvaluationStats {
+        *self.stats.locked()
+    }
+
+    pub fn warn(&self, message: String) {
+        self.emit(Event::Warning {
+            message: message.clone(),
+        });
+        self.warnings.locked().push(message);
+    }
+
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings.locked().clone()
+    }
+}
