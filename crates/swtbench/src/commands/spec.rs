@@ -12,11 +12,12 @@ use std::path::{Path, PathBuf};
 
 use swtbench_core::diff::{remove_binary_diffs, LineSplit};
 use swtbench_core::{Instance, RunKind};
-use swtbench_data::http::{HttpClient, HttpConfig};
 use swtbench_data::predictions::{load_predictions, PredictionsSource};
-use swtbench_spec::fetch::RepoFiles;
+use swtbench_app::tables::{CacheEnv, RepoFilesSettings};
+use swtbench_app::Fault;
+use swtbench_data::repo_files::RepoFiles;
 use swtbench_spec::{
-    Arch, EvalOptions, ExecMode, ExecSpec, FileSource, RunInputs, SpecError, SpecTable, TableSyntax,
+    Arch, EvalOptions, ExecMode, ExecSpec, FileSource, RunInputs, SpecError, SpecTable,
 };
 
 use crate::commands::common::{parse_bool, predictions_error, DatasetArgs};
@@ -151,76 +152,43 @@ fn parse_arch(s: &str) -> Result<Arch, String> {
     Arch::parse(s).ok_or_else(|| format!("unknown architecture {s:?} (x86_64 or arm64)"))
 }
 
-/// The embedded spec table with `extra` (a `--spec-table` file) applied over it. A
-/// `base_dockerfile` named in the file is read relative to the file's directory.
+/// The `--spec-table` loader every command uses (see `swtbench_app::tables::load_spec_table`).
 pub fn load_spec_table(extra: Option<&Path>) -> Result<SpecTable, CliError> {
-    let mut table = SpecTable::embedded().clone();
-    let Some(path) = extra else {
-        return Ok(table);
-    };
-    let text = fs::read_to_string(path).map_err(|e| {
-        CliError::input(anyhow::anyhow!(
-            "cannot read spec table {}: {e}",
-            path.display()
-        ))
-    })?;
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let read = |p: &str| fs::read_to_string(dir.join(p)).map_err(|e| e.to_string());
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    let overlay = SpecTable::parse(
-        &text,
-        &path.display().to_string(),
-        TableSyntax::from_file_name(name),
-        &read,
-    )
-    .map_err(|e| CliError::input(e).with_hint("the format is described in docs/spec-table.md"))?;
-    table.merge(overlay);
-    Ok(table)
+    swtbench_app::tables::load_spec_table(extra).map_err(app_error)
 }
 
-/// The directory GitHub raw downloads are cached in: `$SWTBENCH_CACHE_DIR/github-raw`, by default
-/// under `$XDG_CACHE_HOME/swtbench` or `~/.cache/swtbench`.
+/// The directory GitHub raw downloads are cached in, from the environment (see
+/// `swtbench_app::tables::github_raw_cache_dir`).
 pub fn github_raw_cache_dir() -> PathBuf {
-    let non_empty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    let base = non_empty(env_vars::SWTBENCH_CACHE_DIR)
-        .map(PathBuf::from)
-        .or_else(|| non_empty("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("swtbench")))
-        .or_else(|| non_empty("HOME").map(|h| PathBuf::from(h).join(".cache/swtbench")))
-        .unwrap_or_else(|| PathBuf::from(".cache/swtbench"));
-    base.join("github-raw")
+    swtbench_app::tables::github_raw_cache_dir(&CacheEnv {
+        swtbench_cache_dir: std::env::var_os(env_vars::SWTBENCH_CACHE_DIR),
+        xdg_cache_home: std::env::var_os("XDG_CACHE_HOME"),
+        home: std::env::var_os("HOME"),
+    })
 }
 
-/// The file source for requirement files: the mirror directory (checked to exist), then GitHub
-/// raw (or `SWTBENCH_GITHUB_RAW`) through the download cache; the cache only when offline.
+/// The file source for requirement files, with the cache and the GitHub raw base from the
+/// environment (see `swtbench_app::tables::repo_files`).
 pub fn repo_files(mirror: Option<&Path>, offline: bool) -> Result<RepoFiles, CliError> {
-    if let Some(dir) = mirror {
-        swtbench_spec::fetch::check_mirror_dir(dir).map_err(|e| {
-            CliError::input(anyhow::anyhow!(e)).with_hint(
-                "create mirrors with `git clone --mirror https://github.com/<owner>/<name> DIR/<owner>__<name>.git`",
-            )
-        })?;
+    swtbench_app::tables::repo_files(&RepoFilesSettings {
+        mirror: mirror.map(Path::to_path_buf),
+        offline,
+        cache_dir: github_raw_cache_dir(),
+        raw_base: std::env::var(env_vars::SWTBENCH_GITHUB_RAW).ok(),
+    })
+    .map_err(app_error)
+}
+
+/// An application-layer error as this binary reports it (same exit code, cause chain and hint).
+pub(crate) fn app_error(e: swtbench_app::Error) -> CliError {
+    CliError {
+        code: match e.fault {
+            Fault::Input => ExitCode::Input,
+            Fault::Environment => ExitCode::Environment,
+        },
+        error: e.error,
+        hint: e.hint,
     }
-    let config = HttpConfig {
-        cache_dir: Some(github_raw_cache_dir()),
-        ..HttpConfig::default()
-    };
-    let http = HttpClient::new(config).map_err(|e| {
-        CliError::environment(e).with_hint(format!(
-            "check {} and the proxy variables",
-            env_vars::SSL_CERT_FILE
-        ))
-    })?;
-    let mut files = RepoFiles::new(mirror.map(Path::to_path_buf), Some(http), offline);
-    if let Some(base) = std::env::var(env_vars::SWTBENCH_GITHUB_RAW)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-    {
-        files = files.with_raw_base(&base);
-    }
-    Ok(files)
 }
 
 pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {

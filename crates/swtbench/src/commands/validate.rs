@@ -14,10 +14,11 @@ use serde_json::json;
 use swtbench_core::diff;
 use swtbench_data::dataset::{Exclusion, LoadedDataset};
 use swtbench_data::predictions::{load_predictions, LoadedPredictions, PredictionsSource};
-use swtbench_spec::{SpecError, SpecTable, TableSyntax};
+use swtbench_spec::SpecError;
 
 use crate::commands::common::{predictions_error, DatasetArgs};
-use crate::error::{CliError, CliResult, ExitCode};
+use crate::commands::spec::load_spec_table;
+use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 
 #[derive(Debug, clap::Args)]
@@ -46,7 +47,7 @@ pub struct ValidateArgs {
 }
 
 pub fn run(args: ValidateArgs, printer: &Printer) -> CliResult {
-    let table = spec_table(args.spec_table.as_deref())?;
+    let table = load_spec_table(args.spec_table.as_deref())?;
     let mut dataset = args.dataset.load(printer)?;
 
     dataset.check("version", &|i| match table.lookup(&i.repo, &i.version) {
@@ -106,30 +107,6 @@ pub fn run(args: ValidateArgs, printer: &Printer) -> CliResult {
     } else {
         Ok(ExitCode::Success)
     }
-}
-
-/// The embedded spec table, plus `--spec-table` entries.
-fn spec_table(extra: Option<&std::path::Path>) -> Result<SpecTable, CliError> {
-    let mut table = SpecTable::embedded().clone();
-    if let Some(path) = extra {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CliError::input(anyhow::anyhow!("spec table {}: {e}", path.display())))?;
-        let dir = path.parent().map(PathBuf::from).unwrap_or_default();
-        let read = |p: &str| std::fs::read_to_string(dir.join(p)).map_err(|e| format!("{p}: {e}"));
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        let overlay = SpecTable::parse(
-            &text,
-            &path.display().to_string(),
-            TableSyntax::from_file_name(name),
-            &read,
-        )
-        .map_err(CliError::input)?;
-        table.merge(overlay);
-    }
-    Ok(table)
 }
 
 fn excluded_counts(d: &LoadedDataset) -> (usize, usize) {
