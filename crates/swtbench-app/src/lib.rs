@@ -10,6 +10,7 @@
 //! the HTML page of a run) live here once.
 
 pub mod error;
+pub mod spec;
 pub mod tables;
 
 pub use error::{Error, Fault, Result};
