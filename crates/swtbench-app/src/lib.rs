@@ -12,5 +12,6 @@
 pub mod error;
 pub mod spec;
 pub mod tables;
+pub mod validate;
 
 pub use error::{Error, Fault, Result};
