@@ -10,6 +10,7 @@
 //! the HTML page of a run) live here once.
 
 pub mod error;
+pub mod extract;
 pub mod spec;
 pub mod tables;
 pub mod validate;
