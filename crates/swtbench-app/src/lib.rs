@@ -9,6 +9,7 @@
 //! command needs (benchmark resolution, the leaderboard denominator, where the gold run lives,
 //! the HTML page of a run) live here once.
 
+pub mod dataset;
 pub mod error;
 pub mod extract;
 pub mod spec;
