@@ -174,7 +174,10 @@ fn dataset_order(instances: &[Instance]) -> Vec<&str> {
     instances.iter().map(|i| i.instance_id.as_str()).collect()
 }
 
-fn retrieve_one(inst: &Instance, settings: &RetrieveSettings) -> anyhow::Result<(HitsLine, String)> {
+fn retrieve_one(
+    inst: &Instance,
+    settings: &RetrieveSettings,
+) -> anyhow::Result<(HitsLine, String)> {
     let started = Instant::now();
     let issue = inst
         .problem_statement()

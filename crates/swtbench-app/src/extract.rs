@@ -143,7 +143,7 @@ pub fn extract_predictions(
         };
         let raw = prediction.model_patch.clone().unwrap_or_default();
         let outcome = match locate(&settings.repo_mirror, instance) {
-            Err(no_source) => InstanceExtraction::NoSource(no_source),
+            Err(no_source) => InstanceExtraction::NoSource(*no_source),
             Ok(source) => {
                 let log_dir = settings.output_dir.join(instance.instance_id.as_str());
                 let runner = python.as_ref().map(|p| p as &dyn PythonRunner);
@@ -169,19 +169,19 @@ pub fn extract_predictions(
     Ok(summary)
 }
 
-fn locate(mirror_dir: &Path, instance: &Instance) -> Result<GitMirrorSource, NoSource> {
+fn locate(mirror_dir: &Path, instance: &Instance) -> Result<GitMirrorSource, Box<NoSource>> {
     let looked_for = mirror_dir.join(mirror_dir_name(&instance.repo));
     match GitMirrorSource::locate(mirror_dir, &instance.repo, &instance.base_commit) {
         Ok(Some(s)) => Ok(s),
-        Ok(None) => Err(NoSource::Missing {
+        Ok(None) => Err(Box::new(NoSource::Missing {
             repo: instance.repo.clone(),
             looked_for,
-        }),
-        Err(error) => Err(NoSource::Unusable {
+        })),
+        Err(error) => Err(Box::new(NoSource::Unusable {
             repo: instance.repo.clone(),
             looked_for,
             commit: instance.base_commit.clone(),
             error,
-        }),
+        })),
     }
 }

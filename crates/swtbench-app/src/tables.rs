@@ -100,7 +100,11 @@ pub fn repo_files(settings: &RepoFilesSettings) -> Result<RepoFiles> {
         Error::environment(e).with_hint("check SSL_CERT_FILE and the proxy variables")
     })?;
     let mut files = RepoFiles::new(settings.mirror.clone(), Some(http), settings.offline);
-    if let Some(base) = settings.raw_base.as_deref().filter(|v| !v.trim().is_empty()) {
+    if let Some(base) = settings
+        .raw_base
+        .as_deref()
+        .filter(|v| !v.trim().is_empty())
+    {
         files = files.with_raw_base(base);
     }
     Ok(files)

@@ -45,9 +45,9 @@ impl Validation {
     /// Warnings about the predictions: unknown or duplicate ids, empty patches, instances
     /// without a prediction.
     pub fn warning_count(&self) -> usize {
-        self.predictions
-            .as_ref()
-            .map_or(0, |p| p.warnings.len() + p.empty_patches().len() + p.missing.len())
+        self.predictions.as_ref().map_or(0, |p| {
+            p.warnings.len() + p.empty_patches().len() + p.missing.len()
+        })
     }
 
     /// No problems, and (with `strict`) no warnings either.

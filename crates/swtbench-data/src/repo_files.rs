@@ -96,8 +96,7 @@ impl RepoFiles {
         if let Some(dir) = &self.mirror_dir {
             parts.push(format!(
                 "mirror {}",
-                dir.join(crate::git_mirror::mirror_dir_name(repo))
-                    .display()
+                dir.join(crate::git_mirror::mirror_dir_name(repo)).display()
             ));
         }
         match (&self.http, self.offline) {

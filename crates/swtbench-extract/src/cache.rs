@@ -83,7 +83,6 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CacheError + '_ {
     }
 }
 
-
 /// The cached extraction in `log_dir` for this key, if there is a complete one.
 pub fn load(log_dir: &Path, key: &ExtractionKey) -> Option<Extraction> {
     let record: ExtractionRecord =

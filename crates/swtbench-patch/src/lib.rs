@@ -142,7 +142,11 @@ impl FromStr for CustomStyle {
         match s {
             "parity" => Ok(CustomStyle::Parity),
             "preserve" => Ok(CustomStyle::Preserve),
-            _ => Err(UnknownNameError::new("custom patch style", s, "parity or preserve")),
+            _ => Err(UnknownNameError::new(
+                "custom patch style",
+                s,
+                "parity or preserve",
+            )),
         }
     }
 }
@@ -176,7 +180,11 @@ impl FromStr for VanillaStyle {
         match s {
             "parity" => Ok(VanillaStyle::Parity),
             "fixed" => Ok(VanillaStyle::Fixed),
-            _ => Err(UnknownNameError::new("vanilla patch style", s, "parity or fixed")),
+            _ => Err(UnknownNameError::new(
+                "vanilla patch style",
+                s,
+                "parity or fixed",
+            )),
         }
     }
 }
@@ -208,7 +216,11 @@ impl FromStr for FuzzyStyle {
         match s {
             "parity" => Ok(FuzzyStyle::Parity),
             "fixed" => Ok(FuzzyStyle::Fixed),
-            _ => Err(UnknownNameError::new("fuzzy patch style", s, "parity or fixed")),
+            _ => Err(UnknownNameError::new(
+                "fuzzy patch style",
+                s,
+                "parity or fixed",
+            )),
         }
     }
 }

@@ -49,7 +49,12 @@ fn custom(test_command: &str) -> ExecSpec {
     let text = format!(
         "[repos.\"acme/w\"]\ntest_command = {test_command:?}\n[[repos.\"acme/w\".specs]]\nversions = [\"1\"]\npython = \"3.11\"\n"
     );
-    t.merge(SpecTable::parse(&text, "t.toml", TableSyntax::Toml, &|_| Err(String::new().into())).unwrap());
+    t.merge(
+        SpecTable::parse(&text, "t.toml", TableSyntax::Toml, &|_| {
+            Err(String::new().into())
+        })
+        .unwrap(),
+    );
     spec_in(&t, "acme/w", "1", "diff --git a/pkg/mod.py b/pkg/mod.py\n")
 }
 

@@ -170,13 +170,8 @@ fn line_id(line: &str) -> Option<String> {
 }
 
 /// Reads the ids of complete lines; returns the length of the file up to the last complete line.
-fn scan_lines(
-    file: &mut fs::File,
-    path: &Path,
-    done: &mut BTreeSet<String>,
-) -> Result<u64> {
-    file.rewind()
-        .map_err(|e| Error::environment(anyhow!(e)))?;
+fn scan_lines(file: &mut fs::File, path: &Path, done: &mut BTreeSet<String>) -> Result<u64> {
+    file.rewind().map_err(|e| Error::environment(anyhow!(e)))?;
     let mut reader = BufReader::new(&*file);
     let mut good = 0u64;
     let mut line = String::new();
@@ -210,4 +205,3 @@ fn scan_lines(
     }
     Ok(good)
 }
-

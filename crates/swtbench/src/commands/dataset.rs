@@ -135,7 +135,10 @@ fn parse_filter_choice(s: &str) -> Result<FilterChoice, String> {
     match s.to_ascii_lowercase().as_str() {
         "auto" => Ok(FilterChoice::Auto),
         "none" => Ok(FilterChoice::None),
-        other => other.parse::<SwtFilter>().map(FilterChoice::List),
+        other => other
+            .parse::<SwtFilter>()
+            .map(FilterChoice::List)
+            .map_err(|e| e.to_string()),
     }
 }
 
@@ -305,12 +308,9 @@ fn print_event(printer: &Printer, out: &Path, hits: Option<&Path>, event: RowEve
             preview(ids)
         )),
         RowEvent::SwtPlan { .. } => {}
-        RowEvent::Done {
-            n,
-            total,
-            id,
-            note,
-        } => printer.info(&format!("[{n}/{total}] {id}: {note}")),
+        RowEvent::Done { n, total, id, note } => {
+            printer.info(&format!("[{n}/{total}] {id}: {note}"))
+        }
         RowEvent::Failed {
             n,
             total,
