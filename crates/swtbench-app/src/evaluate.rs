@@ -15,6 +15,7 @@ use anyhow::anyhow;
 use swtbench_backend::{BuildNetwork, ContainerBackend, DockerBackend};
 use swtbench_core::layout::model_dir_name;
 use swtbench_core::{Instance, RunKind};
+use swtbench_data::repo_files::RepoFiles;
 use swtbench_data::{LoadedDataset, LoadedPredictions};
 use swtbench_grade::leaderboard::{self, Dataset};
 use swtbench_grade::tree::collect_reports;
@@ -23,7 +24,6 @@ use swtbench_runner::images::image_inventory;
 use swtbench_runner::plan::{DiskOutputs, ImageInventory, PlanInput};
 use swtbench_runner::session::{RunLock, RunLockError};
 use swtbench_runner::{Cancel, Evaluation, Plan, RunOutput, RunSettings};
-use swtbench_spec::fetch::RepoFiles;
 use swtbench_spec::{Arch, ExecSpec, SpecTable};
 
 use crate::tree::FsTree;

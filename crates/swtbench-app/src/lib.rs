@@ -10,13 +10,17 @@
 //! the HTML page of a run) live here once.
 
 pub mod clean;
+pub mod dataset;
 pub mod engine;
 pub mod env_vars;
 pub mod error;
 pub mod evaluate;
+pub mod extract;
 pub mod images;
 pub mod inputs;
+pub mod spec;
 pub mod tables;
 pub mod tree;
+pub mod validate;
 
 pub use error::{Error, Fault, Result};

@@ -64,17 +64,25 @@ impl fmt::Display for SwtFilter {
     }
 }
 
+/// A name that is not one of the SWT filter lists.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown SWT filter list {name:?} (expected lite, verified or full)")]
+pub struct UnknownFilterList {
+    /// The name as given, lower-cased.
+    pub name: String,
+}
+
 impl FromStr for SwtFilter {
-    type Err = String;
+    type Err = UnknownFilterList;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
             "lite" => Ok(SwtFilter::Lite),
             "verified" => Ok(SwtFilter::Verified),
             "full" => Ok(SwtFilter::Full),
-            other => Err(format!(
-                "unknown SWT filter list {other:?} (expected lite, verified or full)"
-            )),
+            other => Err(UnknownFilterList {
+                name: other.to_string(),
+            }),
         }
     }
 }

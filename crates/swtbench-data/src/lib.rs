@@ -9,6 +9,7 @@
 //! - [`embedded`], [`filters`]: the dataset copies and SWT filter lists compiled into the binary.
 //! - [`http`]: blocking HTTP GET with timeouts, retries, an on-disk cache and progress.
 //! - [`git_mirror`]: files of a repository at a commit, from a local bare mirror.
+//! - [`repo_files`]: the requirement files the spec renderer reads, from mirrors or GitHub raw.
 //! - [`fsutil`]: the one atomic write every output goes through, and its small neighbours.
 //!
 //! Parsing and validation of single records happen in `swtbench-core`; this crate finds the
@@ -23,6 +24,7 @@ pub mod git_mirror;
 pub mod http;
 pub mod hub;
 pub mod predictions;
+pub mod repo_files;
 pub mod rows;
 
 pub use dataset::{load_dataset, DatasetError, DatasetSource, LoadOptions, LoadedDataset};

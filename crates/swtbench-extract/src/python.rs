@@ -1,49 +1,14 @@
-//! Running our custom-format script under a Python interpreter.
+//! Running our custom-format script under a Python interpreter on the host.
 //!
-//! The custom format is applied with Python's own `ast` module so that the grammar matches the
-//! instance's Python. The model's code is only *parsed*, never executed; still, the runner runs
-//! the script inside the instance container. [`HostPython`] runs it on the host and is meant for
-//! tests and for debugging with inputs one trusts.
+//! [`HostPython`] starts the interpreter as a child process; it is meant for tests and for
+//! debugging with inputs one trusts (the runner runs the script inside the instance container).
+//! The interface it implements is pure and lives in `swtbench_patch::python` (re-exported here).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// The script that applies custom-format blocks (stdlib only, Python 3.6+).
-///
-/// Protocol: a JSON request on standard input (or in the file named by the first argument), a
-/// JSON response on standard output (or in the file named by the second argument); see
-/// `assets/extract/custom_patch.py` and `docs/extraction.md`.
-pub const CUSTOM_PATCH_SCRIPT: &str = include_str!("../../../assets/extract/custom_patch.py");
-
-/// What a finished interpreter run produced.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PythonOutput {
-    /// Exit code; `None` when killed by a signal.
-    pub status: Option<i32>,
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-}
-
-/// Why the interpreter could not be run at all.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct PythonError(pub String);
-
-/// Runs a Python script with some input.
-pub trait PythonRunner {
-    /// Runs `script` (Python source text) with `input` as its standard input and returns what it
-    /// printed. An implementation may instead copy `input` to a file and pass its path as the
-    /// script's first argument, and read the response from the file named by the second argument
-    /// (the script supports both).
-    fn run(&self, script: &str, input: &[u8]) -> Result<PythonOutput, PythonError>;
-}
-
-impl<T: PythonRunner + ?Sized> PythonRunner for &T {
-    fn run(&self, script: &str, input: &[u8]) -> Result<PythonOutput, PythonError> {
-        (**self).run(script, input)
-    }
-}
+pub use swtbench_patch::python::{PythonError, PythonOutput, PythonRunner, CUSTOM_PATCH_SCRIPT};
 
 /// A Python interpreter on the host.
 #[derive(Debug, Clone)]

@@ -13,7 +13,7 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use serde_json::Value;
 use swtbench_core::diff::{remove_binary_diffs, LineSplit};
 use swtbench_core::{Instance, PatchLayout};
-use swtbench_spec::{Arch, EvalOptions, ExecSpec, RunInputs, SpecTable};
+use swtbench_spec::{Arch, EvalOptions, ExecSpec, ReadError, RunInputs, SpecTable};
 
 const FAKE_REQUIREMENTS: &str = "# requirements\n-r base.txt\nnumpy>=1.20\npytest\n-e .\n";
 
@@ -48,7 +48,7 @@ fn instances() -> Vec<Instance> {
 }
 
 fn render_all(instances: &[Instance], table: &SpecTable) -> usize {
-    let files = |_: &str, _: &str, path: &str| -> Result<Option<String>, String> {
+    let files = |_: &str, _: &str, path: &str| -> Result<Option<String>, ReadError> {
         Ok(Some(if path.ends_with(".yml") {
             "name: dev\nchannels:\n  - conda-forge\ndependencies:\n  - numpy\n".to_string()
         } else {
@@ -86,7 +86,7 @@ fn bench(c: &mut Criterion) {
                     swtbench_spec::table::EMBEDDED_TABLE,
                     "embedded",
                     swtbench_spec::TableSyntax::Toml,
-                    &|_| Err(String::new()),
+                    &|_| Err(String::new().into()),
                 )
                 .expect("parses"),
             )

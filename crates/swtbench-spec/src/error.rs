@@ -1,5 +1,10 @@
 //! Why a table cannot be loaded or an instance cannot be rendered.
 
+/// Why a caller-supplied reader (a [`crate::FileSource`], a table's `base_dockerfile` reader)
+/// could not answer. The reader's own error type is kept (an I/O error, a git or HTTP failure);
+/// this crate only reports it, in [`SpecError::Fetch`] or [`SpecError::TableInvalid`].
+pub type ReadError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Everything that can go wrong in this crate. Messages name the repository, version, commit or
 /// table file involved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -4,7 +4,8 @@
 //!
 //! This crate is pure: it takes data (the table, the instance, patches, file contents through a
 //! [`FileSource`] or getter closure) and returns text. It must not touch files, the network,
-//! processes or Docker; the binary and the runner do that and hand the results in.
+//! processes or Docker; the binary and the runner do that and hand the results in (the reader of
+//! requirement files from git mirrors and GitHub raw is `swtbench_data::repo_files`).
 //!
 //! ```
 //! use swtbench_spec::{Arch, EvalOptions, ExecSpec, RunInputs, SpecTable};
@@ -26,14 +27,12 @@
 
 mod error;
 pub mod eval;
-#[cfg(feature = "fetch")]
-pub mod fetch;
 pub mod py;
 pub mod render;
 pub mod reqs;
 pub mod table;
 
-pub use error::SpecError;
+pub use error::{ReadError, SpecError};
 pub use eval::{EvalOptions, ExecMode, ExecSpecJsonContext, RenderedRun, RunInputs};
 pub use render::{insert_after_from, Arch, ExecSpec, FileSource, ImageKeys, MIRROR_CONTEXT_DIR};
 pub use table::{BaseImage, Provider, RepoSpec, SpecTable, TableSyntax, VersionSpec};

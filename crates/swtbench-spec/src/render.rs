@@ -10,7 +10,7 @@
 use swtbench_core::hash::sha256_prefix;
 use swtbench_core::Instance;
 
-use crate::error::SpecError;
+use crate::error::{ReadError, SpecError};
 use crate::reqs::{self, ENV_NAME};
 use crate::table::{BaseImage, Entry, Provider, SpecTable, VersionSpec};
 
@@ -117,9 +117,10 @@ pub enum Arch {
 impl Arch {
     /// The architecture of the machine this binary was built for.
     pub fn host() -> Arch {
-        match std::env::consts::ARCH {
-            "aarch64" | "arm64" => Arch::Arm64,
-            _ => Arch::X86_64,
+        if cfg!(target_arch = "aarch64") {
+            Arch::Arm64
+        } else {
+            Arch::X86_64
         }
     }
 
@@ -168,14 +169,14 @@ impl Arch {
 /// Reads files of a repository at a commit, for requirement and environment files.
 /// `Ok(None)` means the file does not exist there; `Err` means it could not be determined.
 pub trait FileSource {
-    fn file(&self, repo: &str, commit: &str, path: &str) -> Result<Option<String>, String>;
+    fn file(&self, repo: &str, commit: &str, path: &str) -> Result<Option<String>, ReadError>;
 }
 
 impl<F> FileSource for F
 where
-    F: Fn(&str, &str, &str) -> Result<Option<String>, String>,
+    F: Fn(&str, &str, &str) -> Result<Option<String>, ReadError>,
 {
-    fn file(&self, repo: &str, commit: &str, path: &str) -> Result<Option<String>, String> {
+    fn file(&self, repo: &str, commit: &str, path: &str) -> Result<Option<String>, ReadError> {
         self(repo, commit, path)
     }
 }

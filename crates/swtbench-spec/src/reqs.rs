@@ -6,7 +6,7 @@
 //! the files come from (a local git mirror, GitHub raw, a cache, test fixtures) is the caller's
 //! business; nothing here does I/O.
 
-use crate::error::SpecError;
+use crate::error::{ReadError, SpecError};
 use crate::py;
 
 /// Name the original gives the conda environment (and the line `name:` is rewritten to).
@@ -28,7 +28,7 @@ fn first_found<F>(
     get: &mut F,
 ) -> Result<(String, String), SpecError>
 where
-    F: FnMut(&str) -> Result<Option<String>, String>,
+    F: FnMut(&str) -> Result<Option<String>, ReadError>,
 {
     if paths.is_empty() {
         return Err(SpecError::NoFilePaths {
@@ -40,7 +40,7 @@ where
         match get(path) {
             Ok(Some(text)) => return Ok((path.clone(), text)),
             Ok(None) => {}
-            Err(message) => return Err(fetch_error(repo, commit, path, message)),
+            Err(e) => return Err(fetch_error(repo, commit, path, e)),
         }
     }
     Err(SpecError::FileNotFound {
@@ -51,12 +51,12 @@ where
     })
 }
 
-fn fetch_error(repo: &str, commit: &str, path: &str, message: String) -> SpecError {
+fn fetch_error(repo: &str, commit: &str, path: &str, error: ReadError) -> SpecError {
     SpecError::Fetch {
         repo: repo.to_string(),
         commit: commit.to_string(),
         path: path.to_string(),
-        message,
+        message: error.to_string(),
     }
 }
 
@@ -71,7 +71,7 @@ pub fn requirements_text<F>(
     mut get: F,
 ) -> Result<String, SpecError>
 where
-    F: FnMut(&str) -> Result<Option<String>, String>,
+    F: FnMut(&str) -> Result<Option<String>, ReadError>,
 {
     let (path, text) = first_found("requirements file", repo, commit, paths, &mut get)?;
     let dir = match path.rfind('/') {
@@ -90,7 +90,7 @@ where
                     included.extend(inc.split('\n').filter(|l| !excluded(l)).map(String::from))
                 }
                 Ok(None) => {}
-                Err(message) => return Err(fetch_error(repo, commit, &include, message)),
+                Err(e) => return Err(fetch_error(repo, commit, &include, e)),
             }
         } else if !excluded(line) {
             own.push(line);
@@ -110,7 +110,7 @@ pub fn environment_yml_text<F>(
     mut get: F,
 ) -> Result<String, SpecError>
 where
-    F: FnMut(&str) -> Result<Option<String>, String>,
+    F: FnMut(&str) -> Result<Option<String>, ReadError>,
 {
     let (_, text) = first_found("environment.yml", repo, commit, paths, &mut get)?;
     let renamed = format!("name: {env_name}");
@@ -166,7 +166,7 @@ mod tests {
 
     fn getter(
         map: &BTreeMap<String, String>,
-    ) -> impl FnMut(&str) -> Result<Option<String>, String> + '_ {
+    ) -> impl FnMut(&str) -> Result<Option<String>, ReadError> + '_ {
         move |p| Ok(map.get(p).cloned())
     }
 
@@ -219,7 +219,7 @@ mod tests {
             msg.contains("o/r") && msg.contains("deadbeef") && msg.contains("a.txt, b.txt"),
             "{msg}"
         );
-        let e = requirements_text("o/r", "c", &paths, |_| Err("timed out".to_string()))
+        let e = requirements_text("o/r", "c", &paths, |_| Err("timed out".into()))
             .unwrap_err()
             .to_string();
         assert!(e.contains("a.txt") && e.contains("timed out"), "{e}");

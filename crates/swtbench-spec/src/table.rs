@@ -50,7 +50,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use crate::error::SpecError;
+use crate::error::{ReadError, SpecError};
 
 /// The table compiled into the binary.
 pub const EMBEDDED_TABLE: &str = include_str!("../../../assets/spec-table/swtbench.toml");
@@ -242,7 +242,7 @@ impl SpecTable {
                 EMBEDDED_TABLE,
                 "embedded spec table",
                 TableSyntax::Toml,
-                &|p| Err(format!("the embedded table cannot name a Dockerfile ({p})")),
+                &|p| Err(format!("the embedded table cannot name a Dockerfile ({p})").into()),
             )
             .expect("the embedded spec table parses")
         })
@@ -255,7 +255,7 @@ impl SpecTable {
         text: &str,
         origin: &str,
         syntax: TableSyntax,
-        read_dockerfile: &dyn Fn(&str) -> Result<String, String>,
+        read_dockerfile: &dyn Fn(&str) -> Result<String, ReadError>,
     ) -> Result<SpecTable, SpecError> {
         let file: FileTable = match syntax {
             TableSyntax::Toml => toml::from_str(text).map_err(|e| SpecError::TableSyntax {
@@ -464,8 +464,8 @@ fn version_key(v: &str) -> Vec<(u64, String)> {
 mod tests {
     use super::*;
 
-    fn no_files(p: &str) -> Result<String, String> {
-        Err(format!("no file {p}"))
+    fn no_files(p: &str) -> Result<String, ReadError> {
+        Err(format!("no file {p}").into())
     }
 
     #[test]
@@ -567,7 +567,7 @@ mod tests {
     fn json_syntax_and_dockerfile_reader() {
         let text = r#"{"repos": {"a/b": {"specs": [{"versions": ["1"], "provider": "venv",
             "base_dockerfile": "base.Dockerfile"}]}}}"#;
-        let read = |p: &str| -> Result<String, String> {
+        let read = |p: &str| -> Result<String, ReadError> {
             assert_eq!(p, "base.Dockerfile");
             Ok("FROM scratch\n".into())
         };

@@ -10,7 +10,7 @@ use serde_json::json;
 use swtbench_core::hash::sha256_hex;
 use swtbench_core::{Instance, PatchLayout, RunKind};
 use swtbench_spec::{
-    Arch, EvalOptions, ExecSpec, Provider, RunInputs, SpecError, SpecTable, TableSyntax,
+    Arch, EvalOptions, ExecSpec, Provider, ReadError, RunInputs, SpecError, SpecTable, TableSyntax,
     MIRROR_CONTEXT_DIR,
 };
 
@@ -28,7 +28,7 @@ fn instance(repo: &str, version: &str) -> Instance {
 
 fn table(extra: &str) -> SpecTable {
     let mut t = SpecTable::embedded().clone();
-    let read = |p: &str| -> Result<String, String> {
+    let read = |p: &str| -> Result<String, ReadError> {
         if p == "base.Dockerfile" {
             Ok(
                 "FROM debian:bookworm\nRUN apt-get update && apt-get install -y python3-venv git\n"
@@ -79,7 +79,7 @@ base_image = "swtbench-fixture-base:bookworm"
 packages = "environment.yml"
 "#;
 
-fn files(_: &str, _: &str, path: &str) -> Result<Option<String>, String> {
+fn files(_: &str, _: &str, path: &str) -> Result<Option<String>, ReadError> {
     Ok((path == "requirements.txt").then(|| "pytest==8.0\n-e .\n".to_string()))
 }
 

@@ -39,7 +39,7 @@ use swtbench_core::hash::sha256_hex;
 use swtbench_core::{Instance, PatchLayout};
 use swtbench_spec::reqs::normalize_repo_path;
 use swtbench_spec::{
-    Arch, EvalOptions, ExecMode, ExecSpec, ExecSpecJsonContext, RunInputs, SpecTable,
+    Arch, EvalOptions, ExecMode, ExecSpec, ExecSpecJsonContext, ReadError, RunInputs, SpecTable,
 };
 
 fn crate_dir() -> PathBuf {
@@ -79,7 +79,7 @@ fn sweagent_predictions() -> BTreeMap<String, (String, String)> {
 }
 
 /// Repository files from `tests/fixtures/repo-files`, as the snapshot generator served them.
-fn fixture_file(repo: &str, commit: &str, path: &str) -> Result<Option<String>, String> {
+fn fixture_file(repo: &str, commit: &str, path: &str) -> Result<Option<String>, ReadError> {
     let Some(path) = normalize_repo_path(path) else {
         return Ok(None);
     };
@@ -89,9 +89,9 @@ fn fixture_file(repo: &str, commit: &str, path: &str) -> Result<Option<String>, 
         .join(commit)
         .join(path);
     match fs::read(&p) {
-        Ok(bytes) => Ok(Some(String::from_utf8(bytes).map_err(|e| e.to_string())?)),
+        Ok(bytes) => Ok(Some(String::from_utf8(bytes)?)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e.into()),
     }
 }
 

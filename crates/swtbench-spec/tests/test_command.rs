@@ -5,7 +5,9 @@
 
 use serde_json::json;
 use swtbench_core::{Instance, PatchLayout};
-use swtbench_spec::{Arch, EvalOptions, ExecMode, ExecSpec, SpecError, SpecTable, TableSyntax};
+use swtbench_spec::{
+    Arch, EvalOptions, ExecMode, ExecSpec, ReadError, SpecError, SpecTable, TableSyntax,
+};
 
 const TRACE: &str = "python3 /root/trace.py --count -C coverage.cover --include-pattern";
 const SYMPY: &str = "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning'";
@@ -19,7 +21,7 @@ fn instance(repo: &str, version: &str, code_patch: &str) -> Instance {
     Instance::from_row(&row, PatchLayout::Swebench).unwrap()
 }
 
-fn no_files(_: &str, _: &str, _: &str) -> Result<Option<String>, String> {
+fn no_files(_: &str, _: &str, _: &str) -> Result<Option<String>, ReadError> {
     Ok(Some("pytest\n".into()))
 }
 
@@ -47,7 +49,12 @@ fn custom(test_command: &str) -> ExecSpec {
     let text = format!(
         "[repos.\"acme/w\"]\ntest_command = {test_command:?}\n[[repos.\"acme/w\".specs]]\nversions = [\"1\"]\npython = \"3.11\"\n"
     );
-    t.merge(SpecTable::parse(&text, "t.toml", TableSyntax::Toml, &|_| Err(String::new())).unwrap());
+    t.merge(
+        SpecTable::parse(&text, "t.toml", TableSyntax::Toml, &|_| {
+            Err(String::new().into())
+        })
+        .unwrap(),
+    );
     spec_in(&t, "acme/w", "1", "diff --git a/pkg/mod.py b/pkg/mod.py\n")
 }
 

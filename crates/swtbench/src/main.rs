@@ -10,6 +10,7 @@ mod env_vars;
 mod error;
 mod printer;
 mod progress;
+mod settings;
 
 use clap::Parser;
 

@@ -22,10 +22,10 @@ use swtbench_runner::plan::vanilla_patch;
 use swtbench_spec::SpecTable;
 
 use super::report::FsTree;
-use super::spec::load_spec_table;
 use crate::args::{predictions_error, DatasetArgs};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
+use crate::settings::load_spec_table;
 
 #[derive(Debug, clap::Args)]
 pub struct GradeArgs {

@@ -209,9 +209,9 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
         )));
     }
     let (rt, backend) = swtbench_app::engine::connect_blocking()?;
-    let table = swtbench_app::tables::load_spec_table(args.spec_table.as_deref())?;
+    let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
     let files =
-        swtbench_app::tables::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
+        crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
     let dataset = args.dataset.load_valid(printer)?;
     let network = BuildNetwork::from_env(args.ca_bundle.as_deref())
         .map_err(|e| CliError::input(e).with_hint("--ca-bundle must name a readable file"))?;

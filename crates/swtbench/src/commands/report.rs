@@ -20,10 +20,10 @@ use swtbench_grade::tree::{collect_reports, CollectedReports};
 use swtbench_grade::Parser;
 use swtbench_spec::SpecTable;
 
-use super::spec::load_spec_table;
 use crate::args::DatasetArgs;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
+use crate::settings::load_spec_table;
 
 mod html;
 pub use html::{HtmlArgs, ReportFormat};

@@ -260,9 +260,9 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
     if let Some(w) = engine.warning() {
         printer.warn(w);
     }
-    let table = swtbench_app::tables::load_spec_table(args.spec_table.as_deref())?;
+    let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
     let files =
-        swtbench_app::tables::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
+        crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
     let dataset = args.dataset.load_valid(printer)?;
     let predictions = swtbench_app::inputs::load_predictions_for(&args.predictions, &dataset)?;
     for w in &predictions.warnings {

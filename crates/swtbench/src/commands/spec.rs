@@ -5,26 +5,20 @@
 //! Requirement and environment files are read from `--repo-mirror` bare repositories, else from
 //! GitHub raw through the download cache. An instance that cannot be rendered gets
 //! `OUT/<instance_id>/error.txt` with the reason; the others are still rendered and the command
-//! exits with 1. Also home of [`load_spec_table`], the `--spec-table` loader every command uses.
+//! exits with 1. The rendering is `swtbench_app::spec`; this module parses the flags, resolves
+//! them and prints.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use swtbench_core::diff::{remove_binary_diffs, LineSplit};
-use swtbench_core::{Instance, RunKind};
-use swtbench_data::http::{HttpClient, HttpConfig};
+use swtbench_app::spec::{render_specs, RenderEvent, RenderSettings};
 use swtbench_data::predictions::{load_predictions, PredictionsSource};
-use swtbench_spec::fetch::RepoFiles;
-use swtbench_spec::{
-    Arch, EvalOptions, ExecSpec, FileSource, RunInputs, SpecError, SpecTable, TableSyntax,
-};
+use swtbench_spec::Arch;
 
-use crate::args::{predictions_error, DatasetArgs};
+use crate::args::{predictions_error, DatasetArgs, EvalArgs};
 use crate::env_vars;
-use crate::error::{CliError, CliResult, ExitCode};
+use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
-
-pub use crate::args::EvalArgs;
+use crate::settings::{load_spec_table, repo_files};
 
 #[derive(Debug, clap::Args)]
 pub struct SpecArgs {
@@ -65,80 +59,8 @@ fn parse_arch(s: &str) -> Result<Arch, String> {
     Arch::parse(s).ok_or_else(|| format!("unknown architecture {s:?} (x86_64 or arm64)"))
 }
 
-/// The embedded spec table with `extra` (a `--spec-table` file) applied over it. A
-/// `base_dockerfile` named in the file is read relative to the file's directory.
-pub fn load_spec_table(extra: Option<&Path>) -> Result<SpecTable, CliError> {
-    let mut table = SpecTable::embedded().clone();
-    let Some(path) = extra else {
-        return Ok(table);
-    };
-    let text = fs::read_to_string(path).map_err(|e| {
-        CliError::input(anyhow::anyhow!(
-            "cannot read spec table {}: {e}",
-            path.display()
-        ))
-    })?;
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let read = |p: &str| fs::read_to_string(dir.join(p)).map_err(|e| e.to_string());
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    let overlay = SpecTable::parse(
-        &text,
-        &path.display().to_string(),
-        TableSyntax::from_file_name(name),
-        &read,
-    )
-    .map_err(|e| CliError::input(e).with_hint("the format is described in docs/spec-table.md"))?;
-    table.merge(overlay);
-    Ok(table)
-}
-
-/// The directory GitHub raw downloads are cached in: `$SWTBENCH_CACHE_DIR/github-raw`, by default
-/// under `$XDG_CACHE_HOME/swtbench` or `~/.cache/swtbench`.
-pub fn github_raw_cache_dir() -> PathBuf {
-    let non_empty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    let base = non_empty(env_vars::SWTBENCH_CACHE_DIR)
-        .map(PathBuf::from)
-        .or_else(|| non_empty("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("swtbench")))
-        .or_else(|| non_empty("HOME").map(|h| PathBuf::from(h).join(".cache/swtbench")))
-        .unwrap_or_else(|| PathBuf::from(".cache/swtbench"));
-    base.join("github-raw")
-}
-
-/// The file source for requirement files: the mirror directory (checked to exist), then GitHub
-/// raw (or `SWTBENCH_GITHUB_RAW`) through the download cache; the cache only when offline.
-pub fn repo_files(mirror: Option<&Path>, offline: bool) -> Result<RepoFiles, CliError> {
-    if let Some(dir) = mirror {
-        swtbench_spec::fetch::check_mirror_dir(dir).map_err(|e| {
-            CliError::input(anyhow::anyhow!(e)).with_hint(
-                "create mirrors with `git clone --mirror https://github.com/<owner>/<name> DIR/<owner>__<name>.git`",
-            )
-        })?;
-    }
-    let config = HttpConfig {
-        cache_dir: Some(github_raw_cache_dir()),
-        ..HttpConfig::default()
-    };
-    let http = HttpClient::new(config).map_err(|e| {
-        CliError::environment(e).with_hint(format!(
-            "check {} and the proxy variables",
-            env_vars::SSL_CERT_FILE
-        ))
-    })?;
-    let mut files = RepoFiles::new(mirror.map(Path::to_path_buf), Some(http), offline);
-    if let Some(base) = std::env::var(env_vars::SWTBENCH_GITHUB_RAW)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-    {
-        files = files.with_raw_base(&base);
-    }
-    Ok(files)
-}
-
 pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
-    let opts = args.eval.options(args.skip_eval_install)?;
+    let options = args.eval.options(args.skip_eval_install)?;
     let table = load_spec_table(args.spec_table.as_deref())?;
     let offline = args.dataset.is_offline();
     let files = repo_files(args.repo_mirror.as_deref(), offline)?;
@@ -157,161 +79,49 @@ pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
         ));
     }
 
-    fs::create_dir_all(&args.out).map_err(|e| {
-        CliError::input(anyhow::anyhow!(
-            "cannot create the output directory {}: {e}",
-            args.out.display()
-        ))
-    })?;
-
-    let (mut rendered, mut failed) = (0usize, 0usize);
-    for instance in &dataset.instances {
-        let Some(prediction) = predictions.predictions.get(&instance.instance_id) else {
-            continue;
-        };
-        let dir = args.out.join(instance.instance_id.as_str());
-        if dir.exists() {
-            fs::remove_dir_all(&dir).map_err(|e| write_error(&dir, e))?;
-        }
-        let raw_patch = prediction.model_patch.as_deref().unwrap_or("");
-        // As the original's default (vanilla) patch handling: binary diffs are dropped.
-        let model_patch = remove_binary_diffs(raw_patch, LineSplit::Python);
-        if model_patch.trim().is_empty() {
-            printer.warn(&format!(
-                "{}: the prediction has no usable patch (null, blank or binary diffs only); its \
-                 scripts are rendered, but `swtbench run` grades it as an empty patch without \
-                 running them",
-                instance.instance_id
-            ));
-        }
-        match render_instance(instance, &table, host, &files, &model_patch, &opts) {
-            Ok(out) => {
-                out.write(&dir)?;
-                printer.data(&format!("{}\t{}", instance.instance_id, out.instance_key));
-                rendered += 1;
+    let settings = RenderSettings {
+        host,
+        options,
+        out: args.out.clone(),
+    };
+    let summary = render_specs(
+        &dataset.instances,
+        &predictions,
+        &table,
+        &files,
+        &settings,
+        &mut |event| match event {
+            RenderEvent::EmptyPatch { instance_id } => printer.warn(&format!(
+                "{instance_id}: the prediction has no usable patch (null, blank or binary diffs \
+                 only); its scripts are rendered, but `swtbench run` grades it as an empty patch \
+                 without running them"
+            )),
+            RenderEvent::Rendered {
+                instance_id,
+                instance_key,
+            } => printer.data(&format!("{instance_id}\t{instance_key}")),
+            RenderEvent::Failed { instance_id, error } => {
+                printer.warn(&format!("{instance_id}: {error}"));
+                printer.data(&format!("{instance_id}\terror"));
             }
-            Err(e) => {
-                let hint = error_hint(&e, instance, &files);
-                let text = match &hint {
-                    Some(h) => format!("{e}\nhint: {h}\n"),
-                    None => format!("{e}\n"),
-                };
-                write_file(&dir.join("error.txt"), &text)?;
-                printer.warn(&format!("{}: {e}", instance.instance_id));
-                printer.data(&format!("{}\terror", instance.instance_id));
-                failed += 1;
-            }
-        }
-    }
+        },
+    )?;
     printer.info(&format!(
-        "rendered {rendered} instance(s) into {}{}",
+        "rendered {} instance(s) into {}{}",
+        summary.rendered,
         args.out.display(),
-        if failed > 0 {
-            format!("; {failed} could not be rendered (see <instance>/error.txt)")
+        if summary.failed > 0 {
+            format!(
+                "; {} could not be rendered (see <instance>/error.txt)",
+                summary.failed
+            )
         } else {
             String::new()
         }
     ));
-    Ok(if failed > 0 {
+    Ok(if summary.failed > 0 {
         ExitCode::Partial
     } else {
         ExitCode::Success
     })
-}
-
-/// The files of one rendered instance.
-struct Rendered {
-    files: Vec<(String, String)>,
-    instance_key: String,
-}
-
-impl Rendered {
-    fn write(&self, dir: &Path) -> Result<(), CliError> {
-        for (name, text) in &self.files {
-            write_file(&dir.join(name), text)?;
-        }
-        Ok(())
-    }
-}
-
-fn render_instance(
-    instance: &Instance,
-    table: &SpecTable,
-    host: Arch,
-    files: &dyn FileSource,
-    model_patch: &str,
-    opts: &EvalOptions,
-) -> Result<Rendered, SpecError> {
-    let spec = ExecSpec::new(instance, table, host, files)?;
-    let inputs = RunInputs {
-        model_patch,
-        gold_test_patch: &instance.golden_test_patch,
-        gold_code_patch: &instance.golden_code_patch,
-    };
-    let runs = spec.render_runs(&inputs, opts)?;
-    let mut out: Vec<(String, String)> = Vec::new();
-    // A base image that already exists locally has no Dockerfile; note its tag instead.
-    out.push((
-        "base.Dockerfile".into(),
-        spec.base_dockerfile
-            .clone()
-            .unwrap_or_else(|| format!("# the existing local image {}\n", spec.keys.base)),
-    ));
-    out.push(("env.Dockerfile".into(), spec.env_dockerfile.clone()));
-    out.push(("setup_env.sh".into(), spec.setup_env_sh.clone()));
-    out.push((
-        "instance.Dockerfile".into(),
-        spec.instance_dockerfile.clone(),
-    ));
-    out.push(("setup_repo.sh".into(), spec.setup_repo_sh.clone()));
-    for run in &runs {
-        out.push((format!("eval/{}.sh", run.kind), run.eval_script.clone()));
-    }
-    out.push(("keys.json".into(), spec.keys_json()));
-    let gold = runs
-        .iter()
-        .find(|r| r.kind == RunKind::GoldPre)
-        .map(|r| r.directives.clone())
-        .unwrap_or_default();
-    out.push((
-        "directives.json".into(),
-        format!(
-            "{}\n",
-            serde_json::to_string_pretty(&gold).unwrap_or_default()
-        ),
-    ));
-    Ok(Rendered {
-        files: out,
-        instance_key: spec.keys.instance.clone(),
-    })
-}
-
-fn error_hint(e: &SpecError, instance: &Instance, files: &RepoFiles) -> Option<String> {
-    match e {
-        SpecError::UnknownRepo { .. } | SpecError::UnknownVersion { .. } => Some(
-            "add an entry with --spec-table FILE (format: docs/spec-table.md)".to_string(),
-        ),
-        SpecError::FileNotFound { .. } | SpecError::Fetch { .. } => Some(format!(
-            "looked in {}; a mirror is made with `git clone --mirror https://github.com/{repo} DIR/{dir}.git` and passed with --repo-mirror DIR",
-            files.describe_sources(&instance.repo),
-            repo = instance.repo,
-            dir = instance.repo_dir_name(),
-        )),
-        SpecError::NoTestCommand { .. } => Some(
-            "give the repository a test_command with --spec-table FILE (docs/spec-table.md)"
-                .to_string(),
-        ),
-        _ => None,
-    }
-}
-
-fn write_error(path: &Path, e: std::io::Error) -> CliError {
-    CliError::environment(anyhow::anyhow!("cannot write {}: {e}", path.display()))
-}
-
-fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(|e| write_error(parent, e))?;
-    }
-    fs::write(path, text).map_err(|e| write_error(path, e))
 }

@@ -3,22 +3,21 @@
 //! Checks: every row is a valid instance (required fields, test lists, `<patch>` wrapping), ids
 //! are unique, each (repo, version) is in the spec table, the gold patches parse as unified diffs,
 //! and the predictions file parses and matches the dataset. The summary goes to stdout (text or
-//! `--json`); problems and warnings go to stderr.
+//! `--json`); problems and warnings go to stderr. The checks and the summary are
+//! `swtbench_app::validate`; this module loads the inputs and prints.
 //!
 //! Exit codes: 0 no problems; 1 problems found (or warnings with `--strict`); 2 unusable input
 //! (unreadable dataset or predictions file, unknown `--instance-ids`).
 
 use std::path::PathBuf;
 
-use serde_json::json;
-use swtbench_core::diff;
-use swtbench_data::dataset::{Exclusion, LoadedDataset};
-use swtbench_data::predictions::{load_predictions, LoadedPredictions, PredictionsSource};
-use swtbench_spec::{SpecError, SpecTable, TableSyntax};
+use swtbench_app::validate::{check_dataset, Validation};
+use swtbench_data::predictions::{load_predictions, PredictionsSource};
 
 use crate::args::{predictions_error, DatasetArgs};
-use crate::error::{CliError, CliResult, ExitCode};
+use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
+use crate::settings::load_spec_table;
 
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
@@ -46,26 +45,9 @@ pub struct ValidateArgs {
 }
 
 pub fn run(args: ValidateArgs, printer: &Printer) -> CliResult {
-    let table = spec_table(args.spec_table.as_deref())?;
+    let table = load_spec_table(args.spec_table.as_deref())?;
     let mut dataset = args.dataset.load(printer)?;
-
-    dataset.check("version", &|i| match table.lookup(&i.repo, &i.version) {
-        Ok(_) => None,
-        Err(e @ SpecError::UnknownRepo { .. }) | Err(e @ SpecError::UnknownVersion { .. }) => {
-            Some(e.to_string())
-        }
-        Err(e) => Some(e.to_string()),
-    });
-    dataset.check("patch", &|i| {
-        diff::parse(&i.golden_code_patch)
-            .err()
-            .map(|e| format!("the gold code patch is not a unified diff: {e}"))
-    });
-    dataset.check("test_patch", &|i| {
-        diff::parse(&i.golden_test_patch)
-            .err()
-            .map(|e| format!("the gold test patch is not a unified diff: {e}"))
-    });
+    check_dataset(&mut dataset, &table);
 
     let predictions = match &args.predictions {
         None => None,
@@ -73,183 +55,37 @@ pub fn run(args: ValidateArgs, printer: &Printer) -> CliResult {
             load_predictions(&PredictionsSource::parse(p), &dataset).map_err(predictions_error)?,
         ),
     };
+    let validation = Validation {
+        dataset,
+        predictions,
+    };
 
     const SHOWN: usize = 50;
-    for p in dataset.problems.iter().take(SHOWN) {
+    let problems = &validation.dataset.problems;
+    for p in problems.iter().take(SHOWN) {
         printer.warn(&format!("problem: {p}"));
     }
-    if dataset.problems.len() > SHOWN {
+    if problems.len() > SHOWN {
         printer.warn(&format!(
             "… and {} more problems (all are in --json output)",
-            dataset.problems.len() - SHOWN
+            problems.len() - SHOWN
         ));
     }
-    let mut warning_count = 0;
-    if let Some(p) = &predictions {
+    if let Some(p) = &validation.predictions {
         for w in &p.warnings {
             printer.warn(w);
         }
-        warning_count = p.warnings.len() + p.empty_patches().len() + p.missing.len();
     }
 
     if args.json {
-        printer.data(
-            &serde_json::to_string_pretty(&summary_json(&dataset, predictions.as_ref()))
-                .unwrap_or_default(),
-        );
+        printer.data(&serde_json::to_string_pretty(&validation.summary_json()).unwrap_or_default());
     } else {
-        printer.data(&summary_text(&dataset, predictions.as_ref()));
+        printer.data(&validation.summary_text());
     }
 
-    if !dataset.problems.is_empty() || (args.strict && warning_count > 0) {
-        Ok(ExitCode::Partial)
+    Ok(if validation.passed(args.strict) {
+        ExitCode::Success
     } else {
-        Ok(ExitCode::Success)
-    }
-}
-
-/// The embedded spec table, plus `--spec-table` entries.
-fn spec_table(extra: Option<&std::path::Path>) -> Result<SpecTable, CliError> {
-    let mut table = SpecTable::embedded().clone();
-    if let Some(path) = extra {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CliError::input(anyhow::anyhow!("spec table {}: {e}", path.display())))?;
-        let dir = path.parent().map(PathBuf::from).unwrap_or_default();
-        let read = |p: &str| std::fs::read_to_string(dir.join(p)).map_err(|e| format!("{p}: {e}"));
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        let overlay = SpecTable::parse(
-            &text,
-            &path.display().to_string(),
-            TableSyntax::from_file_name(name),
-            &read,
-        )
-        .map_err(CliError::input)?;
-        table.merge(overlay);
-    }
-    Ok(table)
-}
-
-fn excluded_counts(d: &LoadedDataset) -> (usize, usize) {
-    let by_filter = d
-        .excluded
-        .values()
-        .filter(|e| matches!(e, Exclusion::SwtFilter(_)))
-        .count();
-    (by_filter, d.excluded.len() - by_filter)
-}
-
-fn layout_name(d: &LoadedDataset) -> &'static str {
-    match d.layout {
-        swtbench_core::PatchLayout::Swebench => "swebench",
-        swtbench_core::PatchLayout::SweText => "swe-text",
-        swtbench_core::PatchLayout::SwtSwapped => "swt-swapped",
-    }
-}
-
-fn summary_text(d: &LoadedDataset, p: Option<&LoadedPredictions>) -> String {
-    let (by_filter, not_selected) = excluded_counts(d);
-    let mut excluded = Vec::new();
-    if by_filter > 0 {
-        let list = d.filter.map(|f| f.name()).unwrap_or("?");
-        excluded.push(format!(
-            "{by_filter} excluded by the SWT filter list {list}"
-        ));
-    }
-    if not_selected > 0 {
-        excluded.push(format!("{not_selected} not among --instance-ids"));
-    }
-    let invalid = d
-        .problems
-        .iter()
-        .filter(|pr| pr.instance.as_deref().is_none_or(|id| d.get(id).is_none()))
-        .count();
-    if invalid > 0 {
-        excluded.push(format!("{invalid} invalid rows"));
-    }
-    let mut lines = vec![
-        ("dataset", format!("{} (split {})", d.name, d.split)),
-        ("source", d.origin.to_string()),
-        ("rows", d.rows.to_string()),
-        (
-            "instances",
-            if excluded.is_empty() {
-                d.instances.len().to_string()
-            } else {
-                format!("{} ({})", d.instances.len(), excluded.join(", "))
-            },
-        ),
-        ("patch layout", layout_name(d).to_string()),
-    ];
-    if let Some(p) = p {
-        lines.push(("predictions", format!("{} (model {})", p.source, p.model)));
-        lines.push((
-            "matched",
-            format!(
-                "{} of {} instances have a prediction",
-                p.predictions.len(),
-                d.instances.len()
-            ),
-        ));
-        lines.push(("unknown ids", p.unknown.len().to_string()));
-        if !p.excluded.is_empty() {
-            lines.push((
-                "skipped",
-                format!("{} for excluded instances", p.excluded.len()),
-            ));
-        }
-        lines.push(("empty patches", p.empty_patches().len().to_string()));
-    }
-    lines.push(("problems", d.problems.len().to_string()));
-    let width = lines.iter().map(|(k, _)| k.len()).max().unwrap_or(0) + 1;
-    lines
-        .into_iter()
-        .map(|(k, v)| format!("{:<width$} {v}\n", format!("{k}:")))
-        .collect()
-}
-
-fn summary_json(d: &LoadedDataset, p: Option<&LoadedPredictions>) -> serde_json::Value {
-    let (by_filter, not_selected) = excluded_counts(d);
-    let problems: Vec<_> = d
-        .problems
-        .iter()
-        .map(|pr| {
-            json!({
-                "instance_id": pr.instance,
-                "field": pr.field,
-                "location": pr.location,
-                "message": pr.message,
-            })
-        })
-        .collect();
-    let predictions = p.map(|p| {
-        json!({
-            "source": p.source,
-            "model": p.model,
-            "matched": p.predictions.len(),
-            "unknown_ids": p.unknown,
-            "excluded": p.excluded.len(),
-            "missing": p.missing,
-            "empty_patches": p.empty_patches(),
-            "warnings": p.warnings,
-        })
-    });
-    json!({
-        "dataset": d.name,
-        "split": d.split,
-        "source": d.origin.to_string(),
-        "rows": d.rows,
-        "instances": d.instances.len(),
-        "instance_ids": d.instances.iter().map(|i| i.instance_id.as_str()).collect::<Vec<_>>(),
-        "excluded_by_filter": by_filter,
-        "not_selected": not_selected,
-        "filter": d.filter.map(|f| f.name()),
-        "filter_applied": d.filter_applied,
-        "patch_layout": layout_name(d),
-        "notes": d.notes,
-        "predictions": predictions,
-        "problems": problems,
+        ExitCode::Partial
     })
 }

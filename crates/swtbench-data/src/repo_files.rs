@@ -1,24 +1,59 @@
-//! The I/O side of requirement files: a [`FileSource`] that reads a repository's files at a commit
-//! from a local bare mirror (`DIR/<owner>__<name>.git`) or, failing that, from GitHub raw through
-//! the shared HTTP client (timeouts, retries, on-disk cache).
+//! The reader of requirement and environment files behind `swtbench_spec::FileSource`: a
+//! repository's files at a commit, from a local bare mirror (`DIR/<owner>__<name>.git`) or,
+//! failing that, from GitHub raw through the shared HTTP client (timeouts, retries, on-disk
+//! cache).
 //!
-//! This is the only module of the crate that does I/O, and it is compiled only with the `fetch`
-//! feature. It decides *where* bytes come from; what is done with them (the `-r` expansion, the
-//! `name:` rewrite) stays in the pure [`crate::reqs`].
+//! It decides *where* bytes come from; what is done with them (the `-r` expansion, the `name:`
+//! rewrite) stays in the pure `swtbench_spec::reqs`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use swtbench_data::git_mirror::{GitError, GitMirror};
-use swtbench_data::http::{CacheMode, Fetched, HttpClient, HttpError};
+use swtbench_spec::reqs::normalize_repo_path;
+use swtbench_spec::{FileSource, ReadError};
 
-use crate::render::FileSource;
-use crate::reqs::normalize_repo_path;
+use crate::git_mirror::{GitError, GitMirror};
+use crate::http::{CacheMode, Fetched, HttpClient, HttpError};
 
 /// Base URL of raw file contents on GitHub (`<base><owner>/<name>/<commit>/<path>`).
 pub const GITHUB_RAW: &str = "https://raw.githubusercontent.com/";
+
+/// Why a file could not be read from any source.
+#[derive(Debug, thiserror::Error)]
+pub enum RepoFilesError {
+    /// The mirror exists but git could not read it.
+    #[error(transparent)]
+    Mirror(#[from] GitError),
+    /// The download failed (network, server, cache).
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    /// An earlier read panicked while holding the memo.
+    #[error("poisoned lock: another task failed inside")]
+    Poisoned,
+    /// No source could tell whether the file exists.
+    #[error(
+        "not available from {sources} (give --repo-mirror with a mirror that has commit {commit}, or allow the network)"
+    )]
+    NotAvailable { sources: String, commit: String },
+}
+
+impl<T> From<std::sync::PoisonError<T>> for RepoFilesError {
+    fn from(_: std::sync::PoisonError<T>) -> Self {
+        RepoFilesError::Poisoned
+    }
+}
+
+/// `--repo-mirror` names no directory.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "mirror directory {} does not exist (expected bare repositories named <owner>__<name>.git)",
+    .dir.display()
+)]
+pub struct MissingMirrorDir {
+    pub dir: PathBuf,
+}
 
 /// Where repository files come from.
 #[derive(Debug)]
@@ -61,8 +96,7 @@ impl RepoFiles {
         if let Some(dir) = &self.mirror_dir {
             parts.push(format!(
                 "mirror {}",
-                dir.join(swtbench_data::git_mirror::mirror_dir_name(repo))
-                    .display()
+                dir.join(crate::git_mirror::mirror_dir_name(repo)).display()
             ));
         }
         match (&self.http, self.offline) {
@@ -77,20 +111,20 @@ impl RepoFiles {
         }
     }
 
-    fn mirror(&self, repo: &str) -> Result<Option<GitMirror>, String> {
+    fn mirror(&self, repo: &str) -> Result<Option<GitMirror>, RepoFilesError> {
         let Some(dir) = &self.mirror_dir else {
             return Ok(None);
         };
-        let mut mirrors = self.mirrors.lock().map_err(|e| e.to_string())?;
+        let mut mirrors = self.mirrors.lock()?;
         if let Some(m) = mirrors.get(repo) {
             return Ok(m.clone());
         }
-        let m = GitMirror::locate(dir, repo).map_err(|e| e.to_string())?;
+        let m = GitMirror::locate(dir, repo)?;
         mirrors.insert(repo.to_string(), m.clone());
         Ok(m)
     }
 
-    fn read_mirror(&self, repo: &str, commit: &str, path: &str) -> Result<Lookup, String> {
+    fn read_mirror(&self, repo: &str, commit: &str, path: &str) -> Result<Lookup, RepoFilesError> {
         let Some(mirror) = self.mirror(repo)? else {
             return Ok(Lookup::NotHere);
         };
@@ -100,11 +134,11 @@ impl RepoFiles {
             Ok(None) | Err(GitError::NotAFile { .. }) => Ok(Lookup::Absent),
             // A mirror that predates the commit says nothing; the network may know.
             Err(GitError::CommitNotFound { .. }) => Ok(Lookup::NotHere),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e.into()),
         }
     }
 
-    fn read_github(&self, repo: &str, commit: &str, path: &str) -> Result<Lookup, String> {
+    fn read_github(&self, repo: &str, commit: &str, path: &str) -> Result<Lookup, RepoFilesError> {
         let Some(http) = &self.http else {
             return Ok(Lookup::NotHere);
         };
@@ -127,13 +161,18 @@ impl RepoFiles {
                     Ok(Lookup::Found(String::from_utf8_lossy(&bytes).into_owned()))
                 }
                 Ok(Fetched::NotFound) => Ok(Lookup::Absent),
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(e.into()),
             },
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e.into()),
         }
     }
 
-    fn lookup(&self, repo: &str, commit: &str, path: &str) -> Result<Option<String>, String> {
+    fn lookup(
+        &self,
+        repo: &str,
+        commit: &str,
+        path: &str,
+    ) -> Result<Option<String>, RepoFilesError> {
         match self.read_mirror(repo, commit, path)? {
             Lookup::Found(text) => return Ok(Some(text)),
             Lookup::Absent => return Ok(None),
@@ -142,10 +181,10 @@ impl RepoFiles {
         match self.read_github(repo, commit, path)? {
             Lookup::Found(text) => Ok(Some(text)),
             Lookup::Absent => Ok(None),
-            Lookup::NotHere => Err(format!(
-                "not available from {} (give --repo-mirror with a mirror that has commit {commit}, or allow the network)",
-                self.describe_sources(repo)
-            )),
+            Lookup::NotHere => Err(RepoFilesError::NotAvailable {
+                sources: self.describe_sources(repo),
+                commit: commit.to_string(),
+            }),
         }
     }
 }
@@ -158,21 +197,30 @@ enum Lookup {
     NotHere,
 }
 
-impl FileSource for RepoFiles {
-    fn file(&self, repo: &str, commit: &str, path: &str) -> Result<Option<String>, String> {
+impl RepoFiles {
+    /// `path` of `repo` at `commit`, remembered: `Ok(None)` when the file does not exist there.
+    pub fn read(
+        &self,
+        repo: &str,
+        commit: &str,
+        path: &str,
+    ) -> Result<Option<String>, RepoFilesError> {
         let Some(path) = normalize_repo_path(path) else {
             return Ok(None);
         };
         let key = (repo.to_string(), commit.to_string(), path.clone());
-        if let Some(hit) = self.memo.lock().map_err(|e| e.to_string())?.get(&key) {
+        if let Some(hit) = self.memo.lock()?.get(&key) {
             return Ok(hit.clone());
         }
         let answer = self.lookup(repo, commit, &path)?;
-        self.memo
-            .lock()
-            .map_err(|e| e.to_string())?
-            .insert(key, answer.clone());
+        self.memo.lock()?.insert(key, answer.clone());
         Ok(answer)
+    }
+}
+
+impl FileSource for RepoFiles {
+    fn file(&self, repo: &str, commit: &str, path: &str) -> Result<Option<String>, ReadError> {
+        Ok(self.read(repo, commit, path)?)
     }
 }
 
@@ -192,16 +240,14 @@ fn encode_path(path: &str) -> String {
     out
 }
 
-/// The default directory of bare mirrors named by `SWTBENCH_REPO_MIRROR`-style settings, checked
-/// to exist. Returns a message naming the path otherwise.
-pub fn check_mirror_dir(dir: &Path) -> Result<(), String> {
+/// Checks that a directory of bare mirrors (`--repo-mirror`, `SWTBENCH_REPO_MIRROR`) exists.
+pub fn check_mirror_dir(dir: &Path) -> Result<(), MissingMirrorDir> {
     if dir.is_dir() {
         Ok(())
     } else {
-        Err(format!(
-            "mirror directory {} does not exist (expected bare repositories named <owner>__<name>.git)",
-            dir.display()
-        ))
+        Err(MissingMirrorDir {
+            dir: dir.to_path_buf(),
+        })
     }
 }
 

@@ -1,12 +1,12 @@
 //! Extraction throughput on large generated inputs: fuzzy placement (the edit-distance scan),
 //! vanilla (minimal patch + `git apply` rules), section scanning of long answers and diff
-//! rendering (also on lines of a million candidates). Run with `cargo bench -p swtbench-extract`.
+//! rendering (also on lines of a million candidates). Run with `cargo bench -p swtbench-patch`.
 #![allow(clippy::unwrap_used)]
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use swtbench_extract::gitdiff::{render, FileChange};
-use swtbench_extract::sections::{file_header, file_sections, hunks};
-use swtbench_extract::{extract, ExtractOptions, MemorySource, PatchType, VanillaStyle};
+use swtbench_patch::gitdiff::{render, FileChange};
+use swtbench_patch::sections::{file_header, file_sections, hunks};
+use swtbench_patch::{extract, ExtractOptions, MemorySource, PatchType, VanillaStyle};
 
 /// A Python test module of `n` functions (about 5 lines each).
 fn module(n: usize) -> String {

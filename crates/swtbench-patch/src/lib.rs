@@ -1,0 +1,410 @@
+//! The algorithms that turn raw model output into an applicable `git diff`, apart from any I/O.
+//!
+//! Models do not always write clean diffs. The original harness offers three readings of their
+//! output, tried in the order the user gives (`--patch-types`) until one succeeds:
+//!
+//! * [`PatchType::Vanilla`] — the unified diff, cut down to a "minimal patch" and applied with
+//!   `git apply` rules ([`vanilla`], [`gitapply`]);
+//! * [`PatchType::Fuzzy`] — unified-diff hunks placed where their context is most similar
+//!   ([`fuzzy`]);
+//! * [`PatchType::Custom`] — the ZeroShotPlus block format that rewrites or appends whole
+//!   functions and classes, applied by our stdlib-only Python script ([`custom`]).
+//!
+//! Vanilla and fuzzy are computed here over the file contents at the base commit, read through a
+//! [`FileSource`]; custom hands the contents to a [`PythonRunner`]. Every attempt starts from the
+//! pristine base commit (the original lets a failed attempt's edits leak into the next one), and
+//! the result is rendered as a proper git diff, created files included ([`gitdiff`]).
+//!
+//! This crate is pure: it must not touch files, processes, the environment or the network. Where
+//! the base files come from (a checked-out tree, a git mirror, a container) and which interpreter
+//! runs the custom script are the callers' business: they implement [`FileSource`] and
+//! [`PythonRunner`] (`swtbench-extract` has the host-side adapters and the on-disk cache).
+
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod custom;
+mod error;
+pub mod fuzzy;
+pub mod gitapply;
+pub mod gitdiff;
+mod levenshtein;
+pub mod paths;
+mod pytext;
+pub mod python;
+pub mod sections;
+pub mod source;
+pub mod vanilla;
+mod workspace;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+pub use custom::BlockOrder;
+pub use error::AttemptError;
+pub use gitdiff::FileChange;
+pub use python::{PythonError, PythonOutput, PythonRunner, CUSTOM_PATCH_SCRIPT};
+pub use source::{FileSource, MemorySource, SourceError, SourceErrorKind};
+
+use workspace::{BaseFiles, Workspace};
+
+/// A way of reading model output as a patch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PatchType {
+    Vanilla,
+    Fuzzy,
+    Custom,
+}
+
+impl PatchType {
+    pub const ALL: [PatchType; 3] = [PatchType::Vanilla, PatchType::Fuzzy, PatchType::Custom];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PatchType::Vanilla => "vanilla",
+            PatchType::Fuzzy => "fuzzy",
+            PatchType::Custom => "custom",
+        }
+    }
+}
+
+impl fmt::Display for PatchType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name that is not one of a setting's values (`--patch-types`, the `--*-style` flags).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} {value:?} (expected {expected})")]
+pub struct UnknownNameError {
+    /// What was being named (`patch type`, `fuzzy patch style`…).
+    pub what: &'static str,
+    pub value: String,
+    /// The accepted names, for people.
+    pub expected: &'static str,
+}
+
+impl UnknownNameError {
+    fn new(what: &'static str, value: &str, expected: &'static str) -> Self {
+        UnknownNameError {
+            what,
+            value: value.to_string(),
+            expected,
+        }
+    }
+}
+
+impl FromStr for PatchType {
+    type Err = UnknownNameError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        PatchType::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| UnknownNameError::new("patch type", s, "vanilla, fuzzy or custom"))
+    }
+}
+
+/// Whether the original would run an extraction at all: with exactly `[vanilla]` (the default) it
+/// uses the prediction as it is, minus binary sections (`swtbench_core::diff::remove_binary_diffs`).
+pub fn needs_extraction(patch_types: &[PatchType]) -> bool {
+    patch_types != [PatchType::Vanilla]
+}
+
+/// How custom blocks are written into the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CustomStyle {
+    /// As the original: the whole file is re-emitted with `ast.unparse` (comments and formatting
+    /// are lost everywhere, no final newline). Needs Python 3.9+ where the script runs.
+    #[default]
+    Parity,
+    /// Only the spans of the replaced definitions change; inserts are appended as written.
+    Preserve,
+}
+
+impl CustomStyle {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CustomStyle::Parity => "parity",
+            CustomStyle::Preserve => "preserve",
+        }
+    }
+}
+
+impl FromStr for CustomStyle {
+    type Err = UnknownNameError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "parity" => Ok(CustomStyle::Parity),
+            "preserve" => Ok(CustomStyle::Preserve),
+            _ => Err(UnknownNameError::new(
+                "custom patch style",
+                s,
+                "parity or preserve",
+            )),
+        }
+    }
+}
+
+/// How the vanilla format's minimal patch is handed to `git apply`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VanillaStyle {
+    /// As the original: it writes the minimal patch to a temporary file and runs `git apply` on
+    /// it without flushing, so git sees an empty file unless the patch has at least
+    /// [`vanilla::UNFLUSHED_THRESHOLD`] bytes (the text layer's buffer). Smaller patches fail.
+    #[default]
+    Parity,
+    /// The minimal patch is applied whatever its size.
+    Fixed,
+}
+
+impl VanillaStyle {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VanillaStyle::Parity => "parity",
+            VanillaStyle::Fixed => "fixed",
+        }
+    }
+}
+
+impl FromStr for VanillaStyle {
+    type Err = UnknownNameError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "parity" => Ok(VanillaStyle::Parity),
+            "fixed" => Ok(VanillaStyle::Fixed),
+            _ => Err(UnknownNameError::new(
+                "vanilla patch style",
+                s,
+                "parity or fixed",
+            )),
+        }
+    }
+}
+
+/// How fuzzy hunks are placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FuzzyStyle {
+    /// As the original, including its edge cases (see [`fuzzy`]).
+    #[default]
+    Parity,
+    /// No truncation to the end of the file, final newline kept (see [`fuzzy`]).
+    Fixed,
+}
+
+impl FuzzyStyle {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FuzzyStyle::Parity => "parity",
+            FuzzyStyle::Fixed => "fixed",
+        }
+    }
+}
+
+impl FromStr for FuzzyStyle {
+    type Err = UnknownNameError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "parity" => Ok(FuzzyStyle::Parity),
+            "fixed" => Ok(FuzzyStyle::Fixed),
+            _ => Err(UnknownNameError::new(
+                "fuzzy patch style",
+                s,
+                "parity or fixed",
+            )),
+        }
+    }
+}
+
+/// Everything that changes what an extraction produces (and so belongs in its cache key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtractOptions {
+    pub vanilla_style: VanillaStyle,
+    pub custom_style: CustomStyle,
+    pub fuzzy_style: FuzzyStyle,
+    /// Accept diffs that create files (`--- /dev/null`) in the vanilla and fuzzy formats; the
+    /// original ignores them.
+    pub new_files: bool,
+    pub block_order: BlockOrder,
+}
+
+impl Default for ExtractOptions {
+    fn default() -> Self {
+        ExtractOptions {
+            vanilla_style: VanillaStyle::Parity,
+            custom_style: CustomStyle::Parity,
+            fuzzy_style: FuzzyStyle::Parity,
+            new_files: true,
+            block_order: BlockOrder::Numeric,
+        }
+    }
+}
+
+/// What happened to one patch type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    /// It produced these changed files (repository-relative, sorted).
+    Applied {
+        files: Vec<String>,
+    },
+    Failed {
+        error: AttemptError,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempt {
+    pub patch_type: PatchType,
+    #[serde(flatten)]
+    pub outcome: AttemptOutcome,
+}
+
+/// The result of an extraction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Extraction {
+    /// The patch as a git diff; empty when every attempt failed.
+    pub patch: String,
+    /// The patch type that produced `patch`.
+    pub patch_type_used: Option<PatchType>,
+    /// Every attempt made, in order (the ones after a success are not made).
+    pub attempts: Vec<Attempt>,
+    /// The changed files behind `patch`.
+    #[serde(skip)]
+    pub files: Vec<FileChange>,
+}
+
+impl Extraction {
+    pub fn succeeded(&self) -> bool {
+        self.patch_type_used.is_some()
+    }
+
+    /// One line per failed attempt, `type: reason`.
+    pub fn failure_summary(&self) -> String {
+        self.attempts
+            .iter()
+            .filter_map(|a| match &a.outcome {
+                AttemptOutcome::Failed { error } => Some(format!("{}: {error}", a.patch_type)),
+                AttemptOutcome::Applied { .. } => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// False when an attempt failed for reasons outside the model output (unreadable files,
+    /// no interpreter): such a result must not be reused.
+    pub fn is_cacheable(&self) -> bool {
+        !self.attempts.iter().any(
+            |a| matches!(&a.outcome, AttemptOutcome::Failed { error } if error.is_infrastructure()),
+        )
+    }
+}
+
+fn attempt(
+    patch_type: PatchType,
+    model_output: &str,
+    ws: &mut Workspace<'_>,
+    python: Option<&dyn PythonRunner>,
+    options: &ExtractOptions,
+) -> Result<(), AttemptError> {
+    match patch_type {
+        PatchType::Vanilla => {
+            let minimal = vanilla::minimal_patch(model_output, options.new_files).map_err(
+                |vanilla::MinimalPatchError::MalformedHeader { index }| {
+                    AttemptError::MalformedHeader { index }
+                },
+            )?;
+            if options.vanilla_style == VanillaStyle::Parity
+                && minimal.len() < vanilla::UNFLUSHED_THRESHOLD
+            {
+                return Err(AttemptError::UnflushedPatch {
+                    bytes: minimal.len(),
+                    threshold: vanilla::UNFLUSHED_THRESHOLD,
+                });
+            }
+            gitapply::apply(&minimal, ws)?;
+        }
+        PatchType::Fuzzy => {
+            let files = fuzzy::parse(model_output, options.new_files)?;
+            fuzzy::apply(&files, ws, options.fuzzy_style)?;
+        }
+        PatchType::Custom => {
+            custom::apply(
+                model_output,
+                ws,
+                python,
+                options.custom_style,
+                options.block_order,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Tries each patch type in order on the pristine base files until one produces a change.
+///
+/// `python` is needed only for [`PatchType::Custom`]; without it that attempt fails with a
+/// recorded reason.
+pub fn extract(
+    model_output: &str,
+    patch_types: &[PatchType],
+    source: &dyn FileSource,
+    python: Option<&dyn PythonRunner>,
+    options: &ExtractOptions,
+) -> Extraction {
+    // The original reads the answer back from a file in text mode: universal newlines.
+    let normalised;
+    let model_output = if model_output.contains('\r') {
+        normalised = model_output.replace("\r\n", "\n").replace('\r', "\n");
+        normalised.as_str()
+    } else {
+        model_output
+    };
+    let base = BaseFiles::new(source);
+    let mut attempts = Vec::new();
+    for &patch_type in patch_types {
+        let mut ws = Workspace::new(&base);
+        let result =
+            attempt(patch_type, model_output, &mut ws, python, options).and_then(|()| ws.changes());
+        match result {
+            Ok(changes) if !changes.is_empty() => {
+                let files = changes.iter().map(|c| c.path.clone()).collect();
+                attempts.push(Attempt {
+                    patch_type,
+                    outcome: AttemptOutcome::Applied { files },
+                });
+                return Extraction {
+                    patch: gitdiff::render(&changes),
+                    patch_type_used: Some(patch_type),
+                    attempts,
+                    files: changes,
+                };
+            }
+            Ok(_) => attempts.push(Attempt {
+                patch_type,
+                outcome: AttemptOutcome::Failed {
+                    error: AttemptError::NoChanges,
+                },
+            }),
+            Err(error) => attempts.push(Attempt {
+                patch_type,
+                outcome: AttemptOutcome::Failed { error },
+            }),
+        }
+    }
+    Extraction {
+        patch: String::new(),
+        patch_type_used: None,
+        attempts,
+        files: Vec::new(),
+    }
+}
