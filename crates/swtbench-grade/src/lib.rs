@@ -20,7 +20,7 @@ pub mod coverage;
 pub mod leaderboard;
 pub mod logs;
 pub mod parsers;
-pub mod py;
+pub use swtbench_core::py;
 pub mod report;
 pub mod run_report;
 pub mod transitions;
