@@ -10,5 +10,6 @@
 //! the HTML page of a run) live here once.
 
 pub mod error;
+pub mod tree;
 
 pub use error::{Error, Fault, Result};

@@ -1,6 +1,6 @@
 //! Pure construction of the view model from the raw contents of a run tree.
 //!
-//! The loader reads files and hands their text here; this module parses patches, reports,
+//! The loader reads the tree and hands the text here; this module parses patches, reports,
 //! statuses and coverage and decides what each instance shows. It must not touch the file system:
 //! everything arrives as strings and leaves as [`crate::model`] values.
 
@@ -11,7 +11,7 @@ use swtbench_core::RunKind;
 use swtbench_grade::coverage::CoverageMap;
 use swtbench_grade::logs::{ExecMode, ParsedLog};
 use swtbench_grade::parsers::Parser;
-use swtbench_grade::{ErrorReason, SkipReason};
+use swtbench_grade::{ErrorReason, ReportReadError, SkipReason};
 pub use swtbench_grade::{InstanceReport, Transitions};
 
 use crate::grade_bridge;
@@ -26,11 +26,12 @@ pub const MAX_TEST_ROWS: usize = 250;
 /// Tests that passed in every run are shown only while the grid has fewer rows than this.
 pub const MAX_PASSING_ROWS: usize = 25;
 
-/// Reads the `report.json` entry of `id` (or the only entry, if it is keyed differently).
-pub fn parse_instance_report(text: &str, id: &str) -> Result<InstanceReport, String> {
+/// Reads the `report.json` entry of `id` (or the only entry, if it is keyed differently); the
+/// error says why the entry of `id` could not be read.
+pub fn parse_instance_report(text: &str, id: &str) -> Result<InstanceReport, ReportReadError> {
     match InstanceReport::from_report_json(text, Some(id)) {
         Ok(r) => Ok(r),
-        Err(first) => InstanceReport::from_report_json(text, None).map_err(|_| first.to_string()),
+        Err(first) => InstanceReport::from_report_json(text, None).map_err(|_| first),
     }
 }
 
@@ -57,7 +58,7 @@ pub struct InstanceInput {
     /// `log_parser`, for repositories the original has none for).
     pub parser: Option<Parser>,
     /// The parsed `report.json` entry, or why it could not be read.
-    pub report: Option<Result<InstanceReport, String>>,
+    pub report: Option<Result<InstanceReport, ReportReadError>>,
     /// `pred_pre__<model>/<id>/model_patch.diff`.
     pub model_patch: Option<String>,
     /// The gold code fix (from the dataset or the runs' `exec_spec.json`).

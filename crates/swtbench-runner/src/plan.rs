@@ -380,7 +380,7 @@ pub struct PlanInput<'a> {
 /// The log parser of a repository: the table's `log_parser`, else the original's map.
 pub fn parser_for(table: &SpecTable, repo: &str) -> Result<Parser, String> {
     if let Some(name) = table.repos.get(repo).and_then(|r| r.log_parser.as_deref()) {
-        return name.parse::<Parser>();
+        return name.parse::<Parser>().map_err(|e| e.to_string());
     }
     Parser::for_repo(repo).ok_or_else(|| repo.to_string())
 }
