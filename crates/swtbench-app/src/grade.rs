@@ -214,8 +214,12 @@ fn run_parameters(run_report: &Path) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-/// Re-grades the run `settings` describe and writes its reports. Remarks made before an error
-/// (instance directories outside the dataset, …) go to `notices` either way.
+/// Instance warnings told one by one; the rest are counted (all are in [`GradeOutcome`]).
+const MAX_WARNINGS_SHOWN: usize = 10;
+
+/// Re-grades the run `settings` describe and writes its reports. Remarks go to `notices` as they
+/// arise, also when an error ends the work (instance directories outside the dataset, the first
+/// instance warnings, …).
 pub fn regrade(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Result<GradeOutcome> {
     let selection = select(settings, notices)?;
     let rules = read_rules(
@@ -236,6 +240,16 @@ pub fn regrade(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Resul
         empty_patches: selection.empty_patches.as_ref(),
     };
     let graded = regrade_tree(&FsTree, &request);
+    // Said before anything is written, so that they are not lost if writing fails.
+    for w in graded.warnings.iter().take(MAX_WARNINGS_SHOWN) {
+        notices.push(Notice::Warn(w.clone()));
+    }
+    if graded.warnings.len() > MAX_WARNINGS_SHOWN {
+        notices.push(Notice::Warn(format!(
+            "… and {} more instance(s) with warnings",
+            graded.warnings.len() - MAX_WARNINGS_SHOWN
+        )));
+    }
     for (path, text) in &graded.writes {
         swtbench_data::fsutil::write_atomic(path, text.as_bytes()).map_err(Error::environment)?;
     }

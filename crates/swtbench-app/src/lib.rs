@@ -9,7 +9,11 @@
 //! command needs (benchmark resolution, the leaderboard denominator, where the gold run lives,
 //! the HTML page of a run) live here once.
 
+pub mod benchmark;
 pub mod error;
+pub mod grade;
+pub mod html_page;
+pub mod report;
 pub mod tree;
 
 pub use error::{Error, Fault, Result};

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,8 +22,7 @@ use swtbench_core::layout::model_dir_name;
 use swtbench_core::{Instance, RunKind};
 use swtbench_data::predictions::{load_predictions, PredictionsSource};
 use swtbench_extract::PatchType;
-use swtbench_grade::leaderboard::{self, Dataset, Format};
-use swtbench_grade::tree::collect_reports;
+use swtbench_grade::leaderboard::{self, Format};
 use swtbench_runner::events::{EventSink, FanOut, JsonlWriter};
 use swtbench_runner::images::image_inventory;
 use swtbench_runner::plan::{DiskOutputs, ImageInventory, PlanInput};
@@ -33,7 +32,6 @@ use swtbench_runner::{CacheLevel, Cancel, Evaluation, RunSettings};
 use swtbench_spec::{Arch, ExecSpec};
 
 use super::common::{parse_bool, DatasetArgs, ExtractStyleArgs};
-use super::report::FsTree;
 use super::spec::{load_spec_table, repo_files, EvalArgs};
 use crate::env_vars;
 use crate::error::{CliError, CliResult, ExitCode};
@@ -525,29 +523,9 @@ fn execute<B: ContainerBackend>(
     }
     let sink: Arc<dyn EventSink> = Arc::new(FanOut(sinks));
     let cancel = Cancel::new();
-    // The HTML report reads each repository's runs with the parser the plan chose for it.
-    let parsers: BTreeMap<String, swtbench_grade::parsers::Parser> = evaluation
-        .plan
-        .instances
-        .iter()
-        .filter_map(|ip| ip.parser.map(|p| (ip.repo.clone(), p)))
-        .collect();
-    // … and finds the shared runs under the directive hashes the plan used (a spec table's
-    // `non_test_extensions`).
-    let non_test_exts = swtbench_html::NonTestExts {
-        by_repo: evaluation
-            .plan
-            .instances
-            .iter()
-            .filter_map(|ip| {
-                Some((
-                    ip.repo.clone(),
-                    ip.spec.as_ref()?.non_test_extensions.clone(),
-                ))
-            })
-            .collect(),
-        default: None,
-    };
+    // The HTML report reads each repository's runs with the parser the plan chose for it, and
+    // finds the shared runs under the directive hashes the plan used.
+    let page_rules = swtbench_app::html_page::plan_rules(&evaluation.plan);
     let started = std::time::Instant::now();
     let output = rt.block_on(async {
         let signals = tokio::spawn(watch_signals(cancel.clone(), *printer));
@@ -566,20 +544,17 @@ fn execute<B: ContainerBackend>(
 
     // The leaderboard table on stdout.
     let selection = !args.dataset.instance_ids.is_empty();
-    let known = dataset
-        .known
-        .and_then(|k| k.parse::<Dataset>().ok())
-        .filter(|_| !selection && args.dataset.filter_swt);
-    let denominator = known.map_or(output.stats.instances.max(1), Dataset::denominator);
+    let known = swtbench_app::benchmark::benchmark_of_run(
+        dataset.known,
+        selection,
+        args.dataset.filter_swt,
+    );
+    let denominator = swtbench_app::benchmark::run_denominator(known, output.stats.instances);
     let gold_reports = if predictions.is_gold() {
         Some(output.reports.clone())
     } else {
         known.and_then(|d| {
-            let dir = settings.outputs.logs.join(d.gold_run_id()).join("gold");
-            collect_reports(&FsTree, &dir, &|_| false)
-                .ok()
-                .flatten()
-                .map(|c| c.reports)
+            swtbench_app::benchmark::published_gold_reports(&settings.outputs.logs, d)
         })
     };
     let metrics = leaderboard::compute(&output.reports, gold_reports.as_deref(), denominator);
@@ -587,12 +562,16 @@ fn execute<B: ContainerBackend>(
     // The HTML report next to the run report, with the table's numbers.
     if !args.no_html {
         if let Some(path) = &report_path {
-            let page = HtmlContext {
-                parsers,
-                non_test_exts,
+            let page = swtbench_app::html_page::RunPage {
+                settings: &settings,
+                model_dir: &model_dir,
+                dataset,
+                run_report: path,
+                metrics: &metrics,
+                rules: page_rules,
                 elapsed: started.elapsed(),
             };
-            match write_html(&settings, &model_dir, dataset, path, &metrics, page) {
+            match swtbench_app::html_page::write_run_page(page) {
                 Ok(Some(html)) => printer.info(&format!("HTML report: {}", html.display())),
                 // Interrupted before any instance had a report: nothing to show.
                 Ok(None) => {}
@@ -637,79 +616,6 @@ fn execute<B: ContainerBackend>(
     } else {
         ExitCode::Success
     })
-}
-
-/// What the HTML report needs besides the settings: the log parser of each repository and how
-/// long the run took.
-struct HtmlContext {
-    parsers: BTreeMap<String, swtbench_grade::parsers::Parser>,
-    non_test_exts: swtbench_html::NonTestExts,
-    elapsed: Duration,
-}
-
-fn write_html(
-    settings: &RunSettings,
-    model_dir: &str,
-    dataset: &swtbench_data::LoadedDataset,
-    run_report: &Path,
-    metrics: &leaderboard::Metrics,
-    page: HtmlContext,
-) -> Result<Option<PathBuf>, String> {
-    let filter = match (dataset.filter_applied, dataset.filter) {
-        (true, Some(list)) => format!("SWT-Bench filter list ({list})"),
-        _ => "none".to_string(),
-    };
-    let patch_types = settings
-        .patch_types
-        .iter()
-        .map(|t| t.as_str())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let secs = page.elapsed.as_secs();
-    let model_path = settings.outputs.logs.join(&settings.run_id).join(model_dir);
-    if !model_path.is_dir() {
-        return Ok(None);
-    }
-    let out_dir = settings.outputs.results.clone();
-    let opts = swtbench_html::LoadOptions {
-        out_dir: out_dir.clone(),
-        instances: dataset
-            .instances
-            .iter()
-            .map(|i| (i.instance_id.to_string(), i.clone()))
-            .collect(),
-        metrics: Some(swtbench_html::Metrics::from(metrics)),
-        denominator: Some(metrics.denominator),
-        exec_mode: settings.grade_mode(),
-        parsers: page.parsers,
-        params: vec![
-            ("dataset".into(), dataset.name.clone()),
-            ("split".into(), dataset.split.clone()),
-            ("filter".into(), filter),
-            ("exec mode".into(), settings.eval.exec_mode.as_str().into()),
-            ("patch types".into(), patch_types),
-            (
-                "coverage".into(),
-                if settings.eval.coverage { "on" } else { "off" }.into(),
-            ),
-            (
-                "coverage formula".into(),
-                swtbench_grade::CoverageFormula::default().as_str().into(),
-            ),
-            (
-                "time taken".into(),
-                format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60),
-            ),
-        ],
-        generator: format!("swtbench {}", env!("CARGO_PKG_VERSION")),
-        run_report: Some(run_report.to_path_buf()),
-    };
-    let view = swtbench_html::load_run_with(&model_path, &opts, &page.non_test_exts)
-        .map_err(|e| e.to_string())?;
-    let html = swtbench_html::render_run(&view);
-    let path = out_dir.join(format!("{model_dir}.{}.html", settings.run_id));
-    swtbench_runner::fsutil::write_atomic(&path, html.as_bytes()).map_err(|e| e.to_string())?;
-    Ok(Some(path))
 }
 
 /// Ctrl-C once: interrupt (stop, clean up, partial reports); twice: kill (clean up, no
