@@ -276,7 +276,10 @@ mod tests {
         )
         .is_err());
         // `run`: the benchmark only for the whole filtered dataset.
-        assert_eq!(benchmark_of_run(Some("lite"), false, true), Some(Dataset::Lite));
+        assert_eq!(
+            benchmark_of_run(Some("lite"), false, true),
+            Some(Dataset::Lite)
+        );
         assert_eq!(benchmark_of_run(Some("lite"), true, true), None);
         assert_eq!(benchmark_of_run(Some("lite"), false, false), None);
         assert_eq!(benchmark_of_run(None, false, true), None);

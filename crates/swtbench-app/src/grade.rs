@@ -18,7 +18,9 @@ use swtbench_core::Instance;
 use swtbench_data::{LoadedDataset, LoadedPredictions};
 use swtbench_grade::logs::{self, ExecMode, LogNote};
 use swtbench_grade::run_report::{EntryState, ErrorReason, RunReport, RunReportInput};
-use swtbench_grade::tree::{regrade as regrade_tree, NonTestExts, ReadRules, RegradeRequest, RunTree};
+use swtbench_grade::tree::{
+    regrade as regrade_tree, NonTestExts, ReadRules, RegradeRequest, RunTree,
+};
 use swtbench_grade::{py, GradeOptions, Parser};
 use swtbench_runner::plan::vanilla_patch;
 use swtbench_spec::SpecTable;
@@ -149,7 +151,11 @@ fn select(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Result<Sel
                 .collect();
             (model_dir, Some(ids), Some(empty))
         }
-        None => (model_dir_name(settings.model.unwrap_or_default()), None, None),
+        None => (
+            model_dir_name(settings.model.unwrap_or_default()),
+            None,
+            None,
+        ),
     };
     let instances: Vec<Instance> = match &submitted {
         Some(ids) => dataset

@@ -326,8 +326,7 @@ fn out_dir(out: Option<&Path>) -> Result<PathBuf> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    std::path::absolute(&dir)
-        .map_err(|e| Error::input(anyhow!("resolving {}: {e}", dir.display())))
+    std::path::absolute(&dir).map_err(|e| Error::input(anyhow!("resolving {}: {e}", dir.display())))
 }
 
 fn load(
@@ -382,9 +381,8 @@ pub fn compare_page(
 
 /// Writes a page to `file`.
 pub fn write_page(file: &Path, html: &str) -> Result<()> {
-    swtbench_data::fsutil::write_atomic(file, html.as_bytes()).map_err(|e| {
-        Error::input(e).with_hint("check that the directory exists and is writable")
-    })
+    swtbench_data::fsutil::write_atomic(file, html.as_bytes())
+        .map_err(|e| Error::input(e).with_hint("check that the directory exists and is writable"))
 }
 
 #[cfg(test)]

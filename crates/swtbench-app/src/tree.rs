@@ -79,7 +79,10 @@ mod tests {
         );
         assert_eq!(t.files(d).unwrap(), Some(vec!["z.txt".to_string()]));
         assert_eq!(t.subdirs(&d.join("nope")).unwrap(), None);
-        assert_eq!(t.read(&d.join("b/report.json")).unwrap(), Some(b"{}".to_vec()));
+        assert_eq!(
+            t.read(&d.join("b/report.json")).unwrap(),
+            Some(b"{}".to_vec())
+        );
         assert_eq!(t.read(&d.join("b/none.json")).unwrap(), None);
         assert!(t.is_dir(&d.join("b")).unwrap() && !t.is_dir(&d.join("z.txt")).unwrap());
         assert!(t.exists(&d.join("z.txt")).unwrap());

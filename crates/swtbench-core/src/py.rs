@@ -314,7 +314,10 @@ mod tests {
         assert!(!is_space('\u{200b}'));
         // The same as Rust's White_Space plus the information separators, outside ASCII too.
         for c in ['\u{2003}', '\u{3000}', '\u{2028}', '\u{feff}', 'x', '\x00'] {
-            assert_eq!(is_space(c), c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c));
+            assert_eq!(
+                is_space(c),
+                c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+            );
         }
         for c in ['a', 'Z', '0', '_', 'é', '٣', '-', '.', ' '] {
             assert_eq!(is_word(c), c.is_alphanumeric() || c == '_');

@@ -22,6 +22,6 @@ pub mod render;
 pub mod svg;
 
 pub use load::{compare, load_run, LoadError, LoadOptions, RunLocation};
-pub use swtbench_grade::tree::{NonTestExts, ReadRules, TreeReader};
 pub use model::{CompareView, InstanceView, Metrics, Outcome, RunView};
 pub use render::{render_compare, render_run, render_run_with, DetailEncoding, RenderOptions};
+pub use swtbench_grade::tree::{NonTestExts, ReadRules, TreeReader};

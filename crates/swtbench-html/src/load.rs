@@ -349,7 +349,14 @@ pub fn load_run(
             grade_bridge::compute_metrics(&reports, None, opts.denominator.unwrap_or(reports.len()))
         }
     };
-    Ok(run_view(&loc, &run_report, ids.is_empty(), instances, metrics, opts))
+    Ok(run_view(
+        &loc,
+        &run_report,
+        ids.is_empty(),
+        instances,
+        metrics,
+        opts,
+    ))
 }
 
 /// The page's run-level parts around the instances: parameters, counts, links and warnings.
@@ -461,9 +468,11 @@ fn read_instance(run: &RunTree<'_>, id: &str, opts: &LoadOptions) -> InstanceInp
         },
     );
 
-    let gold_code_patch = dataset
-        .map(|i| i.golden_code_patch.clone())
-        .or_else(|| exec_spec(run, &pred_post).as_ref().and_then(gold_fix_from_spec));
+    let gold_code_patch = dataset.map(|i| i.golden_code_patch.clone()).or_else(|| {
+        exec_spec(run, &pred_post)
+            .as_ref()
+            .and_then(gold_fix_from_spec)
+    });
     let tree = run.tree();
     let out_dir = &opts.out_dir;
     let mut runs = Vec::with_capacity(6);

@@ -171,7 +171,9 @@ fn regrade_one(run: &RunTree<'_>, req: &RegradeRequest<'_>, inst: &Instance) -> 
             Err(e) => return failed(id, read_error(e), None),
         }
     }
-    let gold_hash = req.rules.directives_hash(&inst.repo, &inst.golden_test_patch);
+    let gold_hash = req
+        .rules
+        .directives_hash(&inst.repo, &inst.golden_test_patch);
     let base_hash = req.rules.directives_hash(&inst.repo, &model_patch);
     let runs = run.locate(
         id,
@@ -236,9 +238,10 @@ fn shared_variant_notes(
         if shared.reproduction != reproduction {
             other_mode.push(kind.as_str());
         }
-        if runs.script_variant.is_some_and(|p| {
-            (p.coverage, p.tracer_fixed) != (shared.coverage, shared.tracer_fixed)
-        }) {
+        if runs
+            .script_variant
+            .is_some_and(|p| (p.coverage, p.tracer_fixed) != (shared.coverage, shared.tracer_fixed))
+        {
             other_coverage.push(kind.as_str());
         }
     }

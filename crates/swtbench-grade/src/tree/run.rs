@@ -12,7 +12,9 @@ use std::collections::BTreeSet;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use swtbench_core::layout::{LogsRoot, SharedDirProbe, SharedVariant, EVAL_SCRIPT_FILE, MODEL_PATCH_FILE, REPORT_FILE};
+use swtbench_core::layout::{
+    LogsRoot, SharedDirProbe, SharedVariant, EVAL_SCRIPT_FILE, MODEL_PATCH_FILE, REPORT_FILE,
+};
 use swtbench_core::RunKind;
 
 use super::TreeReader;
@@ -161,10 +163,13 @@ impl<'a> RunTree<'a> {
             .join(self.run_id)
             .join(RunKind::PredPre.patch_id(self.model_dir));
         for dir in [pred_pre, self.reports_dir()] {
-            let names = self.tree.subdirs(&dir).map_err(|source| RunTreeError::Read {
-                path: dir.clone(),
-                source,
-            })?;
+            let names = self
+                .tree
+                .subdirs(&dir)
+                .map_err(|source| RunTreeError::Read {
+                    path: dir.clone(),
+                    source,
+                })?;
             ids.extend(names.into_iter().flatten());
         }
         Ok(ids)
@@ -218,7 +223,9 @@ impl<'a> RunTree<'a> {
         });
         let mut notes = Vec::new();
         let gold_key = match hashes.gold {
-            Some(hash) => Some(self.pair_key(id, [RunKind::GoldPre, RunKind::GoldPost], hash, variant)),
+            Some(hash) => {
+                Some(self.pair_key(id, [RunKind::GoldPre, RunKind::GoldPost], hash, variant))
+            }
             None => self.cached_gold_key(id, variant, &mut notes),
         };
         let base_key = hashes
@@ -354,7 +361,10 @@ mod tests {
             default_mode: ExecMode::ReproductionScript,
             ..hashes
         };
-        assert_eq!(tree.locate("o__r-1", &repro).gold_key.as_deref(), Some("h2.repro"));
+        assert_eq!(
+            tree.locate("o__r-1", &repro).gold_key.as_deref(),
+            Some("h2.repro")
+        );
         t.insert("logs/gold_pre/o__r-1/h3/test_output.txt", "x");
         let tree = RunTree::new(&t, &root, "r", "m");
         let runs = tree.locate("o__r-1", &hashes);
