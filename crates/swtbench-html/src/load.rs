@@ -579,6 +579,7 @@ pub fn compare(a: &RunView, b: &RunView, generator: &str) -> CompareView {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -594,6 +595,56 @@ mod tests {
             "../../x/y/"
         );
         assert_eq!(relative_path(&p("/a"), &p("/a"), true), "./");
+    }
+
+    /// The loader needs nothing but a tree reader: an in-memory tree gives the page of a run.
+    #[test]
+    fn a_run_is_read_from_any_tree() {
+        use swtbench_grade::tree::MemoryTree;
+        let mut t = MemoryTree::new();
+        let pred_pre = "/t/logs/r1/pred_pre__m/psf__requests-1";
+        t.insert(
+            "/t/logs/r1/m/psf__requests-1/report.json",
+            "{\"psf__requests-1\": {\"patch_exists\": true, \"patch_successfully_applied\": true, \"resolved\": true}}",
+        );
+        t.insert(
+            format!("{pred_pre}/model_patch.diff"),
+            "diff --git a/t.py b/t.py\n",
+        );
+        t.insert(
+            format!("{pred_pre}/test_output.txt"),
+            "Applied patch t.py cleanly.\nPASSED t.py::a\n",
+        );
+        t.insert(
+            "/t/evaluation_results/m.r1.json",
+            "{\"total_instances\": 1}",
+        );
+        let opts = LoadOptions {
+            out_dir: PathBuf::from("/t/pages"),
+            ..LoadOptions::default()
+        };
+        let view = load_run(&t, Path::new("/t/logs/r1/m"), &opts).unwrap();
+        assert_eq!((view.run_id.as_str(), view.model.as_str()), ("r1", "m"));
+        assert_eq!(view.instances.len(), 1);
+        let i = &view.instances[0];
+        assert_eq!(i.outcome, crate::model::Outcome::Resolved);
+        assert_eq!(
+            i.detail.runs[0].dir.as_deref(),
+            Some("../logs/r1/pred_pre__m/psf__requests-1/")
+        );
+        assert_eq!(
+            i.detail.runs[0].files,
+            vec![
+                "test_output.txt".to_string(),
+                "model_patch.diff".to_string()
+            ]
+        );
+        assert!(view.links.contains(&(
+            "run report".to_string(),
+            "../evaluation_results/m.r1.json".to_string()
+        )));
+        let missing = load_run(&t, Path::new("/t/logs/r1/nope"), &opts).unwrap_err();
+        assert!(missing.to_string().contains("not a directory"), "{missing}");
     }
 
     #[test]
