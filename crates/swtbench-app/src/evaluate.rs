@@ -17,8 +17,7 @@ use swtbench_core::layout::model_dir_name;
 use swtbench_core::{Instance, RunKind};
 use swtbench_data::repo_files::RepoFiles;
 use swtbench_data::{LoadedDataset, LoadedPredictions};
-use swtbench_grade::leaderboard::{self, Dataset};
-use swtbench_grade::tree::collect_reports;
+use swtbench_grade::leaderboard;
 use swtbench_runner::events::{CancelReason, EventSink};
 use swtbench_runner::images::image_inventory;
 use swtbench_runner::plan::{DiskOutputs, ImageInventory, PlanInput};
@@ -26,7 +25,7 @@ use swtbench_runner::session::{RunLock, RunLockError};
 use swtbench_runner::{Cancel, Evaluation, Plan, RunOutput, RunSettings};
 use swtbench_spec::{Arch, ExecSpec, SpecTable};
 
-use crate::tree::FsTree;
+use crate::{benchmark, html_page};
 use crate::{Error, Result};
 
 /// Longest run id: file names are at most 255 bytes, and the run report's is
@@ -361,22 +360,12 @@ impl Pipeline {
     /// benchmark was evaluated, else the run's instance count; coverage relative to the gold run.
     fn metrics(&self, output: &RunOutput) -> leaderboard::Metrics {
         let r = &self.request;
-        let known = r
-            .dataset
-            .known
-            .and_then(|k| k.parse::<Dataset>().ok())
-            .filter(|_| !r.selection && r.filter_swt);
-        let denominator = known.map_or(output.stats.instances.max(1), Dataset::denominator);
+        let known = benchmark::benchmark_of_run(r.dataset.known, r.selection, r.filter_swt);
+        let denominator = benchmark::run_denominator(known, output.stats.instances);
         let gold_reports = if r.predictions.is_gold() {
             Some(output.reports.clone())
         } else {
-            known.and_then(|d| {
-                let dir = r.settings.outputs.logs.join(d.gold_run_id()).join("gold");
-                collect_reports(&FsTree, &dir, &|_| false)
-                    .ok()
-                    .flatten()
-                    .map(|c| c.reports)
-            })
+            known.and_then(|d| benchmark::published_gold_reports(&r.settings.outputs.logs, d))
         };
         leaderboard::compute(&output.reports, gold_reports.as_deref(), denominator)
     }
@@ -387,90 +376,18 @@ impl Pipeline {
         metrics: &leaderboard::Metrics,
         elapsed: Duration,
     ) -> Result<Option<PathBuf>> {
-        let settings = &self.request.settings;
-        let dataset = &self.request.dataset;
         let model_dir = model_dir_name(&self.request.predictions.model);
-        // The page reads each repository's runs with the parser the plan chose for it, and finds
-        // the shared runs under the directive hashes the plan used (`non_test_extensions`).
-        let parsers: BTreeMap<String, swtbench_grade::parsers::Parser> = self
-            .plan
-            .instances
-            .iter()
-            .filter_map(|ip| ip.parser.map(|p| (ip.repo.clone(), p)))
-            .collect();
-        let non_test_exts = swtbench_html::NonTestExts {
-            by_repo: self
-                .plan
-                .instances
-                .iter()
-                .filter_map(|ip| {
-                    Some((
-                        ip.repo.clone(),
-                        ip.spec.as_ref()?.non_test_extensions.clone(),
-                    ))
-                })
-                .collect(),
-            default: None,
-        };
-        let filter = match (dataset.filter_applied, dataset.filter) {
-            (true, Some(list)) => format!("SWT-Bench filter list ({list})"),
-            _ => "none".to_string(),
-        };
-        let patch_types = settings
-            .patch_types
-            .iter()
-            .map(|t| t.as_str())
-            .collect::<Vec<_>>()
-            .join(" ");
-        let secs = elapsed.as_secs();
-        let model_path = settings
-            .outputs
-            .logs
-            .join(&settings.run_id)
-            .join(&model_dir);
-        if !model_path.is_dir() {
-            return Ok(None);
-        }
-        let out_dir = settings.outputs.results.clone();
-        let opts = swtbench_html::LoadOptions {
-            out_dir: out_dir.clone(),
-            instances: dataset
-                .instances
-                .iter()
-                .map(|i| (i.instance_id.to_string(), i.clone()))
-                .collect(),
-            metrics: Some(swtbench_html::Metrics::from(metrics)),
-            denominator: Some(metrics.denominator),
-            exec_mode: settings.grade_mode(),
-            parsers,
-            params: vec![
-                ("dataset".into(), dataset.name.clone()),
-                ("split".into(), dataset.split.clone()),
-                ("filter".into(), filter),
-                ("exec mode".into(), settings.eval.exec_mode.as_str().into()),
-                ("patch types".into(), patch_types),
-                (
-                    "coverage".into(),
-                    if settings.eval.coverage { "on" } else { "off" }.into(),
-                ),
-                (
-                    "coverage formula".into(),
-                    swtbench_grade::CoverageFormula::default().as_str().into(),
-                ),
-                (
-                    "time taken".into(),
-                    format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60),
-                ),
-            ],
-            generator: format!("swtbench {}", env!("CARGO_PKG_VERSION")),
-            run_report: Some(run_report.to_path_buf()),
-        };
-        let view = swtbench_html::load_run_with(&model_path, &opts, &non_test_exts)
-            .map_err(|e| Error::environment(anyhow!("{e}")))?;
-        let html = swtbench_html::render_run(&view);
-        let path = out_dir.join(format!("{model_dir}.{}.html", settings.run_id));
-        swtbench_data::fsutil::write_atomic(&path, html.as_bytes()).map_err(Error::environment)?;
-        Ok(Some(path))
+        html_page::write_run_page(html_page::RunPage {
+            settings: &self.request.settings,
+            model_dir: &model_dir,
+            dataset: &self.request.dataset,
+            run_report,
+            metrics,
+            // Each repository's runs are read with the parser the plan chose for it, and the
+            // shared runs found under the directive hashes the plan used.
+            rules: html_page::plan_rules(&self.plan),
+            elapsed,
+        })
     }
 }
 

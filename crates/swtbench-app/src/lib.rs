@@ -9,6 +9,7 @@
 //! command needs (benchmark resolution, the leaderboard denominator, where the gold run lives,
 //! the HTML page of a run) live here once.
 
+pub mod benchmark;
 pub mod clean;
 pub mod dataset;
 pub mod engine;
@@ -16,8 +17,11 @@ pub mod env_vars;
 pub mod error;
 pub mod evaluate;
 pub mod extract;
+pub mod grade;
+pub mod html_page;
 pub mod images;
 pub mod inputs;
+pub mod report;
 pub mod spec;
 pub mod tables;
 pub mod tree;

@@ -10,6 +10,7 @@ pub mod hash;
 pub mod instance;
 pub mod layout;
 pub mod prediction;
+pub mod py;
 pub mod runs;
 pub mod status;
 

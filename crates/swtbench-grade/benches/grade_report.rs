@@ -45,7 +45,25 @@ impl TreeReader for Fs {
                 v.push(e.file_name().to_string_lossy().into_owned());
             }
         }
+        v.sort();
         Ok(Some(v))
+    }
+    fn files(&self, path: &Path) -> io::Result<Option<Vec<String>>> {
+        let Ok(rd) = std::fs::read_dir(path) else {
+            return Ok(None);
+        };
+        let mut v = Vec::new();
+        for e in rd {
+            let e = e?;
+            if e.path().is_file() {
+                v.push(e.file_name().to_string_lossy().into_owned());
+            }
+        }
+        v.sort();
+        Ok(Some(v))
+    }
+    fn is_dir(&self, path: &Path) -> io::Result<bool> {
+        Ok(path.is_dir())
     }
 }
 
@@ -150,7 +168,7 @@ fn grade_and_report(instances: &[Instance], root: &LogsRoot, out: &Path) -> Stri
         rewrite: true,
         options: GradeOptions::default(),
         threads: 0,
-        repo_rules: &Default::default(),
+        rules: &Default::default(),
         empty_patches: None,
     };
     let graded = regrade(&Fs, &req);

@@ -48,13 +48,15 @@ impl CoverageFormula {
 }
 
 impl std::str::FromStr for CoverageFormula {
-    type Err = String;
+    type Err = crate::UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "original" => Ok(CoverageFormula::Original),
             "corrected" => Ok(CoverageFormula::Corrected),
-            other => Err(format!(
-                "unknown coverage formula `{other}` (expected original or corrected)"
+            other => Err(crate::UnknownName::new(
+                "coverage formula",
+                other,
+                Some("original or corrected"),
             )),
         }
     }

@@ -60,12 +60,12 @@ impl Dataset {
 }
 
 impl std::str::FromStr for Dataset {
-    type Err = String;
+    type Err = crate::UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Dataset::ALL
             .into_iter()
             .find(|d| d.name() == s.to_ascii_lowercase())
-            .ok_or_else(|| format!("unknown dataset `{s}` (expected lite, verified or full)"))
+            .ok_or_else(|| crate::UnknownName::new("dataset", s, Some("lite, verified or full")))
     }
 }
 
@@ -286,15 +286,17 @@ pub enum Format {
 }
 
 impl std::str::FromStr for Format {
-    type Err = String;
+    type Err = crate::UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "github" | "markdown" | "md" => Ok(Format::Github),
             "latex" | "latex_raw" | "tex" => Ok(Format::Latex),
             "json" => Ok(Format::Json),
             "csv" => Ok(Format::Csv),
-            other => Err(format!(
-                "unknown format `{other}` (expected github, latex, json or csv)"
+            other => Err(crate::UnknownName::new(
+                "format",
+                other,
+                Some("github, latex, json or csv"),
             )),
         }
     }

@@ -8,8 +8,12 @@
 //! - [`report`]: grading one instance and its `report.json` (§7.3);
 //! - [`run_report`]: the run summary `evaluation_results/<model>.<run_id>.json` (§7.4);
 //! - [`leaderboard`]: the W / S / F→X / F→P / P→P / Δ coverage table (§7.5) in four formats;
-//! - [`tree`]: re-grading and collecting reports from a log tree in the original's layout, through
-//!   a small read-only file-access trait so the logic stays testable without a file system.
+//! - [`tree`]: the one reader of a log tree in the original's layout ([`tree::RunTree`]: where an
+//!   instance's runs, reports and shared gold/base directories are), re-grading a run and
+//!   collecting its reports, through a small read-only file-access trait
+//!   ([`tree::TreeReader`]) so the logic stays testable without a file system;
+//! - [`py`]: the Python built-ins the original relies on (re-exported from `swtbench-core`);
+//! - [`names`]: the error of an unknown option name.
 //!
 //! The crate is pure: it never touches files, processes or terminals itself. Callers hand in
 //! bytes (or a [`tree::TreeReader`]) and write the returned text where they want.
@@ -19,19 +23,22 @@
 pub mod coverage;
 pub mod leaderboard;
 pub mod logs;
+pub mod names;
 pub mod parsers;
-pub mod py;
 pub mod report;
 pub mod run_report;
 pub mod transitions;
 pub mod tree;
 
+pub use swtbench_core::py;
+
 pub use coverage::{CoverageFormula, CoverageMap, CoverageResult};
 pub use logs::{parse_log, ExecMode, LogNote, ParsedLog};
+pub use names::UnknownName;
 pub use parsers::Parser;
 pub use report::{
     grade_instance, grade_instance_with_parser, GradeError, GradeOptions, GradedInstance,
-    InstanceReport, InstanceRunOutputs,
+    InstanceReport, InstanceRunOutputs, ReportReadError,
 };
 pub use run_report::{
     EntryState, ErrorReason, Outcome, RunReport, RunReportEntry, RunReportInput, SkipReason,

@@ -62,13 +62,15 @@ impl ExecMode {
 }
 
 impl std::str::FromStr for ExecMode {
-    type Err = String;
+    type Err = crate::UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "unit_test" | "unit-test" => Ok(ExecMode::UnitTest),
             "reproduction_script" | "reproduction-script" => Ok(ExecMode::ReproductionScript),
-            other => Err(format!(
-                "unknown exec mode `{other}` (expected unit_test or reproduction_script)"
+            other => Err(crate::UnknownName::new(
+                "exec mode",
+                other,
+                Some("unit_test or reproduction_script"),
             )),
         }
     }

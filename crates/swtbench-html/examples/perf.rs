@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use swtbench_app::tree::FsTree;
 use swtbench_core::directives::{directives_hash, test_directives, DEFAULT_NON_TEST_EXTS};
 use swtbench_html::{load_run, render_run, LoadOptions};
 
@@ -329,13 +330,13 @@ fn main() {
 
     let model_dir = tree.join("run_instance_swt_logs/perf-run/perf__model");
     let opts = LoadOptions {
-        out_dir: out.clone(),
+        out_dir: fs::canonicalize(&out).unwrap_or_else(|_| out.clone()),
         generator: "swtbench perf".into(),
         denominator: Some(n),
         ..LoadOptions::default()
     };
     let t = Instant::now();
-    let view = load_run(&model_dir, &opts).unwrap();
+    let view = load_run(&FsTree, &fs::canonicalize(&model_dir).unwrap(), &opts).unwrap();
     let load_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let page = render_run(&view);

@@ -1,6 +1,6 @@
 //! Pure construction of the view model from the raw contents of a run tree.
 //!
-//! The loader reads files and hands their text here; this module parses patches, reports,
+//! The loader reads the tree and hands the text here; this module parses patches, reports,
 //! statuses and coverage and decides what each instance shows. It must not touch the file system:
 //! everything arrives as strings and leaves as [`crate::model`] values.
 
@@ -11,7 +11,7 @@ use swtbench_core::RunKind;
 use swtbench_grade::coverage::CoverageMap;
 use swtbench_grade::logs::{ExecMode, ParsedLog};
 use swtbench_grade::parsers::Parser;
-use swtbench_grade::{ErrorReason, SkipReason};
+use swtbench_grade::{ErrorReason, ReportReadError, SkipReason};
 pub use swtbench_grade::{InstanceReport, Transitions};
 
 use crate::grade_bridge;
@@ -26,11 +26,12 @@ pub const MAX_TEST_ROWS: usize = 250;
 /// Tests that passed in every run are shown only while the grid has fewer rows than this.
 pub const MAX_PASSING_ROWS: usize = 25;
 
-/// Reads the `report.json` entry of `id` (or the only entry, if it is keyed differently).
-pub fn parse_instance_report(text: &str, id: &str) -> Result<InstanceReport, String> {
+/// Reads the `report.json` entry of `id` (or the only entry, if it is keyed differently); the
+/// error says why the entry of `id` could not be read.
+pub fn parse_instance_report(text: &str, id: &str) -> Result<InstanceReport, ReportReadError> {
     match InstanceReport::from_report_json(text, Some(id)) {
         Ok(r) => Ok(r),
-        Err(first) => InstanceReport::from_report_json(text, None).map_err(|_| first.to_string()),
+        Err(first) => InstanceReport::from_report_json(text, None).map_err(|_| first),
     }
 }
 
@@ -57,7 +58,7 @@ pub struct InstanceInput {
     /// `log_parser`, for repositories the original has none for).
     pub parser: Option<Parser>,
     /// The parsed `report.json` entry, or why it could not be read.
-    pub report: Option<Result<InstanceReport, String>>,
+    pub report: Option<Result<InstanceReport, ReportReadError>>,
     /// `pred_pre__<model>/<id>/model_patch.diff`.
     pub model_patch: Option<String>,
     /// The gold code fix (from the dataset or the runs' `exec_spec.json`).
@@ -150,33 +151,18 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
         .iter()
         .any(|r| r.kind == RunKind::PredPre && r.test_output.is_some());
 
-    // The same outcome rule as the run report (swtbench_grade::EntryState::outcome).
     let empty_patch = runner_empty || model_patch.as_deref().is_some_and(|p| p.trim().is_empty());
-    let (outcome, reason) = match &report {
-        // A graded instance shows the runner's notes (a timeout, …) next to its outcome.
-        Some(r) if r.resolved => (Outcome::Resolved, reason.or(runner_note)),
-        Some(r) if !r.patch_successfully_applied && empty_patch => (Outcome::EmptyPatch, reason),
-        Some(r) if !r.patch_successfully_applied => (Outcome::NotApplied, reason.or(runner_note)),
-        Some(_) => (Outcome::Unresolved, reason.or(runner_note)),
-        // Not graded because the patch is empty: seen on disk, or recorded by the runner as a skip.
-        None if empty_patch || reason.as_deref() == Some(EMPTY_PATCH_SKIP.as_str()) => {
-            (Outcome::EmptyPatch, None)
-        }
-        None => {
-            let why = reason.or(report_error.map(|e| format!("report.json unreadable: {e}")));
-            let why = why.unwrap_or_else(|| {
-                // Worded as the run report words them.
-                if model_patch.is_none() {
-                    ErrorReason::MissingModelPatch.to_string()
-                } else if !pred_pre_output {
-                    ErrorReason::MissingPredPreOutput.to_string()
-                } else {
-                    "not graded: no report.json".to_string()
-                }
-            });
-            (Outcome::Error, Some(why))
-        }
-    };
+    let (outcome, reason) = outcome_of(
+        report.as_ref(),
+        Reasons {
+            report_error,
+            reason,
+            runner_note,
+        },
+        empty_patch,
+        model_patch.is_some(),
+        pred_pre_output,
+    );
 
     // Statuses and coverage of each run, in RunKind::ALL order.
     let mut statuses: Vec<Option<ParsedLog>> = Vec::with_capacity(6);
@@ -244,6 +230,57 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
             links,
             notes,
         },
+    }
+}
+
+/// What can explain an instance's outcome.
+struct Reasons {
+    /// Why its `report.json` could not be read.
+    report_error: Option<ReportReadError>,
+    /// The run report's (or the runner's) reason.
+    reason: Option<String>,
+    /// The runner's notes (a timeout, …).
+    runner_note: Option<String>,
+}
+
+/// The outcome shown and why, by the same rule as the run report
+/// (`swtbench_grade::EntryState::outcome`).
+fn outcome_of(
+    report: Option<&InstanceReport>,
+    why: Reasons,
+    empty_patch: bool,
+    has_model_patch: bool,
+    pred_pre_output: bool,
+) -> (Outcome, Option<String>) {
+    let Reasons {
+        report_error,
+        reason,
+        runner_note,
+    } = why;
+    match report {
+        // A graded instance shows the runner's notes (a timeout, …) next to its outcome.
+        Some(r) if r.resolved => (Outcome::Resolved, reason.or(runner_note)),
+        Some(r) if !r.patch_successfully_applied && empty_patch => (Outcome::EmptyPatch, reason),
+        Some(r) if !r.patch_successfully_applied => (Outcome::NotApplied, reason.or(runner_note)),
+        Some(_) => (Outcome::Unresolved, reason.or(runner_note)),
+        // Not graded because the patch is empty: seen on disk, or recorded by the runner as a skip.
+        None if empty_patch || reason.as_deref() == Some(EMPTY_PATCH_SKIP.as_str()) => {
+            (Outcome::EmptyPatch, None)
+        }
+        None => {
+            let why = reason.or(report_error.map(|e| format!("report.json unreadable: {e}")));
+            let why = why.unwrap_or_else(|| {
+                // Worded as the run report words them.
+                if !has_model_patch {
+                    ErrorReason::MissingModelPatch.to_string()
+                } else if !pred_pre_output {
+                    ErrorReason::MissingPredPreOutput.to_string()
+                } else {
+                    "not graded: no report.json".to_string()
+                }
+            });
+            (Outcome::Error, Some(why))
+        }
     }
 }
 

@@ -5,10 +5,13 @@
 //! - [`build`]: pure construction of instance views from file contents.
 //! - [`render`]: pure rendering of a view model to one HTML string (inline CSS, JS and SVG; no
 //!   network at view time; everything from the run tree escaped).
-//! - [`load`]: **the I/O edge**: reads a run tree from disk into a view model.
+//! - [`load`]: reads a run tree into a view model through a `TreeReader` the caller implements
+//!   (the file system lives at the application layer's edge), finding each output where
+//!   `swtbench grade` finds it.
 //! - [`grade_bridge`]: where statuses, coverage and metrics come from (the grading logic).
 //!
-//! Nothing here prints, spawns processes or writes files; the caller writes the returned string.
+//! The crate is pure: data in, page out. Nothing here reads or writes files, prints or spawns
+//! processes; the caller hands in a tree reader and writes the returned string.
 
 pub mod build;
 pub mod escape;
@@ -18,8 +21,7 @@ pub mod model;
 pub mod render;
 pub mod svg;
 
-pub use load::{
-    compare, load_run, load_run_with, LoadError, LoadOptions, NonTestExts, RunLocation,
-};
+pub use load::{compare, load_run, LoadError, LoadOptions, RunLocation};
 pub use model::{CompareView, InstanceView, Metrics, Outcome, RunView};
 pub use render::{render_compare, render_run, render_run_with, DetailEncoding, RenderOptions};
+pub use swtbench_grade::tree::{NonTestExts, ReadRules, TreeReader};

@@ -1,6 +1,10 @@
-//! **I/O**: reads a run tree from disk into the view model. This is the only module of the crate
-//! that touches the file system; it reads files, lists directories and hands the text to the pure
-//! builder ([`crate::build`]). It never writes anything.
+//! Reads a run tree into the view model, through a [`TreeReader`] the caller implements (the
+//! application layer over the file system, tests over a [`swtbench_grade::tree::MemoryTree`]).
+//! Where each output of an instance lives (its six runs, the shared gold/base directory of the
+//! run's variant, its report) is decided by [`RunTree`], the reader `swtbench grade` uses too;
+//! this module reads what the page shows from there and hands the text to the pure builder
+//! ([`crate::build`]). It never writes anything and never touches the file system itself: paths
+//! arrive resolved (absolute) from the caller.
 //!
 //! Layout read (§4.8 of the behaviour reference, relative to the logs root
 //! `run_instance_swt_logs/`):
@@ -12,23 +16,21 @@
 //! - `../evaluation_results/<model>.<run_id>.json` (the run report), when present.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
-use swtbench_core::directives::{directives_hash, test_directives, DEFAULT_NON_TEST_EXTS};
 use swtbench_core::layout::{
-    evaluation_results_path, LogsRoot, SharedDirProbe, SharedVariant, EVALUATION_RESULTS_DIR,
-    EVAL_SCRIPT_FILE, EXEC_SPEC_FILE, EXTRACTED_PATCH_FILE, MODEL_PATCH_FILE, RAW_MODEL_PATCH_FILE,
-    REPORT_FILE, RUN_INSTANCE_LOG_FILE, TEST_OUTPUT_FILE,
+    evaluation_results_path, LogsRoot, EVALUATION_RESULTS_DIR, EVAL_SCRIPT_FILE, EXEC_SPEC_FILE,
+    EXTRACTED_PATCH_FILE, MODEL_PATCH_FILE, RAW_MODEL_PATCH_FILE, REPORT_FILE,
+    RUN_INSTANCE_LOG_FILE, TEST_OUTPUT_FILE,
 };
 use swtbench_core::{Instance, RunKind};
+use swtbench_grade::logs::ExecMode;
+use swtbench_grade::tree::{ReadRules, RunTree, SharedHashes, TreeReader};
 
 use crate::build::{self, InstanceInput, InstanceReport, RunInput, RunnerSummary};
 use crate::grade_bridge;
 use crate::model::{CompareRow, CompareView, Metrics, RunView};
-use swtbench_grade::logs::ExecMode;
-use swtbench_grade::parsers::Parser;
 
 /// What went wrong reading a run tree.
 #[derive(Debug, thiserror::Error)]
@@ -46,7 +48,8 @@ pub enum LoadError {
 /// How to read a run and where its page will live.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
-    /// Directory the HTML file will be written to; log links are made relative to it.
+    /// Directory the HTML file will be written to, absolute (resolved by the caller, symbolic
+    /// links included, as the run's directory is); log links are made relative to it.
     pub out_dir: PathBuf,
     /// Dataset instances by id. Gives the repository, the gold code fix and the gold test
     /// directives (which name the gold runs' directories). Without it they are read from the runs'
@@ -61,42 +64,16 @@ pub struct LoadOptions {
     /// Which log parser reads the runs' outputs of an instance whose pred_pre `eval.sh` is missing
     /// (default: the repository's unit-test parser); otherwise the script's mode decides.
     pub exec_mode: ExecMode,
-    /// Unit-test log parsers by repository (`owner/name`) that replace the original's map, as a
-    /// spec table's `log_parser` does for `swtbench run`.
-    pub parsers: BTreeMap<String, Parser>,
+    /// A spec table's rules: unit-test log parsers by repository that replace the original's map
+    /// (as its `log_parser` does for `swtbench run`), and the non-test extensions that name the
+    /// shared gold/base run directories.
+    pub rules: ReadRules,
     /// Parameters to show first (dataset, filter, mode, …); run-report fields follow.
     pub params: Vec<(String, String)>,
     /// `swtbench <version>`.
     pub generator: String,
     /// The run report to read; default `<logs-root>/../evaluation_results/<model>.<run_id>.json`.
     pub run_report: Option<PathBuf>,
-}
-
-/// The file extensions that are never test directives, by repository: a spec table's
-/// `non_test_extensions` (the repository's own list, else the table's). They decide the directive
-/// hashes that name the shared gold/base run directories; without an entry, the original's list
-/// applies.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NonTestExts {
-    /// Lists of single repositories (`owner/name`).
-    pub by_repo: BTreeMap<String, Vec<String>>,
-    /// The list of every other repository; `None`: the original's.
-    pub default: Option<Vec<String>>,
-}
-
-impl NonTestExts {
-    /// The extensions that apply to `repo`.
-    pub fn of(&self, repo: &str) -> Vec<&str> {
-        match self.by_repo.get(repo).or(self.default.as_ref()) {
-            Some(list) => list.iter().map(String::as_str).collect(),
-            None => DEFAULT_NON_TEST_EXTS.to_vec(),
-        }
-    }
-
-    /// `sha256("__".join(directives))` of `patch` in `repo`: the name of a shared run directory.
-    pub fn directives_hash(&self, repo: &str, patch: &str) -> String {
-        directives_hash(&test_directives(patch, repo, &self.of(repo)))
-    }
 }
 
 /// The run id, model and logs root of `<logs-root>/<run_id>/<model>`.
@@ -108,20 +85,24 @@ pub struct RunLocation {
 }
 
 impl RunLocation {
-    pub fn of(model_dir: &Path) -> Result<RunLocation, LoadError> {
+    /// The location of the run whose model directory is `model_dir` (absolute, resolved by the
+    /// caller); an error when `tree` has no such directory or the path is too short.
+    pub fn of(tree: &dyn TreeReader, model_dir: &Path) -> Result<RunLocation, LoadError> {
         let not_run = |reason: &str| LoadError::NotARun {
             path: model_dir.to_path_buf(),
             reason: reason.to_string(),
         };
-        let abs = fs::canonicalize(model_dir).map_err(|e| LoadError::Io {
+        let is_dir = tree.is_dir(model_dir).map_err(|e| LoadError::Io {
             path: model_dir.to_path_buf(),
             source: e,
         })?;
-        if !abs.is_dir() {
+        if !is_dir {
             return Err(not_run("not a directory"));
         }
-        let model = file_name(&abs).ok_or_else(|| not_run("no model directory name"))?;
-        let run_dir = abs.parent().ok_or_else(|| not_run("no run id directory"))?;
+        let model = file_name(model_dir).ok_or_else(|| not_run("no model directory name"))?;
+        let run_dir = model_dir
+            .parent()
+            .ok_or_else(|| not_run("no run id directory"))?;
         let run_id = file_name(run_dir).ok_or_else(|| not_run("no run id directory name"))?;
         let logs_root = run_dir
             .parent()
@@ -134,25 +115,8 @@ impl RunLocation {
         })
     }
 
-    fn root(&self) -> LogsRoot {
-        LogsRoot::new(&self.logs_root)
-    }
-
-    /// A run's directory; shared runs need their directive hash.
-    fn run_dir(&self, kind: RunKind, id: &str, hash: Option<&str>) -> PathBuf {
-        let root = self.root();
-        if kind.is_shared() {
-            match hash {
-                Some(h) => root.shared_run_dir(kind, id, h),
-                None => self.logs_root.join(kind.as_str()).join(id),
-            }
-        } else {
-            root.pred_run_dir(&self.run_id, &self.model, kind, id)
-        }
-    }
-
     fn model_dir(&self) -> PathBuf {
-        self.root().model_reports_dir(&self.run_id, &self.model)
+        LogsRoot::new(&self.logs_root).model_reports_dir(&self.run_id, &self.model)
     }
 
     /// Default place of the run report: `evaluation_results/` beside the logs root.
@@ -175,41 +139,17 @@ fn file_name(p: &Path) -> Option<String> {
     p.file_name().map(|s| s.to_string_lossy().into_owned())
 }
 
-fn read_lossy(path: &Path) -> Option<String> {
-    fs::read(path)
-        .ok()
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-}
-
-fn subdirs(path: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(path)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect();
-    v.sort();
-    v
-}
-
 /// Files of a run directory, the well-known ones first.
-fn list_files(dir: &Path) -> Vec<String> {
+fn list_files(tree: &dyn TreeReader, dir: &Path) -> Vec<String> {
     const ORDER: [&str; 6] = [
         TEST_OUTPUT_FILE,
-        swtbench_core::layout::EVAL_SCRIPT_FILE,
+        EVAL_SCRIPT_FILE,
         MODEL_PATCH_FILE,
         RUN_INSTANCE_LOG_FILE,
         EXEC_SPEC_FILE,
         REPORT_FILE,
     ];
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_type().map(|t| t.is_file()).unwrap_or(false))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .collect();
+    let mut names = tree.files(dir).ok().flatten().unwrap_or_default();
     names.sort_by_key(|n| {
         (
             ORDER.iter().position(|o| o == n).unwrap_or(ORDER.len()),
@@ -256,8 +196,9 @@ pub fn repo_from_id(id: &str) -> String {
     }
 }
 
-fn exec_spec(dir: &Path) -> Option<Value> {
-    read_lossy(&dir.join(EXEC_SPEC_FILE)).and_then(|t| serde_json::from_str(&t).ok())
+fn exec_spec(run: &RunTree<'_>, dir: &Path) -> Option<Value> {
+    run.read_text(&dir.join(EXEC_SPEC_FILE))
+        .and_then(|t| serde_json::from_str(&t).ok())
 }
 
 /// The gold code fix from a post run's `exec_spec.json` (`patch_list` = [code fix, tests]).
@@ -340,36 +281,28 @@ impl RunReport {
     }
 }
 
-/// Reads the run at `model_dir` (`<logs-root>/<run_id>/<model>`) into a view model, finding the
-/// shared gold/base runs under the original's non-test extensions.
-pub fn load_run(model_dir: &Path, opts: &LoadOptions) -> Result<RunView, LoadError> {
-    load_run_with(model_dir, opts, &NonTestExts::default())
-}
-
-/// [`load_run`] for a run made with a spec table that sets `non_test_extensions`: the shared
-/// gold/base runs are looked for under the directive hashes those extensions give.
-pub fn load_run_with(
+/// Reads the run whose model directory is `model_dir` (`<logs-root>/<run_id>/<model>`, absolute)
+/// from `tree` into a view model.
+pub fn load_run(
+    tree: &dyn TreeReader,
     model_dir: &Path,
     opts: &LoadOptions,
-    non_test_exts: &NonTestExts,
 ) -> Result<RunView, LoadError> {
-    let loc = RunLocation::of(model_dir)?;
-    let out_dir = fs::canonicalize(&opts.out_dir).unwrap_or_else(|_| opts.out_dir.clone());
+    let loc = RunLocation::of(tree, model_dir)?;
+    let root = LogsRoot::new(&loc.logs_root);
+    let run = RunTree::new(tree, &root, &loc.run_id, &loc.model);
     let rr_path = opts
         .run_report
         .clone()
         .unwrap_or_else(|| loc.run_report_path());
     let run_report = RunReport {
-        value: read_lossy(&rr_path).and_then(|t| serde_json::from_str(&t).ok()),
+        value: run
+            .read_text(&rr_path)
+            .and_then(|t| serde_json::from_str(&t).ok()),
         path: rr_path,
     };
 
-    let mut ids: BTreeSet<String> = subdirs(&loc.model_dir()).into_iter().collect();
-    ids.extend(subdirs(
-        &loc.logs_root
-            .join(&loc.run_id)
-            .join(RunKind::PredPre.patch_id(&loc.model)),
-    ));
+    let mut ids: BTreeSet<String> = run.instance_ids().unwrap_or_default();
     ids.extend(run_report.ids());
     ids.remove("");
     let reasons = run_report.reasons();
@@ -378,7 +311,7 @@ pub fn load_run_with(
     // Reading and parsing the six logs of each instance dominates; instances are independent, so
     // split them over the available cores and keep the id order.
     let one = |id: &String| {
-        let mut input = read_instance(&loc, id, opts, non_test_exts, &out_dir);
+        let mut input = read_instance(&run, id, opts);
         if input.reason.is_none() {
             input.reason = reasons.get(id).cloned();
         }
@@ -416,7 +349,26 @@ pub fn load_run_with(
             grade_bridge::compute_metrics(&reports, None, opts.denominator.unwrap_or(reports.len()))
         }
     };
+    Ok(run_view(
+        &loc,
+        &run_report,
+        ids.is_empty(),
+        instances,
+        metrics,
+        opts,
+    ))
+}
 
+/// The page's run-level parts around the instances: parameters, counts, links and warnings.
+fn run_view(
+    loc: &RunLocation,
+    run_report: &RunReport,
+    no_instances: bool,
+    instances: Vec<crate::model::InstanceView>,
+    metrics: Metrics,
+    opts: &LoadOptions,
+) -> RunView {
+    let out_dir = &opts.out_dir;
     let mut params = opts.params.clone();
     params.push(("run id".to_string(), loc.run_id.clone()));
     params.push(("model".to_string(), loc.model.clone()));
@@ -436,7 +388,7 @@ pub fn load_run_with(
     if run_report.value.is_some() {
         links.push((
             "run report".to_string(),
-            relative_path(&out_dir, &run_report.path, false),
+            relative_path(out_dir, &run_report.path, false),
         ));
     } else if opts.run_report.is_some() {
         warnings.push(format!(
@@ -446,19 +398,18 @@ pub fn load_run_with(
     }
     links.push((
         "per-instance reports".to_string(),
-        relative_path(&out_dir, &loc.model_dir(), true),
+        relative_path(out_dir, &loc.model_dir(), true),
     ));
-    if ids.is_empty() {
+    if no_instances {
         warnings.push(format!(
             "no instances found under {}",
             loc.model_dir().display()
         ));
     }
-
-    Ok(RunView {
+    RunView {
         title: format!("{} / {}", loc.run_id, loc.model),
-        run_id: loc.run_id,
-        model: loc.model,
+        run_id: loc.run_id.clone(),
+        model: loc.model.clone(),
         params,
         report_fields,
         metrics,
@@ -466,36 +417,35 @@ pub fn load_run_with(
         links,
         warnings,
         generator: opts.generator.clone(),
-    })
+    }
 }
 
-fn read_instance(
-    loc: &RunLocation,
-    id: &str,
-    opts: &LoadOptions,
-    non_test_exts: &NonTestExts,
-    out_dir: &Path,
-) -> InstanceInput {
+/// Everything the page shows of one instance, read from where [`RunTree`] says it is.
+fn read_instance(run: &RunTree<'_>, id: &str, opts: &LoadOptions) -> InstanceInput {
     let dataset = opts.instances.get(id);
-    let mut notes = Vec::new();
-    let model_dir = loc.model_dir().join(id);
-    let report_path = model_dir.join(REPORT_FILE);
-    let report = read_lossy(&report_path).map(|t| build::parse_instance_report(&t, id));
-    let runner = read_lossy(&model_dir.join(INSTANCE_SUMMARY_FILE))
+    let model_dir = run.instance_dir(id);
+    let report_path = run.report_path(id);
+    let report = run
+        .read_text(&report_path)
+        .map(|t| build::parse_instance_report(&t, id));
+    let runner = run
+        .read_text(&model_dir.join(INSTANCE_SUMMARY_FILE))
         .as_deref()
         .and_then(RunnerSummary::parse);
 
-    let pred_pre = loc.run_dir(RunKind::PredPre, id, None);
-    let pred_post = loc.run_dir(RunKind::PredPost, id, None);
+    let pred_pre = run.pred_dir(RunKind::PredPre, id);
+    let pred_post = run.pred_dir(RunKind::PredPost, id);
     // model_patch.diff is the patch that ran (already extracted and stripped of binary diffs).
-    let model_patch = read_lossy(&pred_pre.join(MODEL_PATCH_FILE))
-        .or_else(|| read_lossy(&model_dir.join(EXTRACTED_PATCH_FILE)))
-        .map(|p| swtbench_grade::py::universal_newlines(&p));
-    let pre_spec = exec_spec(&pred_pre);
+    let model_patch = match run.model_patch(id) {
+        Ok(Some(p)) => Some(p),
+        _ => run
+            .read_text(&model_dir.join(EXTRACTED_PATCH_FILE))
+            .map(|p| swtbench_grade::py::universal_newlines(&p)),
+    };
     let repo = dataset
         .map(|i| i.repo.clone())
         .or_else(|| {
-            pre_spec
+            exec_spec(run, &pred_pre)
                 .as_ref()
                 .and_then(|s| s.get("repo"))
                 .and_then(Value::as_str)
@@ -503,101 +453,50 @@ fn read_instance(
         })
         .unwrap_or_else(|| repo_from_id(id));
 
-    // Shared runs of a non-default eval variant (reproduction mode, no coverage, fixed tracer)
-    // live in `<hash>.<suffix>` directories; trees without them use the plain `<hash>` ones.
-    let script_variant =
-        read_lossy(&pred_pre.join(EVAL_SCRIPT_FILE)).map(|s| SharedVariant::of_eval_script(&s));
-    // The eval script says which mode the runs were in; without one, the caller's mode.
-    let exec_mode = match script_variant {
-        Some(v) if v.reproduction => ExecMode::ReproductionScript,
-        Some(_) => ExecMode::UnitTest,
-        None => opts.exec_mode,
-    };
-    let variant = script_variant.unwrap_or(SharedVariant {
-        reproduction: exec_mode == ExecMode::ReproductionScript,
-        ..SharedVariant::DEFAULT
-    });
-    // Both runs of a pair from one directory, chosen as `swtbench grade` chooses it.
-    let pick = |pair: [RunKind; 2], hash: &str| -> String {
-        variant.resolve_pair_key(hash, false, |key| {
-            SharedDirProbe::of_pair(
-                &pair.map(|kind| loc.run_dir(kind, id, Some(key))),
-                Path::is_file,
-                read_lossy,
-            )
-        })
-    };
-    let gold_hash = match dataset {
-        Some(i) => Some(pick(
-            [RunKind::GoldPre, RunKind::GoldPost],
-            &non_test_exts.directives_hash(&i.repo, &i.golden_test_patch),
-        )),
-        None => {
-            let all = subdirs(&loc.logs_root.join(RunKind::GoldPre.as_str()).join(id));
-            let of_variant = |name: &String| match variant.suffix() {
-                None => !name.contains('.'),
-                Some(s) => name.ends_with(&format!(".{s}")),
-            };
-            let mut cands: Vec<String> = all.iter().filter(|n| of_variant(n)).cloned().collect();
-            if cands.is_empty() {
-                cands = all.into_iter().filter(|n| !n.contains('.')).collect();
-            }
-            match cands.len() {
-                0 => None,
-                1 => cands.into_iter().next(),
-                n => {
-                    notes.push(format!(
-                        "{n} cached gold runs for this instance; pass the dataset to pick the right one"
-                    ));
-                    None
-                }
-            }
-        }
-    };
-    let base_hash = model_patch.as_deref().map(|p| {
-        pick(
-            [RunKind::BasePre, RunKind::BasePost],
-            &non_test_exts.directives_hash(&repo, p),
-        )
-    });
+    // The directories `swtbench grade` reads: the shared runs of the run's eval variant (the
+    // pred_pre eval script's), each pair from one directory.
+    let gold_hash = dataset.map(|i| opts.rules.directives_hash(&i.repo, &i.golden_test_patch));
+    let base_hash = model_patch
+        .as_deref()
+        .map(|p| opts.rules.directives_hash(&repo, p));
+    let located = run.locate(
+        id,
+        &SharedHashes {
+            gold: gold_hash.as_deref(),
+            base: base_hash.as_deref(),
+            default_mode: opts.exec_mode,
+        },
+    );
 
-    let gold_code_patch = dataset
-        .map(|i| i.golden_code_patch.clone())
-        .or_else(|| exec_spec(&pred_post).as_ref().and_then(gold_fix_from_spec));
-
+    let gold_code_patch = dataset.map(|i| i.golden_code_patch.clone()).or_else(|| {
+        exec_spec(run, &pred_post)
+            .as_ref()
+            .and_then(gold_fix_from_spec)
+    });
+    let tree = run.tree();
+    let out_dir = &opts.out_dir;
     let mut runs = Vec::with_capacity(6);
     let mut gold_from_runs = None;
     for kind in RunKind::ALL {
-        let dir = match kind {
-            RunKind::PredPre => Some(pred_pre.clone()),
-            RunKind::PredPost => Some(pred_post.clone()),
-            RunKind::GoldPre | RunKind::GoldPost => {
-                gold_hash.as_deref().map(|h| loc.run_dir(kind, id, Some(h)))
-            }
-            RunKind::BasePre | RunKind::BasePost => {
-                base_hash.as_deref().map(|h| loc.run_dir(kind, id, Some(h)))
-            }
-        };
-        let dir = dir.filter(|d| d.is_dir());
+        let dir = located
+            .dir(kind)
+            .filter(|d| tree.is_dir(d).unwrap_or(false));
         if kind == RunKind::GoldPost && gold_code_patch.is_none() {
             gold_from_runs = dir
-                .as_deref()
-                .and_then(exec_spec)
+                .and_then(|d| exec_spec(run, d))
                 .as_ref()
                 .and_then(gold_fix_from_spec);
         }
         runs.push(RunInput {
             kind,
-            dir: dir.as_deref().map(|d| relative_path(out_dir, d, true)),
-            files: dir.as_deref().map(list_files).unwrap_or_default(),
-            test_output: dir
-                .as_deref()
-                .and_then(|d| fs::read(d.join(TEST_OUTPUT_FILE)).ok()),
+            dir: dir.map(|d| relative_path(out_dir, d, true)),
+            files: dir.map(|d| list_files(tree, d)).unwrap_or_default(),
+            test_output: dir.and_then(|d| tree.read(&d.join(TEST_OUTPUT_FILE)).ok().flatten()),
         });
     }
 
     let mut links = Vec::new();
-    if report_path.is_file() {
+    if tree.exists(&report_path).unwrap_or(false) {
         links.push((
             REPORT_FILE.to_string(),
             relative_path(out_dir, &report_path, false),
@@ -611,16 +510,16 @@ fn read_instance(
         EXTRACTION_FILE,
     ] {
         let p = model_dir.join(name);
-        if p.is_file() {
+        if tree.exists(&p).unwrap_or(false) {
             links.push((name.to_string(), relative_path(out_dir, &p, false)));
         }
     }
 
-    let parser = opts.parsers.get(&repo).copied();
+    let parser = opts.rules.parser(&repo);
     InstanceInput {
         id: id.to_string(),
         repo,
-        exec_mode,
+        exec_mode: located.exec_mode,
         parser,
         report,
         model_patch,
@@ -629,7 +528,7 @@ fn read_instance(
         reason: None,
         runner,
         links,
-        notes,
+        notes: located.notes,
     }
 }
 
@@ -680,6 +579,7 @@ pub fn compare(a: &RunView, b: &RunView, generator: &str) -> CompareView {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -697,29 +597,54 @@ mod tests {
         assert_eq!(relative_path(&p("/a"), &p("/a"), true), "./");
     }
 
+    /// The loader needs nothing but a tree reader: an in-memory tree gives the page of a run.
     #[test]
-    fn non_test_extensions_name_the_shared_directories() {
-        let patch = "diff --git a/tests/test_a.py b/tests/test_a.py\n--- a/tests/test_a.py\n+++ b/tests/test_a.py\n@@ -1 +1 @@\n-x\n+y\ndiff --git a/tests/data.json b/tests/data.json\n--- a/tests/data.json\n+++ b/tests/data.json\n@@ -1 +1 @@\n-{}\n+[]\n";
-        let original = NonTestExts::default();
-        assert_eq!(
-            original.directives_hash("acme/widget", patch),
-            swtbench_core::layout::base_directives_hash("acme/widget", patch)
+    fn a_run_is_read_from_any_tree() {
+        use swtbench_grade::tree::MemoryTree;
+        let mut t = MemoryTree::new();
+        let pred_pre = "/t/logs/r1/pred_pre__m/psf__requests-1";
+        t.insert(
+            "/t/logs/r1/m/psf__requests-1/report.json",
+            "{\"psf__requests-1\": {\"patch_exists\": true, \"patch_successfully_applied\": true, \"resolved\": true}}",
         );
-        assert_eq!(
-            original.directives_hash("acme/widget", patch),
-            swtbench_core::hash::sha256_hex("tests/test_a.py")
+        t.insert(
+            format!("{pred_pre}/model_patch.diff"),
+            "diff --git a/t.py b/t.py\n",
         );
-        let table = NonTestExts {
-            by_repo: BTreeMap::from([("acme/widget".to_string(), vec![".txt".to_string()])]),
-            default: Some(vec![".py".to_string()]),
+        t.insert(
+            format!("{pred_pre}/test_output.txt"),
+            "Applied patch t.py cleanly.\nPASSED t.py::a\n",
+        );
+        t.insert(
+            "/t/evaluation_results/m.r1.json",
+            "{\"total_instances\": 1}",
+        );
+        let opts = LoadOptions {
+            out_dir: PathBuf::from("/t/pages"),
+            ..LoadOptions::default()
         };
-        // The repository's own list: .json files are directives.
+        let view = load_run(&t, Path::new("/t/logs/r1/m"), &opts).unwrap();
+        assert_eq!((view.run_id.as_str(), view.model.as_str()), ("r1", "m"));
+        assert_eq!(view.instances.len(), 1);
+        let i = &view.instances[0];
+        assert_eq!(i.outcome, crate::model::Outcome::Resolved);
         assert_eq!(
-            table.directives_hash("acme/widget", patch),
-            swtbench_core::hash::sha256_hex("tests/test_a.py__tests/data.json")
+            i.detail.runs[0].dir.as_deref(),
+            Some("../logs/r1/pred_pre__m/psf__requests-1/")
         );
-        // Any other repository: the table's list.
-        assert_eq!(table.of("acme/other"), vec![".py"]);
+        assert_eq!(
+            i.detail.runs[0].files,
+            vec![
+                "test_output.txt".to_string(),
+                "model_patch.diff".to_string()
+            ]
+        );
+        assert!(view.links.contains(&(
+            "run report".to_string(),
+            "../evaluation_results/m.r1.json".to_string()
+        )));
+        let missing = load_run(&t, Path::new("/t/logs/r1/nope"), &opts).unwrap_err();
+        assert!(missing.to_string().contains("not a directory"), "{missing}");
     }
 
     #[test]

@@ -397,10 +397,13 @@ fn runner_summaries_and_spec_table_parsers_are_honoured() {
     let load = |parsers| {
         let opts = swtbench_html::LoadOptions {
             out_dir: root.path().to_path_buf(),
-            parsers,
+            rules: swtbench_html::ReadRules {
+                parsers,
+                ..Default::default()
+            },
             ..Default::default()
         };
-        swtbench_html::load_run(&model, &opts).unwrap()
+        common::load_dir(&model, &opts)
     };
     let view = load(Default::default());
     assert_eq!(view.instances[0].outcome, Outcome::EmptyPatch);

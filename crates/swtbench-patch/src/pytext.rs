@@ -3,19 +3,8 @@
 //!
 //! Pure string helpers; nothing here knows about patches.
 
-/// `str.isspace()` / regex `\s` for `str` patterns: Unicode White_Space plus the four
-/// information separators U+001C–U+001F, which Python also counts as whitespace.
-pub(crate) fn is_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-/// Regex `\w` for `str` patterns: alphanumeric (letters and numbers) or `_`.
-///
-/// Rust's `is_alphanumeric` also accepts the few combining marks with the Other_Alphabetic
-/// property, which Python's `\w` rejects; no path or `diff` line in practice contains them.
-pub(crate) fn is_word(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
-}
+/// Python's whitespace (`str.isspace()`, `\s`) and word characters (`\w`): the one shared copy.
+pub(crate) use swtbench_core::py::{is_space, is_word};
 
 /// `s.rstrip()`.
 pub(crate) fn rstrip(s: &str) -> &str {

@@ -458,12 +458,10 @@ pub struct PlanInput<'a> {
 /// The log parser of a repository: the table's `log_parser`, else the original's map.
 pub fn parser_for(table: &SpecTable, repo: &str) -> Result<Parser, ParserError> {
     if let Some(name) = table.repos.get(repo).and_then(|r| r.log_parser.as_deref()) {
-        return name
-            .parse::<Parser>()
-            .map_err(|message| ParserError::Unknown {
-                repo: repo.to_string(),
-                message,
-            });
+        return name.parse::<Parser>().map_err(|e| ParserError::Unknown {
+            repo: repo.to_string(),
+            message: e.to_string(),
+        });
     }
     Parser::for_repo(repo).ok_or_else(|| ParserError::NoneForRepo {
         repo: repo.to_string(),

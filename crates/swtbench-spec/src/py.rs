@@ -5,13 +5,9 @@
 //! They exist so rendered text matches the original byte for byte. They must stay tiny and pure;
 //! anything that is not needed for parity does not belong here.
 
-use serde_json::Value;
-
-/// Python's `str.isspace()` for one character (Unicode whitespace plus the ASCII separators
-/// `\x1c`–`\x1f`, which Rust's `char::is_whitespace` does not include).
-pub fn is_space(c: char) -> bool {
-    c.is_whitespace() || matches!(c, '\x1c'..='\x1f')
-}
+/// Python's whitespace and `json.dumps` come from the one shared copy; `json_dumps` is
+/// `json.dumps(value)` with Python's defaults (`", "` / `": "` separators, `ensure_ascii`).
+pub use swtbench_core::py::{dumps_compact as json_dumps, is_space};
 
 /// Python's `str.strip()` without arguments.
 pub fn strip(s: &str) -> &str {
@@ -74,74 +70,10 @@ pub fn path_join(dir: &str, name: &str) -> String {
     }
 }
 
-/// `json.dumps(value)` with Python's defaults: `", "` and `": "` separators, non-ASCII and DEL
-/// escaped as `\uXXXX` (surrogate pairs above the BMP), object keys in insertion order.
-pub fn json_dumps(value: &Value) -> String {
-    let mut out = String::new();
-    write_value(&mut out, value);
-    out
-}
-
-fn write_value(out: &mut String, value: &Value) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
-        Value::Number(n) => out.push_str(&n.to_string()),
-        Value::String(s) => write_str(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_value(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_str(out, k);
-                out.push_str(": ");
-                write_value(out, v);
-            }
-            out.push('}');
-        }
-    }
-}
-
-fn write_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x08' => out.push_str("\\b"),
-            '\x0c' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            _ => {
-                let mut buf = [0u16; 2];
-                for unit in c.encode_utf16(&mut buf) {
-                    out.push_str(&format!("\\u{unit:04x}"));
-                }
-            }
-        }
-    }
-    out.push('"');
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn strip_is_a_character_set() {
@@ -180,14 +112,5 @@ mod tests {
         );
         assert_eq!(path_join("requirements", "/abs.txt"), "/abs.txt");
         assert_eq!(path_join("a/", "b"), "a/b");
-    }
-
-    #[test]
-    fn json_dumps_like_python() {
-        let v = json!({"a": [1, null, true], "b": "é\u{1F600}\n\"\\\u{7f}", "c": {}});
-        assert_eq!(
-            json_dumps(&v),
-            r#"{"a": [1, null, true], "b": "\u00e9\ud83d\ude00\n\"\\\u007f", "c": {}}"#
-        );
     }
 }

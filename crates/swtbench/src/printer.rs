@@ -42,6 +42,16 @@ impl Printer {
         eprintln!("{err}");
     }
 
+    /// The remarks of a library call, in order.
+    pub fn notices(&self, notices: &[swtbench_app::report::Notice]) {
+        for n in notices {
+            match n {
+                swtbench_app::report::Notice::Warn(w) => self.warn(w),
+                swtbench_app::report::Notice::Info(i) => self.info(i),
+            }
+        }
+    }
+
     pub fn is_quiet(&self) -> bool {
         self.quiet
     }

@@ -102,13 +102,13 @@ impl fmt::Display for Parser {
 }
 
 impl FromStr for Parser {
-    type Err = String;
+    type Err = crate::UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.strip_prefix("parse_log_").unwrap_or(s);
         Parser::ALL
             .into_iter()
             .find(|p| p.name() == s)
-            .ok_or_else(|| format!("unknown log parser `{s}`"))
+            .ok_or_else(|| crate::UnknownName::new("log parser", s, None))
     }
 }
 

@@ -5,6 +5,7 @@ pub mod chromium;
 
 use std::path::{Path, PathBuf};
 
+use swtbench_app::tree::FsTree;
 use swtbench_grade::leaderboard;
 use swtbench_grade::InstanceReport;
 use swtbench_html::{load_run, LoadOptions, RunView};
@@ -47,6 +48,16 @@ pub fn leaderboard(run_id: &str, model: &str) -> leaderboard::Metrics {
     leaderboard::compute(&reports, Some(&gold), DENOMINATOR)
 }
 
+/// Reads the run at `model_dir` as the application layer does: paths resolved first (symbolic
+/// links included), then the tree read from the file system.
+pub fn load_dir(model_dir: &Path, opts: &LoadOptions) -> RunView {
+    let opts = LoadOptions {
+        out_dir: std::fs::canonicalize(&opts.out_dir).unwrap_or_else(|_| opts.out_dir.clone()),
+        ..opts.clone()
+    };
+    load_run(&FsTree, &std::fs::canonicalize(model_dir).unwrap(), &opts).unwrap()
+}
+
 pub fn load(run_id: &str, model: &str, out_dir: &Path) -> RunView {
     let opts = LoadOptions {
         out_dir: out_dir.to_path_buf(),
@@ -55,5 +66,5 @@ pub fn load(run_id: &str, model: &str, out_dir: &Path) -> RunView {
         params: vec![("dataset".to_string(), "fixture".to_string())],
         ..LoadOptions::default()
     };
-    load_run(&model_dir(run_id, model), &opts).unwrap()
+    load_dir(&model_dir(run_id, model), &opts)
 }

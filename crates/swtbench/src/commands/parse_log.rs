@@ -1,15 +1,16 @@
 //! `swtbench parse-log`: parse one test log with the original's parser for a repository and print
-//! `{"applied": …, "tests": {…}}` (keys sorted) on stdout.
+//! `{"applied": …, "tests": {…}}` (keys sorted) on stdout, through
+//! [`swtbench_app::grade::parse_log`]. This file is the command line and reading stdin.
 
 use std::io::Read;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use serde_json::{json, Map, Value};
-use swtbench_grade::logs::{self, ExecMode, LogNote};
-use swtbench_grade::{py, Parser};
+use swtbench_app::grade::{log_parser, parse_log, read_log};
+use swtbench_grade::logs::ExecMode;
+use swtbench_grade::Parser;
 
-use crate::error::{CliError, CliResult, ExitCode};
+use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 
 #[derive(Debug, clap::Args)]
@@ -40,29 +41,7 @@ pub struct ParseLogArgs {
 }
 
 pub fn run(args: ParseLogArgs, printer: &Printer) -> CliResult {
-    let parser = match (args.parser, args.repo.as_deref()) {
-        (Some(p), _) => p,
-        (None, Some(repo)) => logs::parser_for(repo, args.exec_mode).ok_or_else(|| {
-            let known: Vec<&str> = swtbench_grade::parsers::REPO_PARSERS
-                .iter()
-                .map(|(r, _)| *r)
-                .collect();
-            CliError::input(anyhow::anyhow!("no log parser for repository `{repo}`")).with_hint(
-                format!(
-                    "known repositories: {}; or choose one with --parser",
-                    known.join(", ")
-                ),
-            )
-        })?,
-        (None, None) if args.exec_mode == ExecMode::ReproductionScript => {
-            Parser::ReproductionScript
-        }
-        (None, None) => {
-            return Err(CliError::input(anyhow::anyhow!(
-                "give --repo (its parser reads the log) or --parser"
-            )));
-        }
-    };
+    let parser = log_parser(args.parser, args.repo.as_deref(), args.exec_mode)?;
     let bytes = if args.file.as_os_str() == "-" {
         let mut buf = Vec::new();
         std::io::stdin()
@@ -70,36 +49,12 @@ pub fn run(args: ParseLogArgs, printer: &Printer) -> CliResult {
             .context("reading the log from stdin")?;
         buf
     } else {
-        std::fs::read(&args.file).map_err(|e| {
-            CliError::input(anyhow::anyhow!("reading {}: {e}", args.file.display()))
-                .with_hint("FILE is a run's test_output.txt (or - to read the log from stdin)")
-        })?
+        read_log(&args.file)?
     };
-    let parsed = logs::parse_log(Some(&bytes), parser);
+    let parsed = parse_log(&bytes, parser);
     for note in &parsed.notes {
-        printer.warn(&format!("{}: {}", args.file.display(), describe(*note)));
+        printer.warn(&format!("{}: {note}", args.file.display()));
     }
-    let tests: Map<String, Value> = parsed
-        .tests
-        .iter()
-        .map(|(k, v)| (k.clone(), json!(v.as_str())))
-        .collect();
-    let out = json!({"applied": parsed.applied, "tests": tests});
-    printer.data(&py::dumps_compact(&out));
+    printer.data(&parsed.json);
     Ok(ExitCode::Success)
-}
-
-fn describe(note: LogNote) -> &'static str {
-    match note {
-        LogNote::InvalidUtf8 => {
-            "invalid UTF-8 replaced with U+FFFD (the original would fail the run)"
-        }
-        LogNote::TraceSplitFailed => {
-            "the coverage trace marker appears without its echoed command line; no tests read \
-             (the original raises IndexError here)"
-        }
-        LogNote::FailureMarker => {
-            "a failure marker (>>>>> …) voids this run: no tests, not applied"
-        }
-    }
 }

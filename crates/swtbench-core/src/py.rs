@@ -1,8 +1,12 @@
-//! The handful of Python built-in behaviours the original's parsers and reports rely on, reproduced
-//! exactly: what `str.split()` and `\s` call whitespace, what `\b` calls a word character, how text
-//! files are read (universal newlines), how `repr(float)` prints and how `json.dumps` formats.
+//! The one copy of the Python built-in behaviours the original harness's parsers, renderers,
+//! patch extraction and reports rely on, reproduced exactly: what `str.isspace()`, `str.split()`
+//! and `\s` call whitespace, what `\w` / `\b` call a word character, how text files are read
+//! (universal newlines), how `repr(float)` prints and how `json.dumps` formats (indented or on one
+//! line, `ensure_ascii`, the default separators).
 //!
-//! Pure helpers; nothing here knows about logs or reports.
+//! Every crate that needs one of these uses this module (grading, spec rendering, extraction), so
+//! the rules cannot drift apart. Pure helpers: nothing here knows about logs, specs or patches, and
+//! nothing here touches files.
 
 use std::fmt::Write as _;
 
@@ -293,5 +297,30 @@ mod tests {
         let mut s = String::new();
         write_str(&mut s, "\u{1F600}\x7f\x01");
         assert_eq!(s, "\"\\ud83d\\ude00\\u007f\\u0001\"");
+    }
+
+    #[test]
+    fn compact_dumps_like_python_defaults() {
+        let v = json!({"a": [1, null, true], "b": "é\u{1F600}\n\"\\\u{7f}", "c": {}});
+        assert_eq!(
+            dumps_compact(&v),
+            r#"{"a": [1, null, true], "b": "\u00e9\ud83d\ude00\n\"\\\u007f", "c": {}}"#
+        );
+    }
+
+    #[test]
+    fn whitespace_and_word_characters_of_extraction() {
+        assert!(is_space('\u{1c}') && is_space('\u{85}') && is_space('\u{a0}'));
+        assert!(!is_space('\u{200b}'));
+        // The same as Rust's White_Space plus the information separators, outside ASCII too.
+        for c in ['\u{2003}', '\u{3000}', '\u{2028}', '\u{feff}', 'x', '\x00'] {
+            assert_eq!(
+                is_space(c),
+                c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+            );
+        }
+        for c in ['a', 'Z', '0', '_', 'é', '٣', '-', '.', ' '] {
+            assert_eq!(is_word(c), c.is_alphanumeric() || c == '_');
+        }
     }
 }

@@ -1,0 +1,355 @@
+//! `grade` and `parse-log` as library functions: re-grading a run from the logs it left in the
+//! original's layout (§4.8) without containers, and reading one test log with a parser.
+//!
+//! [`regrade`] writes each instance's `report.json` (only the missing ones unless `rewrite`) and
+//! the run report `evaluation_results/<model>.<run_id>.json`. With the spec table and predictions
+//! `swtbench run` had, it reproduces run's `report.json` files byte for byte and its run report's
+//! numbers (run counts an instance as completed only when nothing was executed for it; grade,
+//! as the original, when its report.json existed before). Nothing here prints: warnings come
+//! back as data for the caller to show.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::anyhow;
+use serde_json::{json, Map, Value};
+use swtbench_core::layout::{evaluation_results_path, model_dir_name, LogsRoot};
+use swtbench_core::Instance;
+use swtbench_data::{LoadedDataset, LoadedPredictions};
+use swtbench_grade::logs::{self, ExecMode, LogNote};
+use swtbench_grade::run_report::{EntryState, ErrorReason, RunReport, RunReportInput};
+use swtbench_grade::tree::{
+    regrade as regrade_tree, NonTestExts, ReadRules, RegradeRequest, RunTree,
+};
+use swtbench_grade::{py, GradeOptions, Parser};
+use swtbench_runner::plan::vanilla_patch;
+use swtbench_spec::SpecTable;
+
+use crate::report::Notice;
+use crate::tree::FsTree;
+use crate::{Error, Result};
+
+/// What to re-grade, resolved from `grade`'s arguments.
+#[derive(Debug, Clone, Copy)]
+pub struct GradeSettings<'a> {
+    /// The dataset of the run (valid instances only).
+    pub dataset: &'a LoadedDataset,
+    /// The run's predictions: their instances are the ones graded, and their empty patches are
+    /// graded as not applied, as `run` does. `None`: every dataset instance with a directory in
+    /// the run is graded.
+    pub predictions: Option<&'a LoadedPredictions>,
+    /// The model (`model_name_or_path`); defaults to the predictions' model.
+    pub model: Option<&'a str>,
+    pub run_id: &'a str,
+    /// The logs root (the original's `run_instance_swt_logs`).
+    pub logs_root: &'a Path,
+    /// Where the run report goes (the original's `evaluation_results`).
+    pub output_dir: &'a Path,
+    /// Grade again instances that already have a report.json, and overwrite it.
+    pub rewrite: bool,
+    pub options: GradeOptions,
+    /// The spec table `swtbench run` had (its parsers and non-test extensions), and its file.
+    pub table: &'a SpecTable,
+    pub spec_table: Option<&'a Path>,
+}
+
+/// What re-grading did.
+#[derive(Debug, Clone)]
+pub struct GradeOutcome {
+    pub report: RunReport,
+    /// Where the run report was written.
+    pub run_report_path: PathBuf,
+    /// Instances graded now (their `report.json` written).
+    pub newly_graded: usize,
+    /// One per instance worth a remark (shared runs of another variant, missing outputs, …).
+    pub warnings: Vec<String>,
+    /// Instances without any run (no pred_pre `model_patch.diff`) that are errors.
+    pub not_run: usize,
+}
+
+/// The spec table's rules for reading logs of `repos` (in the order given, each once): the
+/// table's `log_parser` over the original's map, and its non-test extensions. An unknown
+/// `log_parser` of one of `repos` is an input error naming it.
+pub fn read_rules<'r>(
+    table: &SpecTable,
+    repos: impl IntoIterator<Item = &'r str>,
+    spec_table: Option<&Path>,
+) -> Result<ReadRules> {
+    let mut parsers = BTreeMap::new();
+    for repo in repos {
+        if parsers.contains_key(repo) {
+            continue;
+        }
+        let Some(name) = table.repos.get(repo).and_then(|r| r.log_parser.as_deref()) else {
+            continue;
+        };
+        let parser = name.parse::<Parser>().map_err(|e| {
+            Error::input(anyhow!(
+                "spec table{}: repository {repo}: {e}",
+                spec_table
+                    .map(|p| format!(" {}", p.display()))
+                    .unwrap_or_default(),
+            ))
+            .with_hint(
+                "log_parser is one of pytest, pytest_options, pytest_v2, django, seaborn, \
+                 matplotlib, sympy",
+            )
+        })?;
+        parsers.insert(repo.to_string(), parser);
+    }
+    Ok(ReadRules {
+        parsers,
+        non_test_exts: non_test_exts(table),
+    })
+}
+
+/// The spec table's `non_test_extensions` (per repository and the table's own), which decide the
+/// directive hashes of the shared gold/base run directories.
+pub fn non_test_exts(table: &SpecTable) -> NonTestExts {
+    NonTestExts {
+        by_repo: table
+            .repos
+            .iter()
+            .filter_map(|(repo, r)| Some((repo.clone(), r.non_test_extensions.clone()?)))
+            .collect(),
+        default: table.non_test_extensions.clone(),
+    }
+}
+
+/// The instances to grade, the model directory, the submitted ids and the empty patches.
+struct Selection {
+    instances: Vec<Instance>,
+    model_dir: String,
+    submitted: Option<BTreeSet<String>>,
+    empty_patches: Option<BTreeSet<String>>,
+}
+
+fn select(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Result<Selection> {
+    let dataset = settings.dataset;
+    let (model_dir, submitted, empty_patches) = match settings.predictions {
+        Some(preds) => {
+            let model_dir = preds.model_dir();
+            if let Some(m) = settings.model {
+                if model_dir_name(m) != model_dir {
+                    return Err(Error::input(anyhow!(
+                        "--model {m} differs from the predictions' model {}",
+                        preds.model
+                    )));
+                }
+            }
+            let ids: BTreeSet<String> = preds
+                .predictions
+                .keys()
+                .map(|k| k.as_str().to_string())
+                .collect();
+            // What `swtbench run` grades as an empty patch without running it.
+            let empty: BTreeSet<String> = preds
+                .predictions
+                .iter()
+                .filter(|(_, p)| vanilla_patch(p).is_none())
+                .map(|(k, _)| k.as_str().to_string())
+                .collect();
+            (model_dir, Some(ids), Some(empty))
+        }
+        None => (
+            model_dir_name(settings.model.unwrap_or_default()),
+            None,
+            None,
+        ),
+    };
+    let instances: Vec<Instance> = match &submitted {
+        Some(ids) => dataset
+            .instances
+            .iter()
+            .filter(|i| ids.contains(i.instance_id.as_str()))
+            .cloned()
+            .collect(),
+        None => {
+            let root = LogsRoot::new(settings.logs_root);
+            let run = RunTree::new(&FsTree, &root, settings.run_id, &model_dir);
+            let found = run.instance_ids().map_err(Error::input)?;
+            let unknown: Vec<&String> = found
+                .iter()
+                .filter(|id| dataset.get(id).is_none())
+                .collect();
+            if !unknown.is_empty() {
+                notices.push(Notice::Warn(format!(
+                    "{} instance directories in the run are not in the selected dataset (e.g. {}); ignored",
+                    unknown.len(),
+                    unknown[0]
+                )));
+            }
+            dataset
+                .instances
+                .iter()
+                .filter(|i| found.contains(i.instance_id.as_str()))
+                .cloned()
+                .collect()
+        }
+    };
+    if instances.is_empty() {
+        return Err(Error::input(anyhow!(
+            "nothing to grade: no instance of {} has outputs for model {model_dir} in {}",
+            dataset.name,
+            settings.logs_root.join(settings.run_id).display()
+        ))
+        .with_hint("check --logs-root, --run-id, --model and --dataset"));
+    }
+    Ok(Selection {
+        instances,
+        model_dir,
+        submitted,
+        empty_patches,
+    })
+}
+
+/// How the run was made (written by `swtbench run` into its run report), kept when the run
+/// report is written again.
+fn run_parameters(run_report: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(run_report)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| match v.get("run_parameters") {
+            Some(Value::Object(m)) => Some(
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Instance warnings told one by one; the rest are counted (all are in [`GradeOutcome`]).
+const MAX_WARNINGS_SHOWN: usize = 10;
+
+/// Re-grades the run `settings` describe and writes its reports. Remarks go to `notices` as they
+/// arise, also when an error ends the work (instance directories outside the dataset, the first
+/// instance warnings, …).
+pub fn regrade(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Result<GradeOutcome> {
+    let selection = select(settings, notices)?;
+    let rules = read_rules(
+        settings.table,
+        selection.instances.iter().map(|i| i.repo.as_str()),
+        settings.spec_table,
+    )?;
+    let root = LogsRoot::new(settings.logs_root);
+    let request = RegradeRequest {
+        logs_root: &root,
+        run_id: settings.run_id,
+        model_dir: &selection.model_dir,
+        instances: &selection.instances,
+        rewrite: settings.rewrite,
+        threads: 0,
+        options: settings.options,
+        rules: &rules,
+        empty_patches: selection.empty_patches.as_ref(),
+    };
+    let graded = regrade_tree(&FsTree, &request);
+    // Said before anything is written, so that they are not lost if writing fails.
+    for w in graded.warnings.iter().take(MAX_WARNINGS_SHOWN) {
+        notices.push(Notice::Warn(w.clone()));
+    }
+    if graded.warnings.len() > MAX_WARNINGS_SHOWN {
+        notices.push(Notice::Warn(format!(
+            "… and {} more instance(s) with warnings",
+            graded.warnings.len() - MAX_WARNINGS_SHOWN
+        )));
+    }
+    for (path, text) in &graded.writes {
+        swtbench_data::fsutil::write_atomic(path, text.as_bytes()).map_err(Error::environment)?;
+    }
+    let not_run = graded
+        .entries
+        .iter()
+        .filter(|e| e.state == EntryState::Error(ErrorReason::MissingModelPatch))
+        .count();
+    let out = evaluation_results_path(settings.output_dir, &selection.model_dir, settings.run_id);
+    let report = RunReport::new(&RunReportInput {
+        entries: graded.entries,
+        submitted_ids: selection
+            .submitted
+            .map(|s| s.into_iter().collect())
+            .unwrap_or_default(),
+        parameters: run_parameters(&out),
+        ..Default::default()
+    });
+    swtbench_data::fsutil::write_atomic(&out, report.to_json().as_bytes())
+        .map_err(Error::environment)?;
+    Ok(GradeOutcome {
+        report,
+        run_report_path: out,
+        newly_graded: graded.writes.len(),
+        warnings: graded.warnings,
+        not_run,
+    })
+}
+
+/// The parser `parse-log` reads a log with: `parser` when given, else `repo`'s in `mode` (the
+/// reproduction parser in reproduction mode without a repository).
+pub fn log_parser(parser: Option<Parser>, repo: Option<&str>, mode: ExecMode) -> Result<Parser> {
+    match (parser, repo) {
+        (Some(p), _) => Ok(p),
+        (None, Some(repo)) => logs::parser_for(repo, mode).ok_or_else(|| {
+            let known: Vec<&str> = swtbench_grade::parsers::REPO_PARSERS
+                .iter()
+                .map(|(r, _)| *r)
+                .collect();
+            Error::input(anyhow!("no log parser for repository `{repo}`")).with_hint(format!(
+                "known repositories: {}; or choose one with --parser",
+                known.join(", ")
+            ))
+        }),
+        (None, None) if mode == ExecMode::ReproductionScript => Ok(Parser::ReproductionScript),
+        (None, None) => Err(Error::input(anyhow!(
+            "give --repo (its parser reads the log) or --parser"
+        ))),
+    }
+}
+
+/// A test log's bytes (a run's `test_output.txt`).
+pub fn read_log(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| {
+        Error::input(anyhow!("reading {}: {e}", path.display()))
+            .with_hint("FILE is a run's test_output.txt (or - to read the log from stdin)")
+    })
+}
+
+/// One log as `parse-log` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedLogText {
+    /// `{"applied": …, "tests": {…}}` (keys sorted) as Python's `json.dumps` writes it.
+    pub json: String,
+    /// What is worth telling about the log, one sentence each.
+    pub notes: Vec<&'static str>,
+}
+
+/// Parses one log with `parser`.
+pub fn parse_log(bytes: &[u8], parser: Parser) -> ParsedLogText {
+    let parsed = logs::parse_log(Some(bytes), parser);
+    let tests: Map<String, Value> = parsed
+        .tests
+        .iter()
+        .map(|(k, v)| (k.clone(), json!(v.as_str())))
+        .collect();
+    let out = json!({"applied": parsed.applied, "tests": tests});
+    ParsedLogText {
+        json: py::dumps_compact(&out),
+        notes: parsed.notes.iter().map(|n| describe(*n)).collect(),
+    }
+}
+
+fn describe(note: LogNote) -> &'static str {
+    match note {
+        LogNote::InvalidUtf8 => {
+            "invalid UTF-8 replaced with U+FFFD (the original would fail the run)"
+        }
+        LogNote::TraceSplitFailed => {
+            "the coverage trace marker appears without its echoed command line; no tests read \
+             (the original raises IndexError here)"
+        }
+        LogNote::FailureMarker => {
+            "a failure marker (>>>>> …) voids this run: no tests, not applied"
+        }
+    }
+}

@@ -1,0 +1,400 @@
+//! `report` as library functions: the leaderboard numbers of one model's run, like the original's
+//! `python -m src.report` (§1.2, §7.5), and its HTML page or the comparison page of two runs, with
+//! the same numbers (computed once by [`leaderboard`] and handed to the pages).
+//!
+//! A run is `<logs root>/<run_id>/<model>`. It is measured against a [`Benchmark`] (fixed
+//! denominators and published gold runs, or a custom dataset whose instances are counted and,
+//! with a spec table, whose repositories' logs the page reads as `swtbench run` did). Nothing
+//! here prints: remarks go to a list of [`Notice`]s the caller shows, in order.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::anyhow;
+use swtbench_core::Instance;
+use swtbench_grade::leaderboard::{self, NoCoverage};
+use swtbench_grade::tree::{collect_reports, CollectedReports, ReadRules};
+use swtbench_html::RunView;
+
+use crate::benchmark::{filtered_ids, gold_reports, gold_run_dir, Benchmark};
+use crate::html_page;
+use crate::tree::FsTree;
+use crate::{Error, Result};
+
+/// A remark made on the way, for the caller to show in order: a warning (always shown) or a
+/// line of information.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    Warn(String),
+    Info(String),
+}
+
+/// Which run to measure, and against what.
+#[derive(Debug, Clone, Copy)]
+pub struct LeaderboardSettings<'a> {
+    /// `<logs root>/<run_id>/<model>`; with `seeds`, it holds `{seed}`.
+    pub path: &'a Path,
+    /// `p@k` over these seeds, in the order they are tried; empty: one run.
+    pub seeds: &'a [String],
+    /// The gold run (under the same logs root) whose coverage is the Δᵃˡˡ denominator; `None`:
+    /// no coverage rows.
+    pub gold_run_id: Option<&'a str>,
+    pub denominator: usize,
+}
+
+/// The leaderboard numbers of the run (what every format of `report` shows). With seeds, the
+/// original's `p@k` mode picks one seed's report per instance
+/// ([`leaderboard::select_pass_at_k`]).
+pub fn leaderboard(
+    settings: &LeaderboardSettings<'_>,
+    notices: &mut Vec<Notice>,
+) -> Result<leaderboard::Metrics> {
+    let skip_ids = filtered_ids();
+    let skip = |id: &str| skip_ids.contains(id);
+    let (path, seeds, denominator) = (settings.path, settings.seeds, settings.denominator);
+    let paths: Vec<PathBuf> = if seeds.is_empty() {
+        vec![path.to_path_buf()]
+    } else {
+        seeds
+            .iter()
+            .map(|seed| PathBuf::from(path.to_string_lossy().replace("{seed}", seed)))
+            .collect()
+    };
+    let (_, root) = run_id_and_root(&paths[0])?;
+    let mut per_seed = Vec::with_capacity(paths.len());
+    for p in &paths {
+        per_seed.push(collect_model_dir(p, &skip, notices)?);
+    }
+    let collected = if seeds.is_empty() {
+        per_seed.remove(0)
+    } else {
+        let picked = leaderboard::select_pass_at_k(
+            &per_seed
+                .iter()
+                .map(|c| c.reports.clone())
+                .collect::<Vec<_>>(),
+        );
+        notices.push(Notice::Info(format!(
+            "p@k over {} seeds: {} instances with a report picked",
+            seeds.len(),
+            picked.len()
+        )));
+        CollectedReports {
+            reports: picked,
+            unreadable: per_seed.iter().flat_map(|c| c.unreadable.clone()).collect(),
+            filtered: per_seed.iter().map(|c| c.filtered).max().unwrap_or(0),
+        }
+    };
+    let gold = match settings.gold_run_id {
+        Some(id) => {
+            let gold = gold_reports(&root, id, &skip)?;
+            for (iid, why) in gold.iter().flat_map(|g| &g.unreadable) {
+                notices.push(Notice::Warn(format!(
+                    "gold run {id}: {iid}: report.json skipped: {why}"
+                )));
+            }
+            gold
+        }
+        None => None,
+    };
+    let metrics = leaderboard::compute(
+        &collected.reports,
+        gold.as_ref().map(|g| g.reports.as_slice()),
+        denominator,
+    );
+    let gold_dir = settings.gold_run_id.map(|id| gold_run_dir(&root, id));
+    coverage_notices(&metrics, gold_dir.as_deref(), notices);
+    if collected.reports.is_empty() && collected.filtered == 0 && collected.unreadable.is_empty() {
+        notices.push(Notice::Warn(format!(
+            "no report.json under {}: every instance counts as failed (grade the run first with \
+             `swtbench grade`, or check PATH)",
+            path.display()
+        )));
+    }
+    if collected.reports.len() > denominator {
+        notices.push(Notice::Warn(format!(
+            "{} reports but a denominator of {denominator}: pass --dataset or --denominator",
+            collected.reports.len()
+        )));
+    }
+    notices.push(Notice::Info(format!(
+        "{} reports ({} skipped by the SWT filter lists), denominator {denominator}",
+        collected.reports.len(),
+        collected.filtered
+    )));
+    Ok(metrics)
+}
+
+/// Why the coverage rows are missing, when they are.
+fn coverage_notices(
+    metrics: &leaderboard::Metrics,
+    gold_dir: Option<&Path>,
+    notices: &mut Vec<Notice>,
+) {
+    let text = match (&metrics.coverage, gold_dir) {
+        (Err(NoCoverage::NoGoldRun), Some(dir)) => format!(
+            "no gold run found at {}, skipping the coverage delta rows",
+            dir.display()
+        ),
+        (Err(NoCoverage::NoGoldRun), None) => "no gold run for this dataset, skipping the \
+             coverage delta rows (pass --gold-run-id RUN_ID, a run of the gold predictions under \
+             the same logs root)"
+            .to_string(),
+        (Err(NoCoverage::NoGoldCoverage), Some(dir)) => format!(
+            "the gold run at {} has no coverage_delta_gold, skipping the coverage delta rows",
+            dir.display()
+        ),
+        (Err(NoCoverage::NoGoldCoverage), None) | (Ok(_), _) => return,
+    };
+    notices.push(Notice::Warn(text));
+}
+
+/// The reports of the model directory at `path`, after the checks that `path` names one.
+fn collect_model_dir(
+    path: &Path,
+    skip: &(dyn Fn(&str) -> bool + Sync),
+    notices: &mut Vec<Notice>,
+) -> Result<CollectedReports> {
+    if !path.is_dir() {
+        return Err(Error::input(anyhow!(
+            "instance log directory not found at {}",
+            path.display()
+        ))
+        .with_hint(
+            "PATH is <logs root>/<run_id>/<model>, e.g. run_instance_swt_logs/my-run/my-model",
+        ));
+    }
+    let models = pred_pre_models(path);
+    if !models.is_empty() {
+        let dirs: Vec<String> = models
+            .iter()
+            .map(|m| path.join(m).display().to_string())
+            .collect();
+        return Err(Error::input(anyhow!(
+            "{} is a run directory (it holds pred_pre__<model> directories), not a model's \
+             report directory",
+            path.display()
+        ))
+        .with_hint(format!(
+            "PATH is <logs root>/<run_id>/<model>: pass {}",
+            dirs.join(" or ")
+        )));
+    }
+    let collected = collect_reports(&FsTree, path, skip)
+        .map_err(|e| Error::input(anyhow!("reading {}: {e}", path.display())))?
+        .unwrap_or_default();
+    for (id, why) in &collected.unreadable {
+        notices.push(Notice::Warn(format!("{id}: report.json skipped: {why}")));
+    }
+    Ok(collected)
+}
+
+/// The run id of `<root>/<run_id>/<model>` (the table's default column header).
+pub fn run_id_of(path: &Path) -> Result<String> {
+    run_id_and_root(path).map(|(id, _)| id)
+}
+
+/// `(run_id, logs root)` of `<root>/<run_id>/<model>`.
+fn run_id_and_root(path: &Path) -> Result<(String, PathBuf)> {
+    let abs = std::path::absolute(path)
+        .map_err(|e| Error::input(anyhow!("resolving {}: {e}", path.display())))?;
+    let abs = normalize(&abs);
+    let run_dir = abs
+        .parent()
+        .ok_or_else(|| Error::input(anyhow!("{} has no parent directory", path.display())))?;
+    let run_id = run_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| Error::input(anyhow!("{} has no run id directory", path.display())))?;
+    let root = run_dir.parent().unwrap_or(Path::new("/")).to_path_buf();
+    Ok((run_id, root))
+}
+
+/// The models `m` of the `pred_pre__<m>` directories directly under `dir` (sorted): non-empty
+/// when `dir` is a run directory rather than a model's report directory.
+fn pred_pre_models(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut models: Vec<String> = entries
+        .filter_map(std::result::Result::ok)
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_prefix("pred_pre__"))
+                .map(str::to_string)
+        })
+        .collect();
+    models.sort();
+    models
+}
+
+/// Removes `.` and resolves `..` lexically (so `runs/r/m/.` names run `r`).
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Everything about a run the page shows besides what it reads from the tree.
+#[derive(Debug, Clone)]
+pub struct PageContext {
+    /// `report`'s parameters worth showing (benchmark, denominator, gold run, …).
+    pub params: Vec<(String, String)>,
+    pub denominator: usize,
+    /// The dataset's instances by id, when a dataset was read (repositories, gold fixes and the
+    /// gold test directives that name the gold runs).
+    pub instances: BTreeMap<String, Instance>,
+    /// The spec table's parsers and non-test extensions.
+    pub rules: ReadRules,
+    /// `swtbench <version>`.
+    pub generator: String,
+}
+
+/// What a page lists about how `report` measured the run.
+#[derive(Debug, Clone, Copy)]
+pub struct PageParams<'a> {
+    pub benchmark: &'a Benchmark,
+    /// `--denominator`, if given.
+    pub explicit_denominator: Option<u64>,
+    /// The denominator used.
+    pub denominator: usize,
+    /// The split of a dataset that was read.
+    pub split: &'a str,
+    pub gold_run_id: Option<&'a str>,
+    pub spec_table: Option<&'a Path>,
+}
+
+impl PageContext {
+    /// The page context of a run measured as `params` says, read under `rules`.
+    pub fn new(params: &PageParams<'_>, rules: ReadRules, generator: String) -> PageContext {
+        let benchmark = params.benchmark;
+        let mut shown = vec![(
+            "benchmark".to_string(),
+            benchmark.label(params.explicit_denominator),
+        )];
+        if let Benchmark::Custom { source, .. } = benchmark {
+            shown.push(("dataset".to_string(), source.clone()));
+            shown.push(("split".to_string(), params.split.to_string()));
+        }
+        shown.extend([
+            ("denominator".to_string(), params.denominator.to_string()),
+            (
+                "gold run (coverage rows)".to_string(),
+                params
+                    .gold_run_id
+                    .unwrap_or("none (pass --gold-run-id)")
+                    .to_string(),
+            ),
+            (
+                "filter".to_string(),
+                "instances in the SWT-Bench filter lists are not counted".to_string(),
+            ),
+        ]);
+        if let Some(p) = params.spec_table {
+            shown.push(("spec table".to_string(), p.display().to_string()));
+        }
+        PageContext {
+            params: shown,
+            denominator: params.denominator,
+            instances: benchmark.instances_by_id(),
+            rules,
+            generator,
+        }
+    }
+}
+
+/// A page and what is worth saying about it.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub html: String,
+    pub warnings: Vec<String>,
+}
+
+/// The directory a page written to `out` (stdout: `None`) lives in; links are relative to it.
+fn out_dir(out: Option<&Path>) -> Result<PathBuf> {
+    let dir = match out.and_then(Path::parent) {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::path::absolute(&dir).map_err(|e| Error::input(anyhow!("resolving {}: {e}", dir.display())))
+}
+
+fn load(
+    path: &Path,
+    metrics: &leaderboard::Metrics,
+    ctx: &PageContext,
+    out_dir: &Path,
+) -> Result<RunView> {
+    let opts = swtbench_html::LoadOptions {
+        out_dir: out_dir.to_path_buf(),
+        instances: ctx.instances.clone(),
+        metrics: Some(swtbench_html::Metrics::from(metrics)),
+        denominator: Some(ctx.denominator),
+        rules: ctx.rules.clone(),
+        params: ctx.params.clone(),
+        generator: ctx.generator.clone(),
+        ..swtbench_html::LoadOptions::default()
+    };
+    html_page::load_view(path, opts).map_err(|e| {
+        Error::input(anyhow!(e)).with_hint(
+            "PATH is <logs root>/<run_id>/<model>, e.g. run_instance_swt_logs/my-run/my-model",
+        )
+    })
+}
+
+/// The page of the run at `path` with the given metrics, for writing to `out` (`None`: stdout).
+pub fn html_page(
+    path: &Path,
+    metrics: &leaderboard::Metrics,
+    ctx: &PageContext,
+    out: Option<&Path>,
+) -> Result<Page> {
+    let view = load(path, metrics, ctx, &out_dir(out)?)?;
+    Ok(Page {
+        html: swtbench_html::render_run(&view),
+        warnings: view.warnings.clone(),
+    })
+}
+
+/// The comparison page of two runs, each with its metrics, for writing to `out`.
+pub fn compare_page(
+    runs: [(&Path, &leaderboard::Metrics); 2],
+    ctx: &PageContext,
+    out: Option<&Path>,
+) -> Result<String> {
+    let dir = out_dir(out)?;
+    let a = load(runs[0].0, runs[0].1, ctx, &dir)?;
+    let b = load(runs[1].0, runs[1].1, ctx, &dir)?;
+    let view = swtbench_html::compare(&a, &b, &ctx.generator);
+    Ok(swtbench_html::render_compare(&view))
+}
+
+/// Writes a page to `file`.
+pub fn write_page(file: &Path, html: &str) -> Result<()> {
+    swtbench_data::fsutil::write_atomic(file, html.as_bytes())
+        .map_err(|e| Error::input(e).with_hint("check that the directory exists and is writable"))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_come_from_the_model_directory_path() {
+        assert_eq!(run_id_of(Path::new("logs/my-run/m")).unwrap(), "my-run");
+        assert_eq!(run_id_of(Path::new("logs/my-run/m/.")).unwrap(), "my-run");
+        let (_, root) = run_id_and_root(Path::new("/x/logs/r/m")).unwrap();
+        assert_eq!(root, Path::new("/x/logs"));
+    }
+}
