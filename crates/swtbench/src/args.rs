@@ -4,8 +4,6 @@
 //! [`DatasetArgs`] so the flags, their snake_case aliases and their behaviour are identical
 //! everywhere.
 
-use std::io::IsTerminal;
-
 use swtbench_data::dataset::{DatasetError, LoadOptions, LoadedDataset};
 use swtbench_data::predictions::PredictionsError;
 use swtbench_data::SwtFilter;
@@ -97,7 +95,7 @@ impl DatasetArgs {
     /// Loads the dataset, printing notes (fallbacks, detections) on stderr. Invalid rows are kept
     /// in [`LoadedDataset::problems`]; use [`DatasetArgs::load_valid`] to refuse them.
     pub fn load(&self, printer: &Printer) -> Result<LoadedDataset, CliError> {
-        let mut bar = DownloadBar::new(printer);
+        let mut bar = swtbench_reporter::DownloadBar::new(printer.is_quiet());
         let mut progress = |url: &str, done: u64, total: Option<u64>| bar.update(url, done, total);
         let result = swtbench_app::inputs::load_dataset(&self.options(), &mut progress);
         bar.finish();
@@ -130,75 +128,6 @@ pub fn dataset_error(e: DatasetError) -> CliError {
 /// A predictions error with its exit code and hint.
 pub fn predictions_error(e: PredictionsError) -> CliError {
     swtbench_app::inputs::predictions_error(e).into()
-}
-
-/// A progress bar for hub downloads, drawn only on a terminal and never with --quiet.
-/// Not on a terminal (CI logs, pipes), each download is one line instead.
-struct DownloadBar {
-    printer: Printer,
-    enabled: bool,
-    terminal: bool,
-    bar: Option<indicatif::ProgressBar>,
-    url: String,
-}
-
-impl DownloadBar {
-    fn new(printer: &Printer) -> DownloadBar {
-        DownloadBar {
-            printer: *printer,
-            enabled: !printer.is_quiet(),
-            terminal: std::io::stderr().is_terminal(),
-            bar: None,
-            url: String::new(),
-        }
-    }
-
-    fn update(&mut self, url: &str, done: u64, total: Option<u64>) {
-        if !self.enabled {
-            return;
-        }
-        if self.url != url && !self.terminal {
-            self.url = url.to_string();
-            let name = url.rsplit('/').next().unwrap_or(url);
-            let size = total
-                .map(|t| format!(" ({:.1} MB)", t as f64 / 1e6))
-                .unwrap_or_default();
-            self.printer
-                .info(&format!("downloading {name}{size} from {url}"));
-            return;
-        }
-        if !self.terminal {
-            return;
-        }
-        if self.url != url {
-            if let Some(b) = self.bar.take() {
-                b.finish_and_clear();
-            }
-            self.url = url.to_string();
-            let bar = match total {
-                Some(t) => indicatif::ProgressBar::new(t),
-                None => indicatif::ProgressBar::new_spinner(),
-            };
-            let style = indicatif::ProgressStyle::with_template(
-                "{msg} {bar:30} {bytes}/{total_bytes} {bytes_per_sec}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-            bar.set_style(style);
-            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            let name = url.rsplit('/').next().unwrap_or(url);
-            bar.set_message(format!("downloading {name}"));
-            self.bar = Some(bar);
-        }
-        if let Some(b) = &self.bar {
-            b.set_position(done);
-        }
-    }
-
-    fn finish(&mut self) {
-        if let Some(b) = self.bar.take() {
-            b.finish_and_clear();
-        }
-    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@ mod commands;
 mod env_vars;
 mod error;
 mod printer;
-mod progress;
 mod settings;
 
 use clap::Parser;

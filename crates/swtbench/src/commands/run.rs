@@ -26,7 +26,7 @@ use crate::args::{parse_bool, DatasetArgs, EvalArgs, ExtractStyleArgs};
 use crate::env_vars;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
-use crate::progress::Progress;
+use swtbench_reporter::Progress;
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -291,7 +291,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
     let planned = pipeline.plan().counts.instances;
     let pipeline = pipeline.lock()?;
     let progress = Arc::new(Progress::new(
-        printer,
+        printer.is_quiet(),
         std::io::stderr().is_terminal(),
         planned,
     ));

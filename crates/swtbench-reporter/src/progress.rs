@@ -1,4 +1,4 @@
-//! The progress display of `swtbench run`: an event consumer on stderr.
+//! The progress display of an evaluation: an event consumer on stderr.
 //!
 //! On a terminal: a bar of instances done out of the total with the ETA, and one line per running
 //! instance with its phase (indicatif). Elsewhere (CI logs, pipes): one plain line per finished
@@ -12,8 +12,6 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use swtbench_runner::events::{Event, ImageOutcome, InstanceOutcome, RunOutcome};
-
-use crate::printer::Printer;
 
 /// How the display draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,8 +54,10 @@ impl std::fmt::Debug for Progress {
 }
 
 impl Progress {
-    pub fn new(printer: &Printer, is_terminal: bool, total: usize) -> Progress {
-        let mode = if printer.is_quiet() {
+    /// A display for `total` instances; `quiet` keeps only warnings, `is_terminal` (of stderr)
+    /// picks bars over lines.
+    pub fn new(quiet: bool, is_terminal: bool, total: usize) -> Progress {
+        let mode = if quiet {
             Mode::Quiet
         } else if is_terminal {
             Mode::Bars
