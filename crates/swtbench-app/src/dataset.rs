@@ -409,6 +409,42 @@ fn read_hits(path: &Path) -> Result<HashMap<String, Vec<String>>> {
 // ---------------------------------------------------------------------------------------------
 // swt
 
+/// Which SWT filter list removes instances in `dataset swt`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilterChoice {
+    /// The list of the dataset the rows come from (inferred from the instance ids).
+    Auto,
+    List(swtbench_data::SwtFilter),
+    None,
+}
+
+/// The ids the SWT filter removes from the rows of `input`, and the loader's notes (how the list
+/// was inferred). With [`FilterChoice::Auto`] the dataset loader tells Lite, Verified and Full
+/// apart, offline; `hub` is only asked for then.
+pub fn swt_filter_ids(
+    input: &Path,
+    choice: FilterChoice,
+    hub: &dyn Fn() -> Result<swtbench_data::hub::Hub>,
+) -> Result<(BTreeSet<String>, Vec<String>)> {
+    let (list, notes) = match choice {
+        FilterChoice::None => return Ok((BTreeSet::new(), Vec::new())),
+        FilterChoice::List(f) => (f, Vec::new()),
+        FilterChoice::Auto => {
+            let mut options = swtbench_data::LoadOptions::new(input.display().to_string());
+            options.filter_swt = true;
+            options.is_swt = true;
+            options.offline = true;
+            let loaded = swtbench_data::load_dataset(&options, &hub()?, None)
+                .map_err(crate::inputs::dataset_error)?;
+            (
+                loaded.filter.unwrap_or(swtbench_data::SwtFilter::Full),
+                loaded.notes,
+            )
+        }
+    };
+    Ok((list.ids().map(str::to_string).collect(), notes))
+}
+
 /// `dataset swt`.
 #[derive(Debug, Clone)]
 pub struct SwtSettings {

@@ -64,9 +64,17 @@ pub fn check_run_id(run_id: &str) -> Result<()> {
     Ok(())
 }
 
+/// The soft limit of open files could not be raised.
+#[derive(Debug, thiserror::Error)]
+#[error("could not raise the open file limit to {target}: {source}")]
+pub struct OpenFileLimitError {
+    pub target: u64,
+    pub source: rustix::io::Errno,
+}
+
 /// Raises the soft limit of open files to `want` (never above the hard limit, never lowering
 /// it); says why when it could not.
-pub fn raise_open_file_limit(want: u64) -> std::result::Result<(), String> {
+pub fn raise_open_file_limit(want: u64) -> std::result::Result<(), OpenFileLimitError> {
     use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
     let cur = getrlimit(Resource::Nofile);
     let hard = cur.maximum;
@@ -78,8 +86,7 @@ pub fn raise_open_file_limit(want: u64) -> std::result::Result<(), String> {
         current: Some(target),
         maximum: hard,
     };
-    setrlimit(Resource::Nofile, new)
-        .map_err(|e| format!("could not raise the open file limit to {target}: {e}"))
+    setrlimit(Resource::Nofile, new).map_err(|source| OpenFileLimitError { target, source })
 }
 
 /// Whether the pipeline needs the container engine.

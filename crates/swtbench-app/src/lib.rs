@@ -22,6 +22,7 @@ pub mod html_page;
 pub mod images;
 pub mod inputs;
 pub mod report;
+pub mod settings;
 pub mod spec;
 pub mod tables;
 pub mod tree;

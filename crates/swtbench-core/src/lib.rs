@@ -9,6 +9,7 @@ pub mod directives;
 pub mod hash;
 pub mod instance;
 pub mod layout;
+pub mod outcome;
 pub mod prediction;
 pub mod py;
 pub mod runs;

@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use swtbench_core::diff::{self, ChangeKind, LineKind};
+use swtbench_core::outcome::OutcomeKind;
 use swtbench_core::RunKind;
 use swtbench_grade::coverage::CoverageMap;
 use swtbench_grade::logs::{ExecMode, ParsedLog};
@@ -76,8 +77,8 @@ pub struct InstanceInput {
 /// What `swtbench run` recorded about an instance in `swtbench_instance.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RunnerSummary {
-    /// `outcome.kind`: `resolved`, `unresolved`, `empty_patch`, `skipped`, `error`, …
-    pub outcome: String,
+    /// `outcome.kind`; `None` for a kind this version does not know.
+    pub outcome: Option<OutcomeKind>,
     /// `outcome.reason`, for skips and errors.
     pub reason: Option<String>,
     /// Notes that qualify the grade (timeouts, …).
@@ -92,7 +93,7 @@ impl RunnerSummary {
         let text_of =
             |x: Option<&serde_json::Value>| x.and_then(|r| r.as_str()).map(str::to_string);
         Some(RunnerSummary {
-            outcome: text_of(outcome.get("kind"))?,
+            outcome: OutcomeKind::parse(&text_of(outcome.get("kind"))?),
             reason: text_of(outcome.get("reason")),
             reasons: v
                 .get("reasons")
@@ -129,7 +130,9 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
     } = input;
     // The runner's own notes (timeouts, …) and its reason for a skip or an error, when the run
     // report has none.
-    let runner_empty = runner.as_ref().is_some_and(|r| r.outcome == "empty_patch");
+    let runner_empty = runner
+        .as_ref()
+        .is_some_and(|r| r.outcome == Some(OutcomeKind::EmptyPatch));
     let mut runner_note = None;
     let reason = match runner {
         Some(r) => {

@@ -34,6 +34,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use serde::Serialize;
+use swtbench_core::outcome::OutcomeKind;
 use swtbench_core::RunKind;
 
 use crate::execute::ExecError;
@@ -121,6 +122,18 @@ pub enum InstanceOutcome {
 }
 
 impl InstanceOutcome {
+    /// The kind, as `outcome.kind` of the instance summary records it.
+    pub fn kind(&self) -> OutcomeKind {
+        match self {
+            InstanceOutcome::Resolved => OutcomeKind::Resolved,
+            InstanceOutcome::Unresolved { .. } => OutcomeKind::Unresolved,
+            InstanceOutcome::EmptyPatch => OutcomeKind::EmptyPatch,
+            InstanceOutcome::Skipped { .. } => OutcomeKind::Skipped,
+            InstanceOutcome::Error { .. } => OutcomeKind::Error,
+            InstanceOutcome::Interrupted => OutcomeKind::Interrupted,
+        }
+    }
+
     pub fn is_failure(&self) -> bool {
         matches!(
             self,
@@ -399,6 +412,32 @@ mod tests {
             duration_ms: 5,
         };
         assert_eq!(name(&finished), "evaluation_finished");
+    }
+
+    #[test]
+    fn the_kind_of_an_outcome_is_the_kind_its_json_records() {
+        let outcomes = [
+            InstanceOutcome::Resolved,
+            InstanceOutcome::Unresolved { applied: false },
+            InstanceOutcome::EmptyPatch,
+            InstanceOutcome::Skipped {
+                reason: SkipCause::ExtractionFailed("x".into()),
+            },
+            InstanceOutcome::Error {
+                reason: InstanceError::OutputsMissing,
+            },
+            InstanceOutcome::Interrupted,
+        ];
+        for o in &outcomes {
+            let v = serde_json::to_value(o).expect("json");
+            assert_eq!(v["kind"].as_str(), Some(o.kind().as_str()), "{o:?}");
+        }
+        let kinds: std::collections::BTreeSet<_> = outcomes.iter().map(|o| o.kind()).collect();
+        assert_eq!(
+            kinds.len(),
+            OutcomeKind::ALL.len(),
+            "every kind is produced"
+        );
     }
 
     #[test]

@@ -4,23 +4,13 @@
 //! [`DatasetArgs`] so the flags, their snake_case aliases and their behaviour are identical
 //! everywhere.
 
-use swtbench_data::dataset::{DatasetError, LoadOptions, LoadedDataset};
-use swtbench_data::predictions::PredictionsError;
+use swtbench_data::dataset::{LoadOptions, LoadedDataset};
 use swtbench_data::SwtFilter;
 
 use crate::error::CliError;
 use crate::printer::Printer;
 
-/// The original harness's `str2bool`: yes/true/t/y/1 and no/false/f/n/0, case-insensitive.
-pub fn parse_bool(value: &str) -> Result<bool, String> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "yes" | "true" | "t" | "y" | "1" => Ok(true),
-        "no" | "false" | "f" | "n" | "0" => Ok(false),
-        other => Err(format!(
-            "expected a boolean (true/false, yes/no, 1/0), got {other:?}"
-        )),
-    }
-}
+pub use swtbench_app::settings::parse_bool;
 
 /// Which dataset to evaluate, and which of its instances.
 #[derive(Debug, Clone, clap::Args)]
@@ -116,18 +106,23 @@ impl DatasetArgs {
                 printer.warn(&p.to_string());
             }
         }
-        loaded.into_valid().map_err(dataset_error)
+        Ok(loaded
+            .into_valid()
+            .map_err(swtbench_app::inputs::dataset_error)?)
     }
 }
 
-/// A dataset error with its exit code and hint.
-pub fn dataset_error(e: DatasetError) -> CliError {
-    swtbench_app::inputs::dataset_error(e).into()
-}
-
-/// A predictions error with its exit code and hint.
-pub fn predictions_error(e: PredictionsError) -> CliError {
-    swtbench_app::inputs::predictions_error(e).into()
+/// Loads `--predictions` (`gold`, .json, .jsonl) against `dataset`, its warnings printed.
+pub fn load_predictions(
+    spec: &str,
+    dataset: &LoadedDataset,
+    printer: &Printer,
+) -> Result<swtbench_data::LoadedPredictions, CliError> {
+    let predictions = swtbench_app::inputs::load_predictions_for(spec, dataset)?;
+    for w in &predictions.warnings {
+        printer.warn(w);
+    }
+    Ok(predictions)
 }
 
 #[cfg(test)]
@@ -210,11 +205,6 @@ impl ExtractStyleArgs {
     }
 }
 
-/// The hub client from the environment, with the exit code and hint of a failure.
-pub fn hub_from_env() -> Result<swtbench_data::hub::Hub, CliError> {
-    Ok(swtbench_app::inputs::hub_from_env()?)
-}
-
 /// How the tests are run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ExecModeArg {
@@ -270,36 +260,16 @@ pub struct EvalArgs {
 }
 
 impl EvalArgs {
-    /// The eval options these flags ask for (`skip_install` comes from the command's own flag),
-    /// or an input error for a combination that cannot run.
+    /// The eval options these flags ask for (`skip_install` comes from the command's own flag).
     pub fn options(&self, skip_install: bool) -> Result<swtbench_spec::EvalOptions, CliError> {
-        let exec_mode = match (self.exec_mode, &self.reproduction_script_name) {
-            (ExecModeArg::UnitTest, _) => swtbench_spec::ExecMode::UnitTest,
-            (ExecModeArg::ReproductionScript, Some(name)) if !name.trim().is_empty() => {
-                swtbench_spec::ExecMode::ReproductionScript(name.clone())
-            }
-            (ExecModeArg::ReproductionScript, _) => return Err(CliError::input(
-                swtbench_spec::SpecError::MissingScriptName,
-            )
-            .with_hint(
-                "name the script the model patch creates, relative to the repository root, \
-                     e.g. --reproduction-script-name reproduce_bug.py",
-            )),
-        };
-        let coverage = !self.no_coverage && self.compute_coverage.unwrap_or(true);
-        if self.tracer_mode == TracerMode::Fixed && !coverage {
-            return Err(CliError::input(anyhow::anyhow!(
-                "--tracer-mode fixed needs the coverage tracer, which --no-coverage (or \
-                 --compute-coverage false) turns off"
-            ))
-            .with_hint("leave out one of the two"));
-        }
-        Ok(swtbench_spec::EvalOptions {
-            exec_mode,
-            coverage,
-            sympy_strip_compat: self.sympy_strip_bug,
-            skip_install,
+        let choice = swtbench_app::settings::EvalChoice {
+            reproduction_script: (self.exec_mode == ExecModeArg::ReproductionScript)
+                .then(|| self.reproduction_script_name.clone()),
+            compute_coverage: self.compute_coverage,
+            no_coverage: self.no_coverage,
             tracer_fixed: self.tracer_mode == TracerMode::Fixed,
-        })
+            sympy_strip_bug: self.sympy_strip_bug,
+        };
+        Ok(choice.options(skip_install)?)
     }
 }

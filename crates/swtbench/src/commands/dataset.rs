@@ -20,13 +20,14 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use swtbench_app::dataset::FilterChoice;
 use swtbench_app::dataset::{
     self as app, BuildSettings, RetrieveSettings, RowEvent, RowsWritten, SwtSettings,
 };
-use swtbench_data::{LoadOptions, SwtFilter};
+use swtbench_data::SwtFilter;
 use swtbench_textgen::swt::SwtMode;
 
-use crate::args::{self as common, DatasetArgs};
+use crate::args::DatasetArgs;
 use crate::env_vars;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
@@ -119,15 +120,6 @@ pub struct BuildArgs {
     pub out: PathBuf,
     #[command(flatten)]
     pub workers: WorkerArgs,
-}
-
-/// Which SWT filter list removes instances in `dataset swt`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FilterChoice {
-    /// The list of the dataset the rows come from (inferred from the instance ids).
-    Auto,
-    List(SwtFilter),
-    None,
 }
 
 fn parse_filter_choice(s: &str) -> Result<FilterChoice, String> {
@@ -262,27 +254,14 @@ fn swt(args: SwtArgs, printer: &Printer) -> CliResult {
     finish(printer, &args.out, written)
 }
 
-/// The ids the SWT filter removes from the input.
+/// The ids the SWT filter removes from the input (the list inferred from it with `auto`).
 fn filtered_ids(args: &SwtArgs, printer: &Printer) -> Result<BTreeSet<String>, CliError> {
-    let list = match args.filter_swt {
-        FilterChoice::None => return Ok(BTreeSet::new()),
-        FilterChoice::List(f) => f,
-        FilterChoice::Auto => {
-            // The dataset loader knows how to tell Lite, Verified and Full apart.
-            let mut options = LoadOptions::new(args.input.display().to_string());
-            options.filter_swt = true;
-            options.is_swt = true;
-            options.offline = true;
-            let hub = common::hub_from_env()?;
-            let loaded =
-                swtbench_data::load_dataset(&options, &hub, None).map_err(common::dataset_error)?;
-            for note in &loaded.notes {
-                printer.info(&format!("note: {note}"));
-            }
-            loaded.filter.unwrap_or(SwtFilter::Full)
-        }
-    };
-    Ok(list.ids().map(str::to_string).collect())
+    let hub = || swtbench_app::inputs::hub_from_env();
+    let (ids, notes) = swtbench_app::dataset::swt_filter_ids(&args.input, args.filter_swt, &hub)?;
+    for note in &notes {
+        printer.info(&format!("note: {note}"));
+    }
+    Ok(ids)
 }
 
 /// Progress lines on stderr. `hits` is the retrieval file of `build`.

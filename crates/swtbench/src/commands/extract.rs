@@ -16,10 +16,9 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use swtbench_app::extract::{extract_predictions, ExtractSettings, InstanceExtraction};
-use swtbench_data::predictions::{load_predictions, PredictionsSource};
 use swtbench_extract::PatchType;
 
-use crate::args::{predictions_error, DatasetArgs, ExtractStyleArgs};
+use crate::args::{load_predictions, DatasetArgs, ExtractStyleArgs};
 use crate::env_vars;
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
@@ -67,11 +66,7 @@ pub fn run(args: ExtractArgs, printer: &Printer) -> CliResult {
     };
     settings.check_repo_mirror()?;
     let dataset = args.dataset.load(printer)?;
-    let predictions = load_predictions(&PredictionsSource::parse(&args.predictions), &dataset)
-        .map_err(predictions_error)?;
-    for w in &predictions.warnings {
-        printer.warn(w);
-    }
+    let predictions = load_predictions(&args.predictions, &dataset, printer)?;
     if settings.custom_without_python() {
         printer.warn("the custom type needs --python here; it will fail for every instance");
     }

@@ -7,11 +7,10 @@ use std::path::PathBuf;
 
 use swtbench_app::grade::{regrade, GradeSettings};
 use swtbench_core::layout::{EVALUATION_RESULTS_DIR, LOGS_ROOT_DIR};
-use swtbench_data::predictions::{load_predictions, PredictionsSource};
 use swtbench_grade::logs::ExecMode;
 use swtbench_grade::{CoverageFormula, GradeOptions, Outcome};
 
-use crate::args::{predictions_error, DatasetArgs};
+use crate::args::{load_predictions, DatasetArgs};
 
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
@@ -76,14 +75,7 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
     let table = load_spec_table(args.spec_table.as_deref())?;
     let dataset = args.dataset.load_valid(printer)?;
     let predictions = match &args.predictions {
-        Some(p) => {
-            let preds = load_predictions(&PredictionsSource::parse(p), &dataset)
-                .map_err(predictions_error)?;
-            for w in &preds.warnings {
-                printer.warn(w);
-            }
-            Some(preds)
-        }
+        Some(p) => Some(load_predictions(p, &dataset, printer)?),
         None => None,
     };
     let settings = GradeSettings {

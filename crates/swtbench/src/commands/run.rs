@@ -11,22 +11,20 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::anyhow;
 use swtbench_app::evaluate::{self, Engine, EngineUse, Finished, Pipeline, Request, Signal};
-use swtbench_backend::ResourceLimits;
+use swtbench_app::settings::{parse_size, RunOptions};
 use swtbench_extract::PatchType;
 use swtbench_grade::leaderboard::{self, Format};
+use swtbench_reporter::Progress;
 use swtbench_runner::events::{EventSink, FanOut, JsonlWriter};
-use swtbench_runner::settings::{ExecSettings, ImageSettings, OutputRoots, DEFAULT_MAX_OUTPUT};
 use swtbench_runner::{CacheLevel, RunSettings};
 
-use crate::args::{parse_bool, DatasetArgs, EvalArgs, ExtractStyleArgs};
+use crate::args::{load_predictions, parse_bool, DatasetArgs, EvalArgs, ExtractStyleArgs};
 use crate::env_vars;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
-use swtbench_reporter::Progress;
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
@@ -173,71 +171,30 @@ pub struct RunArgs {
     pub no_html: bool,
 }
 
-/// `4g`, `512m`, `1024k`, `123` (bytes); binary units.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim().to_ascii_lowercase();
-    let t = t.strip_suffix('b').unwrap_or(&t);
-    let (num, mult) = match t.chars().last() {
-        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('m') => (&t[..t.len() - 1], 1 << 20),
-        Some('g') => (&t[..t.len() - 1], 1 << 30),
-        Some('t') => (&t[..t.len() - 1], 1 << 40),
-        _ => (t, 1),
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("expected a size such as 4g, 512m or 1048576, got {s:?}"))?;
-    if v < 0.0 || !v.is_finite() {
-        return Err(format!("a size must be positive, got {s:?}"));
-    }
-    Ok((v * mult as f64) as u64)
-}
-
 fn settings_from(args: &RunArgs) -> Result<RunSettings, CliError> {
-    let eval = args.eval.options(!args.eval_install)?;
-    if args.max_workers == 0 || args.build_workers == 0 {
-        return Err(CliError::input(anyhow!(
-            "--max-workers and --build-workers must be at least 1"
-        )));
-    }
-    if args.timeout == 0 {
-        return Err(CliError::input(anyhow!(
-            "--timeout must be at least 1 second"
-        )));
-    }
-    let mut s = RunSettings::new(&args.run_id, &args.output_dir);
-    s.outputs = OutputRoots::under(&args.output_dir);
-    s.eval = eval;
-    let max_output = match args.max_output {
-        Some(0) => None,
-        Some(n) => Some(n as usize),
-        None => Some(DEFAULT_MAX_OUTPUT),
-    };
-    s.exec = ExecSettings {
-        timeout: Duration::from_secs(args.timeout),
-        max_output,
-        limits: ResourceLimits {
-            memory_bytes: args.memory,
-            pids: args.pids_limit,
-            nano_cpus: args.cpus.map(|c| (c * 1e9) as u64),
-        },
+    let options = RunOptions {
+        run_id: args.run_id.clone(),
+        output_dir: args.output_dir.clone(),
+        eval: args.eval.options(!args.eval_install)?,
+        max_workers: args.max_workers,
+        build_workers: args.build_workers,
+        timeout: args.timeout,
+        max_output: args.max_output,
+        memory: args.memory,
+        pids_limit: args.pids_limit,
+        cpus: args.cpus,
         allow_network: args.allow_network,
-    };
-    s.images = ImageSettings {
         cache_level: args.cache_level,
         clean: args.clean,
         force_rebuild: args.force_rebuild,
-        build_workers: args.build_workers,
         repo_mirror: args.repo_mirror.clone(),
-        build_timeout: args.build_timeout.map(Duration::from_secs),
+        build_timeout: args.build_timeout,
+        patch_types: args.patch_types.clone(),
+        extract: args.styles.options(),
+        reuse_unkeyed: args.reuse_unkeyed_outputs,
+        skip_eval: args.skip_eval,
     };
-    s.max_workers = args.max_workers;
-    s.patch_types = args.patch_types.clone();
-    s.extract = args.styles.options();
-    s.reuse_unkeyed = args.reuse_unkeyed_outputs;
-    s.skip_eval = args.skip_eval;
-    Ok(s)
+    Ok(options.resolve()?)
 }
 
 pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
@@ -249,7 +206,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
         ));
     }
     if let Err(w) = evaluate::raise_open_file_limit(args.open_file_limit) {
-        printer.warn(&w);
+        printer.warn(&w.to_string());
     }
     // The engine first: an unreachable engine is one clear error before any work.
     let engine = Engine::connect(match (args.skip_eval, args.dry_run) {
@@ -264,10 +221,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
     let files =
         crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
     let dataset = args.dataset.load_valid(printer)?;
-    let predictions = swtbench_app::inputs::load_predictions_for(&args.predictions, &dataset)?;
-    for w in &predictions.warnings {
-        printer.warn(w);
-    }
+    let predictions = load_predictions(&args.predictions, &dataset, printer)?;
     let request = Request {
         settings,
         dataset,
@@ -381,21 +335,5 @@ struct ProgressRef(Arc<Progress>);
 impl EventSink for ProgressRef {
     fn event(&self, event: &swtbench_runner::Event) {
         self.0.event(event);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_parse_with_binary_units() {
-        assert_eq!(parse_size("4g"), Ok(4 << 30));
-        assert_eq!(parse_size("512M"), Ok(512 << 20));
-        assert_eq!(parse_size("1.5k"), Ok(1536));
-        assert_eq!(parse_size("100"), Ok(100));
-        assert_eq!(parse_size("64mb"), Ok(64 << 20));
-        assert!(parse_size("lots").is_err());
-        assert!(parse_size("-1").is_err());
     }
 }

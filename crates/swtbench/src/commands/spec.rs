@@ -11,10 +11,9 @@
 use std::path::PathBuf;
 
 use swtbench_app::spec::{render_specs, RenderEvent, RenderSettings};
-use swtbench_data::predictions::{load_predictions, PredictionsSource};
 use swtbench_spec::Arch;
 
-use crate::args::{predictions_error, DatasetArgs, EvalArgs};
+use crate::args::{load_predictions, DatasetArgs, EvalArgs};
 use crate::env_vars;
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
@@ -67,11 +66,8 @@ pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
     let host = args.arch.unwrap_or_else(Arch::host);
 
     let dataset = args.dataset.load_valid(printer)?;
-    let source = PredictionsSource::parse(args.predictions.as_deref().unwrap_or("gold"));
-    let predictions = load_predictions(&source, &dataset).map_err(predictions_error)?;
-    for w in &predictions.warnings {
-        printer.warn(w);
-    }
+    let spec = args.predictions.as_deref().unwrap_or("gold");
+    let predictions = load_predictions(spec, &dataset, printer)?;
     if !predictions.missing.is_empty() {
         printer.warn(&format!(
             "{} selected instance(s) have no prediction and are not rendered",

@@ -12,9 +12,8 @@
 use std::path::PathBuf;
 
 use swtbench_app::validate::{check_dataset, Validation};
-use swtbench_data::predictions::{load_predictions, PredictionsSource};
 
-use crate::args::{predictions_error, DatasetArgs};
+use crate::args::DatasetArgs;
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 use crate::settings::load_spec_table;
@@ -51,9 +50,7 @@ pub fn run(args: ValidateArgs, printer: &Printer) -> CliResult {
 
     let predictions = match &args.predictions {
         None => None,
-        Some(p) => Some(
-            load_predictions(&PredictionsSource::parse(p), &dataset).map_err(predictions_error)?,
-        ),
+        Some(p) => Some(swtbench_app::inputs::load_predictions_for(p, &dataset)?),
     };
     let validation = Validation {
         dataset,

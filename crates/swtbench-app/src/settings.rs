@@ -1,0 +1,242 @@
+//! The options layer of an evaluation: what a front end collected (flags, a file) as plain
+//! values, resolved here into the runner's [`RunSettings`] and the eval scripts' [`EvalOptions`],
+//! with the rules that refuse combinations that cannot run. The binary maps its flags onto these
+//! structs one to one; the defaults and the checks live here once.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::anyhow;
+use swtbench_backend::ResourceLimits;
+use swtbench_extract::{ExtractOptions, PatchType};
+use swtbench_runner::settings::{ExecSettings, ImageSettings, OutputRoots, DEFAULT_MAX_OUTPUT};
+use swtbench_runner::{CacheLevel, RunSettings};
+use swtbench_spec::{EvalOptions, ExecMode, SpecError};
+
+use crate::{Error, Result};
+
+/// A flag value that is not what its flag takes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    #[error("expected a boolean (true/false, yes/no, 1/0), got {0:?}")]
+    NotABool(String),
+    #[error("expected a size such as 4g, 512m or 1048576, got {0:?}")]
+    NotASize(String),
+    #[error("a size must be positive, got {0:?}")]
+    NegativeSize(String),
+}
+
+/// The original harness's `str2bool`: yes/true/t/y/1 and no/false/f/n/0, case-insensitive.
+pub fn parse_bool(value: &str) -> std::result::Result<bool, ValueError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "yes" | "true" | "t" | "y" | "1" => Ok(true),
+        "no" | "false" | "f" | "n" | "0" => Ok(false),
+        other => Err(ValueError::NotABool(other.to_string())),
+    }
+}
+
+/// `4g`, `512m`, `1024k`, `123` (bytes); binary units.
+pub fn parse_size(s: &str) -> std::result::Result<u64, ValueError> {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t.strip_suffix('b').unwrap_or(&t);
+    let (num, mult) = match t.chars().last() {
+        Some('k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('m') => (&t[..t.len() - 1], 1 << 20),
+        Some('g') => (&t[..t.len() - 1], 1 << 30),
+        Some('t') => (&t[..t.len() - 1], 1 << 40),
+        _ => (t, 1),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| ValueError::NotASize(s.to_string()))?;
+    if v < 0.0 || !v.is_finite() {
+        return Err(ValueError::NegativeSize(s.to_string()));
+    }
+    Ok((v * mult as f64) as u64)
+}
+
+/// How the eval scripts run the tests, as asked for.
+#[derive(Debug, Clone, Default)]
+pub struct EvalChoice {
+    /// `Some(script)` for reproduction-script mode (the script the model patch creates, relative
+    /// to the repository root), `None` for the repository's test runner.
+    pub reproduction_script: Option<Option<String>>,
+    /// `--compute-coverage` (default on).
+    pub compute_coverage: Option<bool>,
+    /// `--no-coverage`.
+    pub no_coverage: bool,
+    /// The tracer's fixed mode (traced programs behave as untraced).
+    pub tracer_fixed: bool,
+    /// Reproduce the original's sympy test command with its `str.strip` bug.
+    pub sympy_strip_bug: bool,
+}
+
+impl EvalChoice {
+    /// The eval options, or an input error for a combination that cannot run.
+    pub fn options(&self, skip_install: bool) -> Result<EvalOptions> {
+        let exec_mode =
+            match &self.reproduction_script {
+                None => ExecMode::UnitTest,
+                Some(Some(name)) if !name.trim().is_empty() => {
+                    ExecMode::ReproductionScript(name.clone())
+                }
+                Some(_) => return Err(Error::input(SpecError::MissingScriptName).with_hint(
+                    "name the script the model patch creates, relative to the repository root, \
+                     e.g. --reproduction-script-name reproduce_bug.py",
+                )),
+            };
+        let coverage = !self.no_coverage && self.compute_coverage.unwrap_or(true);
+        if self.tracer_fixed && !coverage {
+            return Err(Error::input(anyhow!(
+                "--tracer-mode fixed needs the coverage tracer, which --no-coverage (or \
+                 --compute-coverage false) turns off"
+            ))
+            .with_hint("leave out one of the two"));
+        }
+        Ok(EvalOptions {
+            exec_mode,
+            coverage,
+            sympy_strip_compat: self.sympy_strip_bug,
+            skip_install,
+            tracer_fixed: self.tracer_fixed,
+        })
+    }
+}
+
+/// Everything `run` was asked for, before resolution.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub run_id: String,
+    pub output_dir: PathBuf,
+    pub eval: EvalOptions,
+    pub max_workers: usize,
+    pub build_workers: usize,
+    /// Seconds per eval script.
+    pub timeout: u64,
+    /// Bytes of output kept per run (`Some(0)`: everything; `None`: the default cap).
+    pub max_output: Option<u64>,
+    pub memory: Option<u64>,
+    pub pids_limit: Option<u32>,
+    pub cpus: Option<f64>,
+    pub allow_network: bool,
+    pub cache_level: CacheLevel,
+    pub clean: bool,
+    pub force_rebuild: bool,
+    pub repo_mirror: Option<PathBuf>,
+    /// Seconds an image build may take.
+    pub build_timeout: Option<u64>,
+    pub patch_types: Vec<PatchType>,
+    pub extract: ExtractOptions,
+    pub reuse_unkeyed: bool,
+    pub skip_eval: bool,
+}
+
+impl RunOptions {
+    /// The runner's settings, or an input error for values that cannot run.
+    pub fn resolve(self) -> Result<RunSettings> {
+        if self.max_workers == 0 || self.build_workers == 0 {
+            return Err(Error::input(anyhow!(
+                "--max-workers and --build-workers must be at least 1"
+            )));
+        }
+        if self.timeout == 0 {
+            return Err(Error::input(anyhow!("--timeout must be at least 1 second")));
+        }
+        let mut s = RunSettings::new(&self.run_id, &self.output_dir);
+        s.outputs = OutputRoots::under(&self.output_dir);
+        s.eval = self.eval;
+        s.exec = ExecSettings {
+            timeout: Duration::from_secs(self.timeout),
+            max_output: match self.max_output {
+                Some(0) => None,
+                Some(n) => Some(n as usize),
+                None => Some(DEFAULT_MAX_OUTPUT),
+            },
+            limits: ResourceLimits {
+                memory_bytes: self.memory,
+                pids: self.pids_limit,
+                nano_cpus: self.cpus.map(|c| (c * 1e9) as u64),
+            },
+            allow_network: self.allow_network,
+        };
+        s.images = ImageSettings {
+            cache_level: self.cache_level,
+            clean: self.clean,
+            force_rebuild: self.force_rebuild,
+            build_workers: self.build_workers,
+            repo_mirror: self.repo_mirror,
+            build_timeout: self.build_timeout.map(Duration::from_secs),
+        };
+        s.max_workers = self.max_workers;
+        s.patch_types = self.patch_types;
+        s.extract = self.extract;
+        s.reuse_unkeyed = self.reuse_unkeyed;
+        s.skip_eval = self.skip_eval;
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_size("4g"), Ok(4 << 30));
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("1.5k"), Ok(1536));
+        assert_eq!(parse_size("100"), Ok(100));
+        assert_eq!(parse_size("64mb"), Ok(64 << 20));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("-1").is_err());
+    }
+
+    #[test]
+    fn booleans_parse_as_str2bool() {
+        for (v, want) in [
+            ("Yes", true),
+            (" t ", true),
+            ("1", true),
+            ("n", false),
+            ("FALSE", false),
+        ] {
+            assert_eq!(parse_bool(v), Ok(want), "{v}");
+        }
+        assert_eq!(
+            parse_bool("Maybe").map_err(|e| e.to_string()),
+            Err("expected a boolean (true/false, yes/no, 1/0), got \"maybe\"".to_string())
+        );
+    }
+
+    #[test]
+    fn reproduction_mode_needs_a_script_and_fixed_tracing_needs_coverage() {
+        let unit = EvalChoice::default().options(true).expect("unit tests");
+        assert_eq!(unit.exec_mode, ExecMode::UnitTest);
+        assert!(unit.coverage && unit.skip_install && !unit.tracer_fixed);
+        let no_name = EvalChoice {
+            reproduction_script: Some(None),
+            ..EvalChoice::default()
+        };
+        let e = no_name.options(true).expect_err("no script name");
+        assert!(e
+            .hint
+            .is_some_and(|h| h.contains("--reproduction-script-name")));
+        let blank = EvalChoice {
+            reproduction_script: Some(Some("  ".into())),
+            ..EvalChoice::default()
+        };
+        assert!(blank.options(false).is_err());
+        let fixed_without_coverage = EvalChoice {
+            tracer_fixed: true,
+            no_coverage: true,
+            ..EvalChoice::default()
+        };
+        assert!(fixed_without_coverage.options(true).is_err());
+        let off = EvalChoice {
+            compute_coverage: Some(false),
+            ..EvalChoice::default()
+        };
+        assert!(!off.options(true).expect("no coverage").coverage);
+    }
+}
