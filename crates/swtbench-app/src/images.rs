@@ -64,6 +64,48 @@ pub async fn list_images<B: ContainerBackend>(
     Ok(images)
 }
 
+/// One image as `images list` shows it: a JSON object per line for machines (`kind`, `tags`, `id`,
+/// `created_unix`, `run_id`: set for a run's temporary images), or a table row for people.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Listed {
+    pub kind: String,
+    pub tags: Vec<String>,
+    pub id: String,
+    pub created_unix: i64,
+    pub run_id: Option<String>,
+}
+
+impl Listed {
+    pub fn of(info: &ImageInfo) -> Listed {
+        Listed {
+            kind: info.labels.get(KIND).cloned().unwrap_or_default(),
+            tags: info.tags.clone(),
+            id: info.id.clone(),
+            created_unix: info.created_unix,
+            run_id: info.labels.get(RUN_ID).cloned(),
+        }
+    }
+
+    /// `kind  short-id  tags  (temporary, run R)`.
+    pub fn row(&self) -> String {
+        let id = self.id.trim_start_matches("sha256:");
+        let names = if self.tags.is_empty() {
+            self.id.clone()
+        } else {
+            self.tags.join(", ")
+        };
+        let run = self.run_id.as_ref();
+        format!(
+            "{:<9} {:<12} {}{}",
+            self.kind,
+            &id[..id.len().min(12)],
+            names,
+            run.map(|r| format!("  (temporary, run {r})"))
+                .unwrap_or_default()
+        )
+    }
+}
+
 /// Which images `images rm` removes.
 #[derive(Debug, Clone)]
 pub enum Removal {

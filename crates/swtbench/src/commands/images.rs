@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use anyhow::anyhow;
 use swtbench_app::images::{self as app, name_of, BuildOptions, Removal};
-use swtbench_backend::labels::{KIND, RUN_ID};
 use swtbench_backend::BuildNetwork;
 use swtbench_runner::settings::{CacheLevel, ImageKind};
 
@@ -116,34 +115,11 @@ pub fn run(args: ImagesArgs, printer: &Printer) -> CliResult {
 fn list(args: ListArgs, printer: &Printer) -> CliResult {
     let (rt, backend) = swtbench_app::engine::connect_blocking()?;
     let images = rt.block_on(app::list_images(&backend, args.kind))?;
-    for i in &images {
-        let kind = i.labels.get(KIND).cloned().unwrap_or_default();
-        let run = i.labels.get(RUN_ID).cloned();
+    for listed in images.iter().map(app::Listed::of) {
         if args.json {
-            printer.data(
-                &serde_json::json!({
-                    "kind": kind,
-                    "tags": i.tags,
-                    "id": i.id,
-                    "created_unix": i.created_unix,
-                    "run_id": run,
-                })
-                .to_string(),
-            );
+            printer.data(&serde_json::to_string(&listed).unwrap_or_default());
         } else {
-            let id = i.id.trim_start_matches("sha256:");
-            let names = if i.tags.is_empty() {
-                name_of(i)
-            } else {
-                i.tags.join(", ")
-            };
-            printer.data(&format!(
-                "{kind:<9} {:<12} {}{}",
-                &id[..id.len().min(12)],
-                names,
-                run.map(|r| format!("  (temporary, run {r})"))
-                    .unwrap_or_default()
-            ));
+            printer.data(&listed.row());
         }
     }
     if !args.json {
