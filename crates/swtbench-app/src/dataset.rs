@@ -130,13 +130,13 @@ impl RetrieveSettings {
     }
 }
 
-/// Ranks the files of every instance not yet in the output and appends its hits line.
-pub fn retrieve(
-    settings: &RetrieveSettings,
-    instances: &[Instance],
+/// Opens the output (keeping the rows already there) and says how many instances are left.
+fn resume<'a>(
+    path: &Path,
+    instances: &'a [Instance],
     on_event: &mut dyn FnMut(RowEvent<'_>),
-) -> Result<RowsWritten> {
-    let mut out = RowOutput::open(&settings.out)?;
+) -> Result<(RowOutput, Vec<&'a Instance>)> {
+    let out = RowOutput::open(path)?;
     let todo: Vec<&Instance> = instances
         .iter()
         .filter(|i| !out.done.contains(i.instance_id.as_str()))
@@ -145,6 +145,16 @@ pub fn retrieve(
         total: instances.len(),
         todo: todo.len(),
     });
+    Ok((out, todo))
+}
+
+/// Ranks the files of every instance not yet in the output and appends its hits line.
+pub fn retrieve(
+    settings: &RetrieveSettings,
+    instances: &[Instance],
+    on_event: &mut dyn FnMut(RowEvent<'_>),
+) -> Result<RowsWritten> {
+    let (mut out, todo) = resume(&settings.out, instances, on_event)?;
     let mut progress = Progress::new(on_event, todo.len());
     for_each_parallel(
         &todo,
@@ -281,15 +291,7 @@ pub fn build(
     instances: &[Instance],
     on_event: &mut dyn FnMut(RowEvent<'_>),
 ) -> Result<RowsWritten> {
-    let mut out = RowOutput::open(&settings.out)?;
-    let todo: Vec<&Instance> = instances
-        .iter()
-        .filter(|i| !out.done.contains(i.instance_id.as_str()))
-        .collect();
-    on_event(RowEvent::Resumed {
-        total: instances.len(),
-        todo: todo.len(),
-    });
+    let (mut out, todo) = resume(&settings.out, instances, on_event)?;
     let missing: Vec<&str> = todo
         .iter()
         .map(|i| i.instance_id.as_str())

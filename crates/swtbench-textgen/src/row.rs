@@ -83,33 +83,10 @@ pub fn python_json_string_list(items: &[String]) -> String {
         if i > 0 {
             out.push_str(", ");
         }
-        python_json_string(item, &mut out);
+        swtbench_core::py::write_str(&mut out, item);
     }
     out.push(']');
     out
-}
-
-fn python_json_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x08' => out.push_str("\\b"),
-            '\x0c' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            _ => {
-                let mut units = [0u16; 2];
-                for u in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{u:04x}"));
-                }
-            }
-        }
-    }
-    out.push('"');
 }
 
 /// One JSON Lines line (with its `\n`).
