@@ -47,7 +47,8 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.error)
+        // `a: b: c`, so a warning that prints the error keeps its causes.
+        write!(f, "{:#}", self.error)
     }
 }
 

@@ -288,9 +288,10 @@ pub struct Locked {
 }
 
 impl Locked {
-    /// Follows the plan; Ctrl-C escalates through [`Signal`]s, each reported to `on_signal`.
+    /// Follows the plan; Ctrl-C escalates through [`Signal`]s, each reported to `on_signal`. The
+    /// lock is held until this value is dropped, so keep it while the results are shown.
     pub fn execute(
-        self,
+        &self,
         sink: Arc<dyn EventSink>,
         on_signal: Arc<dyn Fn(Signal) + Send + Sync>,
     ) -> Result<Finished> {

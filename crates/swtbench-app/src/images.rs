@@ -217,12 +217,26 @@ pub struct Built {
     pub images_built: usize,
 }
 
-/// Builds the images of `instances` up to `options.level`, `build_workers` at a time.
-pub async fn build_images<B: ContainerBackend>(
-    backend: Arc<B>,
+/// Renders the spec of every instance (requirement files are read here, before any build
+/// starts: the file source blocks).
+pub fn render_specs(
     instances: &[Instance],
     table: &SpecTable,
     files: &dyn FileSource,
+) -> Vec<(String, std::result::Result<ExecSpec, SpecError>)> {
+    instances
+        .iter()
+        .map(|i| {
+            let spec = ExecSpec::new(i, table, Arch::host(), files);
+            (i.instance_id.to_string(), spec)
+        })
+        .collect()
+}
+
+/// Builds the images of every rendered spec up to `options.level`, `build_workers` at a time.
+pub async fn build_images<B: ContainerBackend>(
+    backend: Arc<B>,
+    specs: Vec<(String, std::result::Result<ExecSpec, SpecError>)>,
     options: BuildOptions,
 ) -> Built {
     let workers = options.build_workers.max(1);
@@ -240,9 +254,8 @@ pub async fn build_images<B: ContainerBackend>(
     let level = options.level;
     let sem = Arc::new(tokio::sync::Semaphore::new(workers));
     let mut set = tokio::task::JoinSet::new();
-    for instance in instances {
-        let id = instance.instance_id.to_string();
-        let spec = match ExecSpec::new(instance, table, Arch::host(), files) {
+    for (id, spec) in specs {
+        let spec = match spec {
             Ok(s) => s,
             Err(e) => {
                 set.spawn(async move { (id, Err(ImageChainError::from(e))) });

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 #[error("cannot write {}: {source}", path.display())]
 pub struct WriteError {
     pub path: PathBuf,
-    #[source]
+    // In the message rather than a `#[source]`: error chains would print it twice.
     pub source: std::io::Error,
 }
 

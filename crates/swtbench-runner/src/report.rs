@@ -116,7 +116,7 @@ pub fn run_parameters(
 /// Writes `report.json` into the instance's report directory.
 pub fn write_report(report_dir: &Path, report: &InstanceReport) -> std::io::Result<PathBuf> {
     let path = report_dir.join(REPORT_FILE);
-    write_atomic(&path, report.to_report_json().as_bytes())?;
+    write_atomic(&path, report.to_report_json().as_bytes()).map_err(|e| e.source)?;
     Ok(path)
 }
 
@@ -147,10 +147,7 @@ pub struct InstanceSummary {
 pub fn write_summary(report_dir: &Path, summary: &InstanceSummary) -> std::io::Result<()> {
     let mut text = serde_json::to_string_pretty(summary).unwrap_or_default();
     text.push('\n');
-    Ok(write_atomic(
-        &report_dir.join(INSTANCE_SUMMARY_FILE),
-        text.as_bytes(),
-    )?)
+    write_atomic(&report_dir.join(INSTANCE_SUMMARY_FILE), text.as_bytes()).map_err(|e| e.source)
 }
 
 /// Writes the run report and returns its path.
@@ -161,7 +158,7 @@ pub fn write_run_report(
     report: &swtbench_grade::RunReport,
 ) -> std::io::Result<PathBuf> {
     let path = evaluation_results_path(results_dir, model_dir, run_id);
-    write_atomic(&path, report.to_json().as_bytes())?;
+    write_atomic(&path, report.to_json().as_bytes()).map_err(|e| e.source)?;
     Ok(path)
 }
 

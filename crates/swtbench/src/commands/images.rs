@@ -199,13 +199,8 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
         output_dir: args.output_dir.clone(),
         network,
     };
-    let built = rt.block_on(app::build_images(
-        Arc::new(backend),
-        &dataset.instances,
-        &table,
-        &files,
-        options,
-    ));
+    let specs = app::render_specs(&dataset.instances, &table, &files);
+    let built = rt.block_on(app::build_images(Arc::new(backend), specs, options));
     let mut failed = 0;
     for (id, r) in &built.results {
         match r {
