@@ -9,6 +9,7 @@
 use anyhow::anyhow;
 use swtbench_backend::labels::{LabelFilter, KIND, RUN_ID};
 use swtbench_backend::{BackendError, ContainerBackend, ImageInfo};
+use swtbench_runner::images::own_tag;
 use swtbench_runner::session::{Liveness, Session, SESSION};
 
 use crate::{Error, Result};
@@ -108,6 +109,10 @@ pub async fn clean_run<B: ContainerBackend>(
             .images_with_label(&filter)
             .await
             .map_err(Error::environment)?
+            .into_iter()
+            // Labels are inherited: an image built FROM a run's image is not the run's.
+            .filter(|i| own_tag(i).is_some())
+            .collect()
     };
     summary.images = images.len();
     // Children first (instance before env before base).
@@ -118,7 +123,7 @@ pub async fn clean_run<B: ContainerBackend>(
     };
     images.sort_by_key(|i| rank(i.labels.get(KIND)));
     for i in &images {
-        let name = i.tags.first().cloned().unwrap_or_else(|| i.id.clone());
+        let name = own_tag(i).unwrap_or_else(|| i.id.clone());
         let what = if options.dry_run {
             Cleaned::WouldRemove
         } else {
@@ -133,18 +138,15 @@ pub async fn clean_run<B: ContainerBackend>(
     Ok(summary)
 }
 
-/// Removes an image: by id when untagged, else tag by tag (removing one of several tags only
-/// untags; the image goes with its last tag).
+/// Removes swtbench's own tag of an image ([`own_tag`]): the image goes with it unless it has
+/// other tags (a user's, which keep it). An image swtbench does not own is left alone.
 pub async fn remove_image<B: ContainerBackend>(
     backend: &B,
     image: &ImageInfo,
     force: bool,
 ) -> std::result::Result<(), BackendError> {
-    if image.tags.is_empty() {
-        return backend.image_remove(&image.id, force).await.map(|_| ());
+    match own_tag(image) {
+        Some(tag) => backend.image_remove(&tag, force).await.map(|_| ()),
+        None => Ok(()),
     }
-    for tag in &image.tags {
-        backend.image_remove(tag, force).await?;
-    }
-    Ok(())
 }

@@ -408,11 +408,13 @@ fn check_selection(request: &Request) -> Result<()> {
         ))
         .with_hint("check --dataset, --instance-ids and the predictions' instance ids"));
     }
-    let report_name = format!(
-        "{}.{}.html",
-        model_dir_name(&request.predictions.model),
-        request.settings.run_id
-    );
+    check_report_name(&request.predictions.model, &request.settings.run_id)
+}
+
+/// The run report `<model>.<run id>.html` must fit in a file name (255 bytes); `validate
+/// --run-id` checks the same.
+pub fn check_report_name(model: &str, run_id: &str) -> Result<()> {
+    let report_name = format!("{}.{run_id}.html", model_dir_name(model));
     if report_name.len() > 255 {
         return Err(Error::input(anyhow!(
             "the run report's file name {report_name} is longer than 255 bytes"

@@ -12,7 +12,7 @@ use swtbench_backend::{
     ImageInfo, RebuildPolicy,
 };
 use swtbench_core::Instance;
-use swtbench_runner::images::{recipes, RecipeError};
+use swtbench_runner::images::{own_tag, recipes, RecipeError};
 use swtbench_runner::settings::{CacheLevel, ImageKind, OutputRoots};
 use swtbench_runner::RunSettings;
 use swtbench_spec::{Arch, BaseImage, ExecSpec, FileSource, SpecError, SpecTable};
@@ -35,15 +35,15 @@ pub fn kind_of(info: &ImageInfo) -> Option<ImageKind> {
     info.labels.get(KIND).and_then(|k| parse_kind(k))
 }
 
-/// How an image is shown: its first tag, else its id.
+/// How an image is shown: swtbench's tag of it, else its first tag, else its id.
 pub fn name_of(info: &ImageInfo) -> String {
-    info.tags
-        .first()
-        .cloned()
+    own_tag(info)
+        .or_else(|| info.tags.first().cloned())
         .unwrap_or_else(|| info.id.clone())
 }
 
-/// The images swtbench labelled (of one kind, or all), by kind then name.
+/// The images swtbench made (of one kind, or all), by kind then name. Images that only inherited
+/// swtbench's labels (built `FROM` one of its images) are not listed: they are not swtbench's.
 pub async fn list_images<B: ContainerBackend>(
     backend: &B,
     kind: Option<ImageKind>,
@@ -56,6 +56,7 @@ pub async fn list_images<B: ContainerBackend>(
         .images_with_label(&filter)
         .await
         .map_err(Error::environment)?;
+    images.retain(|i| own_tag(i).is_some());
     images.sort_by(|a, b| {
         kind_of(a)
             .cmp(&kind_of(b))
@@ -109,7 +110,7 @@ impl Listed {
 /// Which images `images rm` removes.
 #[derive(Debug, Clone)]
 pub enum Removal {
-    /// Every image with a swtbench kind label.
+    /// Every image swtbench made (see [`own_tag`]).
     All,
     /// The temporary images of a run, optionally only these kinds.
     Run {
@@ -151,7 +152,8 @@ pub async fn select_images<B: ContainerBackend>(
             .await
             .map_err(Error::environment)?
         {
-            if seen.insert(i.id.clone()) {
+            // Only what swtbench made, whatever labels an image inherited.
+            if own_tag(&i).is_some() && seen.insert(i.id.clone()) {
                 found.push(i);
             }
         }

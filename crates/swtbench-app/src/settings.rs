@@ -24,6 +24,54 @@ pub enum ValueError {
     NotASize(String),
     #[error("a size must be positive, got {0:?}")]
     NegativeSize(String),
+    #[error("expected a positive number of seconds (a whole number, at least 1), got {0:?}")]
+    NotSeconds(String),
+    #[error("expected a positive whole number (at least 1), got {0:?}")]
+    NotPositive(String),
+    #[error("expected 0 or a positive whole number, got {0:?}")]
+    NotACount(String),
+    #[error("expected a positive number of CPUs such as 1.5, got {0:?}")]
+    NotCpus(String),
+}
+
+/// A whole number parsed as `T`, or `None` for anything else (a sign, a fraction, a word). A
+/// leading `+` is refused too, so that what is accepted is what the help text shows.
+fn whole<T: std::str::FromStr>(s: &str) -> Option<T> {
+    let t = s.trim();
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    t.parse().ok()
+}
+
+/// Seconds of a timeout: a whole number, at least 1 (a timeout of 0 could never be met).
+pub fn parse_seconds(s: &str) -> std::result::Result<u64, ValueError> {
+    whole(s)
+        .filter(|&n: &u64| n >= 1)
+        .ok_or_else(|| ValueError::NotSeconds(s.to_string()))
+}
+
+/// A count that must be at least 1: workers, a denominator.
+pub fn parse_positive<T: std::str::FromStr + PartialOrd + From<u8>>(
+    s: &str,
+) -> std::result::Result<T, ValueError> {
+    whole(s)
+        .filter(|n: &T| *n >= T::from(1))
+        .ok_or_else(|| ValueError::NotPositive(s.to_string()))
+}
+
+/// A count where 0 means something (no cap, nothing kept): token caps, hits, limits.
+pub fn parse_count<T: std::str::FromStr>(s: &str) -> std::result::Result<T, ValueError> {
+    whole(s).ok_or_else(|| ValueError::NotACount(s.to_string()))
+}
+
+/// CPUs of a container: a finite number above 0.
+pub fn parse_cpus(s: &str) -> std::result::Result<f64, ValueError> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|c| c.is_finite() && *c > 0.0)
+        .ok_or_else(|| ValueError::NotCpus(s.to_string()))
 }
 
 /// The original harness's `str2bool`: yes/true/t/y/1 and no/false/f/n/0, case-insensitive.
@@ -190,6 +238,36 @@ mod tests {
         assert_eq!(parse_size("64mb"), Ok(64 << 20));
         assert!(parse_size("lots").is_err());
         assert!(parse_size("-1").is_err());
+    }
+
+    #[test]
+    fn numbers_refuse_signs_fractions_and_out_of_range_values() {
+        assert_eq!(parse_seconds("1800"), Ok(1800));
+        assert_eq!(parse_seconds(" 5 "), Ok(5));
+        for bad in ["-1", "0", "1.5", "+3", "", "ten"] {
+            assert_eq!(
+                parse_seconds(bad),
+                Err(ValueError::NotSeconds(bad.into())),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(parse_positive::<usize>("4"), Ok(4));
+        assert!(parse_positive::<usize>("0").is_err());
+        assert!(parse_positive::<u64>("-2").is_err());
+        assert_eq!(parse_count::<u32>("0"), Ok(0));
+        assert!(parse_count::<u32>("-1").is_err());
+        assert!(parse_count::<u32>("4294967296").is_err(), "over u32");
+        assert_eq!(parse_cpus("1.5"), Ok(1.5));
+        for bad in ["-1", "0", "NaN", "inf"] {
+            assert!(parse_cpus(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            parse_seconds("-1").map_err(|e| e.to_string()),
+            Err(
+                "expected a positive number of seconds (a whole number, at least 1), got \"-1\""
+                    .into()
+            )
+        );
     }
 
     #[test]

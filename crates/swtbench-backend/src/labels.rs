@@ -18,6 +18,31 @@ pub const RUN: &str = "swtbench.run";
 pub const SESSION: &str = "swtbench.session";
 /// What kind of image this is: `base`, `env`, `instance`, or a test's own kind.
 pub const KIND: &str = "swtbench.kind";
+/// The tag swtbench gave an image it built. Labels are inherited: an image a user builds `FROM`
+/// one of swtbench's carries all of the above, so only an image that still has the tag this label
+/// names is swtbench's own (see [`owned_tag`]).
+pub const IMAGE: &str = "swtbench.image";
+
+/// The tag of an image swtbench made, when it still carries it: the image's [`IMAGE`] label, when
+/// that is one of `tags`. `None` for an image swtbench did not make, such as one built `FROM`
+/// swtbench's (it inherits the label but has tags of its own), and for images made before the
+/// label existed (see the caller's fallback).
+pub fn owned_tag(labels: &BTreeMap<String, String>, tags: &[String]) -> Option<String> {
+    let want = labels.get(IMAGE)?;
+    // The engine lists `name` as `name:latest`.
+    let with_tag = if want
+        .rsplit('/')
+        .next()
+        .is_some_and(|last| last.contains(':'))
+    {
+        want.clone()
+    } else {
+        format!("{want}:latest")
+    };
+    tags.iter()
+        .find(|t| **t == *want || **t == with_tag)
+        .cloned()
+}
 
 /// The labels of a run container: managed + run id + instance id + run.
 pub fn run_labels(run_id: &str, instance_id: &str, run: &str) -> BTreeMap<String, String> {
@@ -94,6 +119,31 @@ impl LabelFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_image_is_owned_only_while_it_carries_the_tag_its_label_names() {
+        let labels = BTreeMap::from([
+            (KIND.to_string(), "base".to_string()),
+            (IMAGE.to_string(), "exec.base.x86_64:latest".to_string()),
+        ]);
+        let tags = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            owned_tag(&labels, &tags(&["other:1", "exec.base.x86_64:latest"])),
+            Some("exec.base.x86_64:latest".into())
+        );
+        // Built FROM it by a user: the label came along, the tag did not.
+        assert_eq!(owned_tag(&labels, &tags(&["mybase:1"])), None);
+        assert_eq!(owned_tag(&labels, &[]), None);
+        let mut bare = labels.clone();
+        bare.insert(IMAGE.into(), "127.0.0.1:5000/fixture".into());
+        assert_eq!(
+            owned_tag(&bare, &tags(&["127.0.0.1:5000/fixture:latest"])),
+            Some("127.0.0.1:5000/fixture:latest".into())
+        );
+        let mut none = labels;
+        none.remove(IMAGE);
+        assert_eq!(owned_tag(&none, &tags(&["exec.base.x86_64:latest"])), None);
+    }
 
     #[test]
     fn filters_render_in_engine_syntax_and_match_like_the_engine() {

@@ -35,6 +35,11 @@ impl Prediction {
     }
 }
 
+/// The longest model directory name ([`model_dir_name`]) in bytes: the run report
+/// `<model>.<run id>.html` must fit in a file name (255 bytes) with a run id of at least one byte.
+/// A longer run id leaves less room; `swtbench run` (and `validate --run-id`) check the pair.
+pub const MAX_MODEL_DIR_BYTES: usize = 255 - ".x.html".len();
+
 /// `a/b` → `a__b`.
 pub fn model_dir_name(model: &str) -> String {
     model.replace('/', "__")
@@ -247,6 +252,18 @@ fn record_from_object(
     if matches!(model_dir_name(&model).as_str(), "." | "..") {
         return Err(bad_name(
             "cannot be used: it names a directory (`.`/`..`) instead of a model",
+        ));
+    }
+    if model.chars().any(char::is_control) {
+        return Err(bad_name(
+            "contains a control character (a newline, a tab, …); it names the output directory \
+             and the rows of the reports, so it must be one line of text",
+        ));
+    }
+    if model_dir_name(&model).len() > MAX_MODEL_DIR_BYTES {
+        return Err(bad_name(
+            "is too long: as a directory name (`/` → `__`) it must be at most 248 bytes, so \
+             that the run report `<model>.<run id>.html` fits in a file name",
         ));
     }
     let model_patch = field_str("model_patch")?;
@@ -502,6 +519,8 @@ mod tests {
             ("  ", "empty"),
             (".", "directory"),
             ("..", "directory"),
+            ("line1\nline2", "control character"),
+            ("tab\there", "control character"),
         ] {
             let line = format!(
                 "{{\"instance_id\":\"a\",\"model_name_or_path\":{model:?},\"model_patch\":\"x\"}}"
@@ -513,6 +532,19 @@ mod tests {
             );
             assert!(e.to_string().starts_with("p.jsonl: line 1: "), "{e}");
         }
+        // The length counts the directory name: each `/` becomes two bytes.
+        let longest = "m".repeat(MAX_MODEL_DIR_BYTES);
+        let at = |m: &str| {
+            parse_jsonl(
+                "p",
+                &format!("{{\"instance_id\":\"a\",\"model_name_or_path\":{m:?}}}"),
+            )
+        };
+        assert!(at(&longest).is_ok());
+        let e = at(&format!("{longest}m")).unwrap_err();
+        assert!(e.to_string().contains("at most 248 bytes"), "{e}");
+        let slashed = format!("{}/", &longest[..MAX_MODEL_DIR_BYTES - 1]);
+        assert!(at(&slashed).is_err(), "`/` counts as `__`");
         // `/` is fine: it becomes `__` in paths.
         let ok = r#"{"instance_id":"a","model_name_or_path":"org/m.v2","model_patch":"x"}"#;
         assert_eq!(parse_jsonl("p", ok).unwrap().model_dir(), "org__m.v2");

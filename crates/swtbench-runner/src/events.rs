@@ -12,7 +12,7 @@
 //! [`JsonlWriter`] writes one JSON object per line, flushed after each line:
 //!
 //! ```json
-//! {"v":2,"ts":"2025-01-01T12:00:00.123Z","elapsed_ms":5012,"event":"run_finished","instance_id":"a__b-1","run":"gold_pre","result":{"kind":"executed","exit_code":0,"timed_out":false,"duration_ms":3120,"overhead_ms":400}}
+//! {"v":2,"ts":"2025-01-01T12:00:00.123Z","elapsed_ms":5012,"event":"run_finished","instance_id":"a__b-1","run":"gold_pre","result":{"kind":"executed","exit_code":128,"test_exit_code":0,"timed_out":false,"duration_ms":3120,"overhead_ms":400}}
 //! ```
 //!
 //! Every line has `v` (the format version, [`EVENTS_FORMAT`]), `ts` (UTC, RFC 3339 with
@@ -80,7 +80,10 @@ impl Phase {
 pub enum RunOutcome {
     /// Executed in a container.
     Executed {
+        /// The eval script's exit code (its last step's, usually 128).
         exit_code: Option<i64>,
+        /// The test command's own exit code, when the script recorded it.
+        test_exit_code: Option<i64>,
         timed_out: bool,
         duration_ms: u64,
         /// Time spent by the harness around the script: create, copy, remove.
@@ -185,7 +188,11 @@ pub enum CancelReason {
 pub struct EvaluationStats {
     pub instances: usize,
     pub resolved: usize,
+    /// The patch applied and the instance is not resolved (the outcomes use the run report's
+    /// words: resolved, unresolved, not applied, empty patch, error).
     pub unresolved: usize,
+    /// The model patch did not apply.
+    pub not_applied: usize,
     pub empty_patch: usize,
     pub errors: usize,
     pub skipped: usize,
@@ -375,7 +382,8 @@ mod tests {
             instance_id: "a__b-1".into(),
             run: RunKind::GoldPre,
             result: RunOutcome::Executed {
-                exit_code: Some(0),
+                exit_code: Some(128),
+                test_exit_code: Some(0),
                 timed_out: false,
                 duration_ms: 3120,
                 overhead_ms: 400,
@@ -384,7 +392,7 @@ mod tests {
         let line = jsonl_record(&e, "2025-01-01T12:00:00.123Z", 5012);
         assert_eq!(
             line,
-            r#"{"v":2,"ts":"2025-01-01T12:00:00.123Z","elapsed_ms":5012,"event":"run_finished","instance_id":"a__b-1","run":"gold_pre","result":{"kind":"executed","exit_code":0,"timed_out":false,"duration_ms":3120,"overhead_ms":400}}"#
+            r#"{"v":2,"ts":"2025-01-01T12:00:00.123Z","elapsed_ms":5012,"event":"run_finished","instance_id":"a__b-1","run":"gold_pre","result":{"kind":"executed","exit_code":128,"test_exit_code":0,"timed_out":false,"duration_ms":3120,"overhead_ms":400}}"#
         );
     }
 

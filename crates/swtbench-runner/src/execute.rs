@@ -275,13 +275,14 @@ pub async fn execute_run<B: ContainerBackend>(
         Ok(_) => registry.remove(&id),
         Err(e) => log(dir, &format!("removing container {id} failed: {e}")),
     }
-    let (output, exec_duration, exit_code, timed_out, omitted) = result?;
+    let (output, exec_duration, exit_code, test_exit_code, timed_out, omitted) = result?;
     let mut bytes = output;
     if timed_out {
         bytes.extend_from_slice(timeout_marker(settings.exec.timeout).as_bytes());
     }
     let run_result = RunResult {
         exit_code,
+        test_exit_code,
         timed_out,
         omitted_bytes: omitted,
         duration_ms: exec_duration.as_millis() as u64,
@@ -296,9 +297,10 @@ pub async fn execute_run<B: ContainerBackend>(
             )
         } else {
             format!(
-                "eval script exited with {} after {:.1} s",
+                "tests exited with {} after {:.1} s (eval script: {})",
+                test_exit_code.map_or("no recorded code".to_string(), |c| c.to_string()),
+                exec_duration.as_secs_f64(),
                 exit_code.map_or("no code".to_string(), |c| c.to_string()),
-                exec_duration.as_secs_f64()
             )
         },
     );
@@ -309,7 +311,7 @@ pub async fn execute_run<B: ContainerBackend>(
     })
 }
 
-type InContainer = (Vec<u8>, Duration, Option<i64>, bool, u64);
+type InContainer = (Vec<u8>, Duration, Option<i64>, Option<i64>, bool, u64);
 
 async fn run_in_container<B: ContainerBackend>(
     backend: &B,
@@ -319,7 +321,12 @@ async fn run_in_container<B: ContainerBackend>(
 ) -> Result<InContainer, ExecError> {
     let engine = ExecError::Engine;
     backend.container_start(id).await.map_err(engine)?;
-    let mut files = vec![ContainerFile::new("/eval.sh", job.run.eval_script.clone()).mode(0o755)];
+    let script = job
+        .run
+        .executed_script
+        .as_ref()
+        .unwrap_or(&job.run.eval_script);
+    let mut files = vec![ContainerFile::new("/eval.sh", script.clone()).mode(0o755)];
     if let Some(tracer) = job.tracer {
         files.push(ContainerFile::new(TRACE_PATH, tracer.to_string()));
     }
@@ -327,13 +334,34 @@ async fn run_in_container<B: ContainerBackend>(
     let mut request = ExecRequest::new(["/bin/bash", "/eval.sh"]).timeout(settings.exec.timeout);
     request.output_limit = settings.exec.max_output;
     let out = backend.exec(id, &request).await.map_err(engine)?;
+    let test_exit_code = if out.timed_out || job.run.executed_script.is_none() {
+        None
+    } else {
+        recorded_test_exit(backend, id, job.user).await
+    };
     Ok((
         out.output,
         out.duration,
         out.exit_code,
+        test_exit_code,
         out.timed_out,
         out.omitted_bytes,
     ))
+}
+
+/// The test command's exit code as the executed script recorded it in
+/// [`swtbench_spec::TEST_EXIT_FILE`]: read with a bounded exec (the tests could have put anything
+/// there), `None` when it is missing or not a number.
+async fn recorded_test_exit<B: ContainerBackend>(backend: &B, id: &str, user: &str) -> Option<i64> {
+    let mut request =
+        ExecRequest::new(["cat", swtbench_spec::TEST_EXIT_FILE]).timeout(Duration::from_secs(10));
+    request.user = Some(user.to_string());
+    request.output_limit = Some(64);
+    let out = backend.exec(id, &request).await.ok()?;
+    if out.exit_code != Some(0) || out.omitted_bytes > 0 {
+        return None;
+    }
+    std::str::from_utf8(&out.output).ok()?.trim().parse().ok()
 }
 
 /// Gives `run` the output of `from` (a run with the same key): the run's own input files, the

@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use swtbench_backend::labels::{KIND, MANAGED, RUN_ID};
-use swtbench_backend::{BuildContext, BuildRequest, ContainerBackend, ImageRecipe};
+use swtbench_backend::labels::{owned_tag, IMAGE, KIND, MANAGED, RUN_ID};
+use swtbench_backend::{BuildContext, BuildRequest, ContainerBackend, ImageInfo, ImageRecipe};
 use swtbench_spec::{ExecSpec, MIRROR_CONTEXT_DIR};
 
 use crate::plan::{ExistingImage, ImageInventory, BASE_IMAGE_ID_LABEL};
@@ -54,17 +54,39 @@ pub enum RecipeError {
     Context { tag: String, message: String },
 }
 
-/// Labels of an image swtbench builds. Images the run will remove again (above the cache level)
-/// also carry the run id, so `swtbench clean --run-id` finds them after a crash.
-pub fn image_labels(settings: &RunSettings, kind: ImageKind) -> BTreeMap<String, String> {
+/// Labels of an image swtbench builds as `tag`. Images the run will remove again (above the
+/// cache level) also carry the run id, so `swtbench clean --run-id` finds them after a crash.
+pub fn image_labels(
+    settings: &RunSettings,
+    kind: ImageKind,
+    tag: &str,
+) -> BTreeMap<String, String> {
     let mut l = BTreeMap::from([
         (MANAGED.to_string(), "true".to_string()),
         (KIND.to_string(), kind.as_str().to_string()),
+        (IMAGE.to_string(), tag.to_string()),
     ]);
     if !settings.images.cache_level.keeps(kind) {
         l.insert(RUN_ID.to_string(), settings.run_id.clone());
     }
     l
+}
+
+/// The tag by which `image` is swtbench's own, if it is: the tag its `swtbench.image` label names
+/// (see [`owned_tag`]); for images built before that label, a tag of swtbench's naming scheme for
+/// the image's kind (`exec.base.`, `exec.env.`, `exec.eval.`). Images built `FROM` swtbench's
+/// inherit its labels but are not its own: removal commands leave them alone.
+pub fn own_tag(image: &ImageInfo) -> Option<String> {
+    if image.labels.contains_key(IMAGE) {
+        return owned_tag(&image.labels, &image.tags);
+    }
+    let prefix = match image.labels.get(KIND).map(String::as_str) {
+        Some("base") => "exec.base.",
+        Some("env") => "exec.env.",
+        Some("instance") => "exec.eval.",
+        _ => return None,
+    };
+    image.tags.iter().find(|t| t.starts_with(prefix)).cloned()
 }
 
 fn request(
@@ -75,7 +97,7 @@ fn request(
     context: BuildContext,
 ) -> ImageRecipe {
     let mut request = BuildRequest::new(tag, context);
-    request.labels = image_labels(settings, kind);
+    request.labels = image_labels(settings, kind, tag);
     request.platform = Some(spec.platform().to_string());
     request.timeout = settings.images.build_timeout;
     ImageRecipe {

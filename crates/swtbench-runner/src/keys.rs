@@ -59,8 +59,14 @@ impl KeyInputs {
 /// How a run ended, as stored in the key file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunResult {
-    /// Exit code of the eval script (`None` when it was killed).
+    /// Exit code of the eval script (`None` when it was killed). The script ends with the
+    /// original's `git apply` of an empty patch, so this is usually 128 whatever the tests did.
     pub exit_code: Option<i64>,
+    /// Exit code of the test command itself, as the executed script recorded it
+    /// ([`swtbench_spec::TEST_EXIT_FILE`]); `None` on a timeout, when nothing was recorded, and
+    /// in key files written before it existed. Information only: grading reads the log.
+    #[serde(default)]
+    pub test_exit_code: Option<i64>,
     /// The timeout fired; the output is what was printed before.
     pub timed_out: bool,
     /// Bytes cut from the middle of the output by the output cap.
@@ -217,6 +223,7 @@ mod tests {
             inputs: i,
             result: RunResult {
                 exit_code: Some(1),
+                test_exit_code: None,
                 timed_out: false,
                 omitted_bytes: 0,
                 duration_ms: 1234,
@@ -242,6 +249,7 @@ mod tests {
                 inputs: i.clone(),
                 result: RunResult {
                     exit_code: Some(0),
+                    test_exit_code: Some(0),
                     timed_out: false,
                     omitted_bytes: 0,
                     duration_ms: 1,

@@ -304,8 +304,13 @@ pub struct RunPlan {
     pub action: RunAction,
     #[serde(skip)]
     pub key_inputs: KeyInputs,
+    /// `eval.sh`: the original's script, the one the key covers.
     #[serde(skip)]
     pub eval_script: String,
+    /// What the container executes: `eval.sh` plus the silent line that records the test
+    /// command's exit code (`None`: `eval.sh` itself, when it has no test command line).
+    #[serde(skip)]
+    pub executed_script: Option<String>,
     #[serde(skip)]
     pub exec_spec_json: String,
 }
@@ -787,6 +792,7 @@ pub fn plan_runs(
         let dir = ctx.logs.run_dir(&keys, r.kind);
         let action = run_action(settings, outputs.existing(&dir), &key, &runs, id);
         let exec_spec_json = spec.exec_spec_json(&r, &settings.eval, &json_ctx);
+        let executed_script = r.executed_script();
         runs.push(RunPlan {
             kind: r.kind,
             dir,
@@ -795,6 +801,7 @@ pub fn plan_runs(
             action,
             key_inputs,
             eval_script: r.eval_script,
+            executed_script,
             exec_spec_json,
         });
     }

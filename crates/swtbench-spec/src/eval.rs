@@ -120,6 +120,48 @@ pub struct RenderedRun {
     pub eval_script: String,
 }
 
+/// Where the script a container executes ([`RenderedRun::executed_script`]) records the exit
+/// status of the test command.
+pub const TEST_EXIT_FILE: &str = "/tmp/.swtbench_test_exit";
+
+impl RenderedRun {
+    /// The script the container executes: [`Self::eval_script`] (the original's text, which
+    /// `eval.sh` holds and the run's key covers) with one line after the test command that writes
+    /// the command's exit status to [`TEST_EXIT_FILE`]. The script's last step (`git apply` of an
+    /// empty patch) makes its own exit code say nothing about the tests; this one does. The line
+    /// prints nothing, not even its `set -x` trace (the group's stderr goes to /dev/null), and it
+    /// leaves `$?` as the test command left it (`echo $?` of reproduction mode still prints the
+    /// tests' status), so the log is the one `eval.sh` gives. `None` when the script has no line
+    /// that is the test command. The tests can write the file too: it is information for people,
+    /// never used in grading.
+    pub fn executed_script(&self) -> Option<String> {
+        record_test_exit(&self.eval_script, &self.test_command)
+    }
+}
+
+fn record_test_exit(script: &str, test_command: &str) -> Option<String> {
+    // The last such line: a patch in a heredoc above may hold the same text.
+    let lines: Vec<&str> = script.split_inclusive('\n').collect();
+    let at = lines
+        .iter()
+        .rposition(|l| l.trim_end_matches('\n') == test_command)?;
+    let mut out = String::with_capacity(script.len() + 160);
+    for (i, line) in lines.iter().enumerate() {
+        out.push_str(line);
+        if i == at {
+            if !line.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&format!(
+                "{{ swtbench_test_exit=$?; rm -rf {TEST_EXIT_FILE}; \
+                 echo \"$swtbench_test_exit\" > {TEST_EXIT_FILE}; \
+                 (exit \"$swtbench_test_exit\"); }} 2>/dev/null\n"
+            ));
+        }
+    }
+    Some(out)
+}
+
 /// Context for `exec_spec.json` that is not part of the rendering.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ExecSpecJsonContext {
@@ -446,4 +488,27 @@ fn install_json(spec: &VersionSpec) -> Value {
     }
     put("interpreter", spec.interpreter.as_ref().map(|v| json!(v)));
     Value::Object(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exit_record_goes_after_the_last_test_command_line_only() {
+        let script =
+            "#!/bin/bash\ngit apply -v - <<'EOF'\npytest t.py\nEOF\npytest t.py\necho $?\n";
+        let out = record_test_exit(script, "pytest t.py").unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[2], "pytest t.py", "the heredoc is untouched");
+        assert_eq!(lines[4], "pytest t.py");
+        assert!(lines[5].starts_with("{ swtbench_test_exit=$?;"), "{out}");
+        assert!(lines[5].ends_with("} 2>/dev/null"), "{out}");
+        assert_eq!(lines[6], "echo $?");
+        // Everything but the one line is the original.
+        let mut without = lines.clone();
+        without.remove(5);
+        assert_eq!(without.join("\n") + "\n", script);
+        assert_eq!(record_test_exit(script, "tox"), None);
+    }
 }

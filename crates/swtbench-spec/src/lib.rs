@@ -33,6 +33,8 @@ pub mod reqs;
 pub mod table;
 
 pub use error::{ReadError, SpecError};
-pub use eval::{EvalOptions, ExecMode, ExecSpecJsonContext, RenderedRun, RunInputs};
+pub use eval::{
+    EvalOptions, ExecMode, ExecSpecJsonContext, RenderedRun, RunInputs, TEST_EXIT_FILE,
+};
 pub use render::{insert_after_from, Arch, ExecSpec, FileSource, ImageKeys, MIRROR_CONTEXT_DIR};
 pub use table::{BaseImage, Provider, RepoSpec, SpecTable, TableSyntax, VersionSpec};

@@ -133,6 +133,51 @@ fn bad_arguments_are_input_errors() {
     }
 }
 
+/// A negative number is a value the flag refuses, not an unknown argument: every numeric flag says
+/// what it takes, before any engine is contacted (exit code 2, as every bad argument).
+#[test]
+fn negative_numbers_say_what_the_flag_takes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = ["run", "--predictions", "gold", "--run-id", "r"];
+    let seconds = "expected a positive number of seconds";
+    let positive = "expected a positive whole number";
+    let count = "expected 0 or a positive whole number";
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        ([&run[..], &["--timeout", "-1"]].concat(), seconds),
+        ([&run[..], &["--timeout=-5"]].concat(), seconds),
+        ([&run[..], &["--timeout", "0"]].concat(), seconds),
+        ([&run[..], &["--build-timeout", "-1"]].concat(), seconds),
+        ([&run[..], &["--max-workers", "-1"]].concat(), positive),
+        ([&run[..], &["--build-workers", "-2"]].concat(), positive),
+        ([&run[..], &["--pids-limit", "-1"]].concat(), count),
+        ([&run[..], &["--open-file-limit", "-1"]].concat(), count),
+        (
+            [&run[..], &["--cpus", "-1"]].concat(),
+            "expected a positive number of CPUs",
+        ),
+        (vec!["report", "some/path", "--denominator", "-1"], positive),
+        (vec!["report", "some/path", "--decimals", "-1"], count),
+        (vec!["images", "build", "--build-workers", "-1"], positive),
+        (vec!["dataset", "retrieve", "--top-k", "-1"], count),
+        (vec!["dataset", "retrieve", "--max-workers", "-1"], positive),
+        (vec!["dataset", "build", "--max-tokens", "-1"], count),
+        (vec!["dataset", "build", "--k", "-3"], count),
+    ];
+    for (args, needle) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_swtbench"))
+            .args(&args)
+            .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("unexpected argument"), "{args:?}: {err}");
+        assert!(!err.contains("container engine"), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn an_unreachable_engine_is_exit_code_3_before_any_work() {
     let tmp = tempfile::tempdir().unwrap();

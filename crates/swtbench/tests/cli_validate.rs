@@ -496,3 +496,83 @@ fn hub_datasets_use_hf_endpoint_token_and_cache() {
     assert_eq!(log.lock().unwrap().len(), n);
     assert!(!stderr(&o).contains("downloading"), "{}", stderr(&o));
 }
+
+/// A model name that cannot name the run's directories fails `validate` as it fails `run`, with
+/// the same message, before any engine is contacted; `validate --run-id` checks the pair.
+#[test]
+fn model_names_run_refuses_are_refused_by_validate_too() {
+    let home = tempfile::tempdir().unwrap();
+    let named = |file: &str, model: &str| {
+        let line = json!({"instance_id": "django__django-11099", "model_name_or_path": model,
+                          "model_patch": "diff --git a/t.py b/t.py\n"})
+        .to_string();
+        write_lines(&home.path().join(file), &[line])
+    };
+    for (file, model, why) in [
+        ("long.jsonl", "x".repeat(300), "is too long"),
+        ("multi.jsonl", "model\nv2".to_string(), "control character"),
+    ] {
+        let p = named(file, &model);
+        let p = p.to_str().unwrap();
+        let v = swtbench(
+            &[
+                "validate",
+                "--dataset",
+                "lite",
+                "--offline",
+                "--predictions",
+                p,
+            ],
+            home.path(),
+        );
+        let r = Command::new(env!("CARGO_BIN_EXE_swtbench"))
+            .args(["run", "--dataset", "lite", "--offline", "--predictions", p])
+            .args(["--run-id", "r1", "--dry-run"])
+            .env("HOME", home.path())
+            .env("HF_HOME", home.path().join("hf"))
+            .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+            .output()
+            .unwrap();
+        for (what, o) in [("validate", &v), ("run", &r)] {
+            assert_eq!(o.status.code(), Some(2), "{what} {file}: {}", stderr(o));
+            let err = stderr(o);
+            assert!(
+                err.contains("`model_name_or_path`") && err.contains(why),
+                "{what}: {err}"
+            );
+            assert!(!err.contains("container engine"), "{what}: {err}");
+        }
+        let line = |o: &Output| stderr(o).lines().next().unwrap_or_default().to_string();
+        assert_eq!(line(&v), line(&r), "the same message");
+    }
+
+    // 240 bytes fit on their own, but not with a 20-byte run id.
+    let p = named("l240.jsonl", &"m".repeat(240));
+    let p = p.to_str().unwrap();
+    let base = [
+        "validate",
+        "--dataset",
+        "lite",
+        "--offline",
+        "--predictions",
+        p,
+    ];
+    let ok = swtbench(&base, home.path());
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let with_id = [&base[..], &["--run-id", "a-twenty-byte-run-id"]].concat();
+    let o = swtbench(&with_id, home.path());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("longer than 255 bytes"),
+        "{}",
+        stderr(&o)
+    );
+    let bad_id = [&base[..], &["--run-id", "a/b"]].concat();
+    let o = swtbench(&bad_id, home.path());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot name a directory"),
+        "{}",
+        stderr(&o)
+    );
+}

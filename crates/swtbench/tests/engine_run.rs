@@ -410,6 +410,21 @@ fn engine_fixture_unit_tests_without_coverage_and_rerun_reuses_everything() {
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("| Applicability (W) |"), "{table}");
     check_expected(&out_dir, &run_id, &fx.expected()["unit_test"], false);
+    // The summary counts in the run report's words: a patch that did not apply is "not
+    // applied", not "unresolved".
+    let want = fx.expected()["unit_test"]["instances"].clone();
+    let count =
+        |f: &dyn Fn(&Value) -> bool| want.as_object().unwrap().values().filter(|v| f(v)).count();
+    let empty = count(&|v| v["kind"] == "empty patch");
+    let not_applied = count(&|v| v["applied"] == false && v["kind"] != "empty patch");
+    let unresolved = count(&|v| v["applied"] == true && v["resolved"] == false);
+    let resolved = count(&|v| v["resolved"] == true);
+    assert!(not_applied > 0 && unresolved > 0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let summary = format!(
+        "{resolved} resolved, {unresolved} unresolved, {not_applied} not applied, {empty} empty patch, 0 error(s)"
+    );
+    assert!(err.contains(&summary), "want {summary:?} in {err}");
     assert!(containers_of(&run_id).is_empty(), "leftover containers");
     let run_report = out_dir
         .join("evaluation_results")
@@ -919,4 +934,118 @@ fn engine_ctrl_c_stops_a_hanging_eval_script_at_once() {
             .join("swtfix__calc-7");
         assert!(!dir.join("test_output.txt").exists(), "{kind} output");
     }
+}
+
+/// Builds `tag` from a Dockerfile given as text (no context), returning whether it worked.
+fn docker_build(tag: &str, dockerfile: &str) -> bool {
+    use std::io::Write;
+    let mut child = Command::new("docker")
+        .args(["build", "-q", "-t", tag, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(dockerfile.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    if !out.status.success() {
+        eprintln!(
+            "docker build {tag}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    out.status.success()
+}
+
+/// An image a user builds `FROM` one of swtbench's inherits all of its labels (kind, run id):
+/// `images list`, `images rm` and `clean` treat only what swtbench made as swtbench's.
+#[test]
+fn engine_images_built_from_swtbench_images_are_left_to_their_owner() {
+    require_engine!();
+    let run_id = unique_run_id("derived");
+    let ours = format!("swtbench-test-temp-{run_id}:latest");
+    let theirs = format!("swtbench-test-user-{run_id}:1");
+    struct RemoveImages(Vec<String>);
+    impl Drop for RemoveImages {
+        fn drop(&mut self) {
+            for t in &self.0 {
+                docker(&["rmi", "-f", t]);
+            }
+        }
+    }
+    let _cleanup = RemoveImages(vec![theirs.clone(), ours.clone()]);
+    // A temporary instance image of run `run_id`, labelled as the runner labels what it builds.
+    let build_ours = || {
+        docker_build(
+            &ours,
+            &format!(
+                "FROM {}\nLABEL swtbench.managed=true swtbench.kind=instance \
+                 swtbench.run_id={run_id} swtbench.image={ours}\n",
+                base_image()
+            ),
+        )
+    };
+    assert!(build_ours());
+    assert!(docker_build(
+        &theirs,
+        &format!("FROM {ours}\nLABEL user.note=mine\n")
+    ));
+    let inherited = docker(&[
+        "image",
+        "inspect",
+        "-f",
+        "{{index .Config.Labels \"swtbench.run_id\"}}",
+        &theirs,
+    ]);
+    assert_eq!(
+        inherited.as_deref(),
+        Some(run_id.as_str()),
+        "labels inherited"
+    );
+
+    let stdout = |args: &[&str]| {
+        let out = Command::new(bin()).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let listed = stdout(&["images", "list", "--json"]);
+    assert!(listed.contains(&ours), "{listed}");
+    assert!(!listed.contains(&theirs), "{listed}");
+    let would = stdout(&["images", "rm", "--all", "--dry-run"]);
+    assert!(would.lines().any(|l| l == ours), "{would}");
+    assert!(!would.contains(&theirs), "{would}");
+
+    // `clean --run-id` removes the run's own image and leaves the user's.
+    stdout(&["clean", "--run-id", &run_id]);
+    assert!(
+        docker(&["image", "inspect", &ours]).is_none(),
+        "ours removed"
+    );
+    assert!(
+        docker(&["image", "inspect", &theirs]).is_some(),
+        "theirs kept"
+    );
+
+    // So does `images rm --run-id`.
+    assert!(build_ours());
+    let removed = stdout(&["images", "rm", "--run-id", &run_id]);
+    assert!(removed.contains(&format!("removed {ours}")), "{removed}");
+    assert!(!removed.contains(&theirs), "{removed}");
+    assert!(
+        docker(&["image", "inspect", &ours]).is_none(),
+        "ours removed"
+    );
+    assert!(
+        docker(&["image", "inspect", &theirs]).is_some(),
+        "theirs kept"
+    );
 }

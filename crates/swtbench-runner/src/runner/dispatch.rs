@@ -282,7 +282,8 @@ fn tally(mut s: EvaluationStats, results: &[InstanceResult]) -> EvaluationStats 
     for r in results {
         match &r.outcome {
             InstanceOutcome::Resolved => s.resolved += 1,
-            InstanceOutcome::Unresolved { .. } => s.unresolved += 1,
+            InstanceOutcome::Unresolved { applied: true } => s.unresolved += 1,
+            InstanceOutcome::Unresolved { applied: false } => s.not_applied += 1,
             InstanceOutcome::EmptyPatch => s.empty_patch += 1,
             InstanceOutcome::Skipped { .. } => s.skipped += 1,
             InstanceOutcome::Error { .. } => s.errors += 1,

@@ -73,6 +73,7 @@ mod tests {
             dir: PathBuf::from(dir),
             result: RunResult {
                 exit_code: Some(0),
+                test_exit_code: Some(0),
                 timed_out: false,
                 omitted_bytes: 0,
                 duration_ms: 1,

@@ -447,8 +447,9 @@ pub(super) async fn remove_images_at_end<B: ContainerBackend>(shared: &Shared<B>
         if shared.settings.images.cache_level.keeps(kind) {
             continue;
         }
-        for tag in &image.tags {
-            remove_image(shared, tag, kind).await;
+        // Only the run's own tag: an image built FROM it inherited the run id but is not ours.
+        if let Some(tag) = crate::images::own_tag(&image) {
+            remove_image(shared, &tag, kind).await;
         }
     }
 }

@@ -499,6 +499,7 @@ async fn execute_or_copy<B: ContainerBackend>(shared: &Shared<B>, job: &RunJob<'
             shared.stats(|s| s.runs_executed += 1);
             RunOutcome::Executed {
                 exit_code: x.result.exit_code,
+                test_exit_code: x.result.test_exit_code,
                 timed_out: x.result.timed_out,
                 duration_ms: x.result.duration_ms,
                 overhead_ms: x.overhead.as_millis() as u64,

@@ -24,6 +24,7 @@ use swtbench_app::dataset::FilterChoice;
 use swtbench_app::dataset::{
     self as app, BuildSettings, RetrieveSettings, RowEvent, RowsWritten, SwtSettings,
 };
+use swtbench_app::settings::{parse_count, parse_positive};
 use swtbench_data::SwtFilter;
 use swtbench_textgen::swt::SwtMode;
 
@@ -64,7 +65,8 @@ pub struct MirrorArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub struct WorkerArgs {
     /// Instances processed at the same time (default: the number of CPUs).
-    #[arg(long, alias = "max_workers", value_name = "N")]
+    #[arg(long, alias = "max_workers", value_name = "N", allow_negative_numbers = true,
+          value_parser = parse_positive::<usize>)]
     pub max_workers: Option<usize>,
 }
 
@@ -79,7 +81,8 @@ pub struct RetrieveArgs {
     #[arg(long, alias = "include_tests")]
     pub include_tests: bool,
     /// Hits kept per instance.
-    #[arg(long, alias = "top_k", default_value_t = swtbench_textgen::retrieve::DEFAULT_TOP_K)]
+    #[arg(long, alias = "top_k", default_value_t = swtbench_textgen::retrieve::DEFAULT_TOP_K,
+          allow_negative_numbers = true, value_parser = parse_count::<usize>)]
     pub top_k: usize,
     /// Skip Python files that are not valid UTF-8 instead of failing the instance (the original
     /// gives such an instance no hits at all).
@@ -106,10 +109,11 @@ pub struct BuildArgs {
     #[arg(long, alias = "prompt_style", default_value = "3", value_parser = parse_style)]
     pub style: u8,
     /// Token cap for the prompt (cl100k_base); 0 includes every retrieved file.
-    #[arg(long, alias = "max_context_len", default_value_t = 27_000)]
+    #[arg(long, alias = "max_context_len", default_value_t = 27_000, allow_negative_numbers = true,
+          value_parser = parse_count::<usize>)]
     pub max_tokens: usize,
     /// Keep only the first K hits as candidates (default: all of them).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = parse_count::<usize>)]
     pub k: Option<usize>,
     /// A style-3 template replacing ours: text with the placeholders {{problem_statement}},
     /// {{readmes}} and {{code}}, each once.

@@ -101,13 +101,13 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
 
     let count = |o: fn(&Outcome) -> bool| report.outcomes.values().filter(|x| o(x)).count();
     printer.info(&format!(
-        "graded {} instances ({} newly, {} from earlier reports): {} resolved, {} unresolved \
-         ({} not applied, {} empty patch), {} errors",
+        "graded {} instances ({} newly, {} from earlier reports): {} resolved, {} unresolved, \
+         {} not applied, {} empty patch, {} error(s)",
         report.total_instances,
         graded.newly_graded,
         report.completed_ids.len(),
-        report.resolved_ids.len(),
-        report.unresolved_ids.len(),
+        count(|o| *o == Outcome::Resolved),
+        count(|o| *o == Outcome::Unresolved),
         count(|o| *o == Outcome::NotApplied),
         count(|o| *o == Outcome::EmptyPatch),
         report.error_ids.len(),

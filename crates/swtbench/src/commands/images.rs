@@ -42,7 +42,8 @@ pub struct BuildArgs {
     pub level: CacheLevel,
 
     /// Image builds at the same time.
-    #[arg(long, alias = "build_workers", value_name = "N", default_value_t = 2)]
+    #[arg(long, alias = "build_workers", value_name = "N", default_value_t = 2, allow_negative_numbers = true,
+          value_parser = swtbench_app::settings::parse_positive::<usize>)]
     pub build_workers: usize,
 
     /// Rebuild images that exist (once each, without the layer cache).

@@ -43,7 +43,8 @@ pub struct ReportArgs {
     pub split: String,
 
     /// Divide by this many instances instead of the dataset's count (subsets of a dataset).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = swtbench_app::settings::parse_positive::<u64>)]
     pub denominator: Option<u64>,
 
     /// Output format: github (Markdown table, the default), latex, json, csv, or html (a
@@ -75,7 +76,8 @@ pub struct ReportArgs {
 
     /// Round numbers in github/latex/csv output to this many decimals (default: unrounded, as
     /// the original prints them).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = swtbench_app::settings::parse_count::<usize>)]
     pub decimals: Option<usize>,
 
     /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table, as

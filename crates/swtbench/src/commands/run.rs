@@ -14,7 +14,9 @@ use std::sync::Arc;
 
 use anyhow::anyhow;
 use swtbench_app::evaluate::{self, Engine, EngineUse, Finished, Pipeline, Request, Signal};
-use swtbench_app::settings::{parse_size, RunOptions};
+use swtbench_app::settings::{
+    parse_count, parse_cpus, parse_positive, parse_seconds, parse_size, RunOptions,
+};
 use swtbench_extract::PatchType;
 use swtbench_grade::leaderboard::{self, Format};
 use swtbench_reporter::Progress;
@@ -42,16 +44,19 @@ pub struct RunArgs {
     pub run_id: String,
 
     /// Instances evaluated at the same time.
-    #[arg(long, alias = "max_workers", value_name = "N", default_value_t = 4)]
+    #[arg(long, alias = "max_workers", value_name = "N", default_value_t = 4, allow_negative_numbers = true,
+          value_parser = parse_positive::<usize>)]
     pub max_workers: usize,
 
     /// Image builds at the same time.
-    #[arg(long, alias = "build_workers", value_name = "N", default_value_t = 2)]
+    #[arg(long, alias = "build_workers", value_name = "N", default_value_t = 2, allow_negative_numbers = true,
+          value_parser = parse_positive::<usize>)]
     pub build_workers: usize,
 
     /// Seconds each eval script may run (six per instance); on timeout the output so far is
     /// kept and graded.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1800)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800, allow_negative_numbers = true,
+          value_parser = parse_seconds)]
     pub timeout: u64,
 
     #[command(flatten)]
@@ -91,12 +96,8 @@ pub struct RunArgs {
     pub skip_eval: bool,
 
     /// Raise the soft limit of open files to this (never the hard limit).
-    #[arg(
-        long,
-        alias = "open_file_limit",
-        value_name = "N",
-        default_value_t = 4096
-    )]
+    #[arg(long, alias = "open_file_limit", value_name = "N", default_value_t = 4096,
+          allow_negative_numbers = true, value_parser = parse_count::<u64>)]
     pub open_file_limit: u64,
 
     /// Accepted for compatibility and ignored: images are always built through the engine's API.
@@ -112,11 +113,11 @@ pub struct RunArgs {
     pub memory: Option<u64>,
 
     /// Process limit of each test container.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_count::<u32>)]
     pub pids_limit: Option<u32>,
 
     /// CPUs of each test container (e.g. 1.5).
-    #[arg(long, value_name = "CPUS")]
+    #[arg(long, value_name = "CPUS", allow_negative_numbers = true, value_parser = parse_cpus)]
     pub cpus: Option<f64>,
 
     /// Keep at most this much of a run's output, head and tail (e.g. 64m; 0 keeps everything).
@@ -163,7 +164,7 @@ pub struct RunArgs {
     pub reuse_unkeyed_outputs: bool,
 
     /// Abandon an image build after this many seconds (default: no limit).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds)]
     pub build_timeout: Option<u64>,
 
     /// Skip the HTML report.
@@ -300,8 +301,8 @@ fn summarize(done: &evaluate::Evaluated, run_id: &str, printer: &Printer) -> Cli
     let output = &done.output;
     let s = &output.stats;
     printer.info(&format!(
-        "{} instance(s): {} resolved, {} unresolved, {} empty patch, {} error(s), {} skipped, {} interrupted; runs: {} executed ({} timed out), {} reused, {} copied, {} failed; images: {} built, {} removed; denominator {}",
-        s.instances, s.resolved, s.unresolved, s.empty_patch, s.errors, s.skipped, s.interrupted,
+        "{} instance(s): {} resolved, {} unresolved, {} not applied, {} empty patch, {} error(s), {} skipped, {} interrupted; runs: {} executed ({} timed out), {} reused, {} copied, {} failed; images: {} built, {} removed; denominator {}",
+        s.instances, s.resolved, s.unresolved, s.not_applied, s.empty_patch, s.errors, s.skipped, s.interrupted,
         s.runs_executed, s.runs_timed_out, s.runs_reused, s.runs_copied, s.runs_failed,
         s.images_built, s.images_removed, done.metrics.denominator
     ));

@@ -2,7 +2,8 @@
 //!
 //! Checks: every row is a valid instance (required fields, test lists, `<patch>` wrapping), ids
 //! are unique, each (repo, version) is in the spec table, the gold patches parse as unified diffs,
-//! and the predictions file parses and matches the dataset. The summary goes to stdout (text or
+//! and the predictions file parses and matches the dataset (its model name can name the run's
+//! directories; with `--run-id`, the run id too, as `swtbench run` checks them). The summary goes to stdout (text or
 //! `--json`); problems and warnings go to stderr. The checks and the summary are
 //! `swtbench_app::validate`; this module loads the inputs and prints.
 //!
@@ -33,6 +34,12 @@ pub struct ValidateArgs {
     #[arg(long, alias = "spec_table", value_name = "FILE")]
     pub spec_table: Option<PathBuf>,
 
+    /// The run id the predictions will be evaluated under: checked as `swtbench run` checks it,
+    /// together with the model name (the run report `<model>.<run id>.html` must fit in a file
+    /// name). Without it the model name is checked on its own.
+    #[arg(long, alias = "run_id", value_name = "ID")]
+    pub run_id: Option<String>,
+
     /// Treat warnings (unknown or duplicate prediction ids, empty patches, instances without a
     /// prediction) as problems: exit 1 when there are any.
     #[arg(long)]
@@ -52,6 +59,12 @@ pub fn run(args: ValidateArgs, printer: &Printer) -> CliResult {
         None => None,
         Some(p) => Some(swtbench_app::inputs::load_predictions_for(p, &dataset)?),
     };
+    if let Some(run_id) = &args.run_id {
+        swtbench_app::evaluate::check_run_id(run_id)?;
+        if let Some(p) = &predictions {
+            swtbench_app::evaluate::check_report_name(&p.model, run_id)?;
+        }
+    }
     let validation = Validation {
         dataset,
         predictions,
