@@ -13,6 +13,7 @@ use swtbench_backend::{
 };
 use swtbench_core::Instance;
 use swtbench_runner::images::{own_tag, recipes, RecipeError};
+use swtbench_runner::outcome::BuildFailure;
 use swtbench_runner::settings::{CacheLevel, ImageKind, OutputRoots};
 use swtbench_runner::RunSettings;
 use swtbench_spec::{Arch, BaseImage, ExecSpec, FileSource, SpecError, SpecTable};
@@ -205,6 +206,10 @@ pub enum ImageChainError {
     Recipe(#[from] RecipeError),
     #[error("{0}")]
     Engine(#[from] BackendError),
+    /// An image of the chain failed to build (the text names the log, and an unreachable
+    /// package source when that was the cause).
+    #[error("{0}")]
+    Build(BuildFailure),
     #[error("base image {tag} does not exist (e.g. scripts/base-image)")]
     MissingBase { tag: String },
     #[error("no base image")]
@@ -306,8 +311,21 @@ async fn build_chain<B: ContainerBackend>(
     };
     let base_id = base_info.as_ref().map(|b| b.id.clone());
     let r = recipes(settings, spec, base_id.as_deref(), false)?;
+    let failed = |tag: &str, kind: ImageKind| {
+        let logs = settings.outputs.build_logs.clone();
+        let tag = tag.to_string();
+        move |e: BackendError| match e {
+            BackendError::BuildFailed { .. } => {
+                ImageChainError::Build(BuildFailure::new(&tag, kind, e, &logs))
+            }
+            other => ImageChainError::Engine(other),
+        }
+    };
     let base = match (&r.base, base_info) {
-        (Some(recipe), _) => builder.ensure(recipe, policy, None).await?,
+        (Some(recipe), _) => builder
+            .ensure(recipe, policy, None)
+            .await
+            .map_err(failed(recipe.tag(), ImageKind::Base))?,
         (None, Some(info)) => EnsuredImage {
             tag: spec.keys.base.clone(),
             image: info,
@@ -318,7 +336,10 @@ async fn build_chain<B: ContainerBackend>(
     if level == CacheLevel::Base {
         return Ok(base.tag);
     }
-    let env = builder.ensure(&r.env, policy, Some(&base)).await?;
+    let env = builder
+        .ensure(&r.env, policy, Some(&base))
+        .await
+        .map_err(failed(r.env.tag(), ImageKind::Env))?;
     if level == CacheLevel::Env {
         return Ok(env.tag);
     }
@@ -335,6 +356,9 @@ async fn build_chain<B: ContainerBackend>(
     } else {
         &r.instance
     };
-    let inst = builder.ensure(instance_recipe, policy, Some(&env)).await?;
+    let inst = builder
+        .ensure(instance_recipe, policy, Some(&env))
+        .await
+        .map_err(failed(instance_recipe.tag(), ImageKind::Instance))?;
     Ok(inst.tag)
 }

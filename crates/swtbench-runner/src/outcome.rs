@@ -120,21 +120,172 @@ pub struct BuildFailure {
     pub error: BackendError,
     /// The last informative line of the build's log, when the build ran and printed one.
     pub log_line: Option<String>,
+    /// The network source the build could not reach, when the log or the engine says so.
+    pub unreachable: Option<Unreachable>,
     /// The build log to read.
     pub log: PathBuf,
 }
 
+/// What a build needed from the network and could not reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    /// A conda channel (repo.anaconda.com, conda-forge).
+    Conda,
+    /// A Python package index (PyPI).
+    Pip,
+    /// Debian/Ubuntu package mirrors.
+    Apt,
+    /// A container registry the build pulls its `FROM` image from (Docker Hub).
+    Registry,
+    /// A download of some other kind (curl/wget of an installer, git).
+    Download,
+}
+
+impl SourceKind {
+    fn what(self) -> &'static str {
+        match self {
+            SourceKind::Conda => "a conda channel",
+            SourceKind::Pip => "the Python package index",
+            SourceKind::Apt => "the Debian/Ubuntu package mirror",
+            SourceKind::Registry => "the container registry",
+            SourceKind::Download => "a download",
+        }
+    }
+}
+
+/// A network source a build could not reach: which kind, the host when the log names one, and the
+/// line that says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreachable {
+    pub kind: SourceKind,
+    pub host: Option<String>,
+    pub line: String,
+}
+
+impl fmt::Display for Unreachable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ", self.kind.what())?;
+        if let Some(h) = &self.host {
+            write!(f, "({h}) ")?;
+        }
+        write!(f, "could not be reached from the build")
+    }
+}
+
+/// Recognises, in a failed build's log lines and the engine's message, that the build could not
+/// reach a package channel, a package index, a mirror or a registry. Pure; the phrases are those of
+/// conda, pip, apt, curl/wget and the engine's pull errors.
+pub fn unreachable_source(log_tail: &[String], message: &str) -> Option<Unreachable> {
+    const NETWORK: [&str; 16] = [
+        "temporary failure in name resolution",
+        "temporary failure resolving",
+        "could not resolve host",
+        "name or service not known",
+        "failed to establish a new connection",
+        "network is unreachable",
+        "connection refused",
+        "connection timed out",
+        "connection failed",
+        "could not connect to",
+        "failed to connect to",
+        "no route to host",
+        "proxyerror",
+        "sslerror",
+        "certificate verify failed",
+        "i/o timeout",
+    ];
+    let classify = |line: &str| -> Option<SourceKind> {
+        let l = line.to_ascii_lowercase();
+        let pull = l.contains("failed to resolve source metadata")
+            || l.contains("pull access denied")
+            || l.contains("error pulling image")
+            || l.contains("toomanyrequests")
+            || (l.contains("registry") && NETWORK.iter().any(|n| l.contains(n)))
+            || (l.contains("docker.io") && (l.contains("dial tcp") || l.contains("lookup")));
+        if pull {
+            return Some(SourceKind::Registry);
+        }
+        if l.contains("condahttperror") || l.contains("condasslerror") {
+            return Some(SourceKind::Conda);
+        }
+        if !NETWORK.iter().any(|n| l.contains(n)) && !l.contains("failed to fetch http") {
+            return None;
+        }
+        Some(if l.contains("anaconda") || l.contains("conda") {
+            SourceKind::Conda
+        } else if l.contains("pypi") || l.contains("pythonhosted") || l.contains("pip") {
+            SourceKind::Pip
+        } else if l.contains("failed to fetch")
+            || l.contains("temporary failure resolving")
+            || l.contains("debian")
+            || l.contains("ubuntu")
+        {
+            SourceKind::Apt
+        } else {
+            SourceKind::Download
+        })
+    };
+    std::iter::once(message)
+        .chain(log_tail.iter().rev().map(String::as_str))
+        .find_map(|line| {
+            classify(line).map(|kind| Unreachable {
+                kind,
+                host: host_in(line),
+                line: line.trim().to_string(),
+            })
+        })
+}
+
+/// The host a network error line names: `host='h'` (urllib3), `Could not resolve host: h`
+/// (curl), `resolving 'h'` (apt), or the host of the first URL.
+fn host_in(line: &str) -> Option<String> {
+    let clean = |h: &str| {
+        let h = h.trim_matches(|c: char| "'\"<>()[],;: ".contains(c));
+        (!h.is_empty() && h.contains('.')).then(|| h.to_string())
+    };
+    for (marker, end) in [
+        ("host='", '\''),
+        ("Could not resolve host: ", ' '),
+        ("Failed to connect to ", ' '),
+        ("resolving '", '\''),
+        ("lookup ", ' '),
+    ] {
+        if let Some(at) = line.find(marker) {
+            let rest = &line[at + marker.len()..];
+            if let Some(h) = clean(rest.split(end).next().unwrap_or(rest)) {
+                return Some(h);
+            }
+        }
+    }
+    let at = line.find("://")?;
+    let rest = &line[at + 3..];
+    let host = rest.split(['/', ':', ' ', '>', '\'', '"']).next()?;
+    clean(host)
+}
+
+/// What to do when a build cannot reach the network it needs.
+pub const UNREACHABLE_HINT: &str = "image builds download packages (conda channels, PyPI, Debian) \
+    and their base images: give the engine's builds access to them; behind a proxy set \
+    HTTPS_PROXY/HTTP_PROXY and SSL_CERT_FILE (both are passed on to builds); without conda access, \
+    spec entries with `provider = \"venv\"` on a local base image build without conda \
+    (docs/spec-table.md)";
+
 impl BuildFailure {
     /// The failure of building `tag`, whose build log is under `build_logs`.
     pub fn new(tag: &str, kind: ImageKind, error: BackendError, build_logs: &Path) -> BuildFailure {
-        let log_line = match &error {
-            BackendError::BuildFailed { log_tail, .. } => log_tail
-                .iter()
-                .rev()
-                .map(|l| l.trim())
-                .find(|l| informative_log_line(l))
-                .map(str::to_string),
-            _ => None,
+        let (log_line, unreachable) = match &error {
+            BackendError::BuildFailed {
+                log_tail, message, ..
+            } => (
+                log_tail
+                    .iter()
+                    .rev()
+                    .map(|l| l.trim())
+                    .find(|l| informative_log_line(l))
+                    .map(str::to_string),
+                unreachable_source(log_tail, message),
+            ),
+            _ => (None, None),
         };
         let log = crate::images::build_log_dir(build_logs, kind, tag)
             .join(swtbench_backend::builder::BUILD_LOG);
@@ -143,13 +294,17 @@ impl BuildFailure {
             kind,
             error,
             log_line,
+            unreachable,
             log,
         }
     }
 
-    /// Where to look (part of the text).
+    /// Where to look (part of the text), and what to do when the network was the problem.
     pub fn hint(&self) -> String {
-        format!("see {}", self.log.display())
+        match &self.unreachable {
+            Some(_) => format!("see {}; {UNREACHABLE_HINT}", self.log.display()),
+            None => format!("see {}", self.log.display()),
+        }
     }
 }
 
@@ -164,6 +319,16 @@ fn informative_log_line(line: &str) -> bool {
 
 impl fmt::Display for BuildFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(u) = &self.unreachable {
+            // What happened in one line, instead of the engine's exit status and a log line.
+            return write!(
+                f,
+                "image {} could not be built: {u} ({}); {}",
+                self.tag,
+                u.line,
+                self.hint()
+            );
+        }
         write!(f, "image {} could not be built: {}", self.tag, self.error)?;
         if let Some(line) = &self.log_line {
             write!(f, " (build log: {line})")?;
@@ -343,6 +508,86 @@ mod tests {
         for (error, text) in cases {
             assert_eq!(error.to_string(), text, "{error:?}");
         }
+    }
+
+    #[test]
+    fn unreachable_sources_are_named_in_one_line() {
+        let cases: [(&[&str], &str, SourceKind, Option<&str>); 6] = [
+            (
+                &[
+                    "Collecting package metadata (current_repodata.json): failed",
+                    "",
+                    "CondaHTTPError: HTTP 000 CONNECTION FAILED for url <https://repo.anaconda.com/pkgs/main/linux-64/current_repodata.json>",
+                    "Elapsed: -",
+                    "An HTTP error occurred when trying to retrieve this URL.",
+                ],
+                "The command '/bin/sh -c /root/setup_env.sh' returned a non-zero code: 1",
+                SourceKind::Conda,
+                Some("repo.anaconda.com"),
+            ),
+            (
+                &["WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f>: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution')': /simple/requests/",
+                  "ERROR: Could not find a version that satisfies the requirement requests"],
+                "exit 1",
+                SourceKind::Pip,
+                None,
+            ),
+            (
+                &["Err:1 http://deb.debian.org/debian bookworm InRelease",
+                  "  Temporary failure resolving 'deb.debian.org'",
+                  "E: Unable to locate package git"],
+                "exit 100",
+                SourceKind::Apt,
+                Some("deb.debian.org"),
+            ),
+            (
+                &[],
+                "failed to resolve source metadata for docker.io/library/ubuntu:22.04: failed to do request: Head \"https://registry-1.docker.io/v2/library/ubuntu/manifests/22.04\": dial tcp: lookup registry-1.docker.io on 10.0.0.1:53: no such host",
+                SourceKind::Registry,
+                Some("registry-1.docker.io"),
+            ),
+            (
+                &["curl: (6) Could not resolve host: repo.anaconda.com"],
+                "exit 6",
+                SourceKind::Conda,
+                Some("repo.anaconda.com"),
+            ),
+            (
+                &["curl: (7) Failed to connect to example.org port 443: Connection refused"],
+                "exit 7",
+                SourceKind::Download,
+                Some("example.org"),
+            ),
+        ];
+        for (tail, message, kind, host) in cases {
+            let tail: Vec<String> = tail.iter().map(|l| l.to_string()).collect();
+            let u = unreachable_source(&tail, message).unwrap_or_else(|| panic!("{tail:?}"));
+            assert_eq!(
+                (u.kind, u.host.as_deref()),
+                (kind, host),
+                "{tail:?} {message}"
+            );
+        }
+        // Failures that are not the network stay as they were.
+        let tail = vec!["ERROR: No matching distribution found for nosuchpkg==9".to_string()];
+        assert_eq!(unreachable_source(&tail, "exit 1"), None);
+        let f = build_failure(&[
+            "CondaHTTPError: HTTP 000 CONNECTION FAILED for url <https://repo.anaconda.com/pkgs/main/noarch/repodata.json>",
+            "An HTTP error occurred when trying to retrieve this URL.",
+        ]);
+        let text = f.to_string();
+        assert!(!text.contains('\n'), "{text}");
+        assert!(
+            text.starts_with(
+                "image exec.env.x86_64.abc:latest could not be built: a conda channel \
+                 (repo.anaconda.com) could not be reached from the build (CondaHTTPError: HTTP 000"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(&f.hint()) && f.hint().contains("provider = \"venv\""),
+            "{text}"
+        );
     }
 
     #[test]

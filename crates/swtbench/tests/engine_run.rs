@@ -425,6 +425,35 @@ fn engine_fixture_unit_tests_without_coverage_and_rerun_reuses_everything() {
         "{resolved} resolved, {unresolved} unresolved, {not_applied} not applied, {empty} empty patch, 0 error(s)"
     );
     assert!(err.contains(&summary), "want {summary:?} in {err}");
+    // Key files keep the eval script's exit code (its last step's: 128) and the tests' own.
+    let result_of = |run: &str| -> Value {
+        let key = out_dir
+            .join("run_instance_swt_logs")
+            .join(&run_id)
+            .join(format!("{run}__{MODEL_DIR}"))
+            .join("swtfix__calc-1")
+            .join("swtbench_key.json");
+        serde_json::from_str::<Value>(&std::fs::read_to_string(key).unwrap()).unwrap()["result"]
+            .clone()
+    };
+    let (pre, post) = (result_of("pred_pre"), result_of("pred_post"));
+    assert_eq!(pre["exit_code"], 128, "{pre}");
+    assert_eq!(
+        pre["test_exit_code"], 1,
+        "the model's test fails before the fix: {pre}"
+    );
+    assert_eq!(post["exit_code"], 128, "{post}");
+    assert_eq!(post["test_exit_code"], 0, "and passes after it: {post}");
+    let log = std::fs::read_to_string(
+        out_dir
+            .join("run_instance_swt_logs")
+            .join(&run_id)
+            .join(format!("pred_post__{MODEL_DIR}"))
+            .join("swtfix__calc-1")
+            .join("run_instance.log"),
+    )
+    .unwrap();
+    assert!(log.contains("tests exited with 0 after"), "{log}");
     assert!(containers_of(&run_id).is_empty(), "leftover containers");
     let run_report = out_dir
         .join("evaluation_results")
@@ -1048,4 +1077,51 @@ fn engine_images_built_from_swtbench_images_are_left_to_their_owner() {
         docker(&["image", "inspect", &theirs]).is_some(),
         "theirs kept"
     );
+}
+
+/// An env image whose packages cannot be downloaded (here: every proxy points at a closed port)
+/// fails in one line that names the unreachable source and the ways around it, instead of the
+/// build log's last line.
+#[test]
+fn engine_an_unreachable_package_index_is_named_in_one_line() {
+    require_engine!();
+    let fx = Fixture::new();
+    // An env no run ever builds successfully, so its image can never exist already.
+    let table = std::fs::read_to_string(spec_table()).unwrap().replace(
+        "pip_packages = [\"pytest==8.3.3\"]",
+        "pip_packages = [\"pytest==8.3.3\", \"swtbench-probe-unreachable==0.0.1\"]",
+    );
+    assert!(table.contains("swtbench-probe-unreachable"));
+    let table_path = fx.root.join("unreachable.toml");
+    std::fs::write(&table_path, table).unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.args(["images", "build", "--dataset", &fx.dataset()])
+        .args(["--instance-ids", "swtfix__calc-1", "--level", "env"])
+        .arg("--spec-table")
+        .arg(&table_path)
+        .arg("--output-dir")
+        .arg(fx.root.join("unreachable-out"));
+    for v in ["NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"] {
+        cmd.env_remove(v);
+    }
+    for v in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"] {
+        cmd.env(v, "http://127.0.0.1:9");
+    }
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("swtfix__calc-1: image exec.env."))
+        .unwrap_or_else(|| panic!("no failure line in {err}"));
+    assert!(
+        line.contains("could not be built: the Python package index")
+            && line.contains("could not be reached from the build"),
+        "{line}"
+    );
+    assert!(
+        line.contains("HTTPS_PROXY") && line.contains("provider = \"venv\""),
+        "{line}"
+    );
+    assert!(line.contains("build_image.log"), "{line}");
 }
