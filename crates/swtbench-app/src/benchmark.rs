@@ -114,12 +114,11 @@ impl Benchmark {
         }
     }
 
-    /// `explicit` (`--gold-run-id`), else the known benchmark's published gold run.
-    pub fn gold_run_id(&self, explicit: Option<&str>) -> Option<String> {
-        match (explicit, self) {
-            (Some(id), _) => Some(id.to_string()),
-            (None, Benchmark::Known { dataset, .. }) => Some(dataset.gold_run_id().to_string()),
-            (None, Benchmark::Custom { .. }) => None,
+    /// The known benchmark's published gold run id (none for a custom dataset).
+    pub fn published_gold_run_id(&self) -> Option<&'static str> {
+        match self {
+            Benchmark::Known { dataset, .. } => Some(dataset.gold_run_id()),
+            Benchmark::Custom { .. } => None,
         }
     }
 
@@ -229,6 +228,121 @@ pub fn published_gold_reports(logs_root: &Path, benchmark: Dataset) -> Option<Ve
         .map(|c| c.reports)
 }
 
+/// A gold run found under a logs root: `<root>/<run_id>/gold/`, with reports for `covered` of
+/// the instances asked about; `modified` orders equally good ones (newest first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GoldCandidate {
+    pub run_id: String,
+    pub covered: usize,
+    pub modified: Option<std::time::SystemTime>,
+}
+
+/// The gold runs under `logs_root` that have a `report.json` for at least one of `instance_ids`.
+/// Only file names are looked at (one `stat` per run and instance), so a large logs root is
+/// searched in moments.
+pub fn gold_candidates(logs_root: &Path, instance_ids: &[String]) -> Vec<GoldCandidate> {
+    let Ok(entries) = std::fs::read_dir(logs_root) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for e in entries.flatten() {
+        let Some(run_id) = e.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        let dir = gold_run_dir(logs_root, &run_id);
+        let Ok(meta) = std::fs::metadata(&dir) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            continue;
+        }
+        let covered = instance_ids
+            .iter()
+            .filter(|id| dir.join(id.as_str()).join("report.json").is_file())
+            .count();
+        if covered > 0 {
+            found.push(GoldCandidate {
+                run_id,
+                covered,
+                modified: meta.modified().ok(),
+            });
+        }
+    }
+    found
+}
+
+/// Where the coverage rows of a model run come from, and what to say about it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GoldChoice {
+    pub run_id: Option<String>,
+    pub notices: Vec<crate::report::Notice>,
+}
+
+/// The gold run whose coverage the Δ rows of a model run are measured against: `explicit`
+/// (`--gold-run-id`) when given; else `published` (a known benchmark's published gold run) when
+/// it is among `candidates`; else the candidate with reports for the most of the `wanted`
+/// instances, the newest among equals. A chosen run is named in a notice, and a warning says when
+/// another run would have done as well. Pure.
+pub fn choose_gold_run(
+    explicit: Option<&str>,
+    published: Option<&str>,
+    candidates: &[GoldCandidate],
+    wanted: usize,
+) -> GoldChoice {
+    use crate::report::Notice;
+    if let Some(id) = explicit {
+        return GoldChoice {
+            run_id: Some(id.to_string()),
+            notices: Vec::new(),
+        };
+    }
+    if let Some(p) = published {
+        if candidates.iter().any(|c| c.run_id == p) {
+            return GoldChoice {
+                run_id: Some(p.to_string()),
+                notices: Vec::new(),
+            };
+        }
+    }
+    let mut ranked: Vec<&GoldCandidate> = candidates.iter().collect();
+    ranked.sort_by(|a, b| {
+        b.covered
+            .cmp(&a.covered)
+            .then(b.modified.cmp(&a.modified))
+            .then(a.run_id.cmp(&b.run_id))
+    });
+    let Some(best) = ranked.first() else {
+        // Nothing found: the published run still names where the coverage was looked for.
+        return GoldChoice {
+            run_id: published.map(str::to_string),
+            notices: Vec::new(),
+        };
+    };
+    let mut notices = vec![Notice::Info(format!(
+        "coverage rows relative to gold run {} (found under the same logs root; it has reports \
+         for {} of the {wanted} instances)",
+        best.run_id, best.covered
+    ))];
+    let equal: Vec<&str> = ranked[1..]
+        .iter()
+        .filter(|c| c.covered == best.covered)
+        .map(|c| c.run_id.as_str())
+        .collect();
+    if !equal.is_empty() {
+        notices.push(Notice::Warn(format!(
+            "gold runs {} cover as many instances as {}; {} is used (the newest); pass \
+             --gold-run-id to choose",
+            equal.join(", "),
+            best.run_id,
+            best.run_id
+        )));
+    }
+    GoldChoice {
+        run_id: Some(best.run_id.clone()),
+        notices,
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -247,7 +361,7 @@ mod tests {
             }
         ));
         assert_eq!(b.label(None), "lite (the default)");
-        assert_eq!(b.gold_run_id(None).as_deref(), Some("validate-lite-gold-1"));
+        assert_eq!(b.published_gold_run_id(), Some("validate-lite-gold-1"));
         assert_eq!(parse_dataset("Verified").unwrap(), Dataset::Verified);
         assert!(parse_dataset("nothing-known").is_err());
         let err = Benchmark::named(Some("litee")).unwrap_err();
@@ -286,5 +400,71 @@ mod tests {
         assert_eq!(run_denominator(Some(Dataset::Verified), 5), 433);
         assert_eq!(run_denominator(None, 5), 5);
         assert_eq!(run_denominator(None, 0), 1);
+    }
+
+    #[test]
+    fn gold_runs_are_chosen_explicit_then_published_then_by_coverage() {
+        use crate::report::Notice;
+        use std::time::{Duration, UNIX_EPOCH};
+        let c = |id: &str, covered: usize, t: u64| GoldCandidate {
+            run_id: id.into(),
+            covered,
+            modified: Some(UNIX_EPOCH + Duration::from_secs(t)),
+        };
+        let cands = vec![
+            c("old", 5, 1),
+            c("partial", 3, 9),
+            c("new", 5, 2),
+            c("lite-gold", 1, 0),
+        ];
+        let pick = |e, p| choose_gold_run(e, p, &cands, 5);
+        assert_eq!(
+            pick(Some("mine"), Some("lite-gold")).run_id.as_deref(),
+            Some("mine")
+        );
+        assert!(pick(Some("mine"), None).notices.is_empty());
+        assert_eq!(
+            pick(None, Some("lite-gold")).run_id.as_deref(),
+            Some("lite-gold")
+        );
+        // A published run that is not there does not count; the best covered, newest first.
+        let g = pick(None, Some("absent"));
+        assert_eq!(g.run_id.as_deref(), Some("new"));
+        assert!(
+            matches!(&g.notices[0], Notice::Info(t) if t.contains("gold run new") && t.contains("5 of the 5"))
+        );
+        assert!(
+            matches!(&g.notices[1], Notice::Warn(t) if t.contains("gold runs old cover as many"))
+        );
+        let only = choose_gold_run(None, None, &cands[1..2], 5);
+        assert_eq!(only.run_id.as_deref(), Some("partial"));
+        assert_eq!(only.notices.len(), 1, "no warning without an equal");
+        assert_eq!(choose_gold_run(None, None, &[], 5), GoldChoice::default());
+        let nothing = choose_gold_run(None, Some("lite-gold"), &[], 5);
+        assert_eq!(nothing.run_id.as_deref(), Some("lite-gold"));
+    }
+
+    #[test]
+    fn gold_candidates_are_the_gold_dirs_with_reports_of_wanted_instances() {
+        let root = tempfile::tempdir().unwrap();
+        for (run, ids) in [
+            ("g1", &["a", "b"][..]),
+            ("g2", &["b"][..]),
+            ("g3", &["z"][..]),
+        ] {
+            for id in ids {
+                let d = root.path().join(run).join("gold").join(id);
+                std::fs::create_dir_all(&d).unwrap();
+                std::fs::write(d.join("report.json"), "{}").unwrap();
+            }
+        }
+        std::fs::create_dir_all(root.path().join("model-run/acme__m/a")).unwrap();
+        let mut got: Vec<(String, usize)> = gold_candidates(root.path(), &["a".into(), "b".into()])
+            .into_iter()
+            .map(|c| (c.run_id, c.covered))
+            .collect();
+        got.sort();
+        assert_eq!(got, vec![("g1".into(), 2), ("g2".into(), 1)]);
+        assert!(gold_candidates(&root.path().join("missing"), &["a".into()]).is_empty());
     }
 }

@@ -117,6 +117,9 @@ pub struct Request {
     pub filter_swt: bool,
     /// Write the HTML page next to the run report.
     pub html: bool,
+    /// `--gold-run-id`: the gold run (under the same logs root) of the coverage rows; `None`
+    /// finds one ([`benchmark::choose_gold_run`]).
+    pub gold_run_id: Option<String>,
 }
 
 /// The runtime and, unless not needed, the engine connection of an evaluation: made first, so
@@ -184,6 +187,8 @@ pub struct Evaluated {
     /// The HTML page: `None` when not asked for or nothing to show, else where it was written or
     /// why it was not.
     pub html: Option<std::result::Result<PathBuf, Error>>,
+    /// Which gold run the coverage rows are relative to, and why they are missing when they are.
+    pub notices: Vec<crate::report::Notice>,
 }
 
 impl Evaluated {
@@ -332,7 +337,7 @@ impl Locked {
         if output.cancelled == Some(CancelReason::Kill) {
             return Ok(Finished::Killed);
         }
-        let metrics = this.metrics(&output);
+        let (metrics, notices) = this.metrics(&output);
         let html = match (&output.run_report_path, this.request.html) {
             (Some(path), true) => this
                 .write_html(path, &metrics, started.elapsed())
@@ -343,6 +348,7 @@ impl Locked {
             output,
             metrics,
             html,
+            notices,
         })))
     }
 }
@@ -365,17 +371,55 @@ impl Pipeline {
     }
 
     /// The leaderboard numbers: the benchmark's fixed denominator when the whole filtered
-    /// benchmark was evaluated, else the run's instance count; coverage relative to the gold run.
-    fn metrics(&self, output: &RunOutput) -> leaderboard::Metrics {
+    /// benchmark was evaluated, else the run's instance count; coverage relative to the run itself
+    /// for gold predictions, else to the gold run [`benchmark::choose_gold_run`] picks (as
+    /// `report` picks it).
+    fn metrics(&self, output: &RunOutput) -> (leaderboard::Metrics, Vec<crate::report::Notice>) {
         let r = &self.request;
         let known = benchmark::benchmark_of_run(r.dataset.known, r.selection, r.filter_swt);
         let denominator = benchmark::run_denominator(known, output.stats.instances);
-        let gold_reports = if r.predictions.is_gold() {
-            Some(output.reports.clone())
-        } else {
-            known.and_then(|d| benchmark::published_gold_reports(&r.settings.outputs.logs, d))
+        if r.predictions.is_gold() {
+            let m = leaderboard::compute(&output.reports, Some(&output.reports), denominator);
+            return (m, Vec::new());
+        }
+        let logs = &r.settings.outputs.logs;
+        let published = r
+            .dataset
+            .known
+            .and_then(|k| k.parse::<leaderboard::Dataset>().ok())
+            .map(|d| d.gold_run_id());
+        let ids: Vec<String> = output
+            .reports
+            .iter()
+            .map(|rep| rep.instance_id.clone())
+            .collect();
+        let candidates = match &r.gold_run_id {
+            Some(_) => Vec::new(),
+            None => benchmark::gold_candidates(logs, &ids),
         };
-        leaderboard::compute(&output.reports, gold_reports.as_deref(), denominator)
+        let mut choice =
+            benchmark::choose_gold_run(r.gold_run_id.as_deref(), published, &candidates, ids.len());
+        let gold_reports = choice.run_id.as_deref().and_then(|id| {
+            match benchmark::gold_reports(logs, id, &|_| false) {
+                Ok(Some(c)) => Some(c.reports),
+                Ok(None) if r.gold_run_id.is_some() => {
+                    choice.notices.push(crate::report::Notice::Warn(format!(
+                        "no gold run found at {}, skipping the coverage delta rows",
+                        benchmark::gold_run_dir(logs, id).display()
+                    )));
+                    None
+                }
+                Ok(None) => None,
+                Err(e) => {
+                    choice.notices.push(crate::report::Notice::Warn(format!(
+                        "{e}; skipping the coverage delta rows"
+                    )));
+                    None
+                }
+            }
+        });
+        let m = leaderboard::compute(&output.reports, gold_reports.as_deref(), denominator);
+        (m, choice.notices)
     }
 
     fn write_html(

@@ -195,6 +195,41 @@ pub fn run_id_of(path: &Path) -> Result<String> {
 }
 
 /// `(run_id, logs root)` of `<root>/<run_id>/<model>`.
+/// The gold run whose coverage the Δ rows of the model directory at `path` use
+/// ([`crate::benchmark::choose_gold_run`]): `explicit`, else the benchmark's published gold run
+/// when it is under the same logs root, else the gold run there with reports for the most of the
+/// instances `path` has reports for.
+pub fn gold_run_for(
+    path: &Path,
+    explicit: Option<&str>,
+    benchmark: &Benchmark,
+) -> crate::benchmark::GoldChoice {
+    let published = benchmark.published_gold_run_id();
+    if explicit.is_some() {
+        return crate::benchmark::choose_gold_run(explicit, published, &[], 0);
+    }
+    let Ok((_, root)) = run_id_and_root(path) else {
+        return crate::benchmark::choose_gold_run(None, published, &[], 0);
+    };
+    let ids = reported_ids(path);
+    let candidates = crate::benchmark::gold_candidates(&root, &ids);
+    crate::benchmark::choose_gold_run(None, published, &candidates, ids.len())
+}
+
+/// The instances under a model directory that have a `report.json`.
+fn reported_ids(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut ids: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.path().join("report.json").is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    ids.sort();
+    ids
+}
+
 fn run_id_and_root(path: &Path) -> Result<(String, PathBuf)> {
     let abs = std::path::absolute(path)
         .map_err(|e| Error::input(anyhow!("resolving {}: {e}", path.display())))?;

@@ -384,3 +384,130 @@ fn a_dataset_name_that_is_nothing_known_is_an_input_error_before_any_download() 
         text(&o.stderr)
     );
 }
+
+fn report_with_coverage(id: &str, resolved: bool, pred: f64, gold: f64) -> String {
+    serde_json::to_string_pretty(&json!({ id: {
+        "patch_is_None": false, "patch_exists": true, "patch_successfully_applied": true,
+        "resolved": resolved, "coverage_pred": pred, "coverage_gold": gold, "coverage_base": 0.0,
+        "coverage_delta_pred": pred, "coverage_delta_gold": gold,
+    }}))
+    .unwrap()
+}
+
+/// A model run under another run id than the benchmark's published gold run still gets its
+/// coverage rows: the gold run under the same logs root with reports for its instances is found
+/// and named; an equally good second one is warned about; `--gold-run-id` chooses.
+#[test]
+fn report_finds_the_gold_run_of_a_custom_dataset_under_the_logs_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let logs = dir.join("run_instance_swt_logs");
+    let ids = ["swtfix__calc-1", "swtfix__textkit-1"];
+    for (i, id) in ids.iter().enumerate() {
+        write(
+            &logs
+                .join("model-run")
+                .join(MODEL)
+                .join(id)
+                .join("report.json"),
+            &report_with_coverage(id, i == 0, 0.5, 0.0),
+        );
+        write(
+            &logs
+                .join("my-gold")
+                .join("gold")
+                .join(id)
+                .join("report.json"),
+            &report_with_coverage(id, true, 1.0, 1.0),
+        );
+    }
+    // Another gold run with one of the two instances only.
+    write(
+        &logs
+            .join("partial-gold")
+            .join("gold")
+            .join(ids[0])
+            .join("report.json"),
+        &report_with_coverage(ids[0], true, 1.0, 1.0),
+    );
+    let args = |extra: &[&str]| {
+        let mut v = vec![
+            "report",
+            "run_instance_swt_logs/model-run/fixture-model",
+            "--dataset",
+            "custom.jsonl",
+            "--denominator",
+            "2",
+            "--format",
+            "json",
+        ];
+        v.extend_from_slice(extra);
+        v.into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        swtbench(&a, dir)
+    };
+    let made = Command::new("python3")
+        .arg(workspace().join("fixtures/benchmark/make_benchmark.py"))
+        .arg(dir.join("fx"))
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    std::fs::copy(dir.join("fx/dataset.jsonl"), dir.join("custom.jsonl")).unwrap();
+
+    let out = run(&[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("coverage rows relative to gold run my-gold") && err.contains("2 of the 2"),
+        "{err}"
+    );
+    assert!(!err.contains("skipping the coverage delta rows"), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["coverage_delta_all"], 50.0, "{v}");
+    let with_found = v.clone();
+
+    // A second gold run as good as the first: used is the newest, and the other is named.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    for id in ids {
+        write(
+            &logs
+                .join("zz-gold")
+                .join("gold")
+                .join(id)
+                .join("report.json"),
+            &report_with_coverage(id, true, 1.0, 1.0),
+        );
+    }
+    let out = run(&[]);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("coverage rows relative to gold run zz-gold"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: gold runs my-gold cover as many instances as zz-gold"),
+        "{err}"
+    );
+
+    // --gold-run-id chooses, and says nothing about others.
+    let out = run(&["--gold-run-id", "my-gold"]);
+    let err = text(&out.stderr);
+    assert!(!err.contains("cover as many"), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v, with_found, "the same numbers as with the gold run found");
+    // A gold run that does not exist: no coverage rows, and why.
+    let out = run(&["--gold-run-id", "nope"]);
+    assert!(
+        text(&out.stderr).contains("no gold run found at"),
+        "{}",
+        text(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v.get("coverage_delta_all").is_none_or(Value::is_null),
+        "{v}"
+    );
+}

@@ -1125,3 +1125,50 @@ fn engine_an_unreachable_package_index_is_named_in_one_line() {
     );
     assert!(line.contains("build_image.log"), "{line}");
 }
+
+/// A model run next to a gold run made under another run id (the common case with
+/// `--instance-ids` or a custom benchmark) shows Δ coverage: the gold run is found under the same
+/// output directory and named, or chosen with `--gold-run-id`.
+#[test]
+fn engine_a_model_run_finds_its_gold_run_for_the_coverage_rows() {
+    require_engine!();
+    let fx = Fixture::new();
+    let out_dir = fx.root.join("out");
+    let ids = ["--instance-ids", "swtfix__calc-1", "swtfix__calc-2"];
+    let gold_id = unique_run_id("gold");
+    let mut gold = fx.run_args(&gold_id, &out_dir, "predictions.jsonl", &ids);
+    let at = gold.iter().position(|a| a == "--predictions").unwrap();
+    gold[at + 1] = "gold".into();
+    let out = run(&gold);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let model_id = unique_run_id("model");
+    let args = fx.run_args(&model_id, &out_dir, "predictions.jsonl", &ids);
+    let out = run(&args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(table.contains("Coverage Delta (Δᵃˡˡ)"), "{table}\n{err}");
+    assert!(
+        err.contains(&format!("coverage rows relative to gold run {gold_id}")),
+        "{err}"
+    );
+    // Named explicitly: the same table, and nothing to say about the choice.
+    let mut explicit = args.clone();
+    explicit.extend(["--gold-run-id".to_string(), gold_id.clone()]);
+    let again = run(&explicit);
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&again.stdout), table);
+    assert!(!String::from_utf8_lossy(&again.stderr).contains("coverage rows relative to"));
+    assert!(containers_of(&model_id).is_empty() && containers_of(&gold_id).is_empty());
+}

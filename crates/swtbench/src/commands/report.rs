@@ -163,7 +163,25 @@ pub fn run(args: ReportArgs, printer: &Printer) -> CliResult {
     )?;
     let benchmark = resolve_benchmark(&args, printer)?;
     let denominator = denominator(args.denominator, benchmark.measured())?;
-    let gold_run_id = benchmark.gold_run_id(args.gold_run_id.as_deref());
+    // The model directory whose instances the gold run must cover: the first of a comparison,
+    // the first seed's of p@k.
+    let main_path = match (&args.html.compare, &args.path) {
+        (Some(pair), _) => Some(pair[0].clone()),
+        (None, Some(p)) => Some(match args.seeds.first() {
+            Some(seed) => PathBuf::from(p.to_string_lossy().replace("{seed}", seed)),
+            None => p.clone(),
+        }),
+        (None, None) => None,
+    };
+    let gold_run_id = match &main_path {
+        Some(p) => {
+            let choice =
+                swtbench_app::report::gold_run_for(p, args.gold_run_id.as_deref(), &benchmark);
+            printer.notices(&choice.notices);
+            choice.run_id
+        }
+        None => args.gold_run_id.clone(),
+    };
     let out = args.html.out.as_deref();
     let measure_one =
         |path: &Path| measure(path, &[], gold_run_id.as_deref(), denominator, printer);

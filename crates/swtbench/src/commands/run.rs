@@ -170,6 +170,13 @@ pub struct RunArgs {
     /// Skip the HTML report.
     #[arg(long)]
     pub no_html: bool,
+
+    /// The gold run (a run id of the gold predictions under the same output directory) whose
+    /// coverage the Δ coverage rows of the table and HTML page are relative to. Default: the
+    /// benchmark's published gold run when it is there, else the gold run with reports for the
+    /// most of this run's instances (named on stderr).
+    #[arg(long, alias = "gold_run_id", value_name = "RUN_ID")]
+    pub gold_run_id: Option<String>,
 }
 
 fn settings_from(args: &RunArgs) -> Result<RunSettings, CliError> {
@@ -233,6 +240,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
         selection: !args.dataset.instance_ids.is_empty(),
         filter_swt: args.dataset.filter_swt,
         html: !args.no_html,
+        gold_run_id: args.gold_run_id.clone(),
     };
     let pipeline = Pipeline::prepare(engine, request)?;
     if args.dry_run {
@@ -287,6 +295,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
 
 /// The HTML page's path, the leaderboard table on stdout, the summary line, and the exit code.
 fn summarize(done: &evaluate::Evaluated, run_id: &str, printer: &Printer) -> CliResult {
+    printer.notices(&done.notices);
     match &done.html {
         Some(Ok(html)) => printer.info(&format!("HTML report: {}", html.display())),
         Some(Err(e)) => printer.warn(&format!("the HTML report was not written: {e}")),
