@@ -491,6 +491,7 @@ fn install_json(spec: &VersionSpec) -> Value {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
