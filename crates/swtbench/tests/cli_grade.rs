@@ -519,20 +519,33 @@ fn grade_then_report_gives_the_hand_computed_numbers() {
     }
     assert!(table.starts_with("| Method"), "{table}");
 
-    // Without a gold run the coverage fields are null, and a custom denominator is used.
-    let out = swtbench(
-        &[
+    // Without --gold-run-id (lite's published gold run is not there) the gold run under the same
+    // logs root is found and named; a custom denominator is used.
+    let report_json = |extra: &[&str]| {
+        let path = format!("run_instance_swt_logs/{RUN}/{MODEL_DIR}");
+        let mut args = vec![
             "report",
-            &format!("run_instance_swt_logs/{RUN}/{MODEL_DIR}"),
+            path.as_str(),
             "--format",
             "json",
             "--denominator",
             "5",
-        ],
-        dir,
-    );
+        ];
+        args.extend_from_slice(extra);
+        swtbench(&args, dir)
+    };
+    let out = report_json(&[]);
     let m: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(m["applicability"], json!(80.0));
+    assert_eq!(m["coverage_delta_all"], json!(31.25));
+    assert!(
+        text(&out.stderr).contains(&format!("coverage rows relative to gold run {GOLD_RUN}")),
+        "{}",
+        text(&out.stderr)
+    );
+    // A gold run that is not there: the coverage fields are null, and why.
+    let out = report_json(&["--gold-run-id", "absent-gold"]);
+    let m: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(m["coverage_delta_all"], Value::Null);
     assert!(
         text(&out.stderr).contains("no gold run"),
