@@ -237,9 +237,10 @@ pub struct GoldCandidate {
     pub modified: Option<std::time::SystemTime>,
 }
 
-/// The gold runs under `logs_root` that have a `report.json` for at least one of `instance_ids`.
-/// Only file names are looked at (one `stat` per run and instance), so a large logs root is
-/// searched in moments.
+/// The gold runs under `logs_root` that have a `report.json` for at least one of `instance_ids`
+/// and coverage in it (a gold run made without coverage, or in reproduction mode, has none to
+/// offer). File names are looked at (one `stat` per run and instance) and one report per run is
+/// read, so a large logs root is searched in moments.
 pub fn gold_candidates(logs_root: &Path, instance_ids: &[String]) -> Vec<GoldCandidate> {
     let Ok(entries) = std::fs::read_dir(logs_root) else {
         return Vec::new();
@@ -256,11 +257,15 @@ pub fn gold_candidates(logs_root: &Path, instance_ids: &[String]) -> Vec<GoldCan
         if !meta.is_dir() {
             continue;
         }
-        let covered = instance_ids
+        let reported: Vec<&String> = instance_ids
             .iter()
             .filter(|id| dir.join(id.as_str()).join("report.json").is_file())
-            .count();
-        if covered > 0 {
+            .collect();
+        let covered = reported.len();
+        if reported
+            .first()
+            .is_some_and(|id| has_gold_coverage(&dir.join(id.as_str()).join("report.json"), id))
+        {
             found.push(GoldCandidate {
                 run_id,
                 covered,
@@ -269,6 +274,14 @@ pub fn gold_candidates(logs_root: &Path, instance_ids: &[String]) -> Vec<GoldCan
         }
     }
     found
+}
+
+/// Whether the gold report at `path` (of instance `id`) has a `coverage_delta_gold` number.
+fn has_gold_coverage(path: &Path, id: &str) -> bool {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .is_some_and(|v| v[id]["coverage_delta_gold"].is_number())
 }
 
 /// Where the coverage rows of a model run come from, and what to say about it.
@@ -297,10 +310,25 @@ pub fn choose_gold_run(
         };
     }
     if let Some(p) = published {
-        if candidates.iter().any(|c| c.run_id == p) {
+        if let Some(pc) = candidates.iter().find(|c| c.run_id == p) {
+            // The published run, as the original's report uses it; say when another covers more.
+            let better = candidates
+                .iter()
+                .filter(|c| c.covered > pc.covered)
+                .max_by_key(|c| c.covered);
+            let notices = better
+                .map(|b| {
+                    Notice::Warn(format!(
+                        "the published gold run {p} has reports for {} of the {wanted} \
+                         instances, gold run {} for {}; pass --gold-run-id {} to use it",
+                        pc.covered, b.run_id, b.covered, b.run_id
+                    ))
+                })
+                .into_iter()
+                .collect();
             return GoldChoice {
                 run_id: Some(p.to_string()),
-                notices: Vec::new(),
+                notices,
             };
         }
     }
@@ -423,9 +451,13 @@ mod tests {
             Some("mine")
         );
         assert!(pick(Some("mine"), None).notices.is_empty());
-        assert_eq!(
-            pick(None, Some("lite-gold")).run_id.as_deref(),
-            Some("lite-gold")
+        // The published run wins (as in the original's report), with a word about a better one.
+        let published = pick(None, Some("lite-gold"));
+        assert_eq!(published.run_id.as_deref(), Some("lite-gold"));
+        assert!(
+            matches!(&published.notices[..], [Notice::Warn(t)] if t.contains("--gold-run-id")),
+            "{:?}",
+            published.notices
         );
         // A published run that is not there does not count; the best covered, newest first.
         let g = pick(None, Some("absent"));
@@ -455,10 +487,23 @@ mod tests {
             for id in ids {
                 let d = root.path().join(run).join("gold").join(id);
                 std::fs::create_dir_all(&d).unwrap();
-                std::fs::write(d.join("report.json"), "{}").unwrap();
+                let cov = if run == "g2" { "0.5" } else { "1.0" };
+                std::fs::write(
+                    d.join("report.json"),
+                    format!("{{\"{id}\": {{\"coverage_delta_gold\": {cov}}}}}"),
+                )
+                .unwrap();
             }
         }
         std::fs::create_dir_all(root.path().join("model-run/acme__m/a")).unwrap();
+        // A gold run without coverage (--no-coverage, reproduction mode) is no candidate.
+        let d = root.path().join("nocov/gold/a");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("report.json"),
+            r#"{"a": {"coverage_delta_gold": null}}"#,
+        )
+        .unwrap();
         let mut got: Vec<(String, usize)> = gold_candidates(root.path(), &["a".into(), "b".into()])
             .into_iter()
             .map(|c| (c.run_id, c.covered))

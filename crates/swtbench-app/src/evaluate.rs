@@ -393,10 +393,14 @@ impl Pipeline {
             .iter()
             .map(|rep| rep.instance_id.clone())
             .collect();
-        let candidates = match &r.gold_run_id {
+        let mut candidates = match &r.gold_run_id {
             Some(_) => Vec::new(),
             None => benchmark::gold_candidates(logs, &ids),
         };
+        // Predictions that only call themselves `gold` are not a gold run of their own.
+        if model_dir_name(&r.predictions.model) == benchmark::GOLD_MODEL_DIR {
+            candidates.retain(|c| c.run_id != r.settings.run_id);
+        }
         let mut choice =
             benchmark::choose_gold_run(r.gold_run_id.as_deref(), published, &candidates, ids.len());
         let gold_reports = choice.run_id.as_deref().and_then(|id| {

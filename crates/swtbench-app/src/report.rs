@@ -194,7 +194,6 @@ pub fn run_id_of(path: &Path) -> Result<String> {
     run_id_and_root(path).map(|(id, _)| id)
 }
 
-/// `(run_id, logs root)` of `<root>/<run_id>/<model>`.
 /// The gold run whose coverage the Δ rows of the model directory at `path` use
 /// ([`crate::benchmark::choose_gold_run`]): `explicit`, else the benchmark's published gold run
 /// when it is under the same logs root, else the gold run there with reports for the most of the
@@ -230,6 +229,7 @@ fn reported_ids(dir: &Path) -> Vec<String> {
     ids
 }
 
+/// `(run_id, logs root)` of `<root>/<run_id>/<model>`.
 fn run_id_and_root(path: &Path) -> Result<(String, PathBuf)> {
     let abs = std::path::absolute(path)
         .map_err(|e| Error::input(anyhow!("resolving {}: {e}", path.display())))?;

@@ -24,13 +24,16 @@ pub enum ValueError {
     NotASize(String),
     #[error("a size must be positive, got {0:?}")]
     NegativeSize(String),
-    #[error("expected a positive number of seconds (a whole number, at least 1), got {0:?}")]
+    #[error(
+        "expected a positive number of seconds (a whole number from 1 to 31536000, a year), got \
+         {0:?}"
+    )]
     NotSeconds(String),
     #[error("expected a positive whole number (at least 1), got {0:?}")]
     NotPositive(String),
     #[error("expected 0 or a positive whole number, got {0:?}")]
     NotACount(String),
-    #[error("expected a positive number of CPUs such as 1.5, got {0:?}")]
+    #[error("expected a positive number of CPUs such as 1.5 (at least 0.001), got {0:?}")]
     NotCpus(String),
 }
 
@@ -44,10 +47,15 @@ fn whole<T: std::str::FromStr>(s: &str) -> Option<T> {
     t.parse().ok()
 }
 
-/// Seconds of a timeout: a whole number, at least 1 (a timeout of 0 could never be met).
+/// The longest timeout accepted: a year (far beyond any test suite, and well inside what the
+/// clock arithmetic of a deadline can hold).
+pub const MAX_SECONDS: u64 = 365 * 24 * 3600;
+
+/// Seconds of a timeout: a whole number from 1 (a timeout of 0 could never be met) to
+/// [`MAX_SECONDS`].
 pub fn parse_seconds(s: &str) -> std::result::Result<u64, ValueError> {
     whole(s)
-        .filter(|&n: &u64| n >= 1)
+        .filter(|&n: &u64| (1..=MAX_SECONDS).contains(&n))
         .ok_or_else(|| ValueError::NotSeconds(s.to_string()))
 }
 
@@ -70,7 +78,8 @@ pub fn parse_cpus(s: &str) -> std::result::Result<f64, ValueError> {
     s.trim()
         .parse::<f64>()
         .ok()
-        .filter(|c| c.is_finite() && *c > 0.0)
+        // Engines count CPUs in billionths; far below 0.001 rounds to 0, which means no limit.
+        .filter(|c| c.is_finite() && *c >= 0.001)
         .ok_or_else(|| ValueError::NotCpus(s.to_string()))
 }
 
@@ -258,13 +267,21 @@ mod tests {
         assert!(parse_count::<u32>("-1").is_err());
         assert!(parse_count::<u32>("4294967296").is_err(), "over u32");
         assert_eq!(parse_cpus("1.5"), Ok(1.5));
-        for bad in ["-1", "0", "NaN", "inf"] {
+        assert!(parse_seconds("31536000").is_ok());
+        assert!(parse_seconds("31536001").is_err());
+        assert!(
+            parse_seconds("18446744073709551615").is_err(),
+            "no overflow later"
+        );
+        assert_eq!(parse_cpus("0.5"), Ok(0.5));
+        for bad in ["-1", "0", "NaN", "inf", "1e-10"] {
             assert!(parse_cpus(bad).is_err(), "{bad:?}");
         }
         assert_eq!(
             parse_seconds("-1").map_err(|e| e.to_string()),
             Err(
-                "expected a positive number of seconds (a whole number, at least 1), got \"-1\""
+                "expected a positive number of seconds (a whole number from 1 to 31536000, a \
+                 year), got \"-1\""
                     .into()
             )
         );

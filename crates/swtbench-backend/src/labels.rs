@@ -28,20 +28,22 @@ pub const IMAGE: &str = "swtbench.image";
 /// swtbench's (it inherits the label but has tags of its own), and for images made before the
 /// label existed (see the caller's fallback).
 pub fn owned_tag(labels: &BTreeMap<String, String>, tags: &[String]) -> Option<String> {
-    let want = labels.get(IMAGE)?;
-    // The engine lists `name` as `name:latest`.
-    let with_tag = if want
-        .rsplit('/')
-        .next()
-        .is_some_and(|last| last.contains(':'))
-    {
-        want.clone()
+    let want = normal_ref(labels.get(IMAGE)?);
+    tags.iter().find(|t| normal_ref(t) == want).cloned()
+}
+
+/// An image reference as engines may spell it: `name` is `name:latest`, and Podman lists local
+/// images as `localhost/name`, Docker Hub's as `docker.io/library/name`.
+fn normal_ref(r: &str) -> String {
+    let r = r
+        .strip_prefix("localhost/")
+        .or_else(|| r.strip_prefix("docker.io/library/"))
+        .unwrap_or(r);
+    if r.rsplit('/').next().is_some_and(|last| last.contains(':')) {
+        r.to_string()
     } else {
-        format!("{want}:latest")
-    };
-    tags.iter()
-        .find(|t| **t == *want || **t == with_tag)
-        .cloned()
+        format!("{r}:latest")
+    }
 }
 
 /// The labels of a run container: managed + run id + instance id + run.
@@ -139,6 +141,11 @@ mod tests {
         assert_eq!(
             owned_tag(&bare, &tags(&["127.0.0.1:5000/fixture:latest"])),
             Some("127.0.0.1:5000/fixture:latest".into())
+        );
+        // Podman lists a local `exec.base.x86_64:latest` as `localhost/exec.base.x86_64:latest`.
+        assert_eq!(
+            owned_tag(&labels, &tags(&["localhost/exec.base.x86_64:latest"])),
+            Some("localhost/exec.base.x86_64:latest".into())
         );
         let mut none = labels;
         none.remove(IMAGE);

@@ -35,10 +35,11 @@ impl Prediction {
     }
 }
 
-/// The longest model directory name ([`model_dir_name`]) in bytes: the run report
-/// `<model>.<run id>.html` must fit in a file name (255 bytes) with a run id of at least one byte.
-/// A longer run id leaves less room; `swtbench run` (and `validate --run-id`) check the pair.
-pub const MAX_MODEL_DIR_BYTES: usize = 255 - ".x.html".len();
+/// The longest model directory name ([`model_dir_name`]) in bytes: the run directory
+/// `pred_post__<model>` must fit in a file name (255 bytes), and so must the run report
+/// `<model>.<run id>.html` with a short run id. A longer run id leaves less room for the report;
+/// `swtbench run` (and `validate --run-id`) check the pair.
+pub const MAX_MODEL_DIR_BYTES: usize = 255 - "pred_post__".len();
 
 /// `a/b` → `a__b`.
 pub fn model_dir_name(model: &str) -> String {
@@ -262,8 +263,8 @@ fn record_from_object(
     }
     if model_dir_name(&model).len() > MAX_MODEL_DIR_BYTES {
         return Err(bad_name(
-            "is too long: as a directory name (`/` → `__`) it must be at most 248 bytes, so \
-             that the run report `<model>.<run id>.html` fits in a file name",
+            "is too long: as a directory name (`/` → `__`) it must be at most 244 bytes, so \
+             that the run directories `pred_post__<model>` fit in a file name",
         ));
     }
     let model_patch = field_str("model_patch")?;
@@ -542,7 +543,7 @@ mod tests {
         };
         assert!(at(&longest).is_ok());
         let e = at(&format!("{longest}m")).unwrap_err();
-        assert!(e.to_string().contains("at most 248 bytes"), "{e}");
+        assert!(e.to_string().contains("at most 244 bytes"), "{e}");
         let slashed = format!("{}/", &longest[..MAX_MODEL_DIR_BYTES - 1]);
         assert!(at(&slashed).is_err(), "`/` counts as `__`");
         // `/` is fine: it becomes `__` in paths.

@@ -86,7 +86,15 @@ pub fn own_tag(image: &ImageInfo) -> Option<String> {
         Some("instance") => "exec.eval.",
         _ => return None,
     };
-    image.tags.iter().find(|t| t.starts_with(prefix)).cloned()
+    image
+        .tags
+        .iter()
+        .find(|t| {
+            t.strip_prefix("localhost/")
+                .unwrap_or(t)
+                .starts_with(prefix)
+        })
+        .cloned()
 }
 
 fn request(

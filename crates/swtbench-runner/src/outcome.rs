@@ -196,11 +196,12 @@ pub fn unreachable_source(log_tail: &[String], message: &str) -> Option<Unreacha
     ];
     let classify = |line: &str| -> Option<SourceKind> {
         let l = line.to_ascii_lowercase();
-        let pull = l.contains("failed to resolve source metadata")
-            || l.contains("pull access denied")
+        // A pull that met the network; not "pull access denied" or "toomanyrequests" (a wrong
+        // name and a rate limit are not a source the build could not reach).
+        let pull = ((l.contains("failed to resolve source metadata")
             || l.contains("error pulling image")
-            || l.contains("toomanyrequests")
-            || (l.contains("registry") && NETWORK.iter().any(|n| l.contains(n)))
+            || l.contains("registry"))
+            && (NETWORK.iter().any(|n| l.contains(n)) || l.contains("no such host")))
             || (l.contains("docker.io") && (l.contains("dial tcp") || l.contains("lookup")));
         if pull {
             return Some(SourceKind::Registry);
@@ -323,9 +324,10 @@ impl fmt::Display for BuildFailure {
             // What happened in one line, instead of the engine's exit status and a log line.
             return write!(
                 f,
-                "image {} could not be built: {u} ({}); {}",
+                "image {} could not be built: {u} ({}; {}); {}",
                 self.tag,
                 u.line,
+                self.error,
                 self.hint()
             );
         }
@@ -571,6 +573,12 @@ mod tests {
         // Failures that are not the network stay as they were.
         let tail = vec!["ERROR: No matching distribution found for nosuchpkg==9".to_string()];
         assert_eq!(unreachable_source(&tail, "exit 1"), None);
+        for message in [
+            "pull access denied for nosuch/image, repository does not exist",
+            "toomanyrequests: You have reached your pull rate limit",
+        ] {
+            assert_eq!(unreachable_source(&[], message), None, "{message}");
+        }
         let f = build_failure(&[
             "CondaHTTPError: HTTP 000 CONNECTION FAILED for url <https://repo.anaconda.com/pkgs/main/noarch/repodata.json>",
             "An HTTP error occurred when trying to retrieve this URL.",

@@ -512,4 +512,41 @@ mod tests {
         assert_eq!(without.join("\n") + "\n", script);
         assert_eq!(record_test_exit(script, "tox"), None);
     }
+
+    /// Run through bash as the container runs it: the same output (no trace of the added line),
+    /// the same `echo $?`, the same exit code, and the file holds the test command's status.
+    #[test]
+    fn the_exit_record_prints_nothing_and_keeps_the_status() {
+        let dir = std::env::temp_dir().join(format!("swtbench-exit-record-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let test_command = "ls /nonexistent-swtbench-path";
+        let script = format!(
+            "#!/bin/bash\nset -uxo pipefail\n{test_command}\necho $?\ngit apply /nonexistent.patch\n"
+        );
+        let run = |text: &str| {
+            let path = dir.join("s.sh");
+            std::fs::write(&path, text).unwrap();
+            let out = std::process::Command::new("bash")
+                .arg(&path)
+                .output()
+                .unwrap();
+            let mut all = out.stdout.clone();
+            all.extend_from_slice(&out.stderr);
+            (
+                String::from_utf8_lossy(&all).into_owned(),
+                out.status.code(),
+            )
+        };
+        let _ = std::fs::remove_file(TEST_EXIT_FILE);
+        let plain = run(&script);
+        let recorded = run(&record_test_exit(&script, test_command).unwrap());
+        assert_eq!(plain, recorded);
+        assert!(plain.0.contains("+ echo 2"), "{}", plain.0);
+        assert_eq!(
+            std::fs::read_to_string(TEST_EXIT_FILE).unwrap().trim(),
+            "2",
+            "ls of a missing path exits 2"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

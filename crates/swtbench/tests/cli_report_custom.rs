@@ -469,8 +469,8 @@ fn report_finds_the_gold_run_of_a_custom_dataset_under_the_logs_root() {
     assert_eq!(v["coverage_delta_all"], 50.0, "{v}");
     let with_found = v.clone();
 
-    // A second gold run as good as the first: used is the newest, and the other is named.
-    std::thread::sleep(std::time::Duration::from_millis(20));
+    // A second gold run as good as the first: used is the newest, and the other is named. (The
+    // times are set below, not waited for: file systems keep them at different resolutions.)
     for id in ids {
         write(
             &logs
@@ -481,6 +481,13 @@ fn report_finds_the_gold_run_of_a_custom_dataset_under_the_logs_root() {
             &report_with_coverage(id, true, 1.0, 1.0),
         );
     }
+    let set_mtime = |run: &str, secs: u64| {
+        let dir = std::fs::File::open(logs.join(run).join("gold")).unwrap();
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+        dir.set_modified(t).unwrap();
+    };
+    set_mtime("my-gold", 1_700_000_000);
+    set_mtime("zz-gold", 1_700_000_100);
     let out = run(&[]);
     let err = text(&out.stderr);
     assert!(

@@ -34,7 +34,7 @@ pub struct ReportArgs {
     /// .json/.jsonl/.parquet file or a directory of them, or a Hugging Face dataset name) is
     /// read: its number of instances is the denominator (instances in the SWT filter lists are
     /// not counted), the page names it and takes its instances' gold fixes and gold runs from it,
-    /// and there is no default gold run (see --gold-run-id). Default: lite.
+    /// and its gold run is found under the logs root (see --gold-run-id). Default: lite.
     #[arg(long, alias = "dataset_name", value_name = "DATASET")]
     pub dataset: Option<String>,
 
@@ -55,7 +55,8 @@ pub struct ReportArgs {
 
     /// Run id of the gold run whose coverage is the Δᵃˡˡ denominator (under the same logs root,
     /// model `gold`). Default: the original's per dataset (validate-lite-gold-1,
-    /// validate-verified-gold-1, validate-full-gold); none for other datasets.
+    /// validate-verified-gold-1, validate-full-gold) when it is there, else the gold run under the
+    /// logs root with coverage reports for the most of the run's instances (named on stderr).
     #[arg(long, alias = "gold_run_id", value_name = "RUN_ID")]
     pub gold_run_id: Option<String>,
 
@@ -173,13 +174,13 @@ pub fn run(args: ReportArgs, printer: &Printer) -> CliResult {
         }),
         (None, None) => None,
     };
+    let gold_for = |p: &Path| {
+        let choice = swtbench_app::report::gold_run_for(p, args.gold_run_id.as_deref(), &benchmark);
+        printer.notices(&choice.notices);
+        choice.run_id
+    };
     let gold_run_id = match &main_path {
-        Some(p) => {
-            let choice =
-                swtbench_app::report::gold_run_for(p, args.gold_run_id.as_deref(), &benchmark);
-            printer.notices(&choice.notices);
-            choice.run_id
-        }
+        Some(p) => gold_for(p),
         None => args.gold_run_id.clone(),
     };
     let out = args.html.out.as_deref();
@@ -208,8 +209,10 @@ pub fn run(args: ReportArgs, printer: &Printer) -> CliResult {
                 "leave out --format (or pass --format html), or run `swtbench report` on each run",
             ));
         }
+        // Each run against its own gold run (the two may sit under different logs roots).
         let a = measure_one(&pair[0])?;
-        let b = measure_one(&pair[1])?;
+        let gold_b = gold_for(&pair[1]);
+        let b = measure(&pair[1], &[], gold_b.as_deref(), denominator, printer)?;
         let ctx = page_context();
         return html::write_compare([(&pair[0], &a), (&pair[1], &b)], &ctx, out, printer);
     }
