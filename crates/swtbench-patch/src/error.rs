@@ -36,6 +36,8 @@ pub enum AttemptError {
     BlocksTooLarge { limit: usize },
     #[error("{path}: the placed hunks grow the file to {bytes} bytes; giving up")]
     TooLarge { path: String, bytes: usize },
+    #[error("the prediction is empty or holds only binary diffs: nothing to pass through")]
+    NothingToPassThrough,
     #[error("the patch type applied but changed nothing")]
     NoChanges,
     #[error("{path} cannot be patched: {detail}")]

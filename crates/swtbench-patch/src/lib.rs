@@ -109,7 +109,7 @@ impl FromStr for PatchType {
 }
 
 /// Whether the original would run an extraction at all: with exactly `[vanilla]` (the default) it
-/// uses the prediction as it is, minus binary sections (`swtbench_core::diff::remove_binary_diffs`).
+/// uses the prediction as it is, minus binary sections ([`vanilla::passthrough`]).
 pub fn needs_extraction(patch_types: &[PatchType]) -> bool {
     patch_types != [PatchType::Vanilla]
 }
@@ -352,6 +352,10 @@ fn attempt(
 
 /// Tries each patch type in order on the pristine base files until one produces a change.
 ///
+/// With exactly `[vanilla]` ([`needs_extraction`] is false) nothing is extracted and no file is
+/// read: the patch is [`vanilla::passthrough`], what `swtbench run` applies in that case, and the
+/// one attempt lists the paths of its `diff --git` lines.
+///
 /// `python` is needed only for [`PatchType::Custom`]; without it that attempt fails with a
 /// recorded reason.
 pub fn extract(
@@ -361,6 +365,9 @@ pub fn extract(
     python: Option<&dyn PythonRunner>,
     options: &ExtractOptions,
 ) -> Extraction {
+    if !needs_extraction(patch_types) {
+        return passthrough_extraction(model_output);
+    }
     // The original reads the answer back from a file in text mode: universal newlines.
     let normalised;
     let model_output = if model_output.contains('\r') {
@@ -406,5 +413,34 @@ pub fn extract(
         patch_type_used: None,
         attempts,
         files: Vec::new(),
+    }
+}
+
+fn passthrough_extraction(model_output: &str) -> Extraction {
+    let patch_type = PatchType::Vanilla;
+    match vanilla::passthrough(model_output) {
+        Some(patch) => {
+            let files = swtbench_core::diff::changed_paths(&patch);
+            Extraction {
+                patch,
+                patch_type_used: Some(patch_type),
+                attempts: vec![Attempt {
+                    patch_type,
+                    outcome: AttemptOutcome::Applied { files },
+                }],
+                files: Vec::new(),
+            }
+        }
+        None => Extraction {
+            patch: String::new(),
+            patch_type_used: None,
+            attempts: vec![Attempt {
+                patch_type,
+                outcome: AttemptOutcome::Failed {
+                    error: AttemptError::NothingToPassThrough,
+                },
+            }],
+            files: Vec::new(),
+        },
     }
 }

@@ -32,13 +32,15 @@ pub struct ExtractArgs {
     #[arg(long, alias = "predictions_path", value_name = "FILE")]
     pub predictions: String,
 
-    /// Patch types to try, in order, until one produces a change.
+    /// Patch types to try, in order, until one produces a change. `vanilla` alone extracts
+    /// nothing: the prediction minus binary diffs, exactly what `swtbench run` applies.
     #[arg(long, alias = "patch_types", value_name = "TYPE", num_args = 1.., required = true)]
     pub patch_types: Vec<PatchType>,
 
-    /// Directory of bare git mirrors `<owner>__<name>.git` holding the base commits.
+    /// Directory of bare git mirrors `<owner>__<name>.git` holding the base commits (not needed
+    /// for `--patch-types vanilla` alone, which passes each prediction through as `run` does).
     #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
-    pub repo_mirror: PathBuf,
+    pub repo_mirror: Option<PathBuf>,
 
     /// Where to write `<instance>/extracted_patch.diff` and its companions.
     #[arg(long, value_name = "DIR")]
