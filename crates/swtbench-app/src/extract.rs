@@ -14,8 +14,8 @@ use swtbench_data::git_mirror::{mirror_dir_name, GitError};
 use swtbench_data::predictions::LoadedPredictions;
 use swtbench_extract::cache::{load_or_extract, CachedExtraction, PATCH_FILE};
 use swtbench_extract::{
-    extract, needs_extraction, ExtractOptions, FileSource, GitMirrorSource, HostPython,
-    MemorySource, PatchType, PythonRunner,
+    extract, needs_extraction, passthrough_extraction, ExtractOptions, FileSource, GitMirrorSource,
+    HostPython, MemorySource, PatchType, PythonRunner,
 };
 
 use crate::{Error, Result};
@@ -128,8 +128,10 @@ pub enum InstanceExtraction {
 }
 
 impl InstanceExtraction {
+    /// There is a patch that `swtbench run` would apply: a type succeeded, or every type failed
+    /// but parity-style attempts kept edits ([`swtbench_extract::Extraction::is_partial`]).
     pub fn succeeded(&self) -> bool {
-        matches!(self, InstanceExtraction::Extracted { result, .. } if result.extraction.succeeded())
+        matches!(self, InstanceExtraction::Extracted { result, .. } if result.extraction.has_patch())
     }
 }
 
@@ -178,7 +180,11 @@ pub fn extract_predictions(
         let types = &settings.patch_types;
         let options = &settings.options;
         let result = load_or_extract(&log_dir, &raw, types, options, || {
-            extract(&raw, types, source.as_ref(), runner, options)
+            if needs {
+                extract(&raw, types, source.as_ref(), runner, options)
+            } else {
+                passthrough_extraction(&raw)
+            }
         })
         .map_err(Error::environment)?;
         let outcome = InstanceExtraction::Extracted {

@@ -234,8 +234,10 @@ fn symbolic_links_and_paths_through_them_are_refused() {
         "--- a/tests/link.py\n+++ b/tests/link.py\n@@ -1,1 +1,2 @@\n x = 1\n+y = 2\n",
         "--- /dev/null\n+++ b/tlink/test_new.py\n@@ -0,0 +1,1 @@\n+y = 2\n",
     ];
+    // Only the fixed styles read `--- /dev/null` sections.
     let opts = ExtractOptions {
         vanilla_style: swtbench_extract::VanillaStyle::Fixed,
+        fuzzy_style: swtbench_extract::FuzzyStyle::Fixed,
         ..ExtractOptions::default()
     };
     for answer in answers {

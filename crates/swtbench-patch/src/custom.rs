@@ -16,10 +16,10 @@
 //! is none, to the line *before* the last one. A `diff` line with fewer than three lines after it
 //! is skipped.
 //!
-//! Blocks are then ordered by their line field — numerically (BOF, then numbers, then EOF, then
-//! anything else; a deviation: the original compares the strings, so `"10"` sorts before `"9"`)
-//! or as text ([`BlockOrder::Text`]) — and grouped per path as written, in order of first
-//! appearance. The
+//! Blocks are then ordered by their line field — as text, as the original does (`"10"` sorts
+//! before `"9"`; [`BlockOrder::Text`], the parity style's order), or numerically (BOF, then
+//! numbers, then EOF, then anything else; the preserve style) — and grouped per path as written,
+//! in order of first appearance. The
 //! actual rewriting is done by our Python script (`assets/extract/custom_patch.py`) through a
 //! [`PythonRunner`]: `rewrite` replaces every function or class of that name anywhere in the
 //! file, `insert` appends at the end of the file, other kinds are ignored.
@@ -248,7 +248,9 @@ pub fn run_script(
     Ok(response)
 }
 
-/// Applies the blocks: all files, or none when any file fails.
+/// Applies the blocks file by file, in group order; on the first file that fails, the files
+/// before it stay written (as in the original) and the error is returned: the caller keeps or
+/// drops those edits.
 pub(crate) fn apply(
     model_output: &str,
     ws: &mut Workspace<'_>,

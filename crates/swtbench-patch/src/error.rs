@@ -17,6 +17,11 @@ pub enum AttemptError {
     FileNotFound { path: String },
     #[error("{path}: the diff creates this file, but it exists at the base commit")]
     FileExists { path: String },
+    #[error(
+        "{path}: the diff creates this file (`--- /dev/null`) but has no hunk with a \
+         `@@ -a,b +c,d @@` header; nothing to create"
+    )]
+    NewFileWithoutHunks { path: String },
     #[error("git apply would fail: {message}")]
     GitApply { message: String },
     #[error(

@@ -547,3 +547,81 @@ fn extract_vanilla_alone_writes_what_run_applies() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A fuzzy answer that edits a file and then names a missing one: in the parity style (default)
+/// the edit is kept and its diff is the patch, as the original emits it (`partial`, exit 0, the
+/// diff applies with real git); `--fuzzy-style fixed` keeps nothing (`failed`, exit 1).
+#[test]
+fn a_failed_parity_attempt_that_edited_files_yields_their_diff() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let fx = home.path().join("fx");
+    let made = Command::new("python3")
+        .arg(workspace.join("fixtures/benchmark/make_benchmark.py"))
+        .arg(&fx)
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let answer = "--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -9,5 +9,5 @@\n     # Subtract b from a.\n-    return a + b\n+    return a - b\n \n \n def mul(a, b):\n--- a/calc/missing.py\n+++ b/calc/missing.py\n@@ -1,1 +1,1 @@\n-x\n+y\n";
+    let preds = home.path().join("preds.jsonl");
+    let row =
+        json!({"instance_id": "swtfix__calc-1", "model_name_or_path": "m", "model_patch": answer});
+    std::fs::write(&preds, format!("{row}\n")).unwrap();
+    let extract = |style: &str, out_dir: &Path| {
+        swtbench(
+            &[
+                "extract",
+                "--dataset",
+                &s(&fx.join("dataset.jsonl")),
+                "--predictions",
+                &s(&preds),
+                "--repo-mirror",
+                &s(&fx.join("mirrors")),
+                "--patch-types",
+                "fuzzy",
+                "--fuzzy-style",
+                style,
+                "--output-dir",
+                &s(out_dir),
+            ],
+            home.path(),
+        )
+    };
+    let parity_dir = home.path().join("parity");
+    let out = extract("parity", &parity_dir);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.starts_with("swtfix__calc-1\tpartial\tfuzzy: calc/missing.py: no such file"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("edits to calc/ops.py are kept"), "{stdout}");
+    let diff = parity_dir.join("swtfix__calc-1/extracted_patch.diff");
+    let work = home.path().join("work");
+    git(
+        home.path(),
+        &[
+            "clone",
+            "-q",
+            &s(&fx.join("mirrors/swtfix__calc.git")),
+            &s(&work),
+        ],
+    );
+    git(&work, &["apply", &s(&diff)]);
+    let ops = std::fs::read_to_string(work.join("calc/ops.py")).unwrap();
+    assert!(
+        ops.contains("    # Subtract b from a.\n    return a - b\n"),
+        "{ops}"
+    );
+
+    let fixed_dir = home.path().join("fixed");
+    let out = extract("fixed", &fixed_dir);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.starts_with("swtfix__calc-1\tfailed\t"), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(fixed_dir.join("swtfix__calc-1/extracted_patch.diff")).unwrap(),
+        ""
+    );
+}

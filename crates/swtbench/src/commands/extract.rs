@@ -2,15 +2,17 @@
 //! debugging `--patch-types`. Base files come from `--repo-mirror`; results are written as
 //! `<output-dir>/<instance>/{raw_model_patch.txt,extracted_patch.diff,extraction.json}` (the
 //! layout of a run's log directory, with the same cache: an unchanged answer is not extracted
-//! again). stdout gets one tab-separated line per instance: id, the patch type used (or
-//! `failed`), and the reasons of the failed attempts.
+//! again). stdout gets one tab-separated line per instance: id, the patch type used (`partial`
+//! when every type failed but parity-style attempts kept edits, whose diff `run` applies;
+//! `failed` when there is no patch), and the reasons of the failed attempts.
 //!
 //! The custom type needs `--python`: that interpreter *parses* (never runs) the model's code on
 //! the host, so this is for outputs one trusts; `swtbench run` does it inside the containers.
 //!
 //! The extraction loop is `swtbench_app::extract`; this module parses the flags and prints.
 //!
-//! Exit codes: 0 every instance produced a patch; 1 some did not; 2 unusable input.
+//! Exit codes: 0 every instance has a patch (`partial` ones included); 1 some do not; 2 unusable
+//! input.
 
 use std::path::PathBuf;
 
@@ -120,6 +122,7 @@ fn print_outcome(printer: &Printer, as_json: bool, id: &str, outcome: &InstanceE
                     &json!({
                         "instance_id": id,
                         "patch_type_used": ex.patch_type_used,
+                        "partial": ex.is_partial(),
                         "reused": result.reused,
                         "attempts": ex.attempts,
                         "patch": patch_path,
@@ -127,7 +130,11 @@ fn print_outcome(printer: &Printer, as_json: bool, id: &str, outcome: &InstanceE
                     .to_string(),
                 );
             } else {
-                let used = ex.patch_type_used.map_or("failed", PatchType::as_str);
+                let used = match ex.patch_type_used {
+                    Some(t) => t.as_str(),
+                    None if ex.is_partial() => "partial",
+                    None => "failed",
+                };
                 let reasons = ex.failure_summary().replace('\n', "; ");
                 printer.data(&format!("{id}\t{used}\t{reasons}"));
             }
