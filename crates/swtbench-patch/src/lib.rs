@@ -24,6 +24,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod compact;
 pub mod custom;
 mod error;
 pub mod fuzzy;
