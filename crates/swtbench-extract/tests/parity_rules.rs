@@ -335,3 +335,36 @@ fn a_type_that_changes_nothing_ends_the_search_in_parity() {
     );
     assert_eq!(ex.attempts.len(), 2);
 }
+
+#[test]
+fn a_section_the_original_crashes_on_ends_the_extraction_in_parity() {
+    // `--- a/` and `+++ b/` not on adjacent lines: the original's section pattern matches, its
+    // header pattern does not, and the script dies with an IndexError: no patch, even from the
+    // edits an earlier type kept, and no later type. The fixed style fails that type only.
+    let out = format!(
+        "{EDIT}--- a/tests/test_x.py\nwhatever\n+++ b/tests/test_x.py\n@@ -1,1 +1,1 @@\n-import pytest\n+import os\n"
+    );
+    let ex = extract(
+        &out,
+        &[PatchType::Fuzzy, PatchType::Vanilla],
+        &source(),
+        None,
+        &ExtractOptions::default(),
+    );
+    assert_eq!(ex.attempts.len(), 1, "{:?}", ex.attempts);
+    assert_eq!(
+        ex.attempts[0].outcome,
+        AttemptOutcome::Failed {
+            error: AttemptError::MalformedHeader { index: 2 }
+        }
+    );
+    assert!(!ex.has_patch());
+    let ex = extract(
+        &out,
+        &[PatchType::Fuzzy, PatchType::Vanilla],
+        &source(),
+        None,
+        &fuzzy(FuzzyStyle::Fixed),
+    );
+    assert_eq!(ex.attempts.len(), 2, "{:?}", ex.attempts);
+}

@@ -240,8 +240,9 @@ impl FromStr for FuzzyStyle {
 ///   ([`ExtractOptions::block_order`]);
 /// * failed attempts: in parity a failed fuzzy or custom attempt keeps the edits it made before
 ///   failing, later types build on them and, when every type fails, their diff is the patch, as
-///   in the original's work tree; a type that applies without changing anything ends the search
-///   ([`ExtractOptions::parity`]). Otherwise a failed attempt leaves nothing behind and a type
+///   in the original's work tree; a type that applies without changing anything ends the search;
+///   a file section whose `---`/`+++` lines are not adjacent ends the extraction with no patch at
+///   all, where the original's script crashes ([`ExtractOptions::parity`]). Otherwise a failed attempt leaves nothing behind and a type
 ///   that changes nothing lets the next one try.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ExtractOptions {
@@ -463,6 +464,18 @@ pub fn extract(
                 }
             }
             Err(error) => {
+                // The original's script crashes on such a section (an IndexError before any
+                // type's result is written): there is no patch at all, whatever came before.
+                let crashes = matches!(error, AttemptError::MalformedHeader { .. });
+                if parity && crashes {
+                    attempts.push(Attempt::failed(patch_type, error));
+                    return Extraction {
+                        patch: String::new(),
+                        patch_type_used: None,
+                        attempts,
+                        files: Vec::new(),
+                    };
+                }
                 let mut failed = Attempt::failed(patch_type, error);
                 if parity && !failed_by_machinery(&failed) {
                     failed.kept_edits = ws.edited_since(&before);
