@@ -3,7 +3,8 @@
 //! The original ends every extraction with `git add --all && git diff <base>`; this produces the
 //! same text from contents in memory, as git writes it: `diff --git` headers, `index
 //! <old>..<new> 100644` lines with real blob ids abbreviated as git abbreviates them
-//! ([`abbrev_len`]; 7 hex digits unless the caller knows the repository's object count),
+//! ([`abbrev_len`]; [`crate::extract`] takes the count from [`crate::FileSource::object_count`],
+//! 7 hex digits when the source does not know it),
 //! `new file mode 100644` for created files (an empty created file has no hunk), unified hunks
 //! with three lines of context and git's default function context after `@@ … @@`
 //! ([`function_context`]), `\ No newline at end of file` markers, and git's quoting of unusual

@@ -433,6 +433,7 @@ pub fn extract(
         model_output
     };
     let base = BaseFiles::new(source);
+    let abbrev = gitdiff::abbrev_len(source.object_count().unwrap_or(0));
     // One work tree for all attempts, as in the original; a copy taken before each attempt puts
     // a non-parity attempt's edits back.
     let mut ws = Workspace::new(&base);
@@ -450,7 +451,7 @@ pub fn extract(
                     kept_edits: Vec::new(),
                 });
                 return Extraction {
-                    patch: gitdiff::render(&changes),
+                    patch: gitdiff::render_abbrev(&changes, abbrev),
                     patch_type_used: Some(patch_type),
                     attempts,
                     files: changes,
@@ -489,7 +490,7 @@ pub fn extract(
     // Every type failed: the diff of the edits kept (parity), which the original writes too.
     match ws.changes() {
         Ok(changes) if !changes.is_empty() => Extraction {
-            patch: gitdiff::render(&changes),
+            patch: gitdiff::render_abbrev(&changes, abbrev),
             patch_type_used: None,
             attempts,
             files: changes,
