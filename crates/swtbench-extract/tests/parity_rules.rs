@@ -368,3 +368,59 @@ fn a_section_the_original_crashes_on_ends_the_extraction_in_parity() {
     );
     assert_eq!(ex.attempts.len(), 2, "{:?}", ex.attempts);
 }
+
+#[test]
+fn a_custom_block_the_original_crashes_on_ends_the_extraction_in_parity() {
+    let Some(python) = common::python("3.11") else {
+        println!("skipped: no pyenv Python 3.11");
+        return;
+    };
+    // An empty rewrite block: the original indexes its empty body (IndexError) and writes no
+    // patch, so the fuzzy diff after it is never tried. Preserve fails the custom type only.
+    let out = format!("diff\ntests/test_x.py\nrewrite\nEOF\nend diff\n{EDIT}");
+    let types = [PatchType::Custom, PatchType::Fuzzy];
+    let ex = extract(
+        &out,
+        &types,
+        &source(),
+        Some(&python),
+        &ExtractOptions::default(),
+    );
+    assert_eq!(ex.attempts.len(), 1, "{:?}", ex.attempts);
+    assert!(matches!(
+        &ex.attempts[0].outcome,
+        AttemptOutcome::Failed { error: AttemptError::CustomCrash { path, .. } } if path == "tests/test_x.py"
+    ));
+    assert!(!ex.has_patch());
+    let preserve = ExtractOptions {
+        custom_style: CustomStyle::Preserve,
+        ..ExtractOptions::default()
+    };
+    let ex = extract(&out, &types, &source(), Some(&python), &preserve);
+    assert_eq!(
+        ex.patch_type_used,
+        Some(PatchType::Fuzzy),
+        "{:?}",
+        ex.attempts
+    );
+    // A null byte in the file: the original (Python 3.11) raises ValueError, uncaught.
+    let src = MemorySource::new().with("tests/test_x.py", "x = 1\x00\n");
+    let insert = "diff\ntests/test_x.py\ninsert\nEOF\ny = 2\nend diff\n";
+    let ex = extract(
+        insert,
+        &[PatchType::Custom],
+        &src,
+        Some(&python),
+        &ExtractOptions::default(),
+    );
+    assert!(
+        matches!(
+            &ex.attempts[0].outcome,
+            AttemptOutcome::Failed {
+                error: AttemptError::CustomCrash { .. }
+            }
+        ),
+        "{:?}",
+        ex.attempts
+    );
+}

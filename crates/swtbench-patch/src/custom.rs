@@ -187,6 +187,9 @@ pub struct ScriptResult {
     pub content: Option<String>,
     #[serde(default)]
     pub error: Option<String>,
+    /// The original's script dies on this file (uncaught exception), so it writes no patch.
+    #[serde(default)]
+    pub crash: bool,
 }
 
 fn excerpt(bytes: &[u8]) -> String {
@@ -310,13 +313,16 @@ pub(crate) fn apply(
             // A missing file that no block creates.
             (true, None) if file.source.is_none() => {}
             _ => {
-                return Err(AttemptError::Custom {
-                    path: file.path.clone(),
-                    reason: result
-                        .error
-                        .clone()
-                        .unwrap_or_else(|| "no content returned".to_string()),
-                })
+                let path = file.path.clone();
+                let reason = result
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| "no content returned".to_string());
+                return Err(if result.crash {
+                    AttemptError::CustomCrash { path, reason }
+                } else {
+                    AttemptError::Custom { path, reason }
+                });
             }
         }
     }

@@ -34,6 +34,8 @@ pub enum AttemptError {
     NoCustomBlocks,
     #[error("{path}: {reason}")]
     Custom { path: String, reason: String },
+    #[error("{path}: {reason} (the original's script crashes here and writes no patch at all)")]
+    CustomCrash { path: String, reason: String },
     #[error(
         "the custom-diff blocks hold more than {limit} bytes of code together (blocks overlap \
          when `end diff` lines are missing); giving up"

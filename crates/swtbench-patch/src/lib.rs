@@ -241,8 +241,9 @@ impl FromStr for FuzzyStyle {
 /// * failed attempts: in parity a failed fuzzy or custom attempt keeps the edits it made before
 ///   failing, later types build on them and, when every type fails, their diff is the patch, as
 ///   in the original's work tree; a type that applies without changing anything ends the search;
-///   a file section whose `---`/`+++` lines are not adjacent ends the extraction with no patch at
-///   all, where the original's script crashes ([`ExtractOptions::parity`]). Otherwise a failed attempt leaves nothing behind and a type
+///   where the original's script crashes (a file section whose `---`/`+++` lines are not
+///   adjacent; in custom an empty `rewrite` block, a null byte, exhausted recursion) the
+///   extraction ends with no patch at all ([`ExtractOptions::parity`]). Otherwise a failed attempt leaves nothing behind and a type
 ///   that changes nothing lets the next one try.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ExtractOptions {
@@ -467,7 +468,10 @@ pub fn extract(
             Err(error) => {
                 // The original's script crashes on such a section (an IndexError before any
                 // type's result is written): there is no patch at all, whatever came before.
-                let crashes = matches!(error, AttemptError::MalformedHeader { .. });
+                let crashes = matches!(
+                    error,
+                    AttemptError::MalformedHeader { .. } | AttemptError::CustomCrash { .. }
+                );
                 if parity && crashes {
                     attempts.push(Attempt::failed(patch_type, error));
                     return Extraction {
