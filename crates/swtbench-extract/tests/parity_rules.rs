@@ -194,6 +194,17 @@ fn dev_null_sections_of_every_shape() {
     );
     let ex = run(empty_header, PatchType::Vanilla, &fixed_vanilla);
     assert!(!ex.has_patch(), "{:?}", ex.files);
+    // The single-number form (`@@ -0,0 +1 @@`) is no hunk header for the original's pattern
+    // either: the same in both types.
+    let single = "--- /dev/null\n+++ b/tests/test_new.py\n@@ -0,0 +1 @@\n+x = 1\n";
+    let ex = run(single, PatchType::Fuzzy, &fixed_vanilla);
+    assert!(matches!(
+        ex.attempts[0].outcome,
+        AttemptOutcome::Failed {
+            error: AttemptError::NewFileWithoutHunks { .. }
+        }
+    ));
+    assert!(!run(single, PatchType::Vanilla, &fixed_vanilla).has_patch());
     let ex = run(empty_header, PatchType::Fuzzy, &ExtractOptions::default());
     assert!(!ex.has_patch());
     // After another section, in parity, its lines join that section's last hunk: `--- /dev/null`
@@ -423,4 +434,38 @@ fn a_custom_block_the_original_crashes_on_ends_the_extraction_in_parity() {
         "{:?}",
         ex.attempts
     );
+}
+
+#[test]
+fn custom_blocks_for_a_missing_file_in_both_styles() {
+    let Some(python) = common::python("3.11") else {
+        println!("skipped: no pyenv Python 3.11");
+        return;
+    };
+    for style in [CustomStyle::Parity, CustomStyle::Preserve] {
+        let options = ExtractOptions {
+            custom_style: style,
+            ..ExtractOptions::default()
+        };
+        let run = |out: &str| {
+            extract(
+                out,
+                &[PatchType::Custom],
+                &source(),
+                Some(&python),
+                &options,
+            )
+        };
+        // insert: the missing file is an empty module and is created.
+        let ex = run("diff\ntests/test_new.py\ninsert\nEOF\ndef test_n():\n    pass\nend diff\n");
+        assert!(ex.succeeded(), "{style:?}: {}", ex.failure_summary());
+        assert_eq!(ex.files[0].old, None);
+        git_applies(&ex);
+        // rewrite: nothing to replace, the type fails.
+        let ex = run("diff\ntests/test_new.py\nrewrite\n1\ndef test_n():\n    pass\nend diff\n");
+        assert!(!ex.has_patch(), "{style:?}");
+        // another kind: nothing is created (the original writes an empty file, see the docs).
+        let ex = run("diff\ntests/test_new.py\nreplace\n1\ndef test_n():\n    pass\nend diff\n");
+        assert!(!ex.has_patch(), "{style:?}");
+    }
 }
