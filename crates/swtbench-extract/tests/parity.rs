@@ -177,9 +177,8 @@ fn custom_parity_matches_the_original_under_python_3_11() {
 
 /// Our diffs against the ones real `git diff <base>` writes after `git add --all` of the same
 /// contents (what the original does): every recorded answer, every type and style that yields
-/// a patch. The file headers (`diff --git`, `new file mode`, `index … 100644`) must always be
-/// git's; whole diffs are counted as byte-identical or not (hunk boundaries may differ where git's
-/// indent heuristic slides a change; see `gitdiff`).
+/// a patch. The file headers (`diff --git`, `new file mode`, `index … 100644`) must be git's, and
+/// so must the whole diffs, byte for byte.
 #[test]
 fn extracted_diffs_are_the_bytes_git_diff_writes() {
     let python = common::python("3.11");
@@ -279,10 +278,6 @@ fn extracted_diffs_are_the_bytes_git_diff_writes() {
     }
     println!("{identical} of {compared} diffs byte-identical to git's; different: {different:?}");
     assert!(compared >= 100, "{compared}");
-    // 154 of 160 when this was written: the rest pair up equal lines differently where several
-    // shortest edit scripts exist (git's own Myers variant breaks those ties otherwise).
-    assert!(
-        identical * 100 >= compared * 95,
-        "{identical} of {compared}"
-    );
+    // 160 of 160 when this was written (git 2.47).
+    assert_eq!(identical, compared, "different: {different:?}");
 }

@@ -8,14 +8,15 @@
 //! `new file mode 100644` for created files (an empty created file has no hunk), unified hunks
 //! with three lines of context and git's default function context after `@@ … @@`
 //! ([`function_context`]), `\ No newline at end of file` markers, and git's quoting of unusual
-//! path characters. Hunks come from a Myers diff whose runs of changed lines are then slid where
-//! git slides them (its compaction and indent heuristic, [`crate::compact`]). Differences from
-//! git's bytes that remain: where several shortest edit scripts pair up *different* equal lines,
-//! git's own Myers variant may pick another one (and, for pathological inputs that exceed
-//! [`DIFF_DEADLINE`], our script may be less than minimal); files are assumed to have mode 100644;
-//! and the text ends with a newline as `git diff` writes it (the original's GitPython strips it,
-//! which leaves a file that `git apply` refuses as corrupt). The patch applies to the same result
-//! either way.
+//! path characters. The line diff breaks ties as git's xdiff does ([`crate::xmyers`]), and its
+//! runs of changed lines are then slid where git slides them (its compaction and indent
+//! heuristic, [`crate::compact`]). Differences from git's bytes that remain: edits that git only
+//! diffs with its cost heuristics (more than 256 edits between two common lines, or files of more
+//! than 50 000 lines) use a general Myers diff (past [`DIFF_DEADLINE`], for pathological inputs,
+//! not even a minimal one), whose hunks can differ from git's; files are assumed to have mode
+//! 100644; and the text ends with a newline as `git diff` writes it (the original's GitPython
+//! strips it, which leaves a file that `git apply` refuses as corrupt). The patch applies to the
+//! same result either way.
 //!
 //! Pure (the deadline reads the clock).
 
@@ -24,7 +25,7 @@ use std::time::Duration;
 use sha1::{Digest, Sha1};
 use similar::{Algorithm, ChangeTag, TextDiff};
 
-use crate::compact;
+use crate::{compact, xmyers};
 
 /// How long the line diff may search for a minimal edit script before settling for a correct,
 /// larger one.
@@ -211,6 +212,12 @@ pub fn render_file_abbrev(change: &FileChange, abbrev: usize) -> String {
             ChangeTag::Equal => {}
         }
     }
+    // git's own tie-breaking where it is cheap enough to follow exactly; the general diff
+    // otherwise (or if the result were ever inconsistent).
+    let (old_changed, new_changed) = match xmyers::diff(&old_lines, &new_lines) {
+        Some((a, b)) if xmyers::consistent(&old_lines, &new_lines, &a, &b) => (a, b),
+        _ => (old_changed, new_changed),
+    };
     let (old_changed, new_changed) =
         compact::compact(&old_lines, &new_lines, &old_changed, &new_changed);
     for hunk in hunks(&changes_of(&old_changed, &new_changed), old_lines.len(), 3) {

@@ -38,6 +38,7 @@ pub mod sections;
 pub mod source;
 pub mod vanilla;
 mod workspace;
+mod xmyers;
 
 use std::fmt;
 use std::str::FromStr;
