@@ -20,8 +20,10 @@ Request (UTF-8 JSON):
 Response (ASCII JSON):
     {"protocol": 1, "python": "3.11.7",
      "files": [{"path": ..., "ok": true, "content": "<new text>" | null}
-               | {"path": ..., "ok": false, "error": "<why>"}]}
-    (content null: the file does not exist and no block creates it; nothing to write.)
+               | {"path": ..., "ok": false, "error": "<why>", "crash": true?}]}
+    (content null: the file does not exist and no block creates it; nothing to write. crash:
+    the original's script dies on this file with an uncaught exception — an empty rewrite
+    block, a null byte, exhausted recursion or memory — and so writes no patch at all.)
 
 Semantics per file entry, blocks in the given order (the caller has already sorted and grouped
 them); an entry whose path repeats an earlier one starts from that entry's result:
@@ -56,7 +58,12 @@ PROTOCOL = 1
 
 
 class Failure(Exception):
-    """A reason why one file could not be patched."""
+    """A reason why one file could not be patched. `crash`: the original's script raises an
+    uncaught exception here (so it writes no patch at all) instead of reporting a failure."""
+
+    def __init__(self, message, crash=False):
+        Exception.__init__(self, message)
+        self.crash = crash
 
 
 def describe_syntax_error(exc):
@@ -71,7 +78,12 @@ def parse(text, what):
     try:
         return ast.parse(text)
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
-        raise Failure("%s does not parse: %s" % (what, describe_syntax_error(exc)))
+        # The original parses with Python 3.11, where a null byte is a ValueError it does not
+        # catch (3.12 makes it a SyntaxError).
+        crash = "\x00" in text or isinstance(exc, (RecursionError, MemoryError))
+        raise Failure(
+            "%s does not parse: %s" % (what, describe_syntax_error(exc)), crash=crash
+        )
 
 
 def definition_kind(node):
@@ -84,7 +96,8 @@ def definition_kind(node):
 
 def rewrite_target(block_tree, number):
     if not block_tree.body:
-        raise Failure("block %d (rewrite) contains no statement" % number)
+        # The original indexes the empty body: IndexError.
+        raise Failure("block %d (rewrite) contains no statement" % number, crash=True)
     node = block_tree.body[0]
     if definition_kind(node) is None:
         raise Failure(
@@ -365,9 +378,14 @@ def handle(request):
                 current[path] = content
             results.append({"path": path, "ok": True, "content": content})
         except Failure as exc:
-            results.append({"path": path, "ok": False, "error": str(exc)})
+            result = {"path": path, "ok": False, "error": str(exc)}
+            if exc.crash:
+                result["crash"] = True
+            results.append(result)
         except (RecursionError, MemoryError) as exc:
-            results.append({"path": path, "ok": False, "error": "%s" % type(exc).__name__})
+            results.append(
+                {"path": path, "ok": False, "error": "%s" % type(exc).__name__, "crash": True}
+            )
     return {"protocol": PROTOCOL, "python": sys.version.split()[0], "files": results}
 
 

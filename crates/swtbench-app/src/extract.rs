@@ -14,7 +14,8 @@ use swtbench_data::git_mirror::{mirror_dir_name, GitError};
 use swtbench_data::predictions::LoadedPredictions;
 use swtbench_extract::cache::{load_or_extract, CachedExtraction, PATCH_FILE};
 use swtbench_extract::{
-    extract, ExtractOptions, GitMirrorSource, HostPython, PatchType, PythonRunner,
+    extract, needs_extraction, passthrough_extraction, ExtractOptions, FileSource, GitMirrorSource,
+    HostPython, MemorySource, PatchType, PythonRunner,
 };
 
 use crate::{Error, Result};
@@ -25,8 +26,9 @@ const MIRROR_HINT: &str =
 /// What to extract, from where, to where.
 #[derive(Debug, Clone)]
 pub struct ExtractSettings {
-    /// Directory of bare mirrors `<owner>__<name>.git` holding the base commits.
-    pub repo_mirror: PathBuf,
+    /// Directory of bare mirrors `<owner>__<name>.git` holding the base commits; not needed
+    /// when `vanilla` is the only patch type (the prediction is passed through, nothing is read).
+    pub repo_mirror: Option<PathBuf>,
     /// Where `<instance>/extracted_patch.diff` and its companions go.
     pub output_dir: PathBuf,
     /// Tried in order until one produces a change.
@@ -37,16 +39,27 @@ pub struct ExtractSettings {
 }
 
 impl ExtractSettings {
-    /// The mirror directory exists (checked before anything is loaded).
+    /// The mirror directory exists, or is not needed (checked before anything is loaded).
     pub fn check_repo_mirror(&self) -> Result<()> {
-        if self.repo_mirror.is_dir() {
-            return Ok(());
+        match &self.repo_mirror {
+            Some(dir) if dir.is_dir() => Ok(()),
+            Some(dir) => Err(Error::input(anyhow::anyhow!(
+                "--repo-mirror {}: not a directory",
+                dir.display()
+            ))
+            .with_hint(MIRROR_HINT)),
+            None if !needs_extraction(&self.patch_types) => Ok(()),
+            None => Err(Error::input(anyhow::anyhow!(
+                "--repo-mirror is needed for --patch-types {}: the base files are read from \
+                 the mirrors (only `vanilla` alone reads nothing)",
+                self.patch_types
+                    .iter()
+                    .map(|t| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ))
+            .with_hint(MIRROR_HINT)),
         }
-        Err(Error::input(anyhow::anyhow!(
-            "--repo-mirror {}: not a directory",
-            self.repo_mirror.display()
-        ))
-        .with_hint(MIRROR_HINT))
     }
 
     /// The custom type is asked for but there is no interpreter to apply it with.
@@ -115,8 +128,10 @@ pub enum InstanceExtraction {
 }
 
 impl InstanceExtraction {
+    /// There is a patch that `swtbench run` would apply: a type succeeded, or every type failed
+    /// but parity-style attempts kept edits ([`swtbench_extract::Extraction::is_partial`]).
     pub fn succeeded(&self) -> bool {
-        matches!(self, InstanceExtraction::Extracted { result, .. } if result.extraction.succeeded())
+        matches!(self, InstanceExtraction::Extracted { result, .. } if result.extraction.has_patch())
     }
 }
 
@@ -128,13 +143,16 @@ pub struct ExtractSummary {
 }
 
 /// Extracts the prediction of every instance that has one, in dataset order, reporting each to
-/// `on_instance` (with its id). Fails only when the cache cannot be written.
+/// `on_instance` (with its id). Fails only when a needed mirror directory is missing or the
+/// cache cannot be written.
 pub fn extract_predictions(
     settings: &ExtractSettings,
     instances: &[Instance],
     predictions: &LoadedPredictions,
     on_instance: &mut dyn FnMut(&str, &InstanceExtraction),
 ) -> Result<ExtractSummary> {
+    settings.check_repo_mirror()?;
+    let needs = needs_extraction(&settings.patch_types);
     let python = settings.python.as_ref().map(HostPython::new);
     let mut summary = ExtractSummary::default();
     for instance in instances {
@@ -142,22 +160,36 @@ pub fn extract_predictions(
             continue;
         };
         let raw = prediction.model_patch.clone().unwrap_or_default();
-        let outcome = match locate(&settings.repo_mirror, instance) {
-            Err(no_source) => InstanceExtraction::NoSource(*no_source),
-            Ok(source) => {
-                let log_dir = settings.output_dir.join(instance.instance_id.as_str());
-                let runner = python.as_ref().map(|p| p as &dyn PythonRunner);
-                let types = &settings.patch_types;
-                let options = &settings.options;
-                let result = load_or_extract(&log_dir, &raw, types, options, || {
-                    extract(&raw, types, &source, runner, options)
-                })
-                .map_err(Error::environment)?;
-                InstanceExtraction::Extracted {
-                    result,
-                    patch_path: log_dir.join(PATCH_FILE),
+        // `vanilla` alone passes the prediction through (as `swtbench run` does) and reads no
+        // base file, so it needs no mirror.
+        let source: Box<dyn FileSource> = match (needs, &settings.repo_mirror) {
+            (true, Some(dir)) => match locate(dir, instance) {
+                Ok(source) => Box::new(source),
+                Err(no_source) => {
+                    let outcome = InstanceExtraction::NoSource(*no_source);
+                    summary.failed += 1;
+                    on_instance(instance.instance_id.as_str(), &outcome);
+                    continue;
                 }
+            },
+            // `check_repo_mirror` refused a missing mirror where one is needed.
+            _ => Box::new(MemorySource::default()),
+        };
+        let log_dir = settings.output_dir.join(instance.instance_id.as_str());
+        let runner = python.as_ref().map(|p| p as &dyn PythonRunner);
+        let types = &settings.patch_types;
+        let options = &settings.options;
+        let result = load_or_extract(&log_dir, &raw, types, options, || {
+            if needs {
+                extract(&raw, types, source.as_ref(), runner, options)
+            } else {
+                passthrough_extraction(&raw)
             }
+        })
+        .map_err(Error::environment)?;
+        let outcome = InstanceExtraction::Extracted {
+            result,
+            patch_path: log_dir.join(PATCH_FILE),
         };
         if outcome.succeeded() {
             summary.ok += 1;

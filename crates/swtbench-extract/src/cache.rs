@@ -30,7 +30,7 @@ pub const PATCH_FILE: &str = "extracted_patch.diff";
 pub const KEY_FILE: &str = "extraction.json";
 
 /// Bumped whenever extraction logic changes what it produces for the same input.
-pub const EXTRACTOR_VERSION: u32 = 2;
+pub const EXTRACTOR_VERSION: u32 = 3;
 
 /// What an extraction depends on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -22,9 +22,9 @@ pub mod python;
 pub mod source;
 
 pub use swtbench_patch::{
-    custom, extract, fuzzy, gitapply, gitdiff, needs_extraction, paths, sections, vanilla, Attempt,
-    AttemptError, AttemptOutcome, BlockOrder, CustomStyle, ExtractOptions, Extraction, FileChange,
-    FuzzyStyle, PatchType, UnknownNameError, VanillaStyle,
+    custom, extract, fuzzy, gitapply, gitdiff, needs_extraction, passthrough_extraction, paths,
+    sections, vanilla, Attempt, AttemptError, AttemptOutcome, BlockOrder, CustomStyle,
+    ExtractOptions, Extraction, FileChange, FuzzyStyle, PatchType, UnknownNameError, VanillaStyle,
 };
 
 pub use python::{HostPython, PythonError, PythonOutput, PythonRunner, CUSTOM_PATCH_SCRIPT};

@@ -6,7 +6,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use swtbench_data::git_mirror::{BatchReader, GitError, GitMirror};
 
@@ -80,6 +80,7 @@ pub struct GitMirrorSource {
     git_dir: PathBuf,
     commit: String,
     reader: Mutex<Option<BatchReader>>,
+    object_count: OnceLock<Option<u64>>,
 }
 
 impl fmt::Debug for GitMirrorSource {
@@ -99,6 +100,7 @@ impl GitMirrorSource {
             git_dir: git_dir.into(),
             commit: commit.to_string(),
             reader: Mutex::new(None),
+            object_count: OnceLock::new(),
         }
     }
 
@@ -118,6 +120,30 @@ impl GitMirrorSource {
 }
 
 impl FileSource for GitMirrorSource {
+    /// The mirror's packed objects (`git count-objects -v`, `in-pack`), what git counts to size
+    /// abbreviated ids; read once. A mirror made with `--mirror` also holds pull-request refs, so
+    /// the count can exceed that of the clone the original diffed in.
+    fn object_count(&self) -> Option<u64> {
+        *self.object_count.get_or_init(|| {
+            let out = Command::new("git")
+                .arg("-c")
+                .arg("safe.directory=*")
+                .arg("--git-dir")
+                .arg(&self.git_dir)
+                .args(["count-objects", "-v"])
+                .env_remove("GIT_DIR")
+                .env_remove("GIT_OBJECT_DIRECTORY")
+                .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES")
+                .stdin(Stdio::null())
+                .output()
+                .ok()?;
+            if !out.status.success() {
+                return None;
+            }
+            packed_object_count(&String::from_utf8_lossy(&out.stdout))
+        })
+    }
+
     fn read(&self, path: &str) -> Result<Option<String>, SourceError> {
         let unavailable = |e: &dyn fmt::Display| SourceError {
             path: path.to_string(),
@@ -220,5 +246,25 @@ impl GitMirrorSource {
             .collect();
         links.sort_by_key(|p| p.len());
         Ok(links.first().map(|p| p.to_string()))
+    }
+}
+
+/// The `in-pack:` figure of `git count-objects -v` output.
+pub fn packed_object_count(count_objects: &str) -> Option<u64> {
+    count_objects
+        .lines()
+        .find_map(|l| l.strip_prefix("in-pack:"))
+        .and_then(|n| n.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::packed_object_count;
+
+    #[test]
+    fn in_pack_is_read_from_count_objects() {
+        let out = "count: 3\nsize: 12\nin-pack: 612345\npacks: 1\nsize-pack: 1\n";
+        assert_eq!(packed_object_count(out), Some(612_345));
+        assert_eq!(packed_object_count("count: 3\n"), None);
     }
 }

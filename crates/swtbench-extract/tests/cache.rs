@@ -234,8 +234,10 @@ fn symbolic_links_and_paths_through_them_are_refused() {
         "--- a/tests/link.py\n+++ b/tests/link.py\n@@ -1,1 +1,2 @@\n x = 1\n+y = 2\n",
         "--- /dev/null\n+++ b/tlink/test_new.py\n@@ -0,0 +1,1 @@\n+y = 2\n",
     ];
+    // Only the fixed styles read `--- /dev/null` sections.
     let opts = ExtractOptions {
         vanilla_style: swtbench_extract::VanillaStyle::Fixed,
+        fuzzy_style: swtbench_extract::FuzzyStyle::Fixed,
         ..ExtractOptions::default()
     };
     for answer in answers {
@@ -251,4 +253,76 @@ fn symbolic_links_and_paths_through_them_are_refused() {
         assert_eq!(summary.matches("symbolic link").count(), 2, "{summary}");
         assert!(ex.is_cacheable());
     }
+}
+
+/// git abbreviates ids by the repository's object count: a mirror of 16 400+ packed objects gets
+/// 8 hex digits, and the extracted diff is the bytes `git diff` writes in a clone of it.
+#[test]
+fn ids_are_abbreviated_by_the_mirror_object_count_as_git_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(work.join("many")).unwrap();
+    for i in 0..16_400 {
+        std::fs::write(work.join(format!("many/{i}.txt")), format!("{i}\n")).unwrap();
+    }
+    std::fs::write(work.join("x.txt"), FILE).unwrap();
+    assert!(common::git(&work, &["init", "-q"]).status.success());
+    assert!(common::git(&work, &["add", "-A"]).status.success());
+    assert!(common::git(&work, &["commit", "-qm", "base"])
+        .status
+        .success());
+    let commit = String::from_utf8(common::git(&work, &["rev-parse", "HEAD"]).stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let bare = dir.path().join("mirror.git");
+    let clone = dir.path().join("clone");
+    for args in [
+        // `--no-local`: packed as a network clone is (a local clone links loose objects).
+        &[
+            "clone",
+            "-q",
+            "--no-local",
+            "--mirror",
+            ".",
+            bare.to_str().unwrap(),
+        ][..],
+        &[
+            "clone",
+            "-q",
+            "--no-local",
+            bare.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ][..],
+    ] {
+        assert!(common::git(&work, args).status.success());
+    }
+    let src = GitMirrorSource::new(&bare, &commit);
+    let count = src.object_count().unwrap();
+    assert!(count > 16_384, "{count}");
+    let ex = extract(
+        ANSWER,
+        &[PatchType::Fuzzy],
+        &src,
+        None,
+        &ExtractOptions {
+            fuzzy_style: FuzzyStyle::Fixed,
+            ..ExtractOptions::default()
+        },
+    );
+    assert!(ex.succeeded(), "{}", ex.failure_summary());
+    std::fs::write(clone.join("x.txt"), &ex.files[0].new).unwrap();
+    let git_diff = common::git(&clone, &["diff", "--no-color", &commit]);
+    let git_diff = String::from_utf8(git_diff.stdout).unwrap();
+    assert!(git_diff.contains("index de980441.."), "{git_diff}");
+    assert_eq!(ex.patch, git_diff);
+    // No count known (memory source): git's fallback of 7.
+    let ex = extract(
+        ANSWER,
+        &[PatchType::Fuzzy],
+        &source(),
+        None,
+        &ExtractOptions::default(),
+    );
+    assert!(ex.patch.contains("index de98044.."), "{}", ex.patch);
 }

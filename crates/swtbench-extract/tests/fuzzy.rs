@@ -61,7 +61,7 @@ fn blank_lines_without_prefix_are_ignored_and_terminators_end_the_hunk() {
 }
 
 #[test]
-fn a_missing_file_fails_and_new_files_are_a_deviation() {
+fn a_missing_file_fails_and_only_the_fixed_style_creates_files() {
     let missing = "--- a/tests/test_missing.py\n+++ b/tests/test_missing.py\n@@ -1,1 +1,2 @@\n import os\n+import sys\n";
     let ex = extract(
         missing,
@@ -87,26 +87,30 @@ fn a_missing_file_fails_and_new_files_are_a_deviation() {
         None,
         &ExtractOptions::default(),
     );
-    assert!(ex.succeeded(), "{}", ex.failure_summary());
-    assert_eq!(ex.files[0].path, "tests/test_new.py");
-    assert_eq!(ex.files[0].new, "def test_new():\n    pass\n");
-    let original = ExtractOptions {
-        new_files: false,
-        ..ExtractOptions::default()
-    };
-    let ex = extract(created, &[PatchType::Fuzzy], &source(), None, &original);
+    // Parity, as the original: a `--- /dev/null` section is no section at all.
     assert_eq!(
         ex.attempts[0].outcome,
         AttemptOutcome::Failed {
             error: AttemptError::NoFileSections
         }
     );
+    let ex = extract(
+        created,
+        &[PatchType::Fuzzy],
+        &source(),
+        None,
+        &style(FuzzyStyle::Fixed),
+    );
+    assert!(ex.succeeded(), "{}", ex.failure_summary());
+    assert_eq!(ex.files[0].path, "tests/test_new.py");
+    assert_eq!(ex.files[0].new, "def test_new():\n    pass\n");
 }
 
 #[test]
-fn each_attempt_starts_from_the_base_commit() {
+fn a_failed_parity_attempt_keeps_its_edits_and_a_fixed_one_does_not() {
     // Fuzzy edits test_x.py, then fails on the missing second file. The original keeps that edit
-    // when it moves on to the next type; here vanilla starts from the untouched base.
+    // in its work tree: the next type builds on it and, when every type fails, its diff is the
+    // patch. The fixed style drops it: vanilla starts from the untouched base.
     let out = "--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -8,2 +8,2 @@\n def test_b():\n-    assert 2 == 2\n+    assert 2 == 4\n\
 --- a/tests/gone.py\n+++ b/tests/gone.py\n@@ -1,1 +1,1 @@\n-x\n+y\n\
 --- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -4,2 +4,2 @@\n def test_a():\n-    assert 1 == 1\n+    assert 1 == 5\n \n";
@@ -114,13 +118,8 @@ fn each_attempt_starts_from_the_base_commit() {
         vanilla_style: VanillaStyle::Fixed,
         ..ExtractOptions::default()
     };
-    let ex = extract(
-        out,
-        &[PatchType::Fuzzy, PatchType::Vanilla],
-        &source(),
-        None,
-        &options,
-    );
+    let types = [PatchType::Fuzzy, PatchType::Vanilla];
+    let ex = extract(out, &types, &source(), None, &options);
     assert_eq!(ex.attempts.len(), 2);
     assert!(matches!(
         ex.attempts[0].outcome,
@@ -128,8 +127,32 @@ fn each_attempt_starts_from_the_base_commit() {
             error: AttemptError::FileNotFound { .. }
         }
     ));
-    // Vanilla: the middle section fails too (missing file), so nothing applies at all.
+    assert_eq!(ex.attempts[0].kept_edits, ["tests/test_x.py"]);
+    // Vanilla fails too (missing file); the kept edit is the patch.
     assert!(!ex.succeeded());
+    assert!(ex.is_partial());
+    // No following context: parity truncates after the change and drops the final newline.
+    let kept =
+        "import pytest\n\n\ndef test_a():\n    assert 1 == 1\n\n\ndef test_b():\n    assert 2 == 4";
+    assert_eq!(ex.files.len(), 1);
+    assert_eq!(ex.files[0].new, kept);
+    assert!(ex
+        .failure_summary()
+        .contains("edits to tests/test_x.py are kept"));
+    let base: BTreeMap<String, String> =
+        [("tests/test_x.py".to_string(), TESTS.to_string())].into();
+    let applied = common::git_apply(&base, &ex.patch, &["tests/test_x.py".to_string()]).unwrap();
+    assert_eq!(applied["tests/test_x.py"].as_deref(), Some(kept));
+
+    // Fixed: nothing is kept, nothing is emitted.
+    let fixed = ExtractOptions {
+        fuzzy_style: FuzzyStyle::Fixed,
+        ..options
+    };
+    let ex = extract(out, &types, &source(), None, &fixed);
+    assert!(ex.attempts[0].kept_edits.is_empty());
+    assert!(!ex.succeeded());
+    assert!(!ex.is_partial());
     assert!(ex.patch.is_empty());
 
     let good = "--- a/tests/test_x.py\n+++ b/tests/test_x.py\n@@ -4,2 +4,2 @@\n def test_a():\n-    assert 1 == 1\n+    assert 1 == 5\n \n \n";
@@ -138,7 +161,7 @@ fn each_attempt_starts_from_the_base_commit() {
         &[PatchType::Fuzzy, PatchType::Vanilla],
         &source(),
         None,
-        &options,
+        &fixed,
     );
     // Vanilla applies the first file only after its own check of the whole patch: it also fails.
     assert!(!ex.succeeded());
@@ -147,7 +170,7 @@ fn each_attempt_starts_from_the_base_commit() {
         &[PatchType::Custom, PatchType::Fuzzy],
         &source(),
         None,
-        &options,
+        &fixed,
     );
     assert_eq!(ex.patch_type_used, Some(PatchType::Fuzzy));
     assert!(matches!(

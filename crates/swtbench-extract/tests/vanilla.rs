@@ -160,7 +160,7 @@ fn blank_line_before_the_next_hunk_is_a_fragment_without_header() {
 }
 
 #[test]
-fn new_files_are_a_deviation() {
+fn only_the_fixed_style_creates_files() {
     let out = "diff --git a/t/test_new.py b/t/test_new.py\nnew file mode 100644\n--- /dev/null\n+++ b/t/test_new.py\n@@ -0,0 +1,2 @@\n+def test_x():\n+    assert True\n";
     let source = MemorySource::new().with("x.txt", BASE);
     let ex = extract(out, &[PatchType::Vanilla], &source, None, &fixed());
@@ -175,13 +175,19 @@ fn new_files_are_a_deviation() {
         Some(ex.files[0].new.as_str())
     );
 
-    // As the original: the section is not seen at all.
-    let original = ExtractOptions {
-        new_files: false,
-        ..fixed()
-    };
-    let ex = extract(out, &[PatchType::Vanilla], &source, None, &original);
+    // Parity, as the original: the section is not seen at all, however long it is.
+    let long = format!("{out}{}", "+    assert True\n".repeat(600));
+    let ex = extract(
+        &long,
+        &[PatchType::Vanilla],
+        &source,
+        None,
+        &ExtractOptions::default(),
+    );
     assert!(!ex.succeeded());
+    assert!(ex.patch.is_empty());
+    let ex = extract(&long, &[PatchType::Vanilla], &source, None, &fixed());
+    assert!(ex.succeeded(), "{}", ex.failure_summary());
     // Creating a file that exists fails, as git does.
     let exists = MemorySource::new().with("t/test_new.py", "x\n");
     let ex = extract(out, &[PatchType::Vanilla], &exists, None, &fixed());

@@ -16,10 +16,10 @@
 //! is none, to the line *before* the last one. A `diff` line with fewer than three lines after it
 //! is skipped.
 //!
-//! Blocks are then ordered by their line field — numerically (BOF, then numbers, then EOF, then
-//! anything else; a deviation: the original compares the strings, so `"10"` sorts before `"9"`)
-//! or as text ([`BlockOrder::Text`]) — and grouped per path as written, in order of first
-//! appearance. The
+//! Blocks are then ordered by their line field — as text, as the original does (`"10"` sorts
+//! before `"9"`; [`BlockOrder::Text`], the parity style's order), or numerically (BOF, then
+//! numbers, then EOF, then anything else; the preserve style) — and grouped per path as written,
+//! in order of first appearance. The
 //! actual rewriting is done by our Python script (`assets/extract/custom_patch.py`) through a
 //! [`PythonRunner`]: `rewrite` replaces every function or class of that name anywhere in the
 //! file, `insert` appends at the end of the file, other kinds are ignored.
@@ -187,6 +187,9 @@ pub struct ScriptResult {
     pub content: Option<String>,
     #[serde(default)]
     pub error: Option<String>,
+    /// The original's script dies on this file (uncaught exception), so it writes no patch.
+    #[serde(default)]
+    pub crash: bool,
 }
 
 fn excerpt(bytes: &[u8]) -> String {
@@ -248,7 +251,9 @@ pub fn run_script(
     Ok(response)
 }
 
-/// Applies the blocks: all files, or none when any file fails.
+/// Applies the blocks file by file, in group order; on the first file that fails, the files
+/// before it stay written (as in the original) and the error is returned: the caller keeps or
+/// drops those edits.
 pub(crate) fn apply(
     model_output: &str,
     ws: &mut Workspace<'_>,
@@ -308,13 +313,16 @@ pub(crate) fn apply(
             // A missing file that no block creates.
             (true, None) if file.source.is_none() => {}
             _ => {
-                return Err(AttemptError::Custom {
-                    path: file.path.clone(),
-                    reason: result
-                        .error
-                        .clone()
-                        .unwrap_or_else(|| "no content returned".to_string()),
-                })
+                let path = file.path.clone();
+                let reason = result
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| "no content returned".to_string());
+                return Err(if result.crash {
+                    AttemptError::CustomCrash { path, reason }
+                } else {
+                    AttemptError::Custom { path, reason }
+                });
             }
         }
     }

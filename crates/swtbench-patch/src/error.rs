@@ -17,6 +17,11 @@ pub enum AttemptError {
     FileNotFound { path: String },
     #[error("{path}: the diff creates this file, but it exists at the base commit")]
     FileExists { path: String },
+    #[error(
+        "{path}: the diff creates this file (`--- /dev/null`) but has no hunk with a \
+         `@@ -a,b +c,d @@` header; nothing to create"
+    )]
+    NewFileWithoutHunks { path: String },
     #[error("git apply would fail: {message}")]
     GitApply { message: String },
     #[error(
@@ -29,6 +34,8 @@ pub enum AttemptError {
     NoCustomBlocks,
     #[error("{path}: {reason}")]
     Custom { path: String, reason: String },
+    #[error("{path}: {reason} (the original's script crashes here and writes no patch at all)")]
+    CustomCrash { path: String, reason: String },
     #[error(
         "the custom-diff blocks hold more than {limit} bytes of code together (blocks overlap \
          when `end diff` lines are missing); giving up"
@@ -36,6 +43,8 @@ pub enum AttemptError {
     BlocksTooLarge { limit: usize },
     #[error("{path}: the placed hunks grow the file to {bytes} bytes; giving up")]
     TooLarge { path: String, bytes: usize },
+    #[error("the prediction is empty or holds only binary diffs: nothing to pass through")]
+    NothingToPassThrough,
     #[error("the patch type applied but changed nothing")]
     NoChanges,
     #[error("{path} cannot be patched: {detail}")]

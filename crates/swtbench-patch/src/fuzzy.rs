@@ -45,7 +45,7 @@ pub struct SubChange {
 pub struct FuzzyFile {
     /// The path as written (before normalisation).
     pub path: String,
-    /// A `--- /dev/null` section (only with the new-files deviation).
+    /// A `--- /dev/null` section (only read by the fixed style).
     pub new_file: bool,
     pub changes: Vec<SubChange>,
 }
@@ -241,7 +241,14 @@ pub(crate) fn apply(
     for f in files {
         let path = repo_path(&f.path)?;
         let current = ws.read(&path)?;
+        if f.new_file && f.changes.is_empty() {
+            // `@@ @@` or another header the hunk pattern does not read: nothing to create.
+            return Err(AttemptError::NewFileWithoutHunks { path });
+        }
         let (mut lines, final_newline): (Vec<Line>, bool) = match (current, f.new_file) {
+            // A file this extraction created (an answer repeated in the output creates it
+            // again): the later section's lines replace it.
+            (Some(_), true) if !ws.exists_at_base(&path)? => (Vec::new(), true),
             (Some(_), true) => return Err(AttemptError::FileExists { path }),
             (None, true) => (Vec::new(), true),
             (None, false) => return Err(AttemptError::FileNotFound { path }),

@@ -12,7 +12,7 @@
 //! * a **hunk** is `@@<ws>-N,N<ws>+N,N<ws>@@` (the single-number form is not recognised) followed
 //!   by at least one character, up to the next `diff `, `--- a/` or `@@ -`.
 //!
-//! With `new_files` on (a deliberate deviation), `---<ws>/dev/null` starts a section and
+//! With `new_files` on (the fixed vanilla and fuzzy styles), `---<ws>/dev/null` starts a section and
 //! `--- /dev/null` ends the previous one, so that diffs creating files are found instead of being
 //! swallowed or skipped. Numbers are ASCII digits (Python's `\d` also accepts other scripts'
 //! digits, which no model writes in a hunk header).

@@ -48,11 +48,22 @@ pub trait FileSource {
     /// that leads through one, is [`SourceErrorKind::NotAFile`]: editing it as text would retarget
     /// the link, and `git apply` refuses to write beyond one.
     fn read(&self, path: &str) -> Result<Option<String>, SourceError>;
+
+    /// About how many objects the repository holds, counted as git counts them to choose the
+    /// length of abbreviated ids (its packed objects); `None` when unknown, and the diff's ids
+    /// are then abbreviated to 7 hex digits (see `gitdiff::abbrev_len`).
+    fn object_count(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl<T: FileSource + ?Sized> FileSource for &T {
     fn read(&self, path: &str) -> Result<Option<String>, SourceError> {
         (**self).read(path)
+    }
+
+    fn object_count(&self) -> Option<u64> {
+        (**self).object_count()
     }
 }
 

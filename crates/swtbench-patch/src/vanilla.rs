@@ -30,6 +30,19 @@ pub enum MinimalPatchError {
     MalformedHeader { index: usize },
 }
 
+/// The patch used when `vanilla` is the only patch type (the original's default): no extraction,
+/// the prediction as it is minus binary sections (`remove_binary_diffs`, split like Python's
+/// `splitlines()`). `None` when the prediction is blank or only binary sections remain; such an
+/// instance has no patch to run. `swtbench run` and `swtbench extract --patch-types vanilla`
+/// both call this, so what one writes is what the other applies.
+pub fn passthrough(model_output: &str) -> Option<String> {
+    if model_output.trim().is_empty() {
+        return None;
+    }
+    let patch = remove_binary_diffs(model_output, LineSplit::Python);
+    (!patch.trim().is_empty()).then_some(patch)
+}
+
 /// `strip_content`: the kept span of a hunk body and how many leading lines were dropped
 /// (minus one, because the first split element is the header's tail).
 fn strip_content(content: &str) -> (String, i64) {
@@ -129,6 +142,23 @@ mod tests {
         let (body, _) = strip_content("\n+a\n \n x\n");
         assert_eq!(body, "\n+a\n\n");
         assert_eq!(hunk_stats(3, &body, 2), (0, 5, 1, 3));
+    }
+
+    #[test]
+    fn passthrough_only_drops_binary_sections() {
+        assert_eq!(passthrough(""), None);
+        assert_eq!(passthrough(" \n\t\n"), None);
+        let binary = "diff --git a/x.pyc b/x.pyc\nBinary files a/x.pyc and b/x.pyc differ\n";
+        assert_eq!(passthrough(binary), None);
+        let text = "diff --git a/t.py b/t.py\n--- a/t.py\n+++ b/t.py\n@@ -1 +1 @@\n-a\n+b";
+        // No minimal-patch rewrite (the single-number header stays), a final newline added.
+        assert_eq!(passthrough(text).unwrap(), format!("{text}\n"));
+        assert_eq!(
+            passthrough(&format!("{binary}{text}\n")).unwrap(),
+            format!("{text}\n")
+        );
+        // Prose is passed through too: git apply decides later.
+        assert_eq!(passthrough("I cannot.").unwrap(), "I cannot.\n");
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! The repository as one extraction attempt sees it: the base commit's files (read once, shared by
-//! every attempt) plus this attempt's edits. A fresh [`Workspace`] per attempt is what keeps a
-//! failed attempt's edits out of the next one. Pure apart from the reads it delegates.
+//! The repository as the extraction attempts see it: the base commit's files (read once, shared by
+//! every attempt) plus the edits made so far. [`crate::extract`] keeps one [`Workspace`] across
+//! its attempts and puts back a copy taken before an attempt to drop that attempt's edits (the
+//! fixed styles); in the parity styles a failed attempt's edits stay, as in the original's work
+//! tree. Pure apart from the reads it delegates.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -64,6 +66,20 @@ impl<'b> Workspace<'b> {
             Some(c) => Ok(Some(c.clone())),
             None => self.base.get(path),
         }
+    }
+
+    /// Whether the file exists at the base commit (edits do not count).
+    pub(crate) fn exists_at_base(&self, path: &str) -> Result<bool, AttemptError> {
+        Ok(self.base.get(path)?.is_some())
+    }
+
+    /// The files whose content differs from what `before` (an earlier copy) had, sorted.
+    pub(crate) fn edited_since(&self, before: &Workspace<'_>) -> Vec<String> {
+        self.edits
+            .iter()
+            .filter(|(path, new)| before.read(path).ok().flatten().as_deref() != Some(new.as_str()))
+            .map(|(path, _)| path.clone())
+            .collect()
     }
 
     pub(crate) fn write(&mut self, path: &str, content: String) {

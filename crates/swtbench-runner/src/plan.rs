@@ -18,7 +18,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use swtbench_core::diff::{remove_binary_diffs, LineSplit};
 use swtbench_core::hash::sha256_hex;
 use swtbench_core::layout::{
     model_dir_name, InstanceRunKeys, LogsRoot, SharedDirProbe, SharedVariant,
@@ -474,13 +473,10 @@ pub fn parser_for(table: &SpecTable, repo: &str) -> Result<Parser, ParserError> 
 }
 
 /// The model patch to execute for a prediction in vanilla mode; `None` when nothing usable.
+/// (`swtbench_extract::vanilla::passthrough`, which `swtbench extract --patch-types vanilla`
+/// writes too).
 pub fn vanilla_patch(prediction: &Prediction) -> Option<String> {
-    let raw = prediction.model_patch.as_deref()?;
-    if raw.trim().is_empty() {
-        return None;
-    }
-    let patch = remove_binary_diffs(raw, LineSplit::Python);
-    (!patch.trim().is_empty()).then_some(patch)
+    swtbench_extract::vanilla::passthrough(prediction.model_patch.as_deref()?)
 }
 
 /// Plans a run.

@@ -256,6 +256,10 @@ pub async fn extract_patch<B: ContainerBackend>(
         Err(infra(ExtractError::Incomplete(
             extraction.failure_summary(),
         )))
+    } else if !extraction.patch.trim().is_empty() {
+        // Every type failed, but parity-style attempts kept their edits: the original runs the
+        // diff of those, and so does this.
+        Ok(extraction.patch)
     } else {
         Err(ExtractFailure::NothingExtracted(
             extraction.failure_summary().replace('\n', "; "),

@@ -169,12 +169,15 @@ mod tests {
 }
 
 /// How the extraction formats behave (`--patch-types` other than vanilla alone), shared by `run`
-/// and `extract` (docs/extraction.md).
+/// and `extract` (docs/extraction.md). In every parity style (the defaults) a failed attempt keeps
+/// the edits it made, as the original does, and new-file diffs are read as the original reads
+/// them.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ExtractStyleArgs {
-    /// Custom patch type: parity re-emits each file with ast.unparse, as the original (comments
-    /// and formatting are lost); preserve changes only the replaced definitions and the appended
-    /// code.
+    /// Custom patch type: parity orders blocks by their line field as strings and re-emits each
+    /// file with ast.unparse, as the original (comments and formatting are lost; a failed file
+    /// keeps the files before it); preserve orders them as numbers, changes only the replaced
+    /// definitions and the appended code, and a failure keeps nothing.
     #[arg(
         long,
         alias = "custom_patch_style",
@@ -184,12 +187,15 @@ pub struct ExtractStyleArgs {
     pub custom_patch_style: swtbench_extract::CustomStyle,
 
     /// Fuzzy patch type: parity keeps the original's placement (a change without following
-    /// context truncates the file, the final newline is dropped); fixed does neither.
+    /// context truncates the file, the final newline is dropped, `--- /dev/null` sections are not
+    /// sections, a failure keeps the files already edited); fixed does none of that and creates
+    /// new files.
     #[arg(long, value_name = "STYLE", default_value = "parity")]
     pub fuzzy_style: swtbench_extract::FuzzyStyle,
 
     /// Vanilla patch type among others: parity never applies minimal patches under 8192 bytes,
-    /// as the original (its temporary file is not flushed); fixed applies them.
+    /// as the original (its temporary file is not flushed), and ignores new-file diffs; fixed
+    /// applies them and creates new files.
     #[arg(long, value_name = "STYLE", default_value = "parity")]
     pub vanilla_style: swtbench_extract::VanillaStyle,
 }
@@ -200,7 +206,6 @@ impl ExtractStyleArgs {
             custom_style: self.custom_patch_style,
             fuzzy_style: self.fuzzy_style,
             vanilla_style: self.vanilla_style,
-            ..swtbench_extract::ExtractOptions::default()
         }
     }
 }

@@ -385,3 +385,243 @@ fn an_instance_without_a_mirror_is_reported_on_stdout_with_the_path_looked_for()
     );
     assert!(stderr.contains("git clone --mirror"), "{stderr}");
 }
+
+/// `extract --patch-types vanilla` (no mirror needed) writes, for every prediction, exactly the
+/// patch a `run` with the default patch types would apply (the plan's sha256), and an empty diff
+/// where the run has no patch to apply: the fixture benchmark's predictions (edits, a diff that
+/// does not apply, an empty one, a binary diff) and awkward raw texts (CRLF, prose, binary only,
+/// a form feed, no final newline).
+#[test]
+fn extract_vanilla_alone_writes_what_run_applies() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let fx = home.path().join("fx");
+    let made = Command::new("python3")
+        .arg(workspace.join("fixtures/benchmark/make_benchmark.py"))
+        .arg(&fx)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let dataset = s(&fx.join("dataset.jsonl"));
+    let ids: Vec<String> = std::fs::read_to_string(&dataset)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["instance_id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    let odd = [
+        "diff --git a/t.py b/t.py\r\n--- a/t.py\r\n+++ b/t.py\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n",
+        "Sure! Here is the test:\n\n```python\ndef test_x():\n    assert True\n```\n",
+        "diff --git a/x.pyc b/x.pyc\nBinary files a/x.pyc and b/x.pyc differ\n",
+        "diff --git a/t.py b/t.py\n--- a/t.py\n+++ b/t.py\n@@ -1,1 +1,2 @@\n a\n+b\x0cc\n",
+        "--- a/t.py\n+++ b/t.py\n@@ -1 +1 @@\n-a\n+b",
+        "   \n",
+    ];
+    let odd_preds = fx.join("odd.jsonl");
+    let rows: Vec<String> = ids
+        .iter()
+        .zip(odd)
+        .map(|(id, patch)| {
+            json!({"instance_id": id, "model_name_or_path": "odd", "model_patch": patch})
+                .to_string()
+        })
+        .collect();
+    std::fs::write(&odd_preds, rows.join("\n") + "\n").unwrap();
+    let table = s(&workspace.join("fixtures/benchmark/spec-table.toml"));
+    let mut compared = 0;
+    for (k, preds) in [
+        fx.join("predictions.jsonl"),
+        fx.join("predictions_repro.jsonl"),
+        odd_preds,
+    ]
+    .iter()
+    .enumerate()
+    {
+        let preds = s(preds);
+        let out_dir = home.path().join(format!("extracted-{k}"));
+        let out = swtbench(
+            &[
+                "extract",
+                "--dataset",
+                &dataset,
+                "--predictions",
+                &preds,
+                "--patch-types",
+                "vanilla",
+                "--output-dir",
+                &s(&out_dir),
+            ],
+            home.path(),
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{stdout}\n{stderr}"
+        );
+        let run = swtbench(
+            &[
+                "run",
+                "--dataset",
+                &dataset,
+                "--predictions",
+                &preds,
+                "--repo-mirror",
+                &s(&fx.join("mirrors")),
+                "--spec-table",
+                &table,
+                "--run-id",
+                &format!("vanilla-{k}"),
+                "--output-dir",
+                &s(home.path()),
+                "--dry-run",
+                "--json",
+            ],
+            home.path(),
+        );
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let plan: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+        let lines: std::collections::HashMap<&str, &str> =
+            stdout.lines().filter_map(|l| l.split_once('\t')).collect();
+        for instance in plan["instances"].as_array().unwrap() {
+            let id = instance["instance_id"].as_str().unwrap();
+            let Some(kind) = instance["patch"]["kind"].as_str() else {
+                continue;
+            };
+            let line = format!("{id}\t{}", lines.get(id).copied().unwrap_or_default());
+            let written = std::fs::read_to_string(out_dir.join(id).join("extracted_patch.diff"))
+                .unwrap_or_else(|e| panic!("{id}: {e}\n{stdout}"));
+            match kind {
+                "vanilla" => {
+                    assert_eq!(
+                        swtbench_core::hash::sha256_hex(&written),
+                        instance["patch"]["sha256"].as_str().unwrap(),
+                        "{id} ({preds}): extract wrote\n{written:?}"
+                    );
+                    assert!(line.starts_with(&format!("{id}\tvanilla\t")), "{stdout}");
+                }
+                "empty" => {
+                    assert_eq!(written, "", "{id} ({preds})");
+                    assert!(line.starts_with(&format!("{id}\tfailed\t")), "{stdout}");
+                }
+                other => panic!("{id}: run prepares its patch as {other:?}"),
+            }
+            compared += 1;
+        }
+    }
+    // Ten instances: two unit-test sets of predictions and the odd texts.
+    assert!(compared >= 10 + 6, "{compared}");
+
+    // Other patch types still need the mirrors.
+    let out = swtbench(
+        &[
+            "extract",
+            "--dataset",
+            &dataset,
+            "--predictions",
+            &s(&fx.join("predictions.jsonl")),
+            "--patch-types",
+            "vanilla",
+            "fuzzy",
+            "--output-dir",
+            &s(&home.path().join("x")),
+        ],
+        home.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--repo-mirror is needed"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A fuzzy answer that edits a file and then names a missing one: in the parity style (default)
+/// the edit is kept and its diff is the patch, as the original emits it (`partial`, exit 0, the
+/// diff applies with real git); `--fuzzy-style fixed` keeps nothing (`failed`, exit 1).
+#[test]
+fn a_failed_parity_attempt_that_edited_files_yields_their_diff() {
+    let home = tempfile::tempdir().unwrap();
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let fx = home.path().join("fx");
+    let made = Command::new("python3")
+        .arg(workspace.join("fixtures/benchmark/make_benchmark.py"))
+        .arg(&fx)
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let answer = "--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -9,5 +9,5 @@\n     # Subtract b from a.\n-    return a + b\n+    return a - b\n \n \n def mul(a, b):\n--- a/calc/missing.py\n+++ b/calc/missing.py\n@@ -1,1 +1,1 @@\n-x\n+y\n";
+    let preds = home.path().join("preds.jsonl");
+    let row =
+        json!({"instance_id": "swtfix__calc-1", "model_name_or_path": "m", "model_patch": answer});
+    std::fs::write(&preds, format!("{row}\n")).unwrap();
+    let extract = |style: &str, out_dir: &Path| {
+        swtbench(
+            &[
+                "extract",
+                "--dataset",
+                &s(&fx.join("dataset.jsonl")),
+                "--predictions",
+                &s(&preds),
+                "--repo-mirror",
+                &s(&fx.join("mirrors")),
+                "--patch-types",
+                "fuzzy",
+                "--fuzzy-style",
+                style,
+                "--output-dir",
+                &s(out_dir),
+            ],
+            home.path(),
+        )
+    };
+    let parity_dir = home.path().join("parity");
+    let out = extract("parity", &parity_dir);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.starts_with("swtfix__calc-1\tpartial\tfuzzy: calc/missing.py: no such file"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("edits to calc/ops.py are kept"), "{stdout}");
+    let diff = parity_dir.join("swtfix__calc-1/extracted_patch.diff");
+    let work = home.path().join("work");
+    git(
+        home.path(),
+        &[
+            "clone",
+            "-q",
+            &s(&fx.join("mirrors/swtfix__calc.git")),
+            &s(&work),
+        ],
+    );
+    git(&work, &["apply", &s(&diff)]);
+    let ops = std::fs::read_to_string(work.join("calc/ops.py")).unwrap();
+    assert!(
+        ops.contains("    # Subtract b from a.\n    return a - b\n"),
+        "{ops}"
+    );
+
+    let fixed_dir = home.path().join("fixed");
+    let out = extract("fixed", &fixed_dir);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.starts_with("swtfix__calc-1\tfailed\t"), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(fixed_dir.join("swtfix__calc-1/extracted_patch.diff")).unwrap(),
+        ""
+    );
+}

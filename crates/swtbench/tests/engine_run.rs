@@ -657,13 +657,17 @@ fn engine_patch_extraction_runs_in_a_container_without_a_mirror() {
     let run_id = unique_run_id("extract");
     let out_dir = fx.root.join("out");
     // No --repo-mirror: the base files come from the instance image, and the custom format's
-    // script runs in a container (the images exist: Fixture::new built them).
+    // script runs in a container (the images exist: Fixture::new built them). The prediction
+    // creates a test file, which only the fixed fuzzy style reads (parity, as the original,
+    // sees no `--- /dev/null` section).
     let mut args = fx.run_args(
         &run_id,
         &out_dir,
         "predictions.jsonl",
         &[
             "--no-coverage",
+            "--fuzzy-style",
+            "fixed",
             "--patch-types",
             "custom",
             "fuzzy",

@@ -2,15 +2,17 @@
 //! debugging `--patch-types`. Base files come from `--repo-mirror`; results are written as
 //! `<output-dir>/<instance>/{raw_model_patch.txt,extracted_patch.diff,extraction.json}` (the
 //! layout of a run's log directory, with the same cache: an unchanged answer is not extracted
-//! again). stdout gets one tab-separated line per instance: id, the patch type used (or
-//! `failed`), and the reasons of the failed attempts.
+//! again). stdout gets one tab-separated line per instance: id, the patch type used (`partial`
+//! when every type failed but parity-style attempts kept edits, whose diff `run` applies;
+//! `failed` when there is no patch), and the reasons of the failed attempts.
 //!
 //! The custom type needs `--python`: that interpreter *parses* (never runs) the model's code on
 //! the host, so this is for outputs one trusts; `swtbench run` does it inside the containers.
 //!
 //! The extraction loop is `swtbench_app::extract`; this module parses the flags and prints.
 //!
-//! Exit codes: 0 every instance produced a patch; 1 some did not; 2 unusable input.
+//! Exit codes: 0 every instance has a patch (`partial` ones included); 1 some do not; 2 unusable
+//! input.
 
 use std::path::PathBuf;
 
@@ -32,13 +34,15 @@ pub struct ExtractArgs {
     #[arg(long, alias = "predictions_path", value_name = "FILE")]
     pub predictions: String,
 
-    /// Patch types to try, in order, until one produces a change.
+    /// Patch types to try, in order, until one produces a change. `vanilla` alone extracts
+    /// nothing: the prediction minus binary diffs, exactly what `swtbench run` applies.
     #[arg(long, alias = "patch_types", value_name = "TYPE", num_args = 1.., required = true)]
     pub patch_types: Vec<PatchType>,
 
-    /// Directory of bare git mirrors `<owner>__<name>.git` holding the base commits.
+    /// Directory of bare git mirrors `<owner>__<name>.git` holding the base commits (not needed
+    /// for `--patch-types vanilla` alone, which passes each prediction through as `run` does).
     #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
-    pub repo_mirror: PathBuf,
+    pub repo_mirror: Option<PathBuf>,
 
     /// Where to write `<instance>/extracted_patch.diff` and its companions.
     #[arg(long, value_name = "DIR")]
@@ -118,6 +122,7 @@ fn print_outcome(printer: &Printer, as_json: bool, id: &str, outcome: &InstanceE
                     &json!({
                         "instance_id": id,
                         "patch_type_used": ex.patch_type_used,
+                        "partial": ex.is_partial(),
                         "reused": result.reused,
                         "attempts": ex.attempts,
                         "patch": patch_path,
@@ -125,7 +130,11 @@ fn print_outcome(printer: &Printer, as_json: bool, id: &str, outcome: &InstanceE
                     .to_string(),
                 );
             } else {
-                let used = ex.patch_type_used.map_or("failed", PatchType::as_str);
+                let used = match ex.patch_type_used {
+                    Some(t) => t.as_str(),
+                    None if ex.is_partial() => "partial",
+                    None => "failed",
+                };
                 let reasons = ex.failure_summary().replace('\n', "; ");
                 printer.data(&format!("{id}\t{used}\t{reasons}"));
             }
