@@ -24,6 +24,8 @@ pub enum ValueError {
     NotASize(String),
     #[error("a size must be positive, got {0:?}")]
     NegativeSize(String),
+    #[error("a container's memory limit must be at least 6m (the engine's minimum), got {0:?}")]
+    MemoryTooSmall(String),
     #[error(
         "expected a positive number of seconds (a whole number from 1 to 31536000, a year), got \
          {0:?}"
@@ -111,6 +113,19 @@ pub fn parse_size(s: &str) -> std::result::Result<u64, ValueError> {
         return Err(ValueError::NegativeSize(s.to_string()));
     }
     Ok((v * mult as f64) as u64)
+}
+
+/// The smallest memory limit the engine accepts for a container (Docker refuses less than 6 MiB).
+pub const MIN_MEMORY: u64 = 6 << 20;
+
+/// A container memory limit: a size ([`parse_size`]) of at least [`MIN_MEMORY`], refused here
+/// rather than by the engine at the first container of the run.
+pub fn parse_memory(s: &str) -> std::result::Result<u64, ValueError> {
+    let v = parse_size(s)?;
+    if v < MIN_MEMORY {
+        return Err(ValueError::MemoryTooSmall(s.to_string()));
+    }
+    Ok(v)
 }
 
 /// How the eval scripts run the tests, as asked for.
@@ -247,6 +262,11 @@ mod tests {
         assert_eq!(parse_size("64mb"), Ok(64 << 20));
         assert!(parse_size("lots").is_err());
         assert!(parse_size("-1").is_err());
+        assert_eq!(parse_memory("6m"), Ok(6 << 20));
+        assert_eq!(
+            parse_memory("1k"),
+            Err(ValueError::MemoryTooSmall("1k".into()))
+        );
     }
 
     #[test]

@@ -42,6 +42,21 @@ pub fn load_spec_table(extra: Option<&Path>) -> Result<SpecTable> {
         &read,
     )
     .map_err(|e| Error::input(e).with_hint("the format is described in docs/spec-table.md"))?;
+    // Values that only a run would trip over, checked now: every command refuses them alike.
+    for (repo, r) in &overlay.repos {
+        if let Some(name) = &r.log_parser {
+            name.parse::<swtbench_grade::Parser>().map_err(|e| {
+                Error::input(anyhow::anyhow!(
+                    "spec table {}: repository {repo}: {e}",
+                    path.display()
+                ))
+                .with_hint(
+                    "log_parser is one of pytest, pytest_options, pytest_v2, django, seaborn, \
+                     matplotlib, sympy",
+                )
+            })?;
+        }
+    }
     table.merge(overlay);
     Ok(table)
 }

@@ -643,6 +643,8 @@ fn plan_instance(
     let base_image_id = if base_external {
         match input.images.get(&spec.keys.base) {
             Some(Some(img)) => Some(img.id.clone()),
+            // Not looked up (a dry run that could not reach the engine): not known to be missing.
+            None => None,
             _ if settings.skip_eval => None,
             _ => return skip(ip, SkipCause::BaseImageMissing(spec.keys.base.clone())),
         }
@@ -1081,7 +1083,7 @@ impl Plan {
                     ImageAction::Reuse => "reuse".to_string(),
                     ImageAction::Build => "build".to_string(),
                     ImageAction::Rebuild(why) => format!("rebuild ({why})"),
-                    ImageAction::External => "existing local base image".to_string(),
+                    ImageAction::External => "local base image (used as it is)".to_string(),
                 };
                 let _ = writeln!(
                     s,

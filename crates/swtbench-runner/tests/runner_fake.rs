@@ -338,8 +338,15 @@ fn the_plan_skips_without_the_base_image_and_rebuilds_images_whose_parent_change
     let s = setup();
     let st = settings(dir.path());
     let images = base_image_inventory();
-    // Without the base image, evaluated instances are skipped with a hint.
-    let p5 = make_plan(&s, &st, &BTreeMap::new(), &MemoryOutputs::default());
+    // Without the base image (looked up and not found), evaluated instances are skipped with a
+    // hint. (Not looked up at all, as in a dry run without the engine, it is not called missing.)
+    let missing: BTreeMap<_, _> = images.keys().map(|k| (k.clone(), None)).collect();
+    let p5 = make_plan(&s, &st, &missing, &MemoryOutputs::default());
+    let unknown = make_plan(&s, &st, &BTreeMap::new(), &MemoryOutputs::default());
+    assert!(!matches!(
+        unknown.instance("acme__calc-1").unwrap().action,
+        InstanceAction::Skip { .. }
+    ));
     assert!(matches!(
         p5.instance("acme__calc-1").unwrap().action,
         InstanceAction::Skip {

@@ -283,3 +283,102 @@ fn skip_eval_errors_give_exit_code_1_and_a_clean_grading_0_without_an_engine() {
     assert_eq!(summary_count(&err, "error(s)"), 0, "{err}");
     assert_eq!(summary_count(&err, "skipped"), 0, "{err}");
 }
+
+/// What a run would trip over is refused before it starts, by `run` and `validate` alike: a log
+/// parser the spec table misspells, a memory limit below the engine's minimum. A dry run that
+/// cannot reach the engine says so and does not call a local base image missing.
+#[test]
+fn values_a_run_would_trip_over_are_refused_up_front() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fx = tmp.path().join("fx");
+    let made = Command::new("python3")
+        .arg(workspace().join("fixtures/benchmark/make_benchmark.py"))
+        .arg(&fx)
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let fixture =
+        std::fs::read_to_string(workspace().join("fixtures/benchmark/spec-table.toml")).unwrap();
+    let bad = tmp.path().join("typo.toml");
+    std::fs::write(
+        &bad,
+        fixture.replacen("log_parser = \"pytest\"", "log_parser = \"pytset\"", 1),
+    )
+    .unwrap();
+    let dataset = fx.join("dataset.jsonl");
+    let predictions = fx.join("predictions.jsonl");
+    let (d, p) = (dataset.to_str().unwrap(), predictions.to_str().unwrap());
+    let no_engine = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_swtbench"))
+            .args(args)
+            .current_dir(tmp.path())
+            .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+            .output()
+            .unwrap()
+    };
+    let run = [
+        "run",
+        "--dataset",
+        d,
+        "--predictions",
+        p,
+        "--run-id",
+        "r",
+        "--dry-run",
+    ];
+    for args in [
+        [&run[..], &["--spec-table", bad.to_str().unwrap()]].concat(),
+        vec![
+            "validate",
+            "--dataset",
+            d,
+            "--predictions",
+            p,
+            "--spec-table",
+            bad.to_str().unwrap(),
+        ],
+    ] {
+        let out = no_engine(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("typo.toml") && err.contains("swtfix/calc") && err.contains("pytset"),
+            "{args:?}: {err}"
+        );
+    }
+    let table = workspace().join("fixtures/benchmark/spec-table.toml");
+    let table = table.to_str().unwrap();
+    let out = no_engine(&[&run[..], &["--spec-table", table, "--memory", "1k"]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("at least 6m"), "{err}");
+
+    // Without the engine: planned, with the warning, and no "base image … does not exist".
+    let out = no_engine(
+        &[
+            &run[..],
+            &[
+                "--spec-table",
+                table,
+                "--repo-mirror",
+                fx.join("mirrors").to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
+    let (stdout, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("the plan assumes no image exists"), "{err}");
+    let missing = "base image swtbench-fixture-base:bookworm does not exist";
+    assert!(
+        !stdout.contains(missing) && !err.contains(missing),
+        "{stdout}{err}"
+    );
+    assert!(
+        stdout.contains("9 to evaluate") || err.contains("9 to evaluate"),
+        "{stdout}{err}"
+    );
+}

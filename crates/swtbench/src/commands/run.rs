@@ -109,7 +109,7 @@ pub struct RunArgs {
     pub output_dir: PathBuf,
 
     /// Memory limit of each test container (e.g. 4g, 512m).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = swtbench_app::settings::parse_memory)]
     pub memory: Option<u64>,
 
     /// Process limit of each test container.
