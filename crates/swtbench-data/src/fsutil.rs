@@ -38,7 +38,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     };
     std::fs::create_dir_all(dir).map_err(err)?;
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".swtbench-tmp-");
+    builder.prefix(TEMP_PREFIX);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -55,6 +55,42 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// The prefix of [`write_atomic`]'s temporary files.
+pub const TEMP_PREFIX: &str = ".swtbench-tmp-";
+
+/// A temporary file of [`write_atomic`] this old belongs to a process that died while writing
+/// (they live for milliseconds otherwise).
+pub const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes the temporary files [`write_atomic`] left in `dir` (not below it) when its process was
+/// killed mid-write: those older than [`STALE_TEMP_AGE`], so that a write in progress in another
+/// process (shared gold/base directories) is never touched. Returns how many went; errors are
+/// ignored (the next start tries again).
+pub fn remove_stale_temp_files(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let now = std::time::SystemTime::now();
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let is_temp = e
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with(TEMP_PREFIX));
+        let stale = e
+            .metadata()
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age >= STALE_TEMP_AGE);
+        if is_temp && stale && std::fs::remove_file(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// Creates `dir` if needed and checks that a file can be created in it, so that an unwritable
@@ -90,6 +126,32 @@ pub fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn only_stale_temporary_files_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = std::time::SystemTime::now() - STALE_TEMP_AGE - std::time::Duration::from_secs(5);
+        let make = |name: &str, stale: bool| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, b"x").unwrap();
+            if stale {
+                std::fs::File::options()
+                    .write(true)
+                    .open(&p)
+                    .unwrap()
+                    .set_modified(old)
+                    .unwrap();
+            }
+            p
+        };
+        let stale = make(".swtbench-tmp-abc", true);
+        let fresh = make(".swtbench-tmp-def", false);
+        let report = make("report.json", true);
+        assert_eq!(remove_stale_temp_files(dir.path()), 1);
+        assert!(!stale.exists() && fresh.exists() && report.exists());
+        assert_eq!(remove_stale_temp_files(&dir.path().join("missing")), 0);
+    }
+
     use super::*;
 
     #[test]

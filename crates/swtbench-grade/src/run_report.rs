@@ -225,6 +225,10 @@ pub struct RunReport {
     pub outcomes: BTreeMap<String, Outcome>,
     /// See [`RunReportInput::parameters`].
     pub parameters: Vec<(String, String)>,
+    /// Instances with a `report.json` under the same run id and model that this report does not
+    /// cover (an earlier invocation on other instances): written as `not_in_this_report_ids`
+    /// when there are any, so that a partial report says so.
+    pub not_in_this_report_ids: Vec<String>,
 }
 
 impl RunReport {
@@ -249,6 +253,7 @@ impl RunReport {
             skipped_ids: Vec::new(),
             error_reasons: BTreeMap::new(),
             outcomes: BTreeMap::new(),
+            not_in_this_report_ids: Vec::new(),
         };
         // Plain left-to-right sums in entry order, as Python's `sum` of a list (up to 3.11).
         let (mut cov_sum, mut delta_sum, mut n) = (0.0f64, 0.0f64, 0usize);
@@ -343,6 +348,12 @@ impl RunReport {
         m.insert("f2p_ids".into(), json!(self.f2p_ids));
         m.insert("skipped_ids".into(), json!(self.skipped_ids));
         m.insert("error_reasons".into(), json!(self.error_reasons));
+        if !self.not_in_this_report_ids.is_empty() {
+            m.insert(
+                "not_in_this_report_ids".into(),
+                json!(self.not_in_this_report_ids),
+            );
+        }
         if !self.parameters.is_empty() {
             let params: Map<String, Value> = self
                 .parameters

@@ -205,6 +205,8 @@ pub struct RunJob<'a> {
 /// Writes the files that describe a run before it executes (and drops a stale key first).
 pub fn write_run_inputs(job: &RunJob<'_>) -> Result<(), ExecError> {
     let dir = &job.run.dir;
+    // What a process killed mid-write left here.
+    swtbench_data::fsutil::remove_stale_temp_files(dir);
     let key = dir.join(KEY_FILE);
     remove_if_exists(&key).map_err(io_err(&key))?;
     let p = dir.join(EVAL_SCRIPT_FILE);

@@ -116,6 +116,8 @@ pub fn run_parameters(
 /// Writes `report.json` into the instance's report directory.
 pub fn write_report(report_dir: &Path, report: &InstanceReport) -> std::io::Result<PathBuf> {
     let path = report_dir.join(REPORT_FILE);
+    // What a process killed mid-write left here.
+    swtbench_data::fsutil::remove_stale_temp_files(report_dir);
     write_atomic(&path, report.to_report_json().as_bytes()).map_err(|e| e.source)?;
     Ok(path)
 }
@@ -158,6 +160,9 @@ pub fn write_run_report(
     report: &swtbench_grade::RunReport,
 ) -> std::io::Result<PathBuf> {
     let path = evaluation_results_path(results_dir, model_dir, run_id);
+    if let Some(dir) = path.parent() {
+        swtbench_data::fsutil::remove_stale_temp_files(dir);
+    }
     write_atomic(&path, report.to_json().as_bytes()).map_err(|e| e.source)?;
     Ok(path)
 }

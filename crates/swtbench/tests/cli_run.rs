@@ -277,11 +277,32 @@ fn skip_eval_errors_give_exit_code_1_and_a_clean_grading_0_without_an_engine() {
         "the empty prediction is graded: {report}"
     );
 
+    // The same run id on a subset: the run report covers only it, and says so (not silently).
+    let (_, err) = run("swtfix__calc-1", "graded-missing");
+    assert!(
+        err.contains("1 other instance(s) have reports under run id graded-missing"),
+        "{err}"
+    );
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            tmp.path()
+                .join("evaluation_results/swtbench-fixture-model.graded-missing.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["total_instances"], 1);
+    assert_eq!(
+        report["not_in_this_report_ids"],
+        serde_json::json!(["swtfix__calc-5"])
+    );
+
     // Only the empty prediction: graded without outputs, no error, exit code 0.
     let (code, err) = run("swtfix__calc-5", "graded-clean");
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(summary_count(&err, "error(s)"), 0, "{err}");
     assert_eq!(summary_count(&err, "skipped"), 0, "{err}");
+    assert!(!err.contains("other instance(s) have reports"), "{err}");
 }
 
 /// What a run would trip over is refused before it starts, by `run` and `validate` alike: a log

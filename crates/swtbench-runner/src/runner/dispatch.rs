@@ -330,9 +330,29 @@ fn report_entry(r: &InstanceResult) -> RunReportEntry {
 /// Writes the run report; a failure is a warning (the instances' reports are on disk).
 fn write_report<B: ContainerBackend>(
     shared: &Shared<B>,
-    report: RunReport,
+    mut report: RunReport,
 ) -> (Option<RunReport>, Option<PathBuf>) {
     let settings = &shared.settings;
+    // A rerun of the run id on other instances replaces the run report: say so, in it and aloud.
+    let model_reports = settings
+        .outputs
+        .logs
+        .join(&settings.run_id)
+        .join(&shared.model_dir);
+    report.not_in_this_report_ids = reported_ids(&model_reports)
+        .into_iter()
+        .filter(|id| !report.outcomes.contains_key(id))
+        .collect();
+    if !report.not_in_this_report_ids.is_empty() {
+        shared.warn(format!(
+            "the run report covers the {} instance(s) of this invocation; {} other instance(s) \
+             have reports under run id {} (listed as not_in_this_report_ids): run again with all \
+             of them selected for a report over the whole run (their finished runs are reused)",
+            report.total_instances,
+            report.not_in_this_report_ids.len(),
+            settings.run_id
+        ));
+    }
     match write_run_report(
         &settings.outputs.results,
         &shared.model_dir,
@@ -350,6 +370,20 @@ fn write_report<B: ContainerBackend>(
             (Some(report), None)
         }
     }
+}
+
+/// The instances under a model's report directory that have a `report.json`, sorted.
+fn reported_ids(dir: &std::path::Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut ids: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.path().join("report.json").is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    ids.sort();
+    ids
 }
 
 /// Containers of this run id left by an earlier process of the same run (killed with -9). Those
