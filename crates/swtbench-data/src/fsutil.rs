@@ -126,6 +126,7 @@ pub fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn only_stale_temporary_files_are_removed() {
@@ -151,8 +152,6 @@ mod tests {
         assert!(!stale.exists() && fresh.exists() && report.exists());
         assert_eq!(remove_stale_temp_files(&dir.path().join("missing")), 0);
     }
-
-    use super::*;
 
     #[test]
     fn atomic_write_creates_dirs_and_replaces() {
