@@ -32,6 +32,10 @@ pub const IMAGE_BUILD_LOGS_DIR: &str = "image_build_logs";
 
 /// The combined stdout+stderr of one eval-script execution.
 pub const TEST_OUTPUT_FILE: &str = "test_output.txt";
+
+/// A run's content key and result next to its output (written by `swtbench run`; the original's
+/// trees have none). It holds the SHA-256 of the `test_output.txt` written with it.
+pub const KEY_FILE: &str = "swtbench_key.json";
 /// The model patch as executed (also written, misleadingly, into the shared gold/base dirs).
 pub const MODEL_PATCH_FILE: &str = "model_patch.diff";
 /// Per-instance grading result.

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use swtbench_core::hash::sha256_hex;
 
 /// File holding a run's key and result, next to `test_output.txt`.
-pub const KEY_FILE: &str = "swtbench_key.json";
+pub const KEY_FILE: &str = swtbench_core::layout::KEY_FILE;
 
 /// Version of the key format; bump when the meaning of an output changes without its inputs.
 pub const KEY_FORMAT: u32 = 2;

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use swtbench_core::layout::{LogsRoot, TEST_OUTPUT_FILE};
+use swtbench_core::layout::{LogsRoot, KEY_FILE, TEST_OUTPUT_FILE};
 use swtbench_core::{Instance, RunKind};
 
 use super::run::{InstanceRuns, RunTree, RunTreeError, SharedHashes};
@@ -192,6 +192,23 @@ fn regrade_one(run: &RunTree<'_>, req: &RegradeRequest<'_>, inst: &Instance) -> 
             Err(e) => return failed(id, read_error(e), warning),
         }
     }
+    // Outputs `swtbench run` wrote are graded only as written: `run` checks them the same way.
+    for (i, output) in outputs.iter().enumerate() {
+        let dir = if i == 0 {
+            Some(&pred_pre)
+        } else {
+            runs.dirs[i].as_ref()
+        };
+        if let (Some(dir), Some(output)) = (dir, output) {
+            if let Some(why) = output_mismatch(run, dir, output) {
+                let reason = format!(
+                    "{}: {why}; it is not graded (`swtbench run` runs it again)",
+                    RunKind::ALL[i].as_str()
+                );
+                return failed(id, ErrorReason::Run(reason), warning);
+            }
+        }
+    }
     for note in shared_variant_notes(run, req, id, &runs, &outputs) {
         add_note(&mut warning, note);
     }
@@ -212,6 +229,30 @@ fn regrade_one(run: &RunTree<'_>, req: &RegradeRequest<'_>, inst: &Instance) -> 
         );
     }
     grade_outputs(req, inst, outputs, empty_patch, report_path, warning)
+}
+
+/// Why the output in `dir` is not the one its key file was written with, if it is not: the
+/// key file's `output_sha256` against the output's. No key file (the original's trees): nothing
+/// to check.
+fn output_mismatch(run: &RunTree<'_>, dir: &std::path::Path, output: &[u8]) -> Option<String> {
+    let key = dir.join(KEY_FILE);
+    let bytes = match run.read(&key) {
+        Ok(Some(b)) => b,
+        Ok(None) => return None,
+        Err(_) => return Some(format!("{} cannot be read", key.display())),
+    };
+    let recorded = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| v["output_sha256"].as_str().map(str::to_string));
+    match recorded {
+        Some(sha) if sha == swtbench_core::hash::sha256_hex(output) => None,
+        Some(_) => Some(format!(
+            "{} does not match its key file {} (edited, or written by two processes at once)",
+            dir.join(TEST_OUTPUT_FILE).display(),
+            key.display()
+        )),
+        None => Some(format!("{} has no output_sha256", key.display())),
+    }
 }
 
 /// What is worth saying about shared runs made by another kind of eval script than this run's:
@@ -525,6 +566,49 @@ mod tests {
         assert_eq!(
             report.tests_base.as_ref().unwrap().pass_to_fail,
             vec!["tests/test_n.py::test_other".to_string()]
+        );
+    }
+
+    #[test]
+    fn an_output_that_does_not_match_its_key_file_is_not_graded() {
+        let root = LogsRoot::new("logs");
+        let inst = vec![instance("o__r-1", "pytest-dev/pytest")];
+        let hash = ReadRules::default().directives_hash("pytest-dev/pytest", MODEL_PATCH);
+        let mut t = tree_with_runs(&root, &inst[0], &hash);
+        let rules = ReadRules::default();
+        // Key files as `swtbench run` writes them, with the outputs' hashes: graded as before.
+        let outputs: Vec<(std::path::PathBuf, Vec<u8>)> = t
+            .iter()
+            .filter(|(p, _)| p.ends_with(TEST_OUTPUT_FILE))
+            .map(|(p, b)| (p.to_path_buf(), b.to_vec()))
+            .collect();
+        for (p, b) in &outputs {
+            let sha = swtbench_core::hash::sha256_hex(b);
+            t.insert(
+                p.with_file_name(KEY_FILE),
+                format!("{{\"output_sha256\": \"{sha}\"}}"),
+            );
+        }
+        let r = regrade(&t, &request(&root, &inst, &rules, None, true));
+        assert!(
+            matches!(state(&r), EntryState::Graded { .. }),
+            "{:?}",
+            state(&r)
+        );
+        // gold_post overwritten with garbage: an error naming the run and the file.
+        let gold_post = outputs
+            .iter()
+            .find(|(p, _)| p.starts_with("logs/gold_post"))
+            .unwrap();
+        t.insert(&gold_post.0, "PASSED tests/test_n.py::test_forged\n");
+        let r = regrade(&t, &request(&root, &inst, &rules, None, true));
+        let EntryState::Error(reason) = state(&r) else {
+            panic!("{:?}", state(&r));
+        };
+        let text = reason.to_string();
+        assert!(
+            text.starts_with("gold_post: ") && text.contains("does not match its key file"),
+            "{text}"
         );
     }
 
