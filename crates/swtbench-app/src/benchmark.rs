@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
+use swtbench_core::layout::REPORT_FILE;
 use swtbench_core::Instance;
 use swtbench_data::SwtFilter;
 use swtbench_grade::leaderboard::Dataset;
@@ -259,12 +260,12 @@ pub fn gold_candidates(logs_root: &Path, instance_ids: &[String]) -> Vec<GoldCan
         }
         let reported: Vec<&String> = instance_ids
             .iter()
-            .filter(|id| dir.join(id.as_str()).join("report.json").is_file())
+            .filter(|id| dir.join(id.as_str()).join(REPORT_FILE).is_file())
             .collect();
         let covered = reported.len();
         if reported
             .first()
-            .is_some_and(|id| has_gold_coverage(&dir.join(id.as_str()).join("report.json"), id))
+            .is_some_and(|id| has_gold_coverage(&dir.join(id.as_str()).join(REPORT_FILE), id))
         {
             found.push(GoldCandidate {
                 run_id,

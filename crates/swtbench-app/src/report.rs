@@ -210,23 +210,9 @@ pub fn gold_run_for(
     let Ok((_, root)) = run_id_and_root(path) else {
         return crate::benchmark::choose_gold_run(None, published, &[], 0);
     };
-    let ids = reported_ids(path);
+    let ids = swtbench_runner::report::reported_ids(path);
     let candidates = crate::benchmark::gold_candidates(&root, &ids);
     crate::benchmark::choose_gold_run(None, published, &candidates, ids.len())
-}
-
-/// The instances under a model directory that have a `report.json`.
-fn reported_ids(dir: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut ids: Vec<String> = entries
-        .flatten()
-        .filter(|e| e.path().join("report.json").is_file())
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .collect();
-    ids.sort();
-    ids
 }
 
 /// `(run_id, logs root)` of `<root>/<run_id>/<model>`.

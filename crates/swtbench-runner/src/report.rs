@@ -113,6 +113,21 @@ pub fn run_parameters(
     ]
 }
 
+/// The instances under a model's report directory (`<logs>/<run_id>/<model>`) that have a
+/// [`REPORT_FILE`], sorted.
+pub fn reported_ids(model_dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(model_dir) else {
+        return Vec::new();
+    };
+    let mut ids: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.path().join(REPORT_FILE).is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    ids.sort();
+    ids
+}
+
 /// Writes `report.json` into the instance's report directory.
 pub fn write_report(report_dir: &Path, report: &InstanceReport) -> std::io::Result<PathBuf> {
     let path = report_dir.join(REPORT_FILE);

@@ -12,6 +12,22 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The fixture benchmark (dataset, predictions, mirrors) in `dir/fx`.
+fn make_fixture(dir: &Path) -> PathBuf {
+    let fx = dir.join("fx");
+    let made = Command::new("python3")
+        .arg(workspace().join("fixtures/benchmark/make_benchmark.py"))
+        .arg(&fx)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    fx
+}
+
 fn swtbench(args: &[&str], cwd: &Path) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_swtbench"))
         .args(args)
@@ -24,17 +40,7 @@ fn swtbench(args: &[&str], cwd: &Path) -> std::process::Output {
 #[test]
 fn the_dry_run_plan_of_the_fixture_benchmark() {
     let tmp = tempfile::tempdir().unwrap();
-    let fx = tmp.path().join("fx");
-    let made = Command::new("python3")
-        .arg(workspace().join("fixtures/benchmark/make_benchmark.py"))
-        .arg(&fx)
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    let fx = make_fixture(tmp.path());
     let table = workspace().join("fixtures/benchmark/spec-table.toml");
     let (dataset, predictions, mirrors) = (
         fx.join("dataset.jsonl"),
@@ -220,13 +226,7 @@ fn summary_count(stderr: &str, what: &str) -> usize {
 #[test]
 fn skip_eval_errors_give_exit_code_1_and_a_clean_grading_0_without_an_engine() {
     let tmp = tempfile::tempdir().unwrap();
-    let fx = tmp.path().join("fx");
-    let made = Command::new("python3")
-        .arg(workspace().join("fixtures/benchmark/make_benchmark.py"))
-        .arg(&fx)
-        .output()
-        .unwrap();
-    assert!(made.status.success());
+    let fx = make_fixture(tmp.path());
     let table = workspace().join("fixtures/benchmark/spec-table.toml");
     let run = |ids: &str, run_id: &str| {
         let out = Command::new(env!("CARGO_BIN_EXE_swtbench"))
@@ -311,13 +311,7 @@ fn skip_eval_errors_give_exit_code_1_and_a_clean_grading_0_without_an_engine() {
 #[test]
 fn values_a_run_would_trip_over_are_refused_up_front() {
     let tmp = tempfile::tempdir().unwrap();
-    let fx = tmp.path().join("fx");
-    let made = Command::new("python3")
-        .arg(workspace().join("fixtures/benchmark/make_benchmark.py"))
-        .arg(&fx)
-        .output()
-        .unwrap();
-    assert!(made.status.success());
+    let fx = make_fixture(tmp.path());
     let fixture =
         std::fs::read_to_string(workspace().join("fixtures/benchmark/spec-table.toml")).unwrap();
     let bad = tmp.path().join("typo.toml");

@@ -26,7 +26,7 @@ use crate::cancel::Cancel;
 use crate::events::{CancelReason, EvaluationStats, Event, EventSink, InstanceOutcome};
 use crate::outcome::{AbortReason, InstanceError};
 use crate::plan::{ImageInventory, InstancePlan, Plan};
-use crate::report::{run_parameters, write_run_report};
+use crate::report::{reported_ids, run_parameters, write_run_report};
 use crate::session::{Liveness, SESSION};
 use crate::settings::RunSettings;
 
@@ -370,20 +370,6 @@ fn write_report<B: ContainerBackend>(
             (Some(report), None)
         }
     }
-}
-
-/// The instances under a model's report directory that have a `report.json`, sorted.
-fn reported_ids(dir: &std::path::Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut ids: Vec<String> = entries
-        .flatten()
-        .filter(|e| e.path().join("report.json").is_file())
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .collect();
-    ids.sort();
-    ids
 }
 
 /// Containers of this run id left by an earlier process of the same run (killed with -9). Those
