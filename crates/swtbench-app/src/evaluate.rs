@@ -153,6 +153,15 @@ impl Engine {
         })
     }
 
+    /// What the default resource limits are sized from: the engine's host when connected, else
+    /// this machine.
+    pub fn host_facts(&self) -> crate::limits::HostFacts {
+        match &self.backend {
+            Some(b) => crate::limits::HostFacts::of_engine(b.info()),
+            None => crate::limits::HostFacts::of_this_machine(),
+        }
+    }
+
     /// Why the engine could not be reached, when [`EngineUse::IfReachable`] went without it.
     pub fn warning(&self) -> Option<&str> {
         self.warning.as_deref()

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::anyhow;
-use swtbench_backend::ResourceLimits;
 use swtbench_extract::{ExtractOptions, PatchType};
 use swtbench_runner::settings::{ExecSettings, ImageSettings, OutputRoots, DEFAULT_MAX_OUTPUT};
 use swtbench_runner::{CacheLevel, RunSettings};
 use swtbench_spec::{EvalOptions, ExecMode, SpecError};
 
+use crate::limits::{HostFacts, LimitOptions};
 use crate::{Error, Result};
 
 /// A flag value that is not what its flag takes.
@@ -188,9 +188,8 @@ pub struct RunOptions {
     pub timeout: u64,
     /// Bytes of output kept per run (`Some(0)`: everything; `None`: the default cap).
     pub max_output: Option<u64>,
-    pub memory: Option<u64>,
-    pub pids_limit: Option<u32>,
-    pub cpus: Option<f64>,
+    /// The containers' resource limits as asked for ([`crate::limits`] fills in the defaults).
+    pub limits: LimitOptions,
     pub allow_network: bool,
     pub cache_level: CacheLevel,
     pub clean: bool,
@@ -205,8 +204,9 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// The runner's settings, or an input error for values that cannot run.
-    pub fn resolve(self) -> Result<RunSettings> {
+    /// The runner's settings, or an input error for values that cannot run. Default resource
+    /// limits are sized from `host`.
+    pub fn resolve(self, host: &HostFacts) -> Result<RunSettings> {
         if self.max_workers == 0 || self.build_workers == 0 {
             return Err(Error::input(anyhow!(
                 "--max-workers and --build-workers must be at least 1"
@@ -215,6 +215,7 @@ impl RunOptions {
         if self.timeout == 0 {
             return Err(Error::input(anyhow!("--timeout must be at least 1 second")));
         }
+        let limits = self.limits.resolve(host, self.max_workers);
         let mut s = RunSettings::new(&self.run_id, &self.output_dir);
         s.outputs = OutputRoots::under(&self.output_dir);
         s.eval = self.eval;
@@ -225,11 +226,8 @@ impl RunOptions {
                 Some(n) => Some(n as usize),
                 None => Some(DEFAULT_MAX_OUTPUT),
             },
-            limits: ResourceLimits {
-                memory_bytes: self.memory,
-                pids: self.pids_limit,
-                nano_cpus: self.cpus.map(|c| (c * 1e9) as u64),
-            },
+            limits: limits.limits,
+            limits_note: Some(limits.note),
             allow_network: self.allow_network,
         };
         s.images = ImageSettings {

@@ -86,6 +86,11 @@ pub trait ContainerBackend: Send + Sync + 'static {
     /// Kills a container's processes at once. A container that is not running is fine.
     fn container_kill(&self, id: &str) -> impl Future<Output = Result<()>> + Send;
 
+    /// Bytes the container has written to its writable layer (`docker inspect --size`'s
+    /// `SizeRw`); `None` when the engine does not say.
+    fn container_written_bytes(&self, id: &str)
+        -> impl Future<Output = Result<Option<u64>>> + Send;
+
     /// Removes a container whatever its state. `Ok(false)`: there was none.
     fn container_remove(&self, id: &str) -> impl Future<Output = Result<bool>> + Send;
 

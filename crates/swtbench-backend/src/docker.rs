@@ -8,17 +8,18 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bollard::errors::Error as BollardError;
 use bollard::exec::{CreateExecOptions, StartExecResults};
-use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits, SystemInfo};
 use bollard::query_parameters::{
     BuildImageOptionsBuilder, CreateContainerOptionsBuilder, CreateImageOptionsBuilder,
-    DownloadFromContainerOptionsBuilder, KillContainerOptionsBuilder, ListContainersOptionsBuilder,
-    ListImagesOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
-    UploadToContainerOptionsBuilder,
+    DownloadFromContainerOptionsBuilder, InspectContainerOptionsBuilder,
+    KillContainerOptionsBuilder, ListContainersOptionsBuilder, ListImagesOptionsBuilder,
+    RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder, UploadToContainerOptionsBuilder,
 };
 use bollard::Docker;
 use futures_util::StreamExt;
@@ -28,8 +29,8 @@ use crate::context::{container_files_tar, single_file_from_tar, BuildContext};
 use crate::error::{BackendError, Result};
 use crate::labels::LabelFilter;
 use crate::model::{
-    BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineInfo, EngineKind, ExecOutput,
-    ExecRequest, ImageInfo, ImportRequest, NetworkAccess, RootfsSource,
+    BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineHost, EngineInfo, EngineKind,
+    ExecOutput, ExecRequest, ImageInfo, ImportRequest, NetworkAccess, RootfsSource,
 };
 use crate::output::{strip_ansi, LineSplitter, OutputCollector};
 
@@ -65,6 +66,9 @@ pub struct DockerBackend {
     client: Docker,
     info: EngineInfo,
     options: DockerOptions,
+    /// Whether containers get the engine's disk quota (`--storage-opt size=`); cleared when the
+    /// engine refuses it once.
+    disk_quota: Arc<AtomicBool>,
 }
 
 const DOCKER_SOCKET: &str = "/var/run/docker.sock";
@@ -106,6 +110,12 @@ impl DockerBackend {
             _ => EngineKind::Docker,
         };
         let api = client.client_version();
+        // Resources and storage are facts for sizing defaults; an engine that does not say is
+        // still usable.
+        let host = match client.info().await {
+            Ok(i) => engine_host(i),
+            Err(_) => EngineHost::default(),
+        };
         let info = EngineInfo {
             kind,
             version: version.version.unwrap_or_default(),
@@ -116,12 +126,15 @@ impl DockerBackend {
                 version.arch.unwrap_or_default()
             ),
             endpoint,
+            host,
         };
         let client = client.with_timeout(options.request_timeout);
+        let disk_quota = Arc::new(AtomicBool::new(info.host.has_disk_quota()));
         Ok(DockerBackend {
             client,
             info,
             options,
+            disk_quota,
         })
     }
 
@@ -228,6 +241,25 @@ impl DockerBackend {
         }
     }
 
+    /// The container's writable layer as a directory of this machine, when the engine names one
+    /// (overlay drivers) and it is readable here.
+    async fn upper_dir(&self, id: &str) -> Result<Option<std::path::PathBuf>> {
+        let c = match self.client.inspect_container(id, None).await {
+            Ok(c) => c,
+            Err(e) if status(&e) == Some(404) => {
+                return Err(BackendError::ContainerNotFound(id.into()))
+            }
+            Err(e) => return Err(self.err(format!("inspecting container {id}"), e)),
+        };
+        if !self.info.endpoint.starts_with("unix://") {
+            return Ok(None);
+        }
+        Ok(c.graph_driver
+            .and_then(|g| g.data.get("UpperDir").cloned())
+            .map(std::path::PathBuf::from)
+            .filter(|p| p.is_dir()))
+    }
+
     async fn exec_exit_code(&self, exec_id: &str) -> Option<i64> {
         // The stream can end a moment before the engine records the exit.
         for _ in 0..100 {
@@ -255,6 +287,87 @@ fn open_client(host: Option<&str>) -> Result<(Docker, String)> {
         endpoint: chosen.unwrap_or_else(|| format!("unix://{DOCKER_SOCKET}")),
         reason: describe(&e),
     })
+}
+
+/// How often a command's writable layer is measured when it has a disk limit and its directory
+/// is readable here.
+const DISK_WATCH_EVERY: Duration = Duration::from_secs(2);
+/// The same when only the engine can measure it (slowly).
+const DISK_WATCH_REMOTE_EVERY: Duration = Duration::from_secs(30);
+
+/// Bytes of the regular files under `dir` (symbolic links not followed); `None` when it cannot
+/// be read at all.
+fn tree_bytes(dir: &Path) -> Option<u64> {
+    let mut total = 0u64;
+    let mut stack = vec![dir.to_path_buf()];
+    let mut read_any = false;
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        read_any = true;
+        for e in entries.flatten() {
+            let Ok(m) = e.path().symlink_metadata() else {
+                continue;
+            };
+            if m.is_dir() {
+                stack.push(e.path());
+            } else {
+                total = total.saturating_add(m.len());
+            }
+        }
+    }
+    read_any.then_some(total)
+}
+
+async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn tick_opt(interval: &mut Option<tokio::time::Interval>) {
+    match interval {
+        Some(i) => {
+            i.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// The host facts in the engine's `/info`.
+fn engine_host(i: SystemInfo) -> EngineHost {
+    let backing_filesystem = i.driver_status.as_ref().and_then(|rows| {
+        rows.iter()
+            .find(|r| r.first().is_some_and(|k| k == "Backing Filesystem"))
+            .and_then(|r| r.get(1).cloned())
+    });
+    EngineHost {
+        memory_bytes: i
+            .mem_total
+            .and_then(|m| u64::try_from(m).ok())
+            .filter(|m| *m > 0),
+        cpus: i
+            .ncpu
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0),
+        storage_driver: i.driver.filter(|d| !d.is_empty()),
+        backing_filesystem,
+        root_dir: i.docker_root_dir.filter(|d| !d.is_empty()),
+    }
+}
+
+fn host_config_uses_quota(body: &ContainerCreateBody) -> bool {
+    body.host_config
+        .as_ref()
+        .is_some_and(|h| h.storage_opt.is_some())
+}
+
+/// The engine's refusal of `--storage-opt size=` on a file system without quotas.
+fn quota_refused(e: &BollardError) -> bool {
+    let m = server_message(e).to_ascii_lowercase();
+    m.contains("storage-opt") || m.contains("storage opt") || m.contains("quota")
 }
 
 fn describe(e: &BollardError) -> String {
@@ -659,8 +772,24 @@ impl ContainerBackend for DockerBackend {
                 NetworkAccess::Enabled => None,
             },
             memory: spec.limits.memory_bytes.map(|m| m as i64),
+            // No swap beyond the memory limit: a test that outgrows it is killed rather than
+            // slowed down to the timeout.
+            memory_swap: spec.limits.memory_bytes.map(|m| m as i64),
             pids_limit: spec.limits.pids.map(i64::from),
             nano_cpus: spec.limits.nano_cpus.map(|n| n as i64),
+            ulimits: spec.limits.file_bytes.map(|b| {
+                vec![ResourcesUlimits {
+                    name: Some("fsize".into()),
+                    soft: Some(b as i64),
+                    hard: Some(b as i64),
+                }]
+            }),
+            storage_opt: spec
+                .limits
+                .disk_bytes
+                .filter(|_| self.disk_quota.load(Ordering::Relaxed))
+                .map(|b| HashMap::from([("size".to_string(), b.to_string())])),
+            auto_remove: Some(spec.auto_remove),
             ..Default::default()
         };
         let body = ContainerCreateBody {
@@ -681,11 +810,22 @@ impl ContainerBackend for DockerBackend {
         if let Some(p) = &spec.platform {
             options = options.platform(p);
         }
-        match self
+        let options = options.build();
+        let mut result = self
             .client
-            .create_container(Some(options.build()), body)
-            .await
-        {
+            .create_container(Some(options.clone()), body.clone())
+            .await;
+        if host_config_uses_quota(&body) && result.as_ref().is_err_and(quota_refused) {
+            // The driver has quotas, but not on this file system (xfs without `pquota`): the
+            // harness watches the writable layer instead from now on.
+            self.disk_quota.store(false, Ordering::Relaxed);
+            let mut body = body;
+            if let Some(h) = body.host_config.as_mut() {
+                h.storage_opt = None;
+            }
+            result = self.client.create_container(Some(options), body).await;
+        }
+        match result {
             Ok(r) => Ok(r.id),
             Err(e) if status(&e) == Some(404) => {
                 Err(BackendError::ImageNotFound(spec.image.clone()))
@@ -799,16 +939,39 @@ impl ContainerBackend for DockerBackend {
         let mut collector = OutputCollector::new(request.output_limit);
         let deadline = request.timeout.map(|t| tokio::time::Instant::now() + t);
         let mut timed_out = false;
+        let mut disk_limit_hit = false;
+        let mut watch = match request.disk_limit {
+            Some(_) => {
+                let every = match self.upper_dir(id).await {
+                    Ok(Some(_)) => DISK_WATCH_EVERY,
+                    _ => DISK_WATCH_REMOTE_EVERY,
+                };
+                let mut i = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+                i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                Some(i)
+            }
+            None => None,
+        };
         loop {
-            let next = match deadline {
-                Some(d) => match tokio::time::timeout_at(d, output.next()).await {
-                    Ok(next) => next,
-                    Err(_) => {
-                        timed_out = true;
-                        break;
+            // The deadline first and the disk watch next, so that a command printing without a
+            // pause cannot starve either; the watch ticks every few seconds at most.
+            let next = tokio::select! {
+                biased;
+                _ = sleep_until_opt(deadline) => {
+                    timed_out = true;
+                    break;
+                }
+                _ = tick_opt(&mut watch) => {
+                    let limit = request.disk_limit.unwrap_or(u64::MAX);
+                    if let Ok(Some(written)) = self.container_written_bytes(id).await {
+                        if written > limit {
+                            disk_limit_hit = true;
+                            break;
+                        }
                     }
-                },
-                None => output.next().await,
+                    continue;
+                }
+                next = output.next() => next,
             };
             match next {
                 None => break,
@@ -820,7 +983,7 @@ impl ContainerBackend for DockerBackend {
         }
 
         let mut container_killed = false;
-        if timed_out {
+        if timed_out || disk_limit_hit {
             let killed = self
                 .exec_helper(
                     id,
@@ -858,7 +1021,7 @@ impl ContainerBackend for DockerBackend {
             }
         }
         let exit_code = self.exec_exit_code(&exec.id).await;
-        if !timed_out {
+        if !timed_out && !disk_limit_hit {
             // A command whose container died under it (`docker rm -f`, the OOM killer taking the
             // init, an engine restart) ends its stream like one that finished; its output is a
             // fragment, so say so instead of returning it as the command's result.
@@ -877,6 +1040,7 @@ impl ContainerBackend for DockerBackend {
             timed_out,
             omitted_bytes: collected.omitted,
             container_killed,
+            disk_limit_hit,
             duration: started.elapsed(),
         })
     }
@@ -898,6 +1062,25 @@ impl ContainerBackend for DockerBackend {
                 Ok(())
             }
             Err(e) => Err(self.err(format!("killing container {id}"), e)),
+        }
+    }
+
+    async fn container_written_bytes(&self, id: &str) -> Result<Option<u64>> {
+        // The writable layer's directory when this machine can read it (a local engine): its
+        // size is a walk over what the container wrote. Otherwise the engine's `SizeRw`, which
+        // some drivers (fuse-overlayfs, vfs) compute by comparing the whole file system with the
+        // image: seconds per call.
+        if let Some(dir) = self.upper_dir(id).await? {
+            return Ok(tokio::task::spawn_blocking(move || tree_bytes(&dir))
+                .await
+                .ok()
+                .flatten());
+        }
+        let options = InspectContainerOptionsBuilder::default().size(true).build();
+        match self.client.inspect_container(id, Some(options)).await {
+            Ok(c) => Ok(c.size_rw.and_then(|s| u64::try_from(s).ok())),
+            Err(e) if status(&e) == Some(404) => Err(BackendError::ContainerNotFound(id.into())),
+            Err(e) => Err(self.err(format!("measuring container {id}"), e)),
         }
     }
 

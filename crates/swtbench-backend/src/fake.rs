@@ -72,6 +72,9 @@ pub enum FakeCall {
     ContainerKill {
         id: String,
     },
+    ContainerWrittenBytes {
+        id: String,
+    },
     ContainerRemove {
         id: String,
     },
@@ -469,6 +472,7 @@ impl ContainerBackend for FakeBackend {
             api_version: "1.41".into(),
             os_arch: "linux/amd64".into(),
             endpoint: ENDPOINT.into(),
+            host: Default::default(),
         })
     }
 
@@ -719,6 +723,7 @@ impl ContainerBackend for FakeBackend {
             timed_out: answer.timed_out,
             omitted_bytes: collected.omitted,
             container_killed: false,
+            disk_limit_hit: false,
             duration: if answer.timed_out {
                 request.timeout.unwrap_or_default()
             } else {
@@ -737,6 +742,17 @@ impl ContainerBackend for FakeBackend {
         drop(s);
         self.containers_changed.notify_waiters();
         Ok(())
+    }
+
+    async fn container_written_bytes(&self, id: &str) -> Result<Option<u64>> {
+        let s = self.enter(FakeCall::ContainerWrittenBytes { id: id.into() })?;
+        let c = s
+            .containers
+            .get(id)
+            .ok_or_else(|| BackendError::ContainerNotFound(id.into()))?;
+        Ok(Some(
+            c.files.values().map(|f| f.contents.len() as u64).sum(),
+        ))
     }
 
     async fn container_remove(&self, id: &str) -> Result<bool> {

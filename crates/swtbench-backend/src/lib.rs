@@ -32,7 +32,7 @@ pub use error::{BackendError, Result};
 pub use fake::{FakeBackend, FakeCall, FakeExec, FakeExecContext};
 pub use labels::LabelFilter;
 pub use model::{
-    BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineInfo, EngineKind, ExecOutput,
-    ExecRequest, ImageInfo, ImportRequest, NetworkAccess, ResourceLimits, RootfsSource,
+    BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineHost, EngineInfo, EngineKind,
+    ExecOutput, ExecRequest, ImageInfo, ImportRequest, NetworkAccess, ResourceLimits, RootfsSource,
 };
 pub use network::BuildNetwork;

@@ -29,6 +29,36 @@ pub struct EngineInfo {
     pub os_arch: String,
     /// Where the client connects (`unix:///var/run/docker.sock`, …).
     pub endpoint: String,
+    /// What the engine's host has, as the engine reports it (`None`: not reported).
+    pub host: EngineHost,
+}
+
+/// The engine host's resources and storage, from the engine's `/info`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EngineHost {
+    pub memory_bytes: Option<u64>,
+    pub cpus: Option<u32>,
+    /// `overlay2`, `fuse-overlayfs`, `btrfs`, … (Podman: `overlay`, `vfs`).
+    pub storage_driver: Option<String>,
+    /// The file system under the storage driver (`xfs`, `extfs`, …) when the engine says.
+    pub backing_filesystem: Option<String>,
+    /// The engine's data directory (`/var/lib/docker`).
+    pub root_dir: Option<String>,
+}
+
+impl EngineHost {
+    /// Whether the storage driver has a per-container size quota (`--storage-opt size=`):
+    /// overlay on xfs (which must also be mounted with `pquota`: the engine refuses the option
+    /// otherwise), btrfs, zfs and devicemapper.
+    pub fn has_disk_quota(&self) -> bool {
+        let driver = self.storage_driver.as_deref().unwrap_or("");
+        let backing = self.backing_filesystem.as_deref().unwrap_or("");
+        match driver {
+            "overlay2" | "overlay" => backing == "xfs",
+            "btrfs" | "zfs" | "devicemapper" => true,
+            _ => false,
+        }
+    }
 }
 
 /// An image as the engine reports it.
@@ -120,13 +150,29 @@ pub enum NetworkAccess {
     Enabled,
 }
 
-/// Resource limits of a container (`--memory`, `--pids-limit`, `--cpus`).
+/// Resource limits of a container (`--memory`, `--pids-limit`, `--cpus`, `--disk-limit`,
+/// `--file-limit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ResourceLimits {
+    /// Memory, swap included (the container gets no swap beyond it).
     pub memory_bytes: Option<u64>,
     pub pids: Option<u32>,
     /// CPUs in billionths (`--cpus 1.5` is 1_500_000_000).
     pub nano_cpus: Option<u64>,
+    /// What the container may add to its writable layer in all. The engine's quota
+    /// (`--storage-opt size=`) where the storage driver has one; elsewhere [`ExecRequest`]'s
+    /// `disk_limit` is watched while a command runs.
+    pub disk_bytes: Option<u64>,
+    /// Largest file a process may write (`RLIMIT_FSIZE`, enforced by the kernel: a bigger write
+    /// fails with "File too large").
+    pub file_bytes: Option<u64>,
+}
+
+impl ResourceLimits {
+    /// No limit at all (the original's containers).
+    pub fn is_unlimited(&self) -> bool {
+        *self == ResourceLimits::default()
+    }
 }
 
 /// How to create a container.
@@ -147,6 +193,8 @@ pub struct ContainerSpec {
     /// Run a real init as PID 1 so that signals are forwarded and a stop is immediate.
     pub init: bool,
     pub platform: Option<String>,
+    /// The engine removes the container as soon as it stops (`--rm`).
+    pub auto_remove: bool,
 }
 
 impl ContainerSpec {
@@ -164,7 +212,16 @@ impl ContainerSpec {
             network: NetworkAccess::Disabled,
             init: true,
             platform: None,
+            auto_remove: false,
         }
+    }
+
+    /// A container that stops (and is removed) by itself after `lifetime`, whatever happens to
+    /// the process that created it: its main process is `sleep` for that long.
+    pub fn with_lifetime(mut self, lifetime: Duration) -> Self {
+        self.command = vec!["sleep".into(), lifetime.as_secs().max(1).to_string()];
+        self.auto_remove = true;
+        self
     }
 }
 
@@ -216,6 +273,9 @@ pub struct ExecRequest {
     pub timeout: Option<Duration>,
     /// Keep at most this many bytes of output (head and tail); `None` keeps everything.
     pub output_limit: Option<usize>,
+    /// Watch what the container wrote to its writable layer while the command runs, and end the
+    /// command like a timeout once it is more than this ([`ExecOutput::disk_limit_hit`]).
+    pub disk_limit: Option<u64>,
 }
 
 impl ExecRequest {
@@ -231,6 +291,7 @@ impl ExecRequest {
             env: Vec::new(),
             timeout: None,
             output_limit: None,
+            disk_limit: None,
         }
     }
 
@@ -270,6 +331,9 @@ pub struct ExecOutput {
     pub omitted_bytes: u64,
     /// The process tree did not die after the timeout and the whole container was killed.
     pub container_killed: bool,
+    /// The container wrote more than [`ExecRequest::disk_limit`]; the command was ended there
+    /// (`timed_out` is false).
+    pub disk_limit_hit: bool,
     pub duration: Duration,
 }
 

@@ -11,6 +11,7 @@
 //! | `f2p_ids` | instances whose tests add a fail-to-pass test beyond the base runs (the F→P metric) |
 //! | `skipped_ids` | instances deliberately not run (also in `error_ids`, as the original counts them) |
 //! | `error_reasons` | instance id → why it is in `error_ids` |
+//! | `limit_hits` | instance id → its runs that reached a resource limit (`pred_post: memory`), when any did |
 //!
 //! Counting follows the original: an instance is *completed* only when its `report.json` came
 //! from an earlier invocation; graded instances are resolved or unresolved (not-applied patches
@@ -180,6 +181,9 @@ pub struct RunReportInput {
     /// How the run was made (`exec mode`, `coverage`, `patch types`, `time taken`, …), written
     /// as the `run_parameters` object (left out when empty) so that reports made later show them.
     pub parameters: Vec<(String, String)>,
+    /// Instance id → its runs that reached a resource limit (`pred_post: memory`), written as
+    /// `limit_hits` when there are any.
+    pub limit_hits: BTreeMap<String, Vec<String>>,
 }
 
 /// Either the integer `0` (no instance with coverage) or a mean.
@@ -229,6 +233,8 @@ pub struct RunReport {
     /// cover (an earlier invocation on other instances): written as `not_in_this_report_ids`
     /// when there are any, so that a partial report says so.
     pub not_in_this_report_ids: Vec<String>,
+    /// See [`RunReportInput::limit_hits`].
+    pub limit_hits: BTreeMap<String, Vec<String>>,
 }
 
 impl RunReport {
@@ -254,6 +260,7 @@ impl RunReport {
             error_reasons: BTreeMap::new(),
             outcomes: BTreeMap::new(),
             not_in_this_report_ids: Vec::new(),
+            limit_hits: input.limit_hits.clone(),
         };
         // Plain left-to-right sums in entry order, as Python's `sum` of a list (up to 3.11).
         let (mut cov_sum, mut delta_sum, mut n) = (0.0f64, 0.0f64, 0usize);
@@ -348,6 +355,9 @@ impl RunReport {
         m.insert("f2p_ids".into(), json!(self.f2p_ids));
         m.insert("skipped_ids".into(), json!(self.skipped_ids));
         m.insert("error_reasons".into(), json!(self.error_reasons));
+        if !self.limit_hits.is_empty() {
+            m.insert("limit_hits".into(), json!(self.limit_hits));
+        }
         if !self.not_in_this_report_ids.is_empty() {
             m.insert(
                 "not_in_this_report_ids".into(),

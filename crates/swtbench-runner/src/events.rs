@@ -88,6 +88,10 @@ pub enum RunOutcome {
         duration_ms: u64,
         /// Time spent by the harness around the script: create, copy, remove.
         overhead_ms: u64,
+        /// The resource limit the run reached (a prediction run's; a gold or base run that
+        /// reaches one is [`RunOutcome::Failed`]).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        limit: Option<crate::limits::LimitHit>,
     },
     /// An output with the same content key was already there.
     Reused,
@@ -202,6 +206,9 @@ pub struct EvaluationStats {
     pub runs_copied: usize,
     pub runs_failed: usize,
     pub runs_timed_out: usize,
+    /// Prediction runs that reached a resource limit (graded; gold or base runs that reach one
+    /// are failed runs).
+    pub runs_limited: usize,
     pub images_built: usize,
     pub images_removed: usize,
 }

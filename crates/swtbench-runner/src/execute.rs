@@ -26,6 +26,9 @@ use tokio::sync::RwLock;
 
 use crate::fsutil::{append_line, remove_if_exists, write_atomic};
 use crate::keys::{KeyRecord, OutputError, RunResult, KEY_FILE};
+use crate::limits::{
+    classify, parse_cgroup_counters, CgroupCounters, LimitHit, CGROUP_COUNTERS_SCRIPT,
+};
 use crate::plan::RunPlan;
 use crate::session::{Session, SESSION};
 use crate::settings::RunSettings;
@@ -37,6 +40,15 @@ pub fn timeout_marker(timeout: Duration) -> String {
     format!(
         "\n[swtbench: the eval script timed out after {} s and was killed; the output above is what it printed until then]\n",
         timeout.as_secs()
+    )
+}
+
+/// The line appended to `test_output.txt` when the harness stopped the eval script because the
+/// run wrote more than its disk limit (invisible to the parsers, like [`timeout_marker`]).
+pub fn disk_limit_marker(limit: u64) -> String {
+    format!(
+        "\n[swtbench: the run wrote more than its disk limit of {} and was stopped; the output above is what it printed until then]\n",
+        crate::limits::human_bytes(limit)
     )
 }
 
@@ -149,6 +161,10 @@ pub enum ExecError {
     /// An output to copy is not the one expected.
     #[error("{0}")]
     Output(OutputError),
+    /// A gold or base run (the benchmark's own tests) reached a resource limit: its output says
+    /// more about the limit than about the tests, so it is not graded.
+    #[error("reached {hit}: {amount}")]
+    Limit { hit: LimitHit, amount: String },
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> ExecError + '_ {
@@ -183,6 +199,11 @@ impl ExecError {
         match self {
             ExecError::Engine(e) => e.hint(),
             ExecError::Output(e) => e.hint().map(str::to_string),
+            ExecError::Limit { hit, .. } => Some(format!(
+                "the gold and base runs are the benchmark's own tests: give them more ({} …) or \
+                 run with --no-limits; the run is retried next time",
+                hit.flag()
+            )),
             ExecError::Io { .. } => None,
         }
     }
@@ -256,7 +277,8 @@ pub async fn execute_run<B: ContainerBackend>(
     let started = Instant::now();
     let dir = &job.run.dir;
     write_run_inputs(job)?;
-    let mut spec = ContainerSpec::new(job.image);
+    // The container ends itself shortly after the timeout even when this process is killed.
+    let mut spec = ContainerSpec::new(job.image).with_lifetime(container_lifetime(settings));
     spec.user = Some(job.user.to_string());
     spec.labels = registry.labels(&settings.run_id, job.instance_id, job.run.kind.as_str());
     spec.limits = settings.exec.limits;
@@ -277,10 +299,22 @@ pub async fn execute_run<B: ContainerBackend>(
         Ok(_) => registry.remove(&id),
         Err(e) => log(dir, &format!("removing container {id} failed: {e}")),
     }
-    let (output, exec_duration, exit_code, test_exit_code, timed_out, omitted) = result?;
+    let InContainer {
+        output,
+        duration: exec_duration,
+        exit_code,
+        test_exit_code,
+        timed_out,
+        omitted,
+        limit,
+        stopped_for_disk,
+    } = result?;
     let mut bytes = output;
     if timed_out {
         bytes.extend_from_slice(timeout_marker(settings.exec.timeout).as_bytes());
+    } else if stopped_for_disk {
+        let limit = settings.exec.limits.disk_bytes.unwrap_or_default();
+        bytes.extend_from_slice(disk_limit_marker(limit).as_bytes());
     }
     let run_result = RunResult {
         exit_code,
@@ -288,8 +322,19 @@ pub async fn execute_run<B: ContainerBackend>(
         timed_out,
         omitted_bytes: omitted,
         duration_ms: exec_duration.as_millis() as u64,
+        limit,
     };
     write_run_outputs(job.run, &bytes, &run_result)?;
+    if let Some(hit) = limit {
+        log(
+            dir,
+            &format!(
+                "the run reached {hit}: {} ({})",
+                hit.amount(&settings.exec.limits),
+                hit.flag()
+            ),
+        );
+    }
     log(
         dir,
         &if timed_out {
@@ -313,7 +358,27 @@ pub async fn execute_run<B: ContainerBackend>(
     })
 }
 
-type InContainer = (Vec<u8>, Duration, Option<i64>, Option<i64>, bool, u64);
+/// How long a run's container may live: the timeout and [`CONTAINER_GRACE`] for the setup
+/// before the script and the reads after it.
+pub fn container_lifetime(settings: &RunSettings) -> Duration {
+    settings.exec.timeout + CONTAINER_GRACE
+}
+
+/// See [`container_lifetime`].
+pub const CONTAINER_GRACE: Duration = Duration::from_secs(20);
+
+/// What happened in the container.
+struct InContainer {
+    output: Vec<u8>,
+    duration: Duration,
+    exit_code: Option<i64>,
+    test_exit_code: Option<i64>,
+    timed_out: bool,
+    omitted: u64,
+    limit: Option<LimitHit>,
+    /// The disk watch ended the script.
+    stopped_for_disk: bool,
+}
 
 async fn run_in_container<B: ContainerBackend>(
     backend: &B,
@@ -333,22 +398,49 @@ async fn run_in_container<B: ContainerBackend>(
         files.push(ContainerFile::new(TRACE_PATH, tracer.to_string()));
     }
     backend.copy_in(id, &files).await.map_err(engine)?;
+    let limits = &settings.exec.limits;
     let mut request = ExecRequest::new(["/bin/bash", "/eval.sh"]).timeout(settings.exec.timeout);
     request.output_limit = settings.exec.max_output;
+    request.disk_limit = limits.disk_bytes;
     let out = backend.exec(id, &request).await.map_err(engine)?;
-    let test_exit_code = if out.timed_out || job.run.executed_script.is_none() {
+    let ended_early = out.timed_out || out.disk_limit_hit;
+    let test_exit_code = if ended_early || job.run.executed_script.is_none() {
         None
     } else {
         recorded_test_exit(backend, id, job.user).await
     };
-    Ok((
-        out.output,
-        out.duration,
-        out.exit_code,
+    let limit = if limits.is_unlimited() {
+        None
+    } else {
+        let written = match limits.disk_bytes.or(limits.file_bytes) {
+            Some(_) => backend.container_written_bytes(id).await.ok().flatten(),
+            None => None,
+        };
+        let counters = cgroup_counters(backend, id).await;
+        classify(limits, out.disk_limit_hit, written, counters)
+    };
+    Ok(InContainer {
+        output: out.output,
+        duration: out.duration,
+        exit_code: out.exit_code,
         test_exit_code,
-        out.timed_out,
-        out.omitted_bytes,
-    ))
+        timed_out: out.timed_out,
+        omitted: out.omitted_bytes,
+        limit,
+        stopped_for_disk: out.disk_limit_hit,
+    })
+}
+
+/// The container's cgroup counters (zero when they cannot be read).
+async fn cgroup_counters<B: ContainerBackend>(backend: &B, id: &str) -> CgroupCounters {
+    let mut request = ExecRequest::new(["/bin/sh", "-c", CGROUP_COUNTERS_SCRIPT])
+        .timeout(Duration::from_secs(10));
+    request.user = Some("root".to_string());
+    request.output_limit = Some(4096);
+    match backend.exec(id, &request).await {
+        Ok(out) => parse_cgroup_counters(&String::from_utf8_lossy(&out.output)),
+        Err(_) => CgroupCounters::default(),
+    }
 }
 
 /// The test command's exit code as the executed script recorded it in
@@ -395,6 +487,17 @@ mod tests {
                 continue;
             }
             let parsed = swtbench_grade::logs::parse_text(&log, parser);
+            let disk = swtbench_grade::logs::parse_text(
+                &log.replace(
+                    &timeout_marker(Duration::from_secs(20)),
+                    &disk_limit_marker(1 << 30),
+                ),
+                parser,
+            );
+            assert!(
+                disk.tests.is_empty() && disk.applied,
+                "{parser}: the disk marker"
+            );
             assert!(parsed.tests.is_empty(), "{parser}: {:?}", parsed.tests);
             assert!(parsed.applied, "{parser}: the marker must not void the run");
         }

@@ -3,7 +3,7 @@
 //! A run's key is SHA-256 over a canonical JSON of its [`KeyInputs`]: the key format and harness
 //! version, the instance image key (and the id of a local base image, whose tag says nothing about
 //! its content), the exact eval script, the user, the tracer's hash when coverage is on, the
-//! timeout, the network access and the output cap. The eval script carries everything else: the
+//! timeout, the network access, the output cap and the container's resource limits. The eval script carries everything else: the
 //! patches, the directives, the mode and the coverage flag. An output directory is reused only
 //! when its [`KEY_FILE`] holds the same key, so a stale or wrong-mode result is never read
 //! (§12.4), while the gold/base directories stay shared across run ids and models.
@@ -24,7 +24,7 @@ use swtbench_core::hash::sha256_hex;
 pub const KEY_FILE: &str = swtbench_core::layout::KEY_FILE;
 
 /// Version of the key format; bump when the meaning of an output changes without its inputs.
-pub const KEY_FORMAT: u32 = 2;
+pub const KEY_FORMAT: u32 = 3;
 
 /// The harness version that goes into every key.
 pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -45,6 +45,31 @@ pub struct KeyInputs {
     pub timeout_secs: u64,
     pub network: bool,
     pub max_output: Option<usize>,
+    /// The container's resource limits (a run cut short by a limit has another output).
+    #[serde(default)]
+    pub limits: KeyLimits,
+}
+
+/// [`swtbench_backend::ResourceLimits`] as a key input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct KeyLimits {
+    pub memory_bytes: Option<u64>,
+    pub pids: Option<u32>,
+    pub nano_cpus: Option<u64>,
+    pub disk_bytes: Option<u64>,
+    pub file_bytes: Option<u64>,
+}
+
+impl From<swtbench_backend::ResourceLimits> for KeyLimits {
+    fn from(l: swtbench_backend::ResourceLimits) -> Self {
+        KeyLimits {
+            memory_bytes: l.memory_bytes,
+            pids: l.pids,
+            nano_cpus: l.nano_cpus,
+            disk_bytes: l.disk_bytes,
+            file_bytes: l.file_bytes,
+        }
+    }
 }
 
 impl KeyInputs {
@@ -73,6 +98,9 @@ pub struct RunResult {
     pub omitted_bytes: u64,
     /// Milliseconds the eval script ran.
     pub duration_ms: u64,
+    /// The resource limit the run reached, if any ([`crate::limits`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<crate::limits::LimitHit>,
 }
 
 /// The content of [`KEY_FILE`].
@@ -227,6 +255,7 @@ mod tests {
                 timed_out: false,
                 omitted_bytes: 0,
                 duration_ms: 1234,
+                limit: None,
             },
             output_sha256: sha256_hex("out"),
         };
@@ -253,6 +282,7 @@ mod tests {
                     timed_out: false,
                     omitted_bytes: 0,
                     duration_ms: 1,
+                    limit: None,
                 },
                 output_sha256: sha256_hex(record_output),
             };

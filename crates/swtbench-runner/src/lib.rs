@@ -25,6 +25,7 @@ pub mod execute;
 pub mod fsutil;
 pub mod images;
 pub mod keys;
+pub mod limits;
 mod lock;
 pub mod offline;
 pub mod outcome;

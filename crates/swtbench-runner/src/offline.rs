@@ -94,6 +94,12 @@ impl ContainerBackend for NoEngine {
     ) -> impl Future<Output = swtbench_backend::Result<()>> + Send {
         refuse()
     }
+    fn container_written_bytes(
+        &self,
+        _id: &str,
+    ) -> impl Future<Output = swtbench_backend::Result<Option<u64>>> + Send {
+        refuse()
+    }
     fn container_remove(
         &self,
         _id: &str,

@@ -42,6 +42,9 @@ pub enum ExistingOutput {
     /// A `test_output.txt` that is not the one its key file was written with (two processes
     /// wrote the directory at once, or it was edited).
     Inconsistent,
+    /// A keyed output of a run that reached a resource limit: the model's outcome in a
+    /// prediction run (reused like [`ExistingOutput::Keyed`]), retried in a gold or base run.
+    LimitHit(String),
 }
 
 /// Read-only view of the outputs already on disk.
@@ -71,6 +74,7 @@ impl OutputLookup for DiskOutputs {
         match crate::keys::read_key_file(run_dir) {
             // Keyed only when the output is the one written with the key.
             Some(r) => match crate::keys::read_output(run_dir, Some(&r.key)) {
+                Ok(_) if r.result.limit.is_some() => ExistingOutput::LimitHit(r.key),
                 Ok(_) => ExistingOutput::Keyed(r.key),
                 Err(_) => ExistingOutput::Inconsistent,
             },
@@ -434,6 +438,10 @@ pub struct Plan {
     pub model_dir: String,
     pub exec_mode: String,
     pub coverage: bool,
+    /// Every test container's resource limits (`null`: none).
+    pub limits: crate::keys::KeyLimits,
+    /// The limits in words, and how they were chosen.
+    pub limits_text: String,
     pub instances: Vec<InstancePlan>,
     pub images: Vec<ImagePlan>,
     pub counts: PlanCounts,
@@ -533,6 +541,14 @@ pub fn plan(input: &PlanInput<'_>, outputs: &dyn OutputLookup) -> Plan {
         model_dir,
         exec_mode: settings.eval.exec_mode.as_str().to_string(),
         coverage: settings.eval.coverage,
+        limits: settings.exec.limits.into(),
+        limits_text: match &settings.exec.limits_note {
+            Some(note) => format!(
+                "{} ({note})",
+                crate::limits::describe(&settings.exec.limits)
+            ),
+            None => crate::limits::describe(&settings.exec.limits),
+        },
         instances,
         images,
         counts,
@@ -715,6 +731,7 @@ impl KeyedRun {
             timeout_secs: settings.exec.timeout.as_secs(),
             network: settings.exec.allow_network,
             max_output: settings.exec.max_output,
+            limits: settings.exec.limits.into(),
         };
         KeyedRun {
             key: inputs.key(),
@@ -788,7 +805,14 @@ pub fn plan_runs(
     } in keyed
     {
         let dir = ctx.logs.run_dir(&keys, r.kind);
-        let action = run_action(settings, outputs.existing(&dir), &key, &runs, id);
+        let action = run_action(
+            settings,
+            outputs.existing(&dir),
+            &key,
+            &runs,
+            id,
+            r.kind.is_shared(),
+        );
         let exec_spec_json = spec.exec_spec_json(&r, &settings.eval, &json_ctx);
         let executed_script = r.executed_script();
         runs.push(RunPlan {
@@ -813,19 +837,23 @@ fn run_action(
     key: &str,
     earlier: &[RunPlan],
     instance_id: &str,
+    shared: bool,
 ) -> RunAction {
     if settings.skip_eval {
         // Only grading: whatever output is there is read, as the original does.
         return match existing {
-            ExistingOutput::Keyed(k) if k == key => RunAction::Reuse,
-            ExistingOutput::Keyed(_) | ExistingOutput::Unkeyed | ExistingOutput::Inconsistent => {
-                RunAction::ReuseUnkeyed
-            }
+            ExistingOutput::Keyed(k) | ExistingOutput::LimitHit(k) if k == key => RunAction::Reuse,
+            ExistingOutput::Keyed(_)
+            | ExistingOutput::LimitHit(_)
+            | ExistingOutput::Unkeyed
+            | ExistingOutput::Inconsistent => RunAction::ReuseUnkeyed,
             ExistingOutput::Missing => RunAction::Execute,
         };
     }
     match existing {
         ExistingOutput::Keyed(k) if k == key => RunAction::Reuse,
+        // A limit hit is the prediction's outcome; the benchmark's own runs are tried again.
+        ExistingOutput::LimitHit(k) if k == key && !shared => RunAction::Reuse,
         ExistingOutput::Unkeyed if settings.reuse_unkeyed => RunAction::ReuseUnkeyed,
         _ => match earlier.iter().find(|p| p.key == key) {
             Some(p) => RunAction::SameAs {
@@ -859,6 +887,8 @@ impl SharedPair<'_> {
         let settings = self.ctx.settings;
         match existing {
             ExistingOutput::Keyed(k) => k == self.key_of(kind) || settings.skip_eval,
+            // Shared runs that reached a limit are run again.
+            ExistingOutput::LimitHit(_) => settings.skip_eval,
             ExistingOutput::Unkeyed => settings.reuse_unkeyed || settings.skip_eval,
             ExistingOutput::Inconsistent => settings.skip_eval,
             ExistingOutput::Missing => false,
@@ -1044,6 +1074,7 @@ impl Plan {
             self.exec_mode,
             if self.coverage { "on" } else { "off" }
         );
+        let _ = writeln!(s, "  container limits: {}", self.limits_text);
         for i in &self.instances {
             let what = match &i.action {
                 InstanceAction::Skip { cause } => format!("skip: {cause}"),

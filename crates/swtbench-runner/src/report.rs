@@ -19,6 +19,7 @@ use swtbench_grade::{InstanceReport, Parser};
 use crate::events::{InstanceOutcome, RunOutcome};
 use crate::fsutil::{remove_if_exists, write_atomic};
 use crate::keys::{read_output, OutputError};
+use crate::limits::LimitHit;
 use crate::plan::{RunAction, RunPlan};
 
 /// File with the runner's account of one instance, next to its `report.json`.
@@ -103,6 +104,10 @@ pub fn run_parameters(
             format!("{} s", settings.exec.timeout.as_secs()),
         ),
         (
+            "container limits".into(),
+            crate::limits::describe(&settings.exec.limits),
+        ),
+        (
             "time taken".into(),
             format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60),
         ),
@@ -159,6 +164,42 @@ pub struct InstanceSummary {
     /// Notes that qualify the grade, e.g. `pred_pre timed out after 1800 s`.
     pub reasons: Vec<String>,
     pub runs: Vec<RunSummary>,
+    /// The runs that reached a resource limit (left out when none did).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub limit_hits: Vec<RunLimit>,
+}
+
+/// A run that reached a resource limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RunLimit {
+    pub run: RunKind,
+    pub limit: LimitHit,
+}
+
+impl std::fmt::Display for RunLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.run, self.limit.as_str())
+    }
+}
+
+/// The runs of an instance that reached a limit: executed ones say so, reused and copied ones
+/// through their key file, failed gold and base runs through their cause.
+pub fn limit_hits(runs: &[RunSummary]) -> Vec<RunLimit> {
+    runs.iter()
+        .filter_map(|r| {
+            let limit = match &r.result {
+                RunOutcome::Executed { limit, .. } => *limit,
+                RunOutcome::Reused | RunOutcome::Copied { .. } => {
+                    crate::keys::read_key_file(Path::new(&r.dir)).and_then(|k| k.result.limit)
+                }
+                RunOutcome::Failed {
+                    reason: crate::execute::ExecError::Limit { hit, .. },
+                } => Some(*hit),
+                RunOutcome::Failed { .. } => None,
+            }?;
+            Some(RunLimit { run: r.run, limit })
+        })
+        .collect()
 }
 
 pub fn write_summary(report_dir: &Path, summary: &InstanceSummary) -> std::io::Result<()> {
@@ -209,10 +250,25 @@ mod tests {
                 key: "k".into(),
                 result: RunOutcome::Failed { reason: failure },
             }],
+            limit_hits: Vec::new(),
         };
         assert_eq!(
             serde_json::to_string(&summary).expect("json"),
             r#"{"instance_id":"a__b-1","outcome":{"kind":"error","reason":"pred_post: writing logs/x: disk full"},"reasons":["pred_post: writing logs/x: disk full"],"runs":[{"run":"pred_post","dir":"logs/r/m/a__b-1/pred_post","key":"k","result":{"kind":"failed","reason":"writing logs/x: disk full"}}]}"#
+        );
+        let limited = InstanceSummary {
+            instance_id: "a__b-1".into(),
+            outcome: InstanceOutcome::Unresolved { applied: true },
+            reasons: Vec::new(),
+            runs: Vec::new(),
+            limit_hits: vec![RunLimit {
+                run: RunKind::PredPost,
+                limit: LimitHit::Memory,
+            }],
+        };
+        assert_eq!(
+            serde_json::to_string(&limited).expect("json"),
+            r#"{"instance_id":"a__b-1","outcome":{"kind":"unresolved","applied":true},"reasons":[],"runs":[],"limit_hits":[{"run":"pred_post","limit":"memory"}]}"#
         );
         let skipped = InstanceOutcome::Skipped {
             reason: crate::plan::SkipCause::NoPrediction,

@@ -123,6 +123,8 @@ pub struct ExecSettings {
     /// Keep at most this many bytes of a run's output (head and tail); `None`: everything.
     pub max_output: Option<usize>,
     pub limits: ResourceLimits,
+    /// How the limits were chosen (shown in the plan).
+    pub limits_note: Option<String>,
     /// Give test containers the engine's default network (the original always did). Off by default:
     /// tests run without network.
     pub allow_network: bool,
@@ -134,6 +136,7 @@ impl Default for ExecSettings {
             timeout: Duration::from_secs(1800),
             max_output: Some(DEFAULT_MAX_OUTPUT),
             limits: ResourceLimits::default(),
+            limits_note: None,
             allow_network: false,
         }
     }

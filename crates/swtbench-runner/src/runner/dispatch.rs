@@ -121,6 +121,14 @@ pub async fn run<B: ContainerBackend>(
             unstopped_containers: unstopped,
             unremoved_images: Vec::new(),
             parameters: run_parameters(&shared.settings, started.elapsed()),
+            limit_hits: ordered
+                .iter()
+                .filter(|r| !r.limit_hits.is_empty())
+                .map(|r| {
+                    let hits = r.limit_hits.iter().map(ToString::to_string).collect();
+                    (r.instance_id.clone(), hits)
+                })
+                .collect(),
         };
         write_report(&shared, RunReport::new(&input))
     };
@@ -273,6 +281,7 @@ fn panicked<B: ContainerBackend>(
         report: None,
         all_reused: false,
         reasons: vec![reason],
+        limit_hits: Vec::new(),
     }
 }
 

@@ -77,6 +77,7 @@ mod tests {
                 timed_out: false,
                 omitted_bytes: 0,
                 duration_ms: 1,
+                limit: None,
             },
         })
     }

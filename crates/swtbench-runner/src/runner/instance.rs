@@ -22,14 +22,15 @@ use super::flights::Done;
 use super::image_state::{ensure_images, release_instance_image};
 use super::shared::Shared;
 use crate::events::{Event, InstanceOutcome, Phase, RunOutcome};
-use crate::execute::{copy_run, execute_run, Executed, RunJob};
+use crate::execute::{copy_run, execute_run, ExecError, Executed, RunJob};
+use crate::limits::LimitHit;
 use crate::outcome::{AbortReason, InstanceError};
 use crate::plan::{plan_runs, DiskOutputs, InstanceAction, InstancePlan, RunAction, RunContext};
 use crate::plan::{RunPlan, SkipCause};
 use crate::prepare::{extract_patch, ExtractFailure, ExtractJob};
 use crate::report::{
-    grade_from_outputs, remove_stale_report, write_report, write_summary, InstanceSummary,
-    RunSummary,
+    grade_from_outputs, limit_hits, remove_stale_report, write_report, write_summary,
+    InstanceSummary, RunLimit, RunSummary,
 };
 
 /// How one instance ended, with its grade when it has one.
@@ -42,6 +43,8 @@ pub struct InstanceResult {
     pub all_reused: bool,
     /// Notes that qualify the outcome (the instance summary's `reasons`).
     pub reasons: Vec<String>,
+    /// Its runs that reached a resource limit.
+    pub limit_hits: Vec<RunLimit>,
 }
 
 /// How an instance ends: what [`finish`] records.
@@ -98,6 +101,7 @@ pub(super) fn interrupted<B: ContainerBackend>(shared: &Shared<B>, id: &str) -> 
         report: None,
         all_reused: false,
         reasons: vec![reason],
+        limit_hits: Vec::new(),
     }
 }
 
@@ -146,11 +150,13 @@ fn finish<B: ContainerBackend>(
             }
         }
     }
+    let limit_hits = limit_hits(&runs);
     let summary = InstanceSummary {
         instance_id: id.clone(),
         outcome: outcome.clone(),
         reasons: reasons.clone(),
         runs,
+        limit_hits: limit_hits.clone(),
     };
     if let Err(e) = write_summary(&ip.report_dir, &summary) {
         shared.warn(format!("{id}: writing the instance summary failed: {e}"));
@@ -166,6 +172,7 @@ fn finish<B: ContainerBackend>(
         report,
         all_reused,
         reasons,
+        limit_hits,
     }
 }
 
@@ -349,6 +356,9 @@ async fn execute_runs<B: ContainerBackend>(
         if let Some(note) = timeout_note(shared, run, &outcome) {
             done.reasons.push(note);
         }
+        if let Some(note) = limit_note(shared, run, &outcome) {
+            done.reasons.push(note);
+        }
         shared.emit(Event::RunFinished {
             instance_id: id.to_string(),
             run: run.kind,
@@ -406,6 +416,27 @@ fn timeout_note<B: ContainerBackend>(
         }
         _ => None,
     }
+}
+
+/// The note of a prediction run that reached a resource limit (here, reused or copied).
+fn limit_note<B: ContainerBackend>(
+    shared: &Shared<B>,
+    run: &RunPlan,
+    outcome: &RunOutcome,
+) -> Option<String> {
+    let hit = match outcome {
+        RunOutcome::Executed { limit, .. } => (*limit)?,
+        RunOutcome::Reused | RunOutcome::Copied { .. } => {
+            crate::keys::read_key_file(&run.dir)?.result.limit?
+        }
+        RunOutcome::Failed { .. } => return None,
+    };
+    shared.stats(|s| s.runs_limited += 1);
+    Some(format!(
+        "{} reached {hit}: {}; graded as the prediction's outcome",
+        run.kind,
+        hit.amount(&shared.settings.exec.limits)
+    ))
 }
 
 /// Grades the instance from its six outputs.
@@ -469,6 +500,13 @@ async fn execute_or_copy<B: ContainerBackend>(shared: &Shared<B>, job: &RunJob<'
     let done = cell
         .get_or_init(|| async {
             match execute_run(&shared.backend, &shared.settings, &shared.registry, job).await {
+                Ok(x) if job.run.kind.is_shared() && x.result.limit.is_some() => {
+                    let hit = x.result.limit.unwrap_or(LimitHit::Memory);
+                    Err(ExecError::Limit {
+                        hit,
+                        amount: hit.amount(&shared.settings.exec.limits),
+                    })
+                }
                 Ok(x) => {
                     let result = x.result.clone();
                     here = Some(x);
@@ -503,6 +541,7 @@ async fn execute_or_copy<B: ContainerBackend>(shared: &Shared<B>, job: &RunJob<'
                 timed_out: x.result.timed_out,
                 duration_ms: x.result.duration_ms,
                 overhead_ms: x.overhead.as_millis() as u64,
+                limit: x.result.limit,
             }
         }
         (Ok(d), None) if d.dir == job.run.dir => {

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use anyhow::anyhow;
 use swtbench_app::evaluate::{self, Engine, EngineUse, Finished, Pipeline, Request, Signal};
+use swtbench_app::limits::{HostFacts, LimitOptions};
 use swtbench_app::settings::{
     parse_count, parse_cpus, parse_positive, parse_seconds, parse_size, RunOptions,
 };
@@ -108,13 +109,27 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub output_dir: PathBuf,
 
-    /// Memory limit of each test container (e.g. 4g, 512m).
+    /// Memory limit of each test container, swap included (e.g. 4g, 512m). Default: 3/4 of the
+    /// engine host's memory over --max-workers, 2g to 16g.
     #[arg(long, value_name = "SIZE", value_parser = swtbench_app::settings::parse_memory)]
     pub memory: Option<u64>,
 
-    /// Process limit of each test container.
+    /// Process limit of each test container. Default: 256 per host CPU, 1024 to 16384.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_count::<u32>)]
     pub pids_limit: Option<u32>,
+
+    /// What each test container may write in all (e.g. 2g). Default: a quarter of the engine's
+    /// free disk over --max-workers, 1g to 10g.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub disk_limit: Option<u64>,
+
+    /// Largest file a test may write (e.g. 512m). Default: 1g.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub file_limit: Option<u64>,
+
+    /// No resource limits but those given explicitly (the original's containers).
+    #[arg(long)]
+    pub no_limits: bool,
 
     /// CPUs of each test container (e.g. 1.5).
     #[arg(long, value_name = "CPUS", allow_negative_numbers = true, value_parser = parse_cpus)]
@@ -179,7 +194,7 @@ pub struct RunArgs {
     pub gold_run_id: Option<String>,
 }
 
-fn settings_from(args: &RunArgs) -> Result<RunSettings, CliError> {
+fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSettings, CliError> {
     let options = RunOptions {
         run_id: args.run_id.clone(),
         output_dir: args.output_dir.clone(),
@@ -188,9 +203,14 @@ fn settings_from(args: &RunArgs) -> Result<RunSettings, CliError> {
         build_workers: args.build_workers,
         timeout: args.timeout,
         max_output: args.max_output,
-        memory: args.memory,
-        pids_limit: args.pids_limit,
-        cpus: args.cpus,
+        limits: LimitOptions {
+            no_limits: args.no_limits,
+            memory: args.memory,
+            pids: args.pids_limit,
+            cpus: args.cpus,
+            disk: args.disk_limit,
+            file: args.file_limit,
+        },
         allow_network: args.allow_network,
         cache_level: args.cache_level,
         clean: args.clean,
@@ -202,12 +222,14 @@ fn settings_from(args: &RunArgs) -> Result<RunSettings, CliError> {
         reuse_unkeyed: args.reuse_unkeyed_outputs,
         skip_eval: args.skip_eval,
     };
-    Ok(options.resolve()?)
+    Ok(options.resolve(host)?)
 }
 
 pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
     evaluate::check_run_id(&args.run_id)?;
-    let settings = settings_from(&args)?;
+    // Flag combinations first (an error before reaching the engine); the limits are sized from
+    // the engine's host once it is reached.
+    settings_from(&args, &HostFacts::default())?;
     if let Some(mode) = &args.build_mode {
         printer.info(&format!(
             "note: --build-mode {mode} is accepted for compatibility and ignored (images are built through the engine's API)"
@@ -225,6 +247,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
     if let Some(w) = engine.warning() {
         printer.warn(w);
     }
+    let settings = settings_from(&args, &engine.host_facts())?;
     let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
     let files =
         crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
@@ -310,9 +333,9 @@ fn summarize(done: &evaluate::Evaluated, run_id: &str, printer: &Printer) -> Cli
     let output = &done.output;
     let s = &output.stats;
     printer.info(&format!(
-        "{} instance(s): {} resolved, {} unresolved, {} not applied, {} empty patch, {} error(s), {} skipped, {} interrupted; runs: {} executed ({} timed out), {} reused, {} copied, {} failed; images: {} built, {} removed; denominator {}",
+        "{} instance(s): {} resolved, {} unresolved, {} not applied, {} empty patch, {} error(s), {} skipped, {} interrupted; runs: {} executed ({} timed out, {} at a resource limit), {} reused, {} copied, {} failed; images: {} built, {} removed; denominator {}",
         s.instances, s.resolved, s.unresolved, s.not_applied, s.empty_patch, s.errors, s.skipped, s.interrupted,
-        s.runs_executed, s.runs_timed_out, s.runs_reused, s.runs_copied, s.runs_failed,
+        s.runs_executed, s.runs_timed_out, s.runs_limited, s.runs_reused, s.runs_copied, s.runs_failed,
         s.images_built, s.images_removed, done.metrics.denominator
     ));
     if let Some(p) = &output.run_report_path {
