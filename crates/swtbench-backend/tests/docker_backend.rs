@@ -497,6 +497,8 @@ async fn docker_labels_and_limits_are_applied_and_cleanup_by_label_leaves_nothin
         memory_bytes: Some(256 * 1024 * 1024),
         pids: Some(64),
         nano_cpus: Some(500_000_000),
+        disk_bytes: Some(8 << 20),
+        file_bytes: Some(1 << 20),
     };
     let limited = started(&backend, &spec).await;
     let limits = sh(
@@ -512,6 +514,38 @@ async fn docker_labels_and_limits_are_applied_and_cleanup_by_label_leaves_nothin
     assert_eq!(lines[0], "64", "{lines:?}");
     assert_eq!(lines[1], (256 * 1024 * 1024).to_string(), "{lines:?}");
     assert!(lines[2].starts_with("50000"), "half a CPU: {lines:?}");
+
+    // The largest file: a bigger write fails, and what was written is measured.
+    let write = sh(
+        &backend,
+        &limited,
+        "head -c 3000000 /dev/zero > /tmp/big 2>/dev/null; echo $?; wc -c < /tmp/big",
+    )
+    .await;
+    let text = write.text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_ne!(lines[0], "0", "the write over 1 MiB must fail: {lines:?}");
+    assert_eq!(lines[1].trim(), (1 << 20).to_string(), "{lines:?}");
+    let written = backend
+        .container_written_bytes(&limited)
+        .await
+        .expect("measure")
+        .expect("a size");
+    assert!(written >= 1 << 20, "written {written}");
+    // The disk watch ends a command that writes more than its disk limit in all.
+    let mut request = ExecRequest::new([
+        "/bin/sh",
+        "-c",
+        "i=0; while [ $i -lt 40 ]; do head -c 1000000 /dev/zero > /tmp/f$i; i=$((i+1)); done; sleep 30; echo not-stopped",
+    ])
+    .timeout(Duration::from_secs(25));
+    request.disk_limit = Some(8 << 20);
+    let out = backend.exec(&limited, &request).await.expect("exec");
+    assert!(out.disk_limit_hit, "{out:?}");
+    assert!(
+        !out.timed_out && !out.text().contains("not-stopped"),
+        "{out:?}"
+    );
 
     // Two more containers of the same run, not started.
     let mut ids = vec![limited];

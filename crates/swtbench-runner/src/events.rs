@@ -394,6 +394,7 @@ mod tests {
                 timed_out: false,
                 duration_ms: 3120,
                 overhead_ms: 400,
+                limit: None,
             },
         };
         let line = jsonl_record(&e, "2025-01-01T12:00:00.123Z", 5012);

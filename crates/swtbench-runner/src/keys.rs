@@ -215,6 +215,7 @@ mod tests {
             timeout_secs: 1800,
             network: false,
             max_output: Some(1024),
+            limits: KeyLimits::default(),
         }
     }
 
@@ -234,6 +235,11 @@ mod tests {
             Box::new(|i| i.timeout_secs = 20),
             Box::new(|i| i.network = true),
             Box::new(|i| i.max_output = None),
+            Box::new(|i| i.limits.memory_bytes = Some(1 << 30)),
+            Box::new(|i| i.limits.pids = Some(1024)),
+            Box::new(|i| i.limits.nano_cpus = Some(1)),
+            Box::new(|i| i.limits.disk_bytes = Some(1 << 30)),
+            Box::new(|i| i.limits.file_bytes = Some(1 << 30)),
         ];
         for change in variants {
             let mut i = inputs();

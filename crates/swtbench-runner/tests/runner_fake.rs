@@ -1460,3 +1460,124 @@ async fn plain_shared_dirs_of_an_older_tree_are_reused_only_when_they_are_of_the
         "{dirs:?}"
     );
 }
+
+/// The fake's cgroup counters: the OOM killer ended a process in the runs named.
+fn oom_in(fake: &FakeBackend, runs: &'static [&'static str]) {
+    fake.on_exec_with(move |ctx| {
+        if !ctx.command_line().contains("memory.oom_control") {
+            return None;
+        }
+        let run = ctx.spec.labels.get(swtbench_backend::labels::RUN)?;
+        let kills = u32::from(runs.contains(&run.as_str()));
+        Some(FakeExec::ok(format!(
+            "== /sys/fs/cgroup/memory.events\noom {kills}\noom_kill {kills}\n== /sys/fs/cgroup/pids.events\nmax 0\n"
+        )))
+    });
+}
+
+#[tokio::test]
+async fn a_limit_hit_is_the_predictions_outcome_but_a_retried_error_in_a_gold_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    s.predictions.retain(|k, _| k.as_str() == "acme__calc-1");
+    let mut st = settings(dir.path());
+    st.exec.limits.memory_bytes = Some(1 << 30);
+    st.exec.limits.pids = Some(512);
+
+    // The model's test reaches the memory limit after the fix: graded, with the reason.
+    let fake = Arc::new(FakeBackend::new());
+    fake.add_image("acme-base:1", BTreeMap::new());
+    oom_in(&fake, &["pred_post"]);
+    pytest_like(&fake);
+    let sink = Arc::new(RecordingSink::default());
+    let out = run_to_end(&fake, &s, &st, &sink).await;
+    let r = &out.results[0];
+    assert!(
+        matches!(
+            r.outcome,
+            InstanceOutcome::Resolved | InstanceOutcome::Unresolved { .. }
+        ),
+        "graded: {:?}",
+        r.outcome
+    );
+    assert!(r.report.is_some());
+    assert_eq!(out.stats.runs_limited, 1);
+    assert!(
+        r.reasons.iter().any(|x| x.contains(
+            "pred_post reached the memory limit (the OOM killer ended a process): 1 GiB"
+        )),
+        "{:?}",
+        r.reasons
+    );
+    let report = out.run_report.as_ref().unwrap().to_value();
+    assert_eq!(
+        report["limit_hits"],
+        json!({"acme__calc-1": ["pred_post: memory"]})
+    );
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            dir.path()
+                .join("run_instance_swt_logs/r1/org__model/acme__calc-1/swtbench_instance.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        summary["limit_hits"],
+        json!([{"run": "pred_post", "limit": "memory"}])
+    );
+    let key = std::fs::read_to_string(
+        dir.path()
+            .join("run_instance_swt_logs/r1/pred_post__org__model/acme__calc-1/swtbench_key.json"),
+    )
+    .unwrap();
+    assert!(key.contains(r#""limit": "memory""#), "{key}");
+
+    // The same again: the prediction's limit hit is reused like any output.
+    let again = run_to_end(&fake, &s, &st, &Arc::new(RecordingSink::default())).await;
+    assert_eq!(again.stats.runs_executed, 0, "{:?}", again.stats);
+    assert_eq!(again.results[0].outcome, r.outcome);
+
+    // Other limits are other inputs: every run executes again.
+    let mut more = st.clone();
+    more.exec.limits.memory_bytes = Some(2 << 30);
+    let other = run_to_end(&fake, &s, &more, &Arc::new(RecordingSink::default())).await;
+    assert_eq!(other.stats.runs_executed, 6, "{:?}", other.stats);
+
+    // A gold run at the limit is the harness's problem: an error with a hint, no grade, and
+    // tried again next time.
+    let dir2 = tempfile::tempdir().unwrap();
+    let st2 = RunSettings {
+        exec: st.exec.clone(),
+        ..settings(dir2.path())
+    };
+    let fake2 = Arc::new(FakeBackend::new());
+    fake2.add_image("acme-base:1", BTreeMap::new());
+    oom_in(&fake2, &["gold_pre"]);
+    pytest_like(&fake2);
+    let out = run_to_end(&fake2, &s, &st2, &Arc::new(RecordingSink::default())).await;
+    let InstanceOutcome::Error { reason } = &out.results[0].outcome else {
+        panic!("{:?}", out.results[0].outcome)
+    };
+    assert_eq!(
+        reason.to_string(),
+        "gold_pre: reached the memory limit (the OOM killer ended a process): 1 GiB"
+    );
+    assert!(
+        reason.hint().unwrap().contains("--memory"),
+        "{:?}",
+        reason.hint()
+    );
+    assert_eq!(out.results[0].limit_hits.len(), 1);
+    let again = run_to_end(&fake2, &s, &st2, &Arc::new(RecordingSink::default())).await;
+    assert_eq!(
+        (again.stats.runs_reused, again.stats.runs_failed),
+        (2, 1),
+        "the prediction runs are reused, the gold run is executed again (and fails again): {:?}",
+        again.stats
+    );
+    assert!(matches!(
+        again.results[0].outcome,
+        InstanceOutcome::Error { .. }
+    ));
+}
