@@ -1,0 +1,282 @@
+//! The fixture benchmark on the real engine, shared by the engine test files: the binary, the
+//! fixture's spec table on its base image, its images built once under a lock, runs of the binary
+//! and what they leave (events, reports, containers).
+#![allow(dead_code, clippy::unwrap_used, clippy::print_stderr)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use swtbench_grade::InstanceReport;
+
+pub const DEFAULT_BASE_IMAGE: &str = "swtbench-fixture-base:bookworm";
+pub const MODEL_DIR: &str = "swtbench-fixture-model";
+pub const IMAGES_LOCK: &str = "/tmp/swtbench-engine-tests.images.lock";
+
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+pub fn base_image() -> String {
+    std::env::var("SWTBENCH_FIXTURE_BASE_IMAGE")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| DEFAULT_BASE_IMAGE.to_string())
+}
+
+/// The fixture's spec table, on [`base_image`].
+pub fn spec_table() -> PathBuf {
+    let table = workspace().join("fixtures/benchmark/spec-table.toml");
+    let base = base_image();
+    if base == DEFAULT_BASE_IMAGE {
+        return table;
+    }
+    let text = std::fs::read_to_string(&table)
+        .unwrap()
+        .replace(DEFAULT_BASE_IMAGE, &base);
+    let path = std::env::temp_dir().join(format!(
+        "swtbench-engine-spec-{}.toml",
+        base.replace(['/', ':'], "_")
+    ));
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+        let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+    }
+    path
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_swtbench")
+}
+
+/// Why the engine tests cannot run here, if they cannot.
+pub fn engine_missing() -> Option<String> {
+    let docker = Command::new("docker")
+        .args(["info", "--format", "{{.ServerVersion}}"])
+        .output();
+    match docker {
+        Ok(o) if o.status.success() => {}
+        _ => return Some("no reachable Docker engine (`docker info` failed)".into()),
+    }
+    let base_image = base_image();
+    let base = Command::new("docker")
+        .args(["image", "inspect", &base_image])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !base.is_ok_and(|s| s.success()) {
+        return Some(format!(
+            "the base image {base_image} is missing (build it with scripts/base-image)"
+        ));
+    }
+    None
+}
+
+macro_rules! require_engine {
+    () => {
+        if let Some(why) = engine_missing() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+
+/// A fixture benchmark in a temporary directory, with its images built.
+pub struct Fixture {
+    pub _tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub data: PathBuf,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        let data = root.join("fx");
+        let out = Command::new("python3")
+            .arg(workspace().join("fixtures/benchmark/make_benchmark.py"))
+            .arg(&data)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "make_benchmark.py failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let fx = Fixture {
+            _tmp: tmp,
+            root,
+            data,
+        };
+        fx.ensure_images();
+        fx
+    }
+
+    pub fn dataset(&self) -> String {
+        self.data.join("dataset.jsonl").display().to_string()
+    }
+
+    pub fn mirrors(&self) -> String {
+        self.data.join("mirrors").display().to_string()
+    }
+
+    /// Builds the fixture images once for all tests (other test processes wait on the lock).
+    pub fn ensure_images(&self) {
+        let out = Command::new("flock")
+            .arg(IMAGES_LOCK)
+            .arg(bin())
+            .args(["images", "build", "--dataset", &self.dataset()])
+            .args(["--repo-mirror", &self.mirrors()])
+            .arg("--spec-table")
+            .arg(spec_table())
+            .arg("--output-dir")
+            .arg(self.root.join("prebuild"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "building the fixture images failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The arguments of a fixture run into `out_dir`.
+    pub fn run_args(
+        &self,
+        run_id: &str,
+        out_dir: &Path,
+        predictions: &str,
+        extra: &[&str],
+    ) -> Vec<String> {
+        let mut v: Vec<String> = vec![
+            "run".into(),
+            "--dataset".into(),
+            self.dataset(),
+            "--predictions".into(),
+            self.data.join(predictions).display().to_string(),
+            "--repo-mirror".into(),
+            self.mirrors(),
+            "--spec-table".into(),
+            spec_table().display().to_string(),
+            "--run-id".into(),
+            run_id.into(),
+            "--output-dir".into(),
+            out_dir.display().to_string(),
+            "--timeout".into(),
+            "20".into(),
+            "--max-workers".into(),
+            "2".into(),
+            "--cache-level".into(),
+            "instance".into(),
+            "--events".into(),
+            out_dir.join("events.jsonl").display().to_string(),
+        ];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    }
+
+    pub fn expected(&self) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(self.data.join("expected.json")).unwrap())
+            .unwrap()
+    }
+}
+
+pub fn run(args: &[String]) -> Output {
+    let out = Command::new(bin()).args(args).output().unwrap();
+    eprintln!(
+        "swtbench {}\n--- stderr ---\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+pub fn spawn(args: &[String]) -> Child {
+    Command::new(bin())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Containers (running or not) labelled with the run id.
+pub fn containers_of(run_id: &str) -> Vec<String> {
+    let out = Command::new("docker")
+        .args(["ps", "-a", "-q", "--filter"])
+        .arg(format!("label=swtbench.run_id={run_id}"))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// A run id no other test (or earlier invocation) uses.
+pub fn unique_run_id(name: &str) -> String {
+    format!(
+        "{name}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    )
+}
+
+pub fn events(out_dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(out_dir.join("events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// Waits until `pred` holds for the events written so far.
+pub fn wait_for_events(out_dir: &Path, what: &str, pred: impl Fn(&[Value]) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while Instant::now() < deadline {
+        if pred(&events(out_dir)) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("timed out waiting for {what}");
+}
+
+pub fn executed_runs(ev: &[Value]) -> usize {
+    ev.iter()
+        .filter(|e| e["event"] == "run_finished" && e["result"]["kind"] == "executed")
+        .count()
+}
+
+pub fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("swtbench did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+pub fn report_dir(out_dir: &Path, run_id: &str) -> PathBuf {
+    out_dir
+        .join("run_instance_swt_logs")
+        .join(run_id)
+        .join(MODEL_DIR)
+}
+
+pub fn read_report(out_dir: &Path, run_id: &str, id: &str) -> Option<InstanceReport> {
+    let text =
+        std::fs::read_to_string(report_dir(out_dir, run_id).join(id).join("report.json")).ok()?;
+    Some(InstanceReport::from_report_json(&text, Some(id)).unwrap())
+}
