@@ -111,13 +111,34 @@ impl<B: ContainerBackend> ImageBuilder<B> {
         policy: RebuildPolicy,
         parent: Option<&EnsuredImage>,
     ) -> Result<EnsuredImage> {
+        self.ensure_retrying(recipe, policy, parent, |_| None).await
+    }
+
+    /// [`ImageBuilder::ensure`], with a failed build tried once more when `retry` gives a pause
+    /// for its error. Every caller waiting for the same tag gets the one outcome.
+    pub async fn ensure_retrying(
+        &self,
+        recipe: &ImageRecipe,
+        policy: RebuildPolicy,
+        parent: Option<&EnsuredImage>,
+        retry: impl Fn(&BackendError) -> Option<Duration>,
+    ) -> Result<EnsuredImage> {
         let cell = {
             let mut cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());
             cells.entry(recipe.tag().to_string()).or_default().clone()
         };
-        cell.get_or_init(|| self.ensure_uncached(recipe, policy, parent))
-            .await
-            .clone()
+        cell.get_or_init(|| async {
+            let first = self.ensure_uncached(recipe, policy, parent).await;
+            match first.as_ref().err().and_then(&retry) {
+                Some(pause) => {
+                    tokio::time::sleep(pause).await;
+                    self.ensure_uncached(recipe, policy, parent).await
+                }
+                None => first,
+            }
+        })
+        .await
+        .clone()
     }
 
     /// Ensures a chain in order (base, env, instance); each element's parent is the previous one.

@@ -92,10 +92,44 @@ impl BackendError {
         }
     }
 
+    /// A failure that the same request may not meet again in a moment: the engine answered 5xx
+    /// (500, 502, 503, 504) or the connection broke. Not a refusal (4xx), a hang, or a stop.
+    pub fn is_transient(&self) -> bool {
+        let BackendError::Engine { message, .. } = self else {
+            return false;
+        };
+        let m = message.to_ascii_lowercase();
+        ["(http 500)", "(http 502)", "(http 503)", "(http 504)"]
+            .iter()
+            .any(|code| m.ends_with(code))
+            || m.contains("connection reset")
+            || m.contains("broken pipe")
+            || m.contains("connection closed before message completed")
+    }
+
     pub(crate) fn io(context: impl Into<String>, err: &std::io::Error) -> Self {
         BackendError::Io {
             context: context.into(),
             message: err.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transient_failures_are_5xx_and_broken_connections() {
+        let engine = |m: &str| BackendError::Engine {
+            operation: "creating a container".into(),
+            message: m.into(),
+        };
+        assert!(engine("server error (HTTP 500)").is_transient());
+        assert!(engine("service unavailable (HTTP 503)").is_transient());
+        assert!(engine("error trying to connect: connection reset by peer").is_transient());
+        assert!(!engine("conflict (HTTP 409)").is_transient());
+        assert!(!engine("no such image (HTTP 404)").is_transient());
+        assert!(!BackendError::ImageNotFound("x".into()).is_transient());
     }
 }

@@ -199,6 +199,7 @@ struct State {
     build_delay: Duration,
     create_delay: Duration,
     unreachable: bool,
+    failing_creates: usize,
 }
 
 /// The in-memory engine. Cheap to clone (shared state).
@@ -266,6 +267,11 @@ impl FakeBackend {
         let re = Regex::new(pattern)
             .unwrap_or_else(|e| panic!("bad fake build pattern {pattern:?}: {e}"));
         self.lock().build_failures.push((re, message.to_string()));
+    }
+
+    /// The next `n` container creations fail as an engine answering HTTP 500 would.
+    pub fn fail_next_creates(&self, n: usize) {
+        self.lock().failing_creates = n;
     }
 
     /// Every build takes this long (use with a paused tokio clock).
@@ -587,10 +593,17 @@ impl ContainerBackend for FakeBackend {
             format!("fake{:060}", s.next_id)
         };
         let delay = {
-            let s = self.enter(FakeCall::ContainerCreate {
+            let mut s = self.enter(FakeCall::ContainerCreate {
                 id: id.clone(),
                 spec: spec.clone(),
             })?;
+            if s.failing_creates > 0 {
+                s.failing_creates -= 1;
+                return Err(BackendError::Engine {
+                    operation: format!("creating a container from {}", spec.image),
+                    message: "server error (HTTP 500)".into(),
+                });
+            }
             // The engine resolves the image when the request arrives.
             if find_image(&s, &spec.image).is_none() {
                 return Err(BackendError::ImageNotFound(spec.image.clone()));

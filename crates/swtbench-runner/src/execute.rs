@@ -288,10 +288,17 @@ pub async fn execute_run<B: ContainerBackend>(
         NetworkAccess::Disabled
     };
     spec.platform = Some(job.platform.to_string());
-    let id = registry
-        .create(backend, &spec)
-        .await
-        .map_err(ExecError::Engine)?;
+    let id = crate::retry::engine_request(
+        || registry.create(backend, &spec),
+        |e, pause| {
+            log(
+                dir,
+                &format!("creating the container failed ({e}); trying again in {pause:?}"),
+            )
+        },
+    )
+    .await
+    .map_err(ExecError::Engine)?;
     log(dir, &format!("container {id} created from {}", job.image));
     let result = run_in_container(backend.as_ref(), settings, &id, job).await;
     // A container that could not be removed stays registered for the clean-up at the end.

@@ -32,6 +32,7 @@ pub mod outcome;
 pub mod plan;
 pub mod prepare;
 pub mod report;
+pub mod retry;
 pub mod runner;
 pub mod session;
 pub mod settings;

@@ -1581,3 +1581,74 @@ async fn a_limit_hit_is_the_predictions_outcome_but_a_retried_error_in_a_gold_ru
         InstanceOutcome::Error { .. }
     ));
 }
+
+#[tokio::test(start_paused = true)]
+async fn transient_engine_and_network_failures_are_retried_before_they_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    s.predictions.retain(|k, _| k.as_str() == "acme__calc-1");
+    let st = settings(dir.path());
+
+    // Two creations answered with HTTP 500: the run waits and tries again.
+    let fake = fake_engine();
+    fake.fail_next_creates(2);
+    let out = run_to_end(&fake, &s, &st, &Arc::new(RecordingSink::default())).await;
+    assert_eq!(out.results[0].outcome, InstanceOutcome::Resolved);
+    assert_eq!(out.stats.runs_failed, 0);
+    assert_eq!(
+        fake.count_calls(|c| matches!(c, FakeCall::ContainerCreate { .. })),
+        6 + 2,
+        "six runs, two creations tried again"
+    );
+    let log = std::fs::read_to_string(
+        dir.path()
+            .join("run_instance_swt_logs/r1/pred_pre__org__model/acme__calc-1/run_instance.log"),
+    )
+    .unwrap();
+    assert!(
+        log.contains("creating the container failed") && log.contains("trying again in 1s"),
+        "{log}"
+    );
+
+    // Four in a row: the run fails after the last retry.
+    let dir2 = tempfile::tempdir().unwrap();
+    let fake = fake_engine();
+    fake.fail_next_creates(4);
+    let out = run_to_end(
+        &fake,
+        &s,
+        &settings(dir2.path()),
+        &Arc::new(RecordingSink::default()),
+    )
+    .await;
+    assert!(
+        matches!(&out.results[0].outcome, InstanceOutcome::Error { reason } if reason.to_string().contains("HTTP 500")),
+        "{:?}",
+        out.results[0].outcome
+    );
+
+    // A build that could not reach the package index is tried once more, then fails.
+    let dir3 = tempfile::tempdir().unwrap();
+    let fake = fake_engine();
+    let spec = specs(&s.instances, &s.table)
+        .remove("acme__calc-1")
+        .unwrap()
+        .unwrap();
+    fake.fail_builds(
+        &regex_escape(&spec.keys.env),
+        "pip install: Could not fetch URL https://pypi.org/simple/pytest/: connection refused",
+    );
+    let sink = Arc::new(RecordingSink::default());
+    let out = run_to_end(&fake, &s, &settings(dir3.path()), &sink).await;
+    assert!(matches!(
+        &out.results[0].outcome,
+        InstanceOutcome::Error {
+            reason: InstanceError::Images(ImageError::Build(_))
+        }
+    ));
+    assert_eq!(fake.builds_of(&spec.keys.env), 2, "one retry");
+    assert!(out
+        .warnings
+        .iter()
+        .any(|w| w.contains("trying the build once more in 10 s")));
+}

@@ -59,6 +59,7 @@ struct Marks {
     built_reported: HashSet<ImageTag>,
     /// `image_ready` (failed) was sent.
     failure_reported: HashSet<ImageTag>,
+
     /// Instance images whose whole chain was ensured in this evaluation.
     chain_ready: HashSet<ImageTag>,
     /// Images whose removal was started.
@@ -237,11 +238,28 @@ async fn ensure_one<B: ContainerBackend>(
     let tag = recipe.tag();
     announce(shared, tag, kind, who);
     let policy = images.policy(&shared.settings, tag);
-    let e = images
+    // A build that met a transient failure (the engine's 5xx, the network) is tried once more
+    // after a pause, as one build for every instance that needs it.
+    let retry = |e: &BackendError| {
+        let failure = BuildFailure::new(tag, kind, e.clone(), &shared.settings.outputs.build_logs);
+        let pause = if e.is_transient() {
+            crate::retry::ENGINE_BACKOFF[1]
+        } else if failure.unreachable.is_some() {
+            crate::retry::BUILD_NETWORK_BACKOFF
+        } else {
+            return None;
+        };
+        shared.warn(format!(
+            "{failure}; trying the build once more in {} s",
+            pause.as_secs()
+        ));
+        Some(pause)
+    };
+    let first = images
         .builder
-        .ensure(recipe, policy, parent)
-        .await
-        .map_err(|e| report_failure(shared, tag, kind, e))?;
+        .ensure_retrying(recipe, policy, parent, retry)
+        .await;
+    let e = first.map_err(|e| report_failure(shared, tag, kind, e))?;
     report_built(shared, &e, kind);
     Ok(e)
 }
