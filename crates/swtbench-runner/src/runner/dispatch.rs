@@ -19,7 +19,7 @@ use swtbench_grade::InstanceReport;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::image_state::{prefetch_images, remove_images_at_end};
+use super::image_state::{images_to_remove_at_end, prefetch_images, remove_images_at_end};
 use super::instance::{evaluate_instance, interrupted, InstanceResult};
 use super::shared::Shared;
 use super::watch::{Stopped, Watch, CANCELLED_CLEANUP_LIMIT};
@@ -428,11 +428,14 @@ async fn clean_up<B: ContainerBackend>(shared: &Shared<B>) -> Vec<String> {
         watch.probe().await;
     }
     let unremoved = remove_containers(shared, &mut watch).await;
-    if watch.call(remove_images_at_end(shared)).await.is_none() {
+    let images = images_to_remove_at_end(shared);
+    if watch.call(remove_images_at_end(shared)).await.is_none() && !images.is_empty() {
         if let Some(why) = watch.stopped() {
             shared.warn(format!(
-                "images this run built were not removed: {}; `swtbench images rm --run-id {}` \
-                 removes them once the engine answers",
+                "{} image(s) above the cache level were not removed ({}): {}; `swtbench images \
+                 rm --run-id {}` removes them once the engine answers",
+                images.len(),
+                images.join(", "),
                 why.describe(),
                 shared.settings.run_id
             ));
