@@ -232,7 +232,7 @@ impl DockerBackend {
         match e {
             BollardError::RequestTimeoutError => BackendError::RequestTimeout {
                 operation,
-                after: self.options.request_timeout,
+                after: self.client.timeout(),
             },
             other => BackendError::Engine {
                 operation,
@@ -656,11 +656,16 @@ impl ContainerBackend for DockerBackend {
             loop {
                 let item = match self
                     .next_alive(&mut stream, None, || format!("building image {tag}"))
-                    .await?
+                    .await
                 {
-                    Wait::Item(Some(item)) => item,
-                    Wait::Item(None) | Wait::Deadline => break,
-                    Wait::Lost(_) => unreachable!("next_alive turns a lost engine into an error"),
+                    Ok(Wait::Item(Some(item))) => item,
+                    Ok(_) => break,
+                    Err(e) => {
+                        // The log says why it ends here.
+                        let _ = writeln!(log, "ERROR: {e}");
+                        let _ = log.flush();
+                        return Err(e);
+                    }
                 };
                 match item {
                     Ok(info) => {
@@ -992,6 +997,14 @@ impl ContainerBackend for DockerBackend {
         }
 
         let mut container_killed = false;
+        // Killing the command needs the engine: one that does not answer a ping is lost now,
+        // rather than after the deadlines of the kill's calls.
+        if timed_out && !self.probe().await {
+            return Err(BackendError::EngineHung {
+                operation: format!("killing the timed-out command in container {id}"),
+                after: self.options.probe_deadline,
+            });
+        }
         if timed_out {
             let killed = self
                 .exec_helper(
