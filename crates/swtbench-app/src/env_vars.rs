@@ -27,6 +27,13 @@ pub const SWTBENCH_GITHUB_RAW: &str = "SWTBENCH_GITHUB_RAW";
 /// Podman sockets. Read by `swtbench_backend::DockerBackend::connect`.
 #[allow(dead_code)] // read inside the backend library; listed so every variable is named here
 pub const DOCKER_HOST: &str = "DOCKER_HOST";
+/// Seconds the container engine has to answer each short call (create, start, copy, inspect,
+/// kill, remove, list; default 60). A call without an answer makes swtbench ping the engine; no
+/// answer to that within 5 s ends the run as an environment fault (exit code 3).
+pub const SWTBENCH_ENGINE_DEADLINE_SECS: &str = "SWTBENCH_ENGINE_DEADLINE_SECS";
+/// Seconds a command's output or a build log may stay silent before swtbench pings the engine to
+/// tell a quiet test from a hung engine (default 30).
+pub const SWTBENCH_ENGINE_QUIET_SECS: &str = "SWTBENCH_ENGINE_QUIET_SECS";
 /// Proxy variables passed into image builds as build arguments when set (either case):
 /// `HTTP_PROXY`, `HTTPS_PROXY`, `FTP_PROXY`, `NO_PROXY`, `ALL_PROXY`. The full list is
 /// `swtbench_backend::network::PROXY_VARIABLES`.

@@ -1,12 +1,17 @@
 //! `DockerBackend`: the real engine, Docker or Podman, through the Docker Engine API (bollard).
 //!
-//! One client per backend, API version negotiated once at connect, explicit timeouts (a short one
-//! for the first contact, a longer one for every later request; streamed bodies such as build logs
-//! and command output are bounded by their own limits instead). Only endpoints that Podman's
+//! One client per backend, API version negotiated once at connect, explicit deadlines (a short one
+//! for the first contact, [`DockerOptions::request_timeout`] for every later short call; streamed
+//! bodies such as build logs and command output are bounded by their own limits instead, with a
+//! liveness probe when they stay quiet, see [`crate::liveness`]). A call that gets no answer in
+//! time is [`BackendError::RequestTimeout`] when the engine still answers a ping, and
+//! [`BackendError::EngineHung`] when it does not; after that the engine counts as lost and every
+//! call gets only the probe's deadline until one is answered again. Only endpoints that Podman's
 //! compatibility API also serves are used: legacy `/build`, `/images/create?fromSrc=-`,
 //! `/containers/*/archive`, `/exec`. Nothing of bollard appears in this module's public API.
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -28,6 +33,7 @@ use crate::backend::{ContainerBackend, LogSink};
 use crate::context::{container_files_tar, single_file_from_tar, BuildContext};
 use crate::error::{BackendError, Result};
 use crate::labels::LabelFilter;
+use crate::liveness::{next_or_probe, Wait};
 use crate::model::{
     BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineHost, EngineInfo, EngineKind,
     ExecOutput, ExecRequest, ImageInfo, ImportRequest, NetworkAccess, RootfsSource,
@@ -42,8 +48,13 @@ pub struct DockerOptions {
     pub host: Option<String>,
     /// Limit for the first contact (version negotiation, ping).
     pub connect_timeout: Duration,
-    /// Limit for every later request to start answering (not for streamed bodies).
+    /// Deadline of every later short call (create, start, copy, inspect, kill, remove, list); not
+    /// of streamed bodies (command output, build logs, imports).
     pub request_timeout: Duration,
+    /// How long a liveness probe (a ping) may take before the engine counts as lost.
+    pub probe_deadline: Duration,
+    /// How long an output stream may stay silent before the engine is probed.
+    pub quiet_probe: Duration,
     /// After a command timed out and its process group was killed, how long to wait for its output
     /// to end before killing the whole container.
     pub kill_grace: Duration,
@@ -54,7 +65,9 @@ impl Default for DockerOptions {
         DockerOptions {
             host: None,
             connect_timeout: Duration::from_secs(15),
-            request_timeout: Duration::from_secs(300),
+            request_timeout: crate::liveness::DEFAULT_CALL_DEADLINE,
+            probe_deadline: crate::liveness::PROBE_DEADLINE,
+            quiet_probe: crate::liveness::DEFAULT_QUIET_PROBE,
             kill_grace: Duration::from_secs(5),
         }
     }
@@ -69,9 +82,16 @@ pub struct DockerBackend {
     /// Whether containers get the engine's disk quota (`--storage-opt size=`); cleared when the
     /// engine refuses it once.
     disk_quota: Arc<AtomicBool>,
+    /// Set when the engine did not answer a probe, cleared by any answer: while set, calls get
+    /// only the probe's deadline.
+    lost: Arc<AtomicBool>,
 }
 
 const DOCKER_SOCKET: &str = "/var/run/docker.sock";
+
+/// The client library's own limit on waiting for response headers, a backstop behind the
+/// backend's deadlines (which must fire first).
+const CLIENT_BACKSTOP: Duration = Duration::from_secs(300);
 
 /// Runs the command as the leader of its own process group (the exec's process already leads a
 /// new session under runc and crun; its PID is recorded so the whole group can be killed) with
@@ -128,13 +148,15 @@ impl DockerBackend {
             endpoint,
             host,
         };
-        let client = client.with_timeout(options.request_timeout);
+        let backstop = CLIENT_BACKSTOP.max(options.request_timeout + 2 * options.probe_deadline);
+        let client = client.with_timeout(backstop);
         let disk_quota = Arc::new(AtomicBool::new(info.host.has_disk_quota()));
         Ok(DockerBackend {
             client,
             info,
             options,
             disk_quota,
+            lost: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -148,12 +170,81 @@ impl DockerBackend {
         &self.info
     }
 
+    /// The deadline of the next short call: the full one, or the probe's while the engine is lost.
+    fn call_deadline(&self) -> Duration {
+        if self.lost.load(Ordering::Relaxed) {
+            self.options
+                .probe_deadline
+                .min(self.options.request_timeout)
+        } else {
+            self.options.request_timeout
+        }
+    }
+
+    /// Runs one short call under its deadline. The outer `Err` is the deadline
+    /// ([`BackendError::RequestTimeout`] or [`BackendError::EngineHung`], see [`Self::silent`]);
+    /// the inner result is the engine's answer, for the caller to read.
+    async fn bounded<T>(
+        &self,
+        operation: impl FnOnce() -> String,
+        call: impl Future<Output = std::result::Result<T, BollardError>>,
+    ) -> Result<std::result::Result<T, BollardError>> {
+        let limit = self.call_deadline();
+        match tokio::time::timeout(limit, call).await {
+            Ok(answer) => {
+                if answer.is_ok() {
+                    self.lost.store(false, Ordering::Relaxed);
+                }
+                Ok(answer)
+            }
+            Err(_) => Err(self.silent(operation(), limit).await),
+        }
+    }
+
+    /// The error of a call or stream that got no answer for `after`: the engine is probed (unless
+    /// it is known lost already); alive, the call was stuck ([`BackendError::RequestTimeout`]);
+    /// silent, the engine is lost ([`BackendError::EngineHung`]).
+    async fn silent(&self, operation: String, after: Duration) -> BackendError {
+        if !self.lost.load(Ordering::Relaxed) && self.probe().await {
+            BackendError::RequestTimeout { operation, after }
+        } else {
+            BackendError::EngineHung { operation, after }
+        }
+    }
+
+    /// Pings the engine under the probe deadline and remembers whether it answered.
+    async fn probe(&self) -> bool {
+        let alive = matches!(
+            tokio::time::timeout(self.options.probe_deadline, self.client.ping()).await,
+            Ok(Ok(_))
+        );
+        self.lost.store(!alive, Ordering::Relaxed);
+        alive
+    }
+
+    /// The next item of an output stream; a stream silent for [`DockerOptions::quiet_probe`] and
+    /// an engine that does not answer the probe then are [`BackendError::EngineHung`].
+    async fn next_alive<S: futures_util::Stream + Unpin>(
+        &self,
+        stream: &mut S,
+        deadline: Option<tokio::time::Instant>,
+        operation: impl FnOnce() -> String,
+    ) -> Result<Wait<S::Item>> {
+        match next_or_probe(stream, deadline, self.options.quiet_probe, || self.probe()).await {
+            Wait::Lost(after) => Err(BackendError::EngineHung {
+                operation: operation(),
+                after,
+            }),
+            other => Ok(other),
+        }
+    }
+
     fn err(&self, operation: impl Into<String>, e: BollardError) -> BackendError {
         let operation = operation.into();
         match e {
             BollardError::RequestTimeoutError => BackendError::RequestTimeout {
                 operation,
-                after: self.options.request_timeout,
+                after: self.client.timeout(),
             },
             other => BackendError::Engine {
                 operation,
@@ -164,25 +255,27 @@ impl DockerBackend {
 
     /// Runs a short helper command as root and waits for it (used to kill process groups).
     async fn exec_helper(&self, id: &str, cmd: Vec<String>) -> Result<()> {
+        let operation = || format!("exec in container {id}");
         let exec = self
-            .client
-            .create_exec(
-                id,
-                CreateExecOptions {
-                    attach_stdout: Some(true),
-                    attach_stderr: Some(true),
-                    user: Some("root".to_string()),
-                    cmd: Some(cmd),
-                    ..Default::default()
-                },
+            .bounded(
+                operation,
+                self.client.create_exec(
+                    id,
+                    CreateExecOptions {
+                        attach_stdout: Some(true),
+                        attach_stderr: Some(true),
+                        user: Some("root".to_string()),
+                        cmd: Some(cmd),
+                        ..Default::default()
+                    },
+                ),
             )
-            .await
-            .map_err(|e| self.err(format!("exec in container {id}"), e))?;
+            .await?
+            .map_err(|e| self.err(operation(), e))?;
         if let StartExecResults::Attached { mut output, .. } = self
-            .client
-            .start_exec(&exec.id, None)
-            .await
-            .map_err(|e| self.err(format!("exec in container {id}"), e))?
+            .bounded(operation, self.client.start_exec(&exec.id, None))
+            .await?
+            .map_err(|e| self.err(operation(), e))?
         {
             let drain = async { while output.next().await.is_some() {} };
             let _ = tokio::time::timeout(Duration::from_secs(10), drain).await;
@@ -200,13 +293,20 @@ impl DockerBackend {
         } else {
             0
         };
-        match self.client.inspect_container(id, None).await {
+        let operation = || format!("inspecting container {id}");
+        match self
+            .bounded(operation, self.client.inspect_container(id, None))
+            .await?
+        {
             Ok(mut c) => {
                 let mut state = c.state.take().unwrap_or_default();
                 while state.running == Some(true) && looks_left > 0 {
                     looks_left -= 1;
                     tokio::time::sleep(Duration::from_millis(40)).await;
-                    state = match self.client.inspect_container(id, None).await {
+                    state = match self
+                        .bounded(operation, self.client.inspect_container(id, None))
+                        .await?
+                    {
                         Ok(c) => c.state.unwrap_or_default(),
                         Err(e) if status(&e) == Some(404) => {
                             return Err(BackendError::ContainerStopped {
@@ -263,10 +363,16 @@ impl DockerBackend {
     async fn exec_exit_code(&self, exec_id: &str) -> Option<i64> {
         // The stream can end a moment before the engine records the exit.
         for _ in 0..100 {
-            match self.client.inspect_exec(exec_id).await {
-                Ok(r) if r.running != Some(true) => return r.exit_code,
-                Ok(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-                Err(_) => return None,
+            let answer = self
+                .bounded(
+                    || format!("inspecting exec {exec_id}"),
+                    self.client.inspect_exec(exec_id),
+                )
+                .await;
+            match answer {
+                Ok(Ok(r)) if r.running != Some(true) => return r.exit_code,
+                Ok(Ok(_)) => tokio::time::sleep(Duration::from_millis(20)).await,
+                Ok(Err(_)) | Err(_) => return None,
             }
         }
         None
@@ -318,13 +424,6 @@ fn tree_bytes(dir: &Path) -> Option<u64> {
         }
     }
     read_any.then_some(total)
-}
-
-async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
-    }
 }
 
 async fn tick_opt(interval: &mut Option<tokio::time::Interval>) {
@@ -525,16 +624,35 @@ pub(crate) fn rfc3339_to_unix(text: &str) -> i64 {
 
 impl ContainerBackend for DockerBackend {
     async fn engine_info(&self) -> Result<EngineInfo> {
-        let unreachable = |e: BollardError| BackendError::Unreachable {
-            endpoint: self.info.endpoint.clone(),
-            reason: describe(&e),
-        };
-        self.client.ping().await.map_err(unreachable)?;
-        Ok(self.info.clone())
+        // The liveness probe: the short deadline, whatever the state.
+        let limit = self.options.probe_deadline;
+        match tokio::time::timeout(limit, self.client.ping()).await {
+            Ok(Ok(_)) => {
+                self.lost.store(false, Ordering::Relaxed);
+                Ok(self.info.clone())
+            }
+            Ok(Err(e)) => Err(BackendError::Unreachable {
+                endpoint: self.info.endpoint.clone(),
+                reason: describe(&e),
+            }),
+            Err(_) => {
+                self.lost.store(true, Ordering::Relaxed);
+                Err(BackendError::EngineHung {
+                    operation: format!("pinging the container engine at {}", self.info.endpoint),
+                    after: limit,
+                })
+            }
+        }
     }
 
     async fn image_inspect(&self, name: &str) -> Result<Option<ImageInfo>> {
-        match self.client.inspect_image(name).await {
+        match self
+            .bounded(
+                || format!("inspecting image {name}"),
+                self.client.inspect_image(name),
+            )
+            .await?
+        {
             Ok(img) => {
                 let labels = img
                     .config
@@ -555,7 +673,13 @@ impl ContainerBackend for DockerBackend {
 
     async fn image_remove(&self, name: &str, force: bool) -> Result<bool> {
         let options = RemoveImageOptionsBuilder::default().force(force).build();
-        match self.client.remove_image(name, Some(options), None).await {
+        match self
+            .bounded(
+                || format!("removing image {name}"),
+                self.client.remove_image(name, Some(options), None),
+            )
+            .await?
+        {
             Ok(_) => Ok(true),
             Err(e) if status(&e) == Some(404) => Ok(false),
             Err(e) => Err(self.err(format!("removing image {name}"), e)),
@@ -567,9 +691,11 @@ impl ContainerBackend for DockerBackend {
             .filters(&label_filters(filter)?)
             .build();
         let list = self
-            .client
-            .list_images(Some(options))
-            .await
+            .bounded(
+                || "listing images".to_string(),
+                self.client.list_images(Some(options)),
+            )
+            .await?
             .map_err(|e| self.err("listing images", e))?;
         Ok(list
             .into_iter()
@@ -632,7 +758,20 @@ impl ContainerBackend for DockerBackend {
                 Some(bollard::body_full(tar.into())),
             );
             let mut splitter = LineSplitter::default();
-            while let Some(item) = stream.next().await {
+            loop {
+                let item = match self
+                    .next_alive(&mut stream, None, || format!("building image {tag}"))
+                    .await
+                {
+                    Ok(Wait::Item(Some(item))) => item,
+                    Ok(_) => break,
+                    Err(e) => {
+                        // The log says why it ends here.
+                        let _ = writeln!(log, "ERROR: {e}");
+                        let _ = log.flush();
+                        return Err(e);
+                    }
+                };
                 match item {
                     Ok(info) => {
                         let mut text = String::new();
@@ -732,7 +871,14 @@ impl ContainerBackend for DockerBackend {
         let mut stream =
             self.client
                 .create_image(Some(options), Some(bollard::body_full(body.into())), None);
-        while let Some(item) = stream.next().await {
+        loop {
+            let item = match self
+                .next_alive(&mut stream, None, || format!("importing {tag}"))
+                .await?
+            {
+                Wait::Item(Some(item)) => item,
+                _ => break,
+            };
             if let Err(e) = item {
                 let message = match e {
                     BollardError::DockerStreamError { error } => error,
@@ -811,10 +957,14 @@ impl ContainerBackend for DockerBackend {
             options = options.platform(p);
         }
         let options = options.build();
+        let operation = || format!("creating a container from {}", spec.image);
         let mut result = self
-            .client
-            .create_container(Some(options.clone()), body.clone())
-            .await;
+            .bounded(
+                operation,
+                self.client
+                    .create_container(Some(options.clone()), body.clone()),
+            )
+            .await?;
         if host_config_uses_quota(&body) && result.as_ref().is_err_and(quota_refused) {
             // The driver has quotas, but not on this file system (xfs without `pquota`): the
             // harness watches the writable layer instead from now on.
@@ -823,7 +973,9 @@ impl ContainerBackend for DockerBackend {
             if let Some(h) = body.host_config.as_mut() {
                 h.storage_opt = None;
             }
-            result = self.client.create_container(Some(options), body).await;
+            result = self
+                .bounded(operation, self.client.create_container(Some(options), body))
+                .await?;
         }
         match result {
             Ok(r) => Ok(r.id),
@@ -835,7 +987,13 @@ impl ContainerBackend for DockerBackend {
     }
 
     async fn container_start(&self, id: &str) -> Result<()> {
-        match self.client.start_container(id, None).await {
+        match self
+            .bounded(
+                || format!("starting container {id}"),
+                self.client.start_container(id, None),
+            )
+            .await?
+        {
             Ok(()) => Ok(()),
             Err(e) if status(&e) == Some(404) => Err(BackendError::ContainerNotFound(id.into())),
             Err(e) => Err(self.err(format!("starting container {id}"), e)),
@@ -846,9 +1004,12 @@ impl ContainerBackend for DockerBackend {
         let tar = container_files_tar(files)?;
         let options = UploadToContainerOptionsBuilder::default().path("/").build();
         match self
-            .client
-            .upload_to_container(id, Some(options), bollard::body_full(tar.into()))
-            .await
+            .bounded(
+                || format!("copying files into container {id}"),
+                self.client
+                    .upload_to_container(id, Some(options), bollard::body_full(tar.into())),
+            )
+            .await?
         {
             Ok(()) => Ok(()),
             Err(e) if status(&e) == Some(404) => Err(BackendError::ContainerNotFound(id.into())),
@@ -860,24 +1021,30 @@ impl ContainerBackend for DockerBackend {
         let options = DownloadFromContainerOptionsBuilder::default()
             .path(path)
             .build();
-        let mut stream = self.client.download_from_container(id, Some(options));
-        let mut archive = Vec::new();
-        while let Some(chunk) = stream.next().await {
-            match chunk {
-                Ok(bytes) => archive.extend_from_slice(&bytes),
-                Err(e) if status(&e) == Some(404) => {
-                    return Err(if no_such_container(&e) {
-                        BackendError::ContainerNotFound(id.into())
-                    } else {
-                        BackendError::PathNotFound {
-                            container: id.into(),
-                            path: path.into(),
-                        }
-                    });
-                }
-                Err(e) => return Err(self.err(format!("copying {path} out of container {id}"), e)),
+        let operation = || format!("copying {path} out of container {id}");
+        // A short call: the whole download is under the call's deadline.
+        let download = async {
+            let mut stream = self.client.download_from_container(id, Some(options));
+            let mut archive = Vec::new();
+            while let Some(chunk) = stream.next().await {
+                archive.extend_from_slice(&chunk?);
             }
-        }
+            Ok(archive)
+        };
+        let archive = match self.bounded(operation, download).await? {
+            Ok(archive) => archive,
+            Err(e) if status(&e) == Some(404) => {
+                return Err(if no_such_container(&e) {
+                    BackendError::ContainerNotFound(id.into())
+                } else {
+                    BackendError::PathNotFound {
+                        container: id.into(),
+                        path: path.into(),
+                    }
+                });
+            }
+            Err(e) => return Err(self.err(operation(), e)),
+        };
         single_file_from_tar(&archive, path)
     }
 
@@ -894,39 +1061,41 @@ impl ContainerBackend for DockerBackend {
             pidfile.clone(),
         ];
         cmd.extend(request.cmd.iter().cloned());
+        let operation = || format!("exec in container {id}");
         let exec = match self
-            .client
-            .create_exec(
-                id,
-                CreateExecOptions {
-                    attach_stdout: Some(true),
-                    attach_stderr: Some(true),
-                    cmd: Some(cmd),
-                    user: request.user.clone(),
-                    working_dir: request.working_dir.clone(),
-                    env: Some(
-                        request
-                            .env
-                            .iter()
-                            .map(|(k, v)| format!("{k}={v}"))
-                            .collect(),
-                    ),
-                    ..Default::default()
-                },
+            .bounded(
+                operation,
+                self.client.create_exec(
+                    id,
+                    CreateExecOptions {
+                        attach_stdout: Some(true),
+                        attach_stderr: Some(true),
+                        cmd: Some(cmd),
+                        user: request.user.clone(),
+                        working_dir: request.working_dir.clone(),
+                        env: Some(
+                            request
+                                .env
+                                .iter()
+                                .map(|(k, v)| format!("{k}={v}"))
+                                .collect(),
+                        ),
+                        ..Default::default()
+                    },
+                ),
             )
-            .await
+            .await?
         {
             Ok(e) => e,
             Err(e) if status(&e) == Some(404) => {
                 return Err(BackendError::ContainerNotFound(id.into()))
             }
-            Err(e) => return Err(self.err(format!("exec in container {id}"), e)),
+            Err(e) => return Err(self.err(operation(), e)),
         };
         let started_exec = self
-            .client
-            .start_exec(&exec.id, None)
-            .await
-            .map_err(|e| self.err(format!("exec in container {id}"), e))?;
+            .bounded(operation, self.client.start_exec(&exec.id, None))
+            .await?
+            .map_err(|e| self.err(operation(), e))?;
         let StartExecResults::Attached { mut output, input } = started_exec else {
             return Err(BackendError::Engine {
                 operation: format!("exec in container {id}"),
@@ -952,38 +1121,62 @@ impl ContainerBackend for DockerBackend {
             }
             None => None,
         };
-        loop {
-            // The deadline first and the disk watch next, so that a command printing without a
-            // pause cannot starve either; the watch ticks every few seconds at most.
-            let next = tokio::select! {
-                biased;
-                _ = sleep_until_opt(deadline) => {
-                    timed_out = true;
-                    break;
+        let read = async {
+            loop {
+                // A command that prints without a pause must not outrun its deadline.
+                if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+                    return Ok(true);
                 }
-                _ = tick_opt(&mut watch) => {
-                    let limit = request.disk_limit.unwrap_or(u64::MAX);
-                    if let Ok(Some(written)) = self.container_written_bytes(id).await {
-                        if written > limit {
-                            disk_limit_hit = true;
-                            break;
-                        }
+                // Tests may print nothing for minutes: silence makes the backend probe the
+                // engine.
+                let next = match self
+                    .next_alive(&mut output, deadline, || {
+                        format!("waiting for the output of a command in container {id}")
+                    })
+                    .await?
+                {
+                    Wait::Item(next) => next,
+                    Wait::Deadline => return Ok(true),
+                    Wait::Lost(_) => unreachable!("next_alive turns a lost engine into an error"),
+                };
+                match next {
+                    None => return Ok(false),
+                    Some(Ok(chunk)) => collector.push(&chunk.into_bytes()),
+                    Some(Err(e)) => {
+                        return Err(self.err(format!("reading output in container {id}"), e))
                     }
-                    continue;
-                }
-                next = output.next() => next,
-            };
-            match next {
-                None => break,
-                Some(Ok(chunk)) => collector.push(&chunk.into_bytes()),
-                Some(Err(e)) => {
-                    return Err(self.err(format!("reading output in container {id}"), e))
                 }
             }
+        };
+        // The disk watch runs beside the reading (which keeps its own measure of silence).
+        let over_disk = async {
+            let limit = request.disk_limit.unwrap_or(u64::MAX);
+            loop {
+                tick_opt(&mut watch).await;
+                if let Ok(Some(written)) = self.container_written_bytes(id).await {
+                    if written > limit {
+                        return;
+                    }
+                }
+            }
+        };
+        tokio::select! {
+            biased;
+            () = over_disk => disk_limit_hit = true,
+            ended = read => timed_out = ended?,
         }
 
         let mut container_killed = false;
-        if timed_out || disk_limit_hit {
+        // Killing the command needs the engine: one that does not answer a ping is lost now,
+        // rather than after the deadlines of the kill's calls.
+        let ended_early = timed_out || disk_limit_hit;
+        if ended_early && !self.probe().await {
+            return Err(BackendError::EngineHung {
+                operation: format!("killing the timed-out command in container {id}"),
+                after: self.options.probe_deadline,
+            });
+        }
+        if ended_early {
             let killed = self
                 .exec_helper(
                     id,
@@ -1049,7 +1242,13 @@ impl ContainerBackend for DockerBackend {
         let options = KillContainerOptionsBuilder::default()
             .signal("KILL")
             .build();
-        match self.client.kill_container(id, Some(options)).await {
+        match self
+            .bounded(
+                || format!("killing container {id}"),
+                self.client.kill_container(id, Some(options)),
+            )
+            .await?
+        {
             Ok(()) => Ok(()),
             Err(e) if status(&e) == Some(404) => Err(BackendError::ContainerNotFound(id.into())),
             // Not running (already stopped or never started): nothing to kill. Docker answers 409;
@@ -1089,7 +1288,13 @@ impl ContainerBackend for DockerBackend {
             .force(true)
             .v(true)
             .build();
-        match self.client.remove_container(id, Some(options)).await {
+        match self
+            .bounded(
+                || format!("removing container {id}"),
+                self.client.remove_container(id, Some(options)),
+            )
+            .await?
+        {
             Ok(()) => Ok(true),
             Err(e) if status(&e) == Some(404) => Ok(false),
             // Another cleanup is already removing it.
@@ -1106,9 +1311,11 @@ impl ContainerBackend for DockerBackend {
             .filters(&label_filters(filter)?)
             .build();
         let list = self
-            .client
-            .list_containers(Some(options))
-            .await
+            .bounded(
+                || "listing containers".to_string(),
+                self.client.list_containers(Some(options)),
+            )
+            .await?
             .map_err(|e| self.err("listing containers", e))?;
         Ok(list
             .into_iter()

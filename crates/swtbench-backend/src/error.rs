@@ -57,9 +57,20 @@ pub enum BackendError {
     #[error("{operation} failed: {message}")]
     Engine { operation: String, message: String },
 
-    /// A request to the engine got no answer in time.
+    /// A request to the engine got no answer within its deadline, but the engine still answers a
+    /// liveness probe: this call is stuck, the engine is not.
     #[error("{operation} got no answer from the container engine within {}s", after.as_secs())]
     RequestTimeout { operation: String, after: Duration },
+
+    /// The engine stopped answering: a call got no answer within its deadline (or an output
+    /// stream stayed silent that long) and the engine did not answer a liveness probe either. It
+    /// is lost for this process; every later call would wait the same way.
+    #[error(
+        "{operation}: the container engine stopped answering (no answer for {}s, and none to a \
+         liveness probe)",
+        after.as_secs()
+    )]
+    EngineHung { operation: String, after: Duration },
 
     /// Local I/O (reading a tarball, writing a build log) failed.
     #[error("{context}: {message}")]
@@ -85,6 +96,19 @@ impl BackendError {
                 "build or import the image first (for the fixture base image: scripts/base-image)"
                     .to_string(),
             ),
+            BackendError::EngineHung { .. } => Some(
+                "the engine accepts connections but does not answer: check it with `docker info` \
+                 (or `podman info`), restart it if that hangs too (`systemctl restart docker`), \
+                 then run the same command again (finished runs are reused; \
+                 `swtbench clean --run-id <id>` removes containers left behind); \
+                 SWTBENCH_ENGINE_DEADLINE_SECS raises the deadline of engine calls on a slow engine"
+                    .to_string(),
+            ),
+            BackendError::RequestTimeout { .. } => Some(
+                "the engine answers but this request took too long: it may be overloaded \
+                 (lower --max-workers), or raise SWTBENCH_ENGINE_DEADLINE_SECS"
+                    .to_string(),
+            ),
             BackendError::BuildTimeout { .. } => {
                 Some("raise the build timeout, or pre-build the image".to_string())
             }
@@ -105,6 +129,12 @@ impl BackendError {
             || m.contains("connection reset")
             || m.contains("broken pipe")
             || m.contains("connection closed before message completed")
+    }
+
+    /// Whether the engine was found lost (it did not answer a liveness probe): the evaluation
+    /// cannot go on, as with an unreachable engine.
+    pub fn is_engine_lost(&self) -> bool {
+        matches!(self, BackendError::EngineHung { .. })
     }
 
     pub(crate) fn io(context: impl Into<String>, err: &std::io::Error) -> Self {

@@ -5,8 +5,8 @@
 //! It behaves like the engine where that matters for the runner: a build needs its `FROM` images, a
 //! container needs its image, exec needs a running container, output caps apply, removing a missing
 //! thing is not an error. Time is logical (a counter), never the wall clock; the only waits are
-//! build and container creation delays and hanging commands, on the tokio clock (pause it in
-//! tests).
+//! build and container creation delays, hanging commands and a hung engine, on the tokio clock
+//! (pause it in tests).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -200,6 +200,8 @@ struct State {
     create_delay: Duration,
     unreachable: bool,
     failing_creates: usize,
+    /// `Some(deadline)`: the engine hangs (see [`FakeBackend::set_hung`]).
+    hung: Option<Duration>,
 }
 
 /// The in-memory engine. Cheap to clone (shared state).
@@ -288,6 +290,27 @@ impl FakeBackend {
     /// Makes every call fail as if the daemon were down.
     pub fn set_unreachable(&self, unreachable: bool) {
         self.lock().unreachable = unreachable;
+    }
+
+    /// Makes the engine hang as the Docker backend reports a hung daemon: with `Some(deadline)`,
+    /// every call waits `deadline` (a ping [`crate::liveness::PROBE_DEADLINE`]) and then fails with
+    /// [`BackendError::EngineHung`], unrecorded; so does a hanging command in progress. `None`
+    /// makes it answer again.
+    pub fn set_hung(&self, deadline: Option<Duration>) {
+        self.lock().hung = deadline;
+        self.containers_changed.notify_waiters();
+    }
+
+    /// Waits and fails as a hung engine does, when it is hung ([`FakeBackend::set_hung`]).
+    async fn unless_hung(&self, operation: impl FnOnce() -> String) -> Result<()> {
+        let Some(deadline) = self.lock().hung else {
+            return Ok(());
+        };
+        tokio::time::sleep(deadline).await;
+        Err(BackendError::EngineHung {
+            operation: operation(),
+            after: deadline,
+        })
     }
 
     /// Execs of [`FakeExec::hanging`] commands that are still being awaited (neither answered nor
@@ -397,6 +420,14 @@ impl FakeBackend {
                     reason: reason.into(),
                 });
             }
+            let hung = self.lock().hung;
+            if let Some(after) = hung {
+                tokio::time::sleep(after).await;
+                return Err(BackendError::EngineHung {
+                    operation: format!("waiting for the output of a command in container {id}"),
+                    after,
+                });
+            }
             match deadline {
                 Some(d) => tokio::select! {
                     _ = tokio::time::sleep_until(d) => return Ok(()),
@@ -471,6 +502,14 @@ fn from_images(dockerfile: &str) -> Vec<String> {
 
 impl ContainerBackend for FakeBackend {
     async fn engine_info(&self) -> Result<EngineInfo> {
+        if self.lock().hung.is_some() {
+            let after = crate::liveness::PROBE_DEADLINE;
+            tokio::time::sleep(after).await;
+            return Err(BackendError::EngineHung {
+                operation: "pinging the fake engine".into(),
+                after,
+            });
+        }
         drop(self.enter(FakeCall::EngineInfo)?);
         Ok(EngineInfo {
             kind: EngineKind::Other,
@@ -483,11 +522,15 @@ impl ContainerBackend for FakeBackend {
     }
 
     async fn image_inspect(&self, name: &str) -> Result<Option<ImageInfo>> {
+        self.unless_hung(|| format!("inspecting image {name}"))
+            .await?;
         let s = self.enter(FakeCall::ImageInspect { name: name.into() })?;
         Ok(find_image(&s, name).cloned())
     }
 
     async fn image_remove(&self, name: &str, force: bool) -> Result<bool> {
+        self.unless_hung(|| format!("removing image {name}"))
+            .await?;
         let mut s = self.enter(FakeCall::ImageRemove {
             name: name.into(),
             force,
@@ -510,6 +553,7 @@ impl ContainerBackend for FakeBackend {
     }
 
     async fn images_with_label(&self, filter: &LabelFilter) -> Result<Vec<ImageInfo>> {
+        self.unless_hung(|| "listing images".to_string()).await?;
         let s = self.enter(FakeCall::ImagesWithLabel {
             filter: filter.to_engine_filters(),
         })?;
@@ -521,6 +565,8 @@ impl ContainerBackend for FakeBackend {
     }
 
     async fn image_build(&self, request: BuildRequest, log: LogSink<'_>) -> Result<ImageInfo> {
+        self.unless_hung(|| format!("building image {}", request.tag))
+            .await?;
         let dockerfile = request.context.dockerfile().unwrap_or("").to_string();
         let delay = {
             let s = self.enter(FakeCall::ImageBuild {
@@ -580,6 +626,8 @@ impl ContainerBackend for FakeBackend {
     }
 
     async fn image_import(&self, request: ImportRequest) -> Result<ImageInfo> {
+        self.unless_hung(|| format!("importing {}", request.tag))
+            .await?;
         let mut s = self.enter(FakeCall::ImageImport {
             tag: request.tag.clone(),
         })?;
@@ -587,6 +635,8 @@ impl ContainerBackend for FakeBackend {
     }
 
     async fn container_create(&self, spec: &ContainerSpec) -> Result<String> {
+        self.unless_hung(|| format!("creating a container from {}", spec.image))
+            .await?;
         let id = {
             let mut s = self.lock();
             s.next_id += 1;
@@ -628,6 +678,8 @@ impl ContainerBackend for FakeBackend {
     }
 
     async fn container_start(&self, id: &str) -> Result<()> {
+        self.unless_hung(|| format!("starting container {id}"))
+            .await?;
         let mut s = self.enter(FakeCall::ContainerStart { id: id.into() })?;
         let c = s
             .containers
@@ -638,6 +690,8 @@ impl ContainerBackend for FakeBackend {
     }
 
     async fn copy_in(&self, id: &str, files: &[ContainerFile]) -> Result<()> {
+        self.unless_hung(|| format!("copying files into container {id}"))
+            .await?;
         // Same validation as the real archive.
         crate::context::container_files_tar(files)?;
         let mut s = self.enter(FakeCall::CopyIn {
@@ -655,6 +709,8 @@ impl ContainerBackend for FakeBackend {
     }
 
     async fn copy_out(&self, id: &str, path: &str) -> Result<Vec<u8>> {
+        self.unless_hung(|| format!("copying {path} out of container {id}"))
+            .await?;
         let s = self.enter(FakeCall::CopyOut {
             id: id.into(),
             path: path.into(),
@@ -673,6 +729,8 @@ impl ContainerBackend for FakeBackend {
     }
 
     async fn exec(&self, id: &str, request: &ExecRequest) -> Result<ExecOutput> {
+        self.unless_hung(|| format!("exec in container {id}"))
+            .await?;
         if request.cmd.is_empty() {
             return Err(BackendError::Invalid("exec needs a command".into()));
         }
@@ -746,6 +804,8 @@ impl ContainerBackend for FakeBackend {
     }
 
     async fn container_kill(&self, id: &str) -> Result<()> {
+        self.unless_hung(|| format!("killing container {id}"))
+            .await?;
         let mut s = self.enter(FakeCall::ContainerKill { id: id.into() })?;
         let c = s
             .containers
@@ -769,6 +829,8 @@ impl ContainerBackend for FakeBackend {
     }
 
     async fn container_remove(&self, id: &str) -> Result<bool> {
+        self.unless_hung(|| format!("removing container {id}"))
+            .await?;
         let mut s = self.enter(FakeCall::ContainerRemove { id: id.into() })?;
         let removed = s.containers.remove(id).is_some();
         drop(s);
@@ -777,6 +839,8 @@ impl ContainerBackend for FakeBackend {
     }
 
     async fn containers_with_label(&self, filter: &LabelFilter) -> Result<Vec<ContainerInfo>> {
+        self.unless_hung(|| "listing containers".to_string())
+            .await?;
         let s = self.enter(FakeCall::ContainersWithLabel {
             filter: filter.to_engine_filters(),
         })?;

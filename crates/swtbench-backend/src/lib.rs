@@ -19,6 +19,7 @@ pub mod docker;
 pub mod error;
 pub mod fake;
 pub mod labels;
+pub mod liveness;
 pub mod model;
 pub mod network;
 pub mod output;

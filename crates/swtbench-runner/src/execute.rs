@@ -114,6 +114,11 @@ impl ContainerRegistry {
         let _ = tokio::time::timeout(SETTLE_LIMIT, self.creating.write()).await;
     }
 
+    /// Whether a creation is under way right now.
+    pub fn creating_now(&self) -> bool {
+        self.creating.try_write().is_err()
+    }
+
     pub fn session(&self) -> &Session {
         &self.session
     }

@@ -1652,3 +1652,110 @@ async fn transient_engine_and_network_failures_are_retried_before_they_are_error
         .iter()
         .any(|w| w.contains("trying the build once more in 10 s")));
 }
+
+/// Containers of the run that the clean-up could not remove, named in a warning with the way out.
+fn names_the_containers_left(warnings: &[String]) -> bool {
+    warnings.iter().any(|w| {
+        w.contains("could not be removed")
+            && w.contains("does not answer")
+            && w.contains("swtbench.run_id=r1")
+            && w.contains("swtbench clean --run-id r1")
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_engine_that_hangs_during_a_silent_script_stops_the_run_within_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, mut st, fake) = hanging_scripts(dir.path());
+    st.max_workers = 1;
+    let eval = evaluation(&fake, &s, &st).await;
+    // The engine hangs while calc-1's script runs; every call then fails after 5 s, as the Docker
+    // backend's calls do on a lost engine.
+    let (watched, switch) = (fake.clone(), fake.clone());
+    let hung_at = tokio::spawn(async move {
+        while watched.hanging_execs() == 0 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        switch.set_hung(Some(Duration::from_secs(5)));
+        tokio::time::Instant::now()
+    });
+    let out = swtbench_runner::run(
+        fake.clone(),
+        eval,
+        Arc::new(RecordingSink::default()),
+        Cancel::new(),
+    )
+    .await;
+    let took = hung_at.await.unwrap().elapsed();
+    // The command (5 s), the removal of its container (5 s), one ping (5 s, not retried), the
+    // clean-up's probe (3 s).
+    assert!(
+        took <= Duration::from_secs(20),
+        "ended {took:?} after the hang"
+    );
+    let why = out.aborted.clone().expect("aborted");
+    assert!(matches!(why, AbortReason::EngineGone(_)), "{why:?}");
+    assert!(why.to_string().contains("stopped answering"), "{why}");
+    assert_eq!(
+        fake.count_calls(|c| matches!(c, FakeCall::EngineInfo)),
+        0,
+        "no ping was answered"
+    );
+    assert!(
+        names_the_containers_left(&out.warnings),
+        "{:?}",
+        out.warnings
+    );
+    assert!(out.run_report_path.is_some(), "partial reports are written");
+    assert_eq!(out.results.len(), 2);
+    fake.set_hung(None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interrupt_on_a_hung_engine_ends_the_run_within_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (s, st, fake) = hanging_scripts(dir.path());
+    let eval = evaluation(&fake, &s, &st).await;
+    let cancel = Cancel::new();
+    let watched = fake.clone();
+    // The engine hangs (calls would wait out the default 60 s deadline) and, a second later, the
+    // user presses Ctrl-C.
+    let switch = fake.clone();
+    let cancelled_at = cancel_when(
+        &cancel,
+        move || {
+            let hanging = watched.hanging_execs() > 0;
+            if hanging {
+                switch.set_hung(Some(Duration::from_secs(60)));
+            }
+            hanging
+        },
+        Duration::from_secs(1),
+        &[CancelReason::Interrupt],
+    );
+    let out = swtbench_runner::run(
+        fake.clone(),
+        eval,
+        Arc::new(RecordingSink::default()),
+        cancel,
+    )
+    .await;
+    let took = cancelled_at.await.unwrap().elapsed();
+    // The first removal is slow (3 s), the probe gets no answer (3 s), the rest is skipped.
+    assert!(
+        took <= Duration::from_secs(8),
+        "the run ended {took:?} after the interrupt"
+    );
+    assert_eq!(out.cancelled, Some(CancelReason::Interrupt));
+    assert_eq!(out.aborted, None);
+    assert!(
+        names_the_containers_left(&out.warnings),
+        "{:?}",
+        out.warnings
+    );
+    let report = out.run_report.expect("run report");
+    assert!(!report.unstopped_containers.is_empty(), "{report:?}");
+    assert!(out.run_report_path.is_some());
+    fake.set_hung(None);
+}

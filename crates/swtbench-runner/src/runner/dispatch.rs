@@ -19,9 +19,10 @@ use swtbench_grade::InstanceReport;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::image_state::{prefetch_images, remove_images_at_end};
+use super::image_state::{images_to_remove_at_end, prefetch_images, remove_images_at_end};
 use super::instance::{evaluate_instance, interrupted, InstanceResult};
 use super::shared::Shared;
+use super::watch::{Stopped, Watch, CANCELLED_CLEANUP_LIMIT};
 use crate::cancel::Cancel;
 use crate::events::{CancelReason, EvaluationStats, Event, EventSink, InstanceOutcome};
 use crate::outcome::{AbortReason, InstanceError};
@@ -423,52 +424,165 @@ fn own_containers<B: ContainerBackend>(shared: &Shared<B>) -> LabelFilter {
 }
 
 /// Removes this process's containers and the images above the cache level; returns the
-/// containers that are still there (for the run report).
+/// containers that are still there (for the run report). Bounded on an engine that stopped
+/// answering (see [`super::watch`]): then it names the containers it could not remove and ends.
 async fn clean_up<B: ContainerBackend>(shared: &Shared<B>) -> Vec<String> {
-    remove_containers(shared).await;
-    remove_images_at_end(shared).await;
-    match shared
-        .backend
-        .containers_with_label(&own_containers(shared))
-        .await
-    {
-        Ok(left) => left
+    let limit = shared
+        .cancel
+        .is_cancelled()
+        .then_some(CANCELLED_CLEANUP_LIMIT);
+    let mut watch = Watch::new(shared.backend.as_ref(), limit);
+    if matches!(shared.aborted(), Some(AbortReason::EngineGone(_))) {
+        // The run stopped because the engine did not answer: ask once before every call waits.
+        watch.probe().await;
+    }
+    let unremoved = remove_containers(shared, &mut watch).await;
+    let images = images_to_remove_at_end(shared);
+    if watch.call(remove_images_at_end(shared)).await.is_none() && !images.is_empty() {
+        if let Some(why) = watch.stopped() {
+            shared.warn(format!(
+                "{} image(s) above the cache level were not removed ({}): {}; `swtbench images \
+                 rm --run-id {}` removes them once the engine answers",
+                images.len(),
+                images.join(", "),
+                why.describe(),
+                shared.settings.run_id
+            ));
+        }
+    }
+    let own = own_containers(shared);
+    match watch.call(shared.backend.containers_with_label(&own)).await {
+        Some(Ok(left)) => left
             .into_iter()
             .map(|c| c.names.first().cloned().unwrap_or(c.id))
             .collect(),
-        Err(_) => Vec::new(),
+        Some(Err(_)) => Vec::new(),
+        None => unremoved,
     }
 }
 
-/// Removes every container of this process that is still there (dropped runs after a cancel).
-async fn remove_containers<B: ContainerBackend>(shared: &Shared<B>) {
+/// Removes every container of this process that is still there (dropped runs after a cancel);
+/// returns those it could not ask the engine to remove because it stopped answering.
+async fn remove_containers<B: ContainerBackend>(
+    shared: &Shared<B>,
+    watch: &mut Watch<'_, B>,
+) -> Vec<String> {
     // A creation under way when its run was dropped still makes a container: wait for it.
-    shared.registry.settle().await;
+    let settled =
+        !shared.registry.creating_now() || watch.call(shared.registry.settle()).await.is_some();
     let mut failed: Vec<String> = Vec::new();
+    let mut unremoved: Vec<String> = Vec::new();
     for id in shared.registry.ids() {
-        if let Err(e) = shared.backend.container_remove(&id).await {
-            failed.push(format!("{id}: {e}"));
+        match watch.call(shared.backend.container_remove(&id)).await {
+            Some(Ok(_)) => shared.registry.remove(&id),
+            Some(Err(e)) => {
+                failed.push(format!("{id}: {e}"));
+                shared.registry.remove(&id);
+            }
+            None => unremoved.push(id),
         }
-        shared.registry.remove(&id);
     }
     // Belt and braces: containers of this process that are not in the registry.
-    if let Ok(found) = shared
-        .backend
-        .containers_with_label(&own_containers(shared))
+    if let Some(Ok(found)) = watch
+        .call(
+            shared
+                .backend
+                .containers_with_label(&own_containers(shared)),
+        )
         .await
     {
         for c in found {
-            if let Err(e) = shared.backend.container_remove(&c.id).await {
-                failed.push(format!("{}: {e}", c.id));
+            match watch.call(shared.backend.container_remove(&c.id)).await {
+                Some(Ok(_)) => {}
+                Some(Err(e)) => failed.push(format!("{}: {e}", c.id)),
+                None => unremoved.push(c.id),
             }
         }
     }
+    let run_id = &shared.settings.run_id;
     if let Some(first) = failed.first() {
         shared.warn(format!(
-            "{} container(s) could not be removed (first: {first}); `swtbench clean --run-id {}` \
-             removes them once the engine answers",
+            "{} container(s) could not be removed (first: {first}); `swtbench clean --run-id \
+             {run_id}` removes them once the engine answers",
             failed.len(),
-            shared.settings.run_id
         ));
+    }
+    if let Some(why) = watch.stopped() {
+        shared.warn(unremoved_warning(
+            &unremoved,
+            !settled,
+            why,
+            run_id,
+            shared.registry.session().as_str(),
+        ));
+    }
+    unremoved
+}
+
+/// The warning about the containers a clean-up gave up on: which (by id), how to find them (by
+/// label) and how to remove them later.
+fn unremoved_warning(
+    ids: &[String],
+    creations_pending: bool,
+    why: Stopped,
+    run_id: &str,
+    session: &str,
+) -> String {
+    const SHOWN: usize = 10;
+    let mut text = match ids.len() {
+        0 => "the clean-up stopped".to_string(),
+        n => {
+            let mut shown: Vec<&str> = ids.iter().take(SHOWN).map(|id| short_id(id)).collect();
+            if n > SHOWN {
+                shown.push("…");
+            }
+            format!(
+                "{n} container(s) could not be removed ({})",
+                shown.join(", ")
+            )
+        }
+    };
+    text.push_str(&format!(": {}", why.describe()));
+    if creations_pending {
+        text.push_str("; containers being created then may exist too");
+    }
+    text.push_str(&format!(
+        "; they carry the labels {RUN_ID}={run_id} and {SESSION}={session}: `swtbench clean \
+         --run-id {run_id}` removes them once the engine answers"
+    ));
+    text
+}
+
+/// The 12-character form of a container id the engine's own tools print.
+fn short_id(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_unremoved_warning_names_the_containers_the_labels_and_the_command() {
+        let ids = vec!["0123456789abcdef".to_string(), "fedcba".to_string()];
+        assert_eq!(
+            unremoved_warning(&ids, false, Stopped::Silent, "r1", "host:42:7"),
+            "2 container(s) could not be removed (0123456789ab, fedcba): the container engine \
+             does not answer (no answer to a ping within 3 s); they carry the labels \
+             swtbench.run_id=r1 and swtbench.session=host:42:7: `swtbench clean --run-id r1` \
+             removes them once the engine answers"
+        );
+        let many: Vec<String> = (0..12).map(|i| format!("c{i}")).collect();
+        let text = unremoved_warning(&many, true, Stopped::OutOfTime, "r1", "s");
+        assert!(
+            text.starts_with(
+                "12 container(s) could not be removed (c0, c1, c2, c3, c4, c5, c6, \
+                 c7, c8, c9, …): the clean-up's time limit (20 s) ran out; containers being \
+                 created then may exist too; they carry"
+            ),
+            "{text}"
+        );
+        assert!(unremoved_warning(&[], true, Stopped::Silent, "r1", "s")
+            .starts_with("the clean-up stopped: the container engine does not answer"));
     }
 }

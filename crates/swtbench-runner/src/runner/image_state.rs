@@ -443,6 +443,20 @@ fn kind_of(image: &ImageInfo) -> Option<ImageKind> {
 }
 
 /// Removes the images above the cache level that are still there, children first.
+/// The images of the plan that [`remove_images_at_end`] removes (those of the run id that an
+/// earlier process left are found by label only then).
+pub(super) fn images_to_remove_at_end<B: ContainerBackend>(shared: &Shared<B>) -> Vec<String> {
+    let images = &shared.images;
+    let built: BTreeSet<String> = images.builder.built_tags().into_iter().collect();
+    images
+        .lifecycle
+        .all_children_first()
+        .into_iter()
+        .filter(|(tag, _)| images.lifecycle.should_remove(tag, built.contains(tag)))
+        .map(|(tag, _)| tag)
+        .collect()
+}
+
 pub(super) async fn remove_images_at_end<B: ContainerBackend>(shared: &Shared<B>) {
     let images = &shared.images;
     let built: BTreeSet<String> = images.builder.built_tags().into_iter().collect();

@@ -17,18 +17,23 @@
 //!   script in flight is not waited for: its container is killed and removed; an image build in
 //!   flight is abandoned, and no waiter takes it over), then images above the cache level are
 //!   removed and the reports written; a kill does the same cleanup and skips the reports.
+//! - A clean-up cannot hang: a call that is slow makes the dispatcher probe the engine, and an
+//!   engine that does not answer ends the clean-up at once, naming the containers left behind
+//!   (`watch`); after a cancel the whole clean-up also has a time limit.
 //!
 //! The runner never prints; it emits [`Event`](crate::Event)s.
 //!
 //! The parts (private modules): `dispatch` (scheduling, joins, clean-up, the run report),
 //! `instance` (one instance from start to end), `image_state` (the images of the evaluation),
-//! `flights` (one execution per content key), `shared` (what every task shares).
+//! `flights` (one execution per content key), `shared` (what every task shares), `watch` (the
+//! bounded waits of the clean-up).
 
 mod dispatch;
 mod flights;
 mod image_state;
 mod instance;
 mod shared;
+mod watch;
 
 pub use dispatch::{run, Evaluation, RunOutput};
 pub use instance::InstanceResult;

@@ -15,6 +15,7 @@ use swtbench_core::Instance;
 
 use super::flights::Flights;
 use super::image_state::ImageState;
+use super::watch::ping;
 use crate::cancel::Cancel;
 use crate::events::{CancelReason, EvaluationStats, Event, EventSink, Phase};
 use crate::execute::ContainerRegistry;
@@ -23,6 +24,9 @@ use crate::outcome::AbortReason;
 use crate::plan::Plan;
 use crate::settings::RunSettings;
 use crate::Evaluation;
+
+/// How long the liveness probe after an engine error may wait for the engine's answer.
+pub(super) const ENGINE_PROBE_LIMIT: Duration = Duration::from_secs(5);
 
 /// The tracer copied into the containers when coverage is on.
 #[derive(Debug, Clone)]
@@ -110,17 +114,23 @@ impl<B: ContainerBackend> Shared<B> {
         self.aborted.locked().clone()
     }
 
-    /// After an engine error: whether the engine still answers. A restarting daemon gets a few
-    /// seconds; an engine that stays silent stops the evaluation instead of failing every
-    /// remaining instance in turn.
+    /// After an engine error: whether the engine still answers. A restarting daemon (which
+    /// refuses connections) gets a few seconds; an engine that does not answer stops the
+    /// evaluation instead of failing every remaining instance in turn. A ping that got no answer
+    /// at all within [`ENGINE_PROBE_LIMIT`] is not retried: the engine holds the connection and
+    /// stays silent, which a restarting daemon does not do.
     pub async fn check_engine(&self) {
         let mut last = None;
         for attempt in 0..3 {
             if attempt > 0 {
                 tokio::time::sleep(Duration::from_secs(2)).await;
             }
-            match self.backend.engine_info().await {
-                Ok(_) => return,
+            match ping(self.backend.as_ref(), ENGINE_PROBE_LIMIT).await {
+                Ok(()) => return,
+                Err(e) if e.is_engine_lost() => {
+                    last = Some(e);
+                    break;
+                }
                 Err(e) => last = Some(e),
             }
         }

@@ -1,0 +1,510 @@
+//! `swtbench run` against a container engine that stops answering in the middle of a run.
+//!
+//! A Unix-socket proxy in this file sits between swtbench (`DOCKER_HOST=unix://<proxy>`) and
+//! `/var/run/docker.sock`. Switched to holding, it keeps every connection open and forwards
+//! nothing, in either direction, as a hung daemon does. The tests switch it while the fixture's
+//! never-ending test (`swtfix__calc-7`) runs, which prints nothing, so only the liveness probe can
+//! tell the hang from a quiet test:
+//!
+//! - the run ends by itself with exit code 3, the finished instance graded, the run report
+//!   written, within the documented bound (here with small deadlines,
+//!   `SWTBENCH_ENGINE_DEADLINE_SECS`/`SWTBENCH_ENGINE_QUIET_SECS`; `SWTBENCH_HUNG_TEST_DEFAULTS=1`
+//!   runs it with the default ones to measure the bound that users get);
+//! - one Ctrl-C ends the run within seconds (default deadlines), naming the container it could not
+//!   remove.
+//!
+//! Afterwards the proxy resumes and every container of the run id is removed through the real
+//! socket. The times are printed. Needs Docker and the fixture base image (`scripts/base-image`);
+//! without them each test says why it is skipped. Test names start with `engine_` so nextest's
+//! docker group limits how many run at once.
+#![allow(clippy::unwrap_used, clippy::print_stderr)]
+
+use std::io::{Read, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const DEFAULT_BASE_IMAGE: &str = "swtbench-fixture-base:bookworm";
+const MODEL_DIR: &str = "swtbench-fixture-model";
+const IMAGES_LOCK: &str = "/tmp/swtbench-engine-tests.images.lock";
+const ENGINE_SOCKET: &str = "/var/run/docker.sock";
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn base_image() -> String {
+    std::env::var("SWTBENCH_FIXTURE_BASE_IMAGE")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| DEFAULT_BASE_IMAGE.to_string())
+}
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_swtbench")
+}
+
+fn docker(args: &[&str]) -> Option<String> {
+    let out = Command::new("docker").args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Why the tests cannot run here, if they cannot.
+fn engine_missing() -> Option<String> {
+    if docker(&["info", "--format", "{{.ServerVersion}}"]).is_none() {
+        return Some("no reachable Docker engine (`docker info` failed)".into());
+    }
+    if !Path::new(ENGINE_SOCKET).exists() {
+        return Some(format!("the proxy needs the engine at {ENGINE_SOCKET}"));
+    }
+    let base = base_image();
+    if docker(&["image", "inspect", &base]).is_none() {
+        return Some(format!(
+            "the base image {base} is missing (build it with scripts/base-image)"
+        ));
+    }
+    None
+}
+
+macro_rules! require_engine {
+    () => {
+        if let Some(why) = engine_missing() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+
+/// The fixture's spec table on [`base_image`].
+fn spec_table(dir: &Path) -> PathBuf {
+    let table = workspace().join("fixtures/benchmark/spec-table.toml");
+    let base = base_image();
+    if base == DEFAULT_BASE_IMAGE {
+        return table;
+    }
+    let text = std::fs::read_to_string(&table)
+        .unwrap()
+        .replace(DEFAULT_BASE_IMAGE, &base);
+    let path = dir.join("spec-table.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+// ---------------------------------------------------------------------------------------------
+// The proxy
+
+/// A Unix-socket proxy in front of the engine's socket that can stop forwarding.
+struct Proxy {
+    path: PathBuf,
+    hold: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Proxy {
+    fn start(path: PathBuf) -> Proxy {
+        let listener = UnixListener::bind(&path).unwrap();
+        let hold = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (h, s) = (hold.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if s.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(client) = client else { continue };
+                let hold = h.clone();
+                std::thread::spawn(move || connect(client, hold));
+            }
+        });
+        Proxy { path, hold, stop }
+    }
+
+    fn host(&self) -> String {
+        format!("unix://{}", self.path.display())
+    }
+
+    /// From now on nothing is forwarded, and connections are held open.
+    fn hang(&self) {
+        self.hold.store(true, Ordering::SeqCst);
+    }
+
+    fn resume(&self) {
+        self.hold.store(false, Ordering::SeqCst);
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.resume();
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accepting thread so that it sees the stop.
+        let _ = UnixStream::connect(&self.path);
+    }
+}
+
+fn wait_while_held(hold: &AtomicBool) {
+    while hold.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// One client connection: the engine's side is opened once forwarding is on, then bytes are
+/// copied both ways; a chunk read while holding waits until the proxy resumes.
+fn connect(client: UnixStream, hold: Arc<AtomicBool>) {
+    wait_while_held(&hold);
+    let Ok(engine) = UnixStream::connect(ENGINE_SOCKET) else {
+        return;
+    };
+    let (c2, e2) = (client.try_clone().unwrap(), engine.try_clone().unwrap());
+    let h2 = hold.clone();
+    std::thread::spawn(move || pump(c2, e2, &h2));
+    pump(engine, client, &hold);
+}
+
+fn pump(mut from: UnixStream, mut to: UnixStream, hold: &AtomicBool) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        wait_while_held(hold);
+        if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(std::net::Shutdown::Write);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    data: PathBuf,
+    table: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_path_buf();
+        let data = root.join("fx");
+        let out = Command::new("python3")
+            .arg(workspace().join("fixtures/benchmark/make_benchmark.py"))
+            .arg(&data)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "make_benchmark.py failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let table = spec_table(&root);
+        let fx = Fixture {
+            _tmp: tmp,
+            root,
+            data,
+            table,
+        };
+        // The images once for every engine test (through the real socket).
+        let out = Command::new("flock")
+            .arg(IMAGES_LOCK)
+            .arg(bin())
+            .args(["images", "build", "--dataset", &fx.dataset()])
+            .args(["--repo-mirror", &fx.mirrors()])
+            .arg("--spec-table")
+            .arg(&fx.table)
+            .arg("--output-dir")
+            .arg(fx.root.join("prebuild"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "building the fixture images failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        fx
+    }
+
+    fn dataset(&self) -> String {
+        self.data.join("dataset.jsonl").display().to_string()
+    }
+
+    fn mirrors(&self) -> String {
+        self.data.join("mirrors").display().to_string()
+    }
+
+    /// `swtbench run` on `ids`, one worker, a 600 s timeout (only the engine or a signal ends
+    /// the hanging test), through `proxy`; stderr goes to `out/stderr.txt`.
+    fn spawn(
+        &self,
+        run_id: &str,
+        out: &Path,
+        ids: &str,
+        proxy: &Proxy,
+        env: &[(&str, &str)],
+    ) -> Child {
+        std::fs::create_dir_all(out).unwrap();
+        let stderr = std::fs::File::create(out.join("stderr.txt")).unwrap();
+        let mut cmd = Command::new(bin());
+        cmd.args(["run", "--dataset", &self.dataset()])
+            .arg("--predictions")
+            .arg(self.data.join("predictions.jsonl"))
+            .args(["--repo-mirror", &self.mirrors()])
+            .arg("--spec-table")
+            .arg(&self.table)
+            .args(["--run-id", run_id])
+            .arg("--output-dir")
+            .arg(out)
+            .args(["--instance-ids", ids])
+            .args(["--timeout", "600", "--max-workers", "1"])
+            .args(["--cache-level", "instance", "--no-coverage", "--no-html"])
+            .env("DOCKER_HOST", proxy.host())
+            .env_remove("SWTBENCH_ENGINE_DEADLINE_SECS")
+            .env_remove("SWTBENCH_ENGINE_QUIET_SECS")
+            .stdout(Stdio::null())
+            .stderr(stderr);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.spawn().unwrap()
+    }
+}
+
+/// Containers (running or not) with the run id, through the real socket.
+fn containers_of(run_id: &str) -> Vec<String> {
+    let filter = format!("label=swtbench.run_id={run_id}");
+    docker(&["ps", "-a", "-q", "--filter", &filter])
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Resumes the proxy and removes every container of the run id, whatever the test's result.
+struct Cleanup<'a> {
+    proxy: &'a Proxy,
+    run_id: String,
+}
+
+impl Drop for Cleanup<'_> {
+    fn drop(&mut self) {
+        self.proxy.resume();
+        for id in containers_of(&self.run_id) {
+            docker(&["rm", "-f", &id]);
+        }
+    }
+}
+
+fn unique_run_id(name: &str) -> String {
+    format!(
+        "{name}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    )
+}
+
+/// Waits until the fixture's never-ending test runs in a container of the run; its id.
+fn wait_for_the_hanging_test(child: &mut Child, run_id: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        assert!(Instant::now() < deadline, "the hanging test did not start");
+        assert!(child.try_wait().unwrap().is_none(), "swtbench ended early");
+        let hanging = containers_of(run_id).into_iter().find(|id| {
+            docker(&["top", id, "-eo", "pid,args"]).is_some_and(|ps| ps.contains("test_model_hang"))
+        });
+        if let Some(id) = hanging {
+            return id;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("swtbench did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn run_report(out: &Path, run_id: &str) -> Value {
+    let path = out
+        .join("evaluation_results")
+        .join(format!("{MODEL_DIR}.{run_id}.json"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("no run report at {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+fn stderr_of(out: &Path) -> String {
+    std::fs::read_to_string(out.join("stderr.txt")).unwrap_or_default()
+}
+
+#[test]
+fn engine_hung_mid_run_ends_with_exit_code_3_and_a_run_report() {
+    require_engine!();
+    let fx = Fixture::new();
+    let run_id = unique_run_id("hung");
+    let proxy = Proxy::start(fx.root.join("engine.sock"));
+    let _cleanup = Cleanup {
+        proxy: &proxy,
+        run_id: run_id.clone(),
+    };
+    let out = fx.root.join("out");
+    // Small deadlines keep the test short; the bound they give is the documented one:
+    // quiet + probe (the exec) + probe (the removal of its container) + probe (the runner's
+    // check) + the clean-up's probe, + slack.
+    let defaults = std::env::var("SWTBENCH_HUNG_TEST_DEFAULTS").is_ok_and(|v| v == "1");
+    let (env, bound): (Vec<(&str, &str)>, Duration) = if defaults {
+        (Vec::new(), Duration::from_secs(90))
+    } else {
+        (
+            vec![
+                ("SWTBENCH_ENGINE_DEADLINE_SECS", "10"),
+                ("SWTBENCH_ENGINE_QUIET_SECS", "5"),
+            ],
+            Duration::from_secs(45),
+        )
+    };
+    // calc-1 finishes first (one worker, plan order); calc-7's model test never ends.
+    let mut child = fx.spawn(&run_id, &out, "swtfix__calc-1,swtfix__calc-7", &proxy, &env);
+    wait_for_the_hanging_test(&mut child, &run_id);
+    proxy.hang();
+    let hung = Instant::now();
+    let status = wait_exit(&mut child, bound + Duration::from_secs(30));
+    let took = hung.elapsed();
+    let stderr = stderr_of(&out);
+    eprintln!("{stderr}");
+    eprintln!(
+        "engine hung → swtbench exited with {:?} after {took:.1?} ({} deadlines)",
+        status.code(),
+        if defaults { "default" } else { "small" }
+    );
+    assert_eq!(status.code(), Some(3), "exit code 3: environment fault");
+    assert!(
+        took < bound,
+        "exited {took:?} after the hang (bound {bound:?})"
+    );
+    assert!(stderr.contains("stopped answering"), "{stderr}");
+    let report = run_report(&out, &run_id);
+    let graded = report["resolved_instances"].as_u64().unwrap()
+        + report["unresolved_instances"].as_u64().unwrap();
+    assert_eq!(graded, 1, "calc-1 is graded: {report}");
+    assert!(
+        report["resolved_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v == "swtfix__calc-1"),
+        "{report}"
+    );
+    assert!(
+        report["error_reasons"]["swtfix__calc-7"].is_string(),
+        "calc-7 is listed as not evaluated: {report}"
+    );
+    assert!(out
+        .join("run_instance_swt_logs")
+        .join(&run_id)
+        .join(MODEL_DIR)
+        .join("swtfix__calc-1/report.json")
+        .is_file());
+}
+
+#[test]
+fn engine_hung_then_one_ctrl_c_exits_within_seconds() {
+    require_engine!();
+    let fx = Fixture::new();
+    let run_id = unique_run_id("hung-sigint");
+    let proxy = Proxy::start(fx.root.join("engine.sock"));
+    let _cleanup = Cleanup {
+        proxy: &proxy,
+        run_id: run_id.clone(),
+    };
+    let out = fx.root.join("out");
+    // Default deadlines: the probe would notice the hang only after 30 s of silence.
+    let mut child = fx.spawn(&run_id, &out, "swtfix__calc-7", &proxy, &[]);
+    let container = wait_for_the_hanging_test(&mut child, &run_id);
+    proxy.hang();
+    std::thread::sleep(Duration::from_secs(1));
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let interrupted = Instant::now();
+    let status = wait_exit(&mut child, Duration::from_secs(60));
+    let took = interrupted.elapsed();
+    let stderr = stderr_of(&out);
+    eprintln!("{stderr}");
+    eprintln!(
+        "engine hung, one Ctrl-C → swtbench exited with {:?} after {took:.1?}",
+        status.code()
+    );
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        took < Duration::from_secs(15),
+        "exited {took:?} after one Ctrl-C"
+    );
+    // The container could not be removed: the warning names it, its labels and the command.
+    assert!(stderr.contains(&container[..12]), "{stderr}");
+    assert!(
+        stderr.contains(&format!("swtbench clean --run-id {run_id}")),
+        "{stderr}"
+    );
+    let report = run_report(&out, &run_id);
+    assert!(
+        report["unstopped_containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c
+                .as_str()
+                .is_some_and(|c| container.starts_with(c) || c.starts_with(&container[..12]))),
+        "{report}"
+    );
+    // With the engine back, `swtbench clean` removes what the run left.
+    proxy.resume();
+    let clean = Command::new(bin())
+        .args(["clean", "--run-id", &run_id])
+        .env("DOCKER_HOST", proxy.host())
+        .output()
+        .unwrap();
+    eprintln!(
+        "swtbench clean:\n{}{}",
+        String::from_utf8_lossy(&clean.stdout),
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    assert_eq!(
+        clean.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    // The removal the proxy held is forwarded on resume, so the engine may still be at it.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !containers_of(&run_id).is_empty() {
+        assert!(Instant::now() < deadline, "clean removed them");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
