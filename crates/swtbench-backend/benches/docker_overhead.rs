@@ -25,6 +25,8 @@ fn spec() -> ContainerSpec {
         memory_bytes: Some(2 << 30),
         pids: Some(1024),
         nano_cpus: None,
+        disk_bytes: Some(4 << 30),
+        file_bytes: Some(1 << 30),
     };
     spec
 }

@@ -19,6 +19,9 @@
 //! docker group limits how many run at once.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
+#[macro_use]
+mod engine_fixture;
+
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -27,27 +30,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use engine_fixture::*;
 use serde_json::Value;
 
-const DEFAULT_BASE_IMAGE: &str = "swtbench-fixture-base:bookworm";
-const MODEL_DIR: &str = "swtbench-fixture-model";
-const IMAGES_LOCK: &str = "/tmp/swtbench-engine-tests.images.lock";
 const ENGINE_SOCKET: &str = "/var/run/docker.sock";
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn base_image() -> String {
-    std::env::var("SWTBENCH_FIXTURE_BASE_IMAGE")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| DEFAULT_BASE_IMAGE.to_string())
-}
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_swtbench")
-}
 
 fn docker(args: &[&str]) -> Option<String> {
     let out = Command::new("docker").args(args).output().ok()?;
@@ -56,45 +42,20 @@ fn docker(args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// Why the tests cannot run here, if they cannot.
-fn engine_missing() -> Option<String> {
-    if docker(&["info", "--format", "{{.ServerVersion}}"]).is_none() {
-        return Some("no reachable Docker engine (`docker info` failed)".into());
-    }
-    if !Path::new(ENGINE_SOCKET).exists() {
-        return Some(format!("the proxy needs the engine at {ENGINE_SOCKET}"));
-    }
-    let base = base_image();
-    if docker(&["image", "inspect", &base]).is_none() {
-        return Some(format!(
-            "the base image {base} is missing (build it with scripts/base-image)"
-        ));
-    }
-    None
+/// The proxy needs the engine's socket on this machine.
+fn socket_missing() -> Option<String> {
+    (!Path::new(ENGINE_SOCKET).exists())
+        .then(|| format!("the proxy needs the engine at {ENGINE_SOCKET}"))
 }
 
-macro_rules! require_engine {
+macro_rules! require_engine_socket {
     () => {
-        if let Some(why) = engine_missing() {
+        require_engine!();
+        if let Some(why) = socket_missing() {
             eprintln!("skipped: {why}");
             return;
         }
     };
-}
-
-/// The fixture's spec table on [`base_image`].
-fn spec_table(dir: &Path) -> PathBuf {
-    let table = workspace().join("fixtures/benchmark/spec-table.toml");
-    let base = base_image();
-    if base == DEFAULT_BASE_IMAGE {
-        return table;
-    }
-    let text = std::fs::read_to_string(&table)
-        .unwrap()
-        .replace(DEFAULT_BASE_IMAGE, &base);
-    let path = dir.join("spec-table.toml");
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -186,108 +147,40 @@ fn pump(mut from: UnixStream, mut to: UnixStream, hold: &AtomicBool) {
 // ---------------------------------------------------------------------------------------------
 // The run
 
-struct Fixture {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    data: PathBuf,
-    table: PathBuf,
-}
-
-impl Fixture {
-    fn new() -> Fixture {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().to_path_buf();
-        let data = root.join("fx");
-        let out = Command::new("python3")
-            .arg(workspace().join("fixtures/benchmark/make_benchmark.py"))
-            .arg(&data)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "make_benchmark.py failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let table = spec_table(&root);
-        let fx = Fixture {
-            _tmp: tmp,
-            root,
-            data,
-            table,
-        };
-        // The images once for every engine test (through the real socket).
-        let out = Command::new("flock")
-            .arg(IMAGES_LOCK)
-            .arg(bin())
-            .args(["images", "build", "--dataset", &fx.dataset()])
-            .args(["--repo-mirror", &fx.mirrors()])
-            .arg("--spec-table")
-            .arg(&fx.table)
-            .arg("--output-dir")
-            .arg(fx.root.join("prebuild"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "building the fixture images failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        fx
+/// `swtbench run` on `ids`, one worker, a 600 s timeout (only the engine or a signal ends the
+/// hanging test), through `proxy`; stderr goes to `out/stderr.txt`.
+fn spawn_through(
+    fx: &Fixture,
+    run_id: &str,
+    out: &Path,
+    ids: &str,
+    proxy: &Proxy,
+    env: &[(&str, &str)],
+) -> Child {
+    std::fs::create_dir_all(out).unwrap();
+    let stderr = std::fs::File::create(out.join("stderr.txt")).unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.args(["run", "--dataset", &fx.dataset()])
+        .arg("--predictions")
+        .arg(fx.data.join("predictions.jsonl"))
+        .args(["--repo-mirror", &fx.mirrors()])
+        .arg("--spec-table")
+        .arg(spec_table())
+        .args(["--run-id", run_id])
+        .arg("--output-dir")
+        .arg(out)
+        .args(["--instance-ids", ids])
+        .args(["--timeout", "600", "--max-workers", "1"])
+        .args(["--cache-level", "instance", "--no-coverage", "--no-html"])
+        .env("DOCKER_HOST", proxy.host())
+        .env_remove("SWTBENCH_ENGINE_DEADLINE_SECS")
+        .env_remove("SWTBENCH_ENGINE_QUIET_SECS")
+        .stdout(Stdio::null())
+        .stderr(stderr);
+    for (k, v) in env {
+        cmd.env(k, v);
     }
-
-    fn dataset(&self) -> String {
-        self.data.join("dataset.jsonl").display().to_string()
-    }
-
-    fn mirrors(&self) -> String {
-        self.data.join("mirrors").display().to_string()
-    }
-
-    /// `swtbench run` on `ids`, one worker, a 600 s timeout (only the engine or a signal ends
-    /// the hanging test), through `proxy`; stderr goes to `out/stderr.txt`.
-    fn spawn(
-        &self,
-        run_id: &str,
-        out: &Path,
-        ids: &str,
-        proxy: &Proxy,
-        env: &[(&str, &str)],
-    ) -> Child {
-        std::fs::create_dir_all(out).unwrap();
-        let stderr = std::fs::File::create(out.join("stderr.txt")).unwrap();
-        let mut cmd = Command::new(bin());
-        cmd.args(["run", "--dataset", &self.dataset()])
-            .arg("--predictions")
-            .arg(self.data.join("predictions.jsonl"))
-            .args(["--repo-mirror", &self.mirrors()])
-            .arg("--spec-table")
-            .arg(&self.table)
-            .args(["--run-id", run_id])
-            .arg("--output-dir")
-            .arg(out)
-            .args(["--instance-ids", ids])
-            .args(["--timeout", "600", "--max-workers", "1"])
-            .args(["--cache-level", "instance", "--no-coverage", "--no-html"])
-            .env("DOCKER_HOST", proxy.host())
-            .env_remove("SWTBENCH_ENGINE_DEADLINE_SECS")
-            .env_remove("SWTBENCH_ENGINE_QUIET_SECS")
-            .stdout(Stdio::null())
-            .stderr(stderr);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd.spawn().unwrap()
-    }
-}
-
-/// Containers (running or not) with the run id, through the real socket.
-fn containers_of(run_id: &str) -> Vec<String> {
-    let filter = format!("label=swtbench.run_id={run_id}");
-    docker(&["ps", "-a", "-q", "--filter", &filter])
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect()
+    cmd.spawn().unwrap()
 }
 
 /// Resumes the proxy and removes every container of the run id, whatever the test's result.
@@ -303,17 +196,6 @@ impl Drop for Cleanup<'_> {
             docker(&["rm", "-f", &id]);
         }
     }
-}
-
-fn unique_run_id(name: &str) -> String {
-    format!(
-        "{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis()
-    )
 }
 
 /// Waits until the fixture's never-ending test runs in a container of the run; its id.
@@ -332,21 +214,6 @@ fn wait_for_the_hanging_test(child: &mut Child, run_id: &str) -> String {
     }
 }
 
-fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("swtbench did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn run_report(out: &Path, run_id: &str) -> Value {
     let path = out
         .join("evaluation_results")
@@ -362,7 +229,7 @@ fn stderr_of(out: &Path) -> String {
 
 #[test]
 fn engine_hung_mid_run_ends_with_exit_code_3_and_a_run_report() {
-    require_engine!();
+    require_engine_socket!();
     let fx = Fixture::new();
     let run_id = unique_run_id("hung");
     let proxy = Proxy::start(fx.root.join("engine.sock"));
@@ -387,7 +254,14 @@ fn engine_hung_mid_run_ends_with_exit_code_3_and_a_run_report() {
         )
     };
     // calc-1 finishes first (one worker, plan order); calc-7's model test never ends.
-    let mut child = fx.spawn(&run_id, &out, "swtfix__calc-1,swtfix__calc-7", &proxy, &env);
+    let mut child = spawn_through(
+        &fx,
+        &run_id,
+        &out,
+        "swtfix__calc-1,swtfix__calc-7",
+        &proxy,
+        &env,
+    );
     wait_for_the_hanging_test(&mut child, &run_id);
     proxy.hang();
     let hung = Instant::now();
@@ -432,7 +306,7 @@ fn engine_hung_mid_run_ends_with_exit_code_3_and_a_run_report() {
 
 #[test]
 fn engine_hung_then_one_ctrl_c_exits_within_seconds() {
-    require_engine!();
+    require_engine_socket!();
     let fx = Fixture::new();
     let run_id = unique_run_id("hung-sigint");
     let proxy = Proxy::start(fx.root.join("engine.sock"));
@@ -442,7 +316,7 @@ fn engine_hung_then_one_ctrl_c_exits_within_seconds() {
     };
     let out = fx.root.join("out");
     // Default deadlines: the probe would notice the hang only after 30 s of silence.
-    let mut child = fx.spawn(&run_id, &out, "swtfix__calc-7", &proxy, &[]);
+    let mut child = spawn_through(&fx, &run_id, &out, "swtfix__calc-7", &proxy, &[]);
     let container = wait_for_the_hanging_test(&mut child, &run_id);
     proxy.hang();
     std::thread::sleep(Duration::from_secs(1));

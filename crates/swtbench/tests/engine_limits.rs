@@ -87,9 +87,9 @@ fn run_report(out: &Path, run_id: &str) -> Value {
 /// The number after `marker` on the last line that has it.
 fn last_number_after(text: &str, marker: &str) -> Option<u64> {
     text.lines()
+        .rev()
         .filter_map(|l| l.split(marker).nth(1))
-        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
-        .last()
+        .find_map(|rest| rest.split_whitespace().next()?.parse().ok())
 }
 
 /// Both prediction runs of `id` reached `limit`, and the instance was graded.
