@@ -11,6 +11,7 @@
 //! | `f2p_ids` | instances whose tests add a fail-to-pass test beyond the base runs (the F→P metric) |
 //! | `skipped_ids` | instances deliberately not run (also in `error_ids`, as the original counts them) |
 //! | `error_reasons` | instance id → why it is in `error_ids` |
+//! | `error_causes` | instance id → the stable name of its error's cause (`image_build_network`, `image_build_step`, `image_build_engine`, `image_build_timeout`, `engine_lost`, `engine`, `container_vanished`, `limit_memory`, `limit_pids`, `limit_disk`, `storage`, …), when any instance is an error of the runner |
 //! | `limit_hits` | instance id → its runs that reached a resource limit (`pred_post: memory`), when any did |
 //!
 //! Counting follows the original: an instance is *completed* only when its `report.json` came
@@ -184,6 +185,9 @@ pub struct RunReportInput {
     /// Instance id → its runs that reached a resource limit (`pred_post: memory`), written as
     /// `limit_hits` when there are any.
     pub limit_hits: BTreeMap<String, Vec<String>>,
+    /// Instance id → the stable name of its error's cause (`image_build_network`,
+    /// `limit_memory`, `engine_lost`, …), written as `error_causes` when there are any.
+    pub error_causes: BTreeMap<String, String>,
 }
 
 /// Either the integer `0` (no instance with coverage) or a mean.
@@ -235,6 +239,8 @@ pub struct RunReport {
     pub not_in_this_report_ids: Vec<String>,
     /// See [`RunReportInput::limit_hits`].
     pub limit_hits: BTreeMap<String, Vec<String>>,
+    /// See [`RunReportInput::error_causes`].
+    pub error_causes: BTreeMap<String, String>,
 }
 
 impl RunReport {
@@ -261,6 +267,7 @@ impl RunReport {
             outcomes: BTreeMap::new(),
             not_in_this_report_ids: Vec::new(),
             limit_hits: input.limit_hits.clone(),
+            error_causes: input.error_causes.clone(),
         };
         // Plain left-to-right sums in entry order, as Python's `sum` of a list (up to 3.11).
         let (mut cov_sum, mut delta_sum, mut n) = (0.0f64, 0.0f64, 0usize);
@@ -355,6 +362,9 @@ impl RunReport {
         m.insert("f2p_ids".into(), json!(self.f2p_ids));
         m.insert("skipped_ids".into(), json!(self.skipped_ids));
         m.insert("error_reasons".into(), json!(self.error_reasons));
+        if !self.error_causes.is_empty() {
+            m.insert("error_causes".into(), json!(self.error_causes));
+        }
         if !self.limit_hits.is_empty() {
             m.insert("limit_hits".into(), json!(self.limit_hits));
         }

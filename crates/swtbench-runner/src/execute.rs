@@ -199,6 +199,21 @@ impl ExecError {
         matches!(self, ExecError::Engine(_))
     }
 
+    /// See [`crate::outcome::InstanceError::cause`].
+    pub fn cause(&self) -> &'static str {
+        match self {
+            ExecError::Engine(e) => crate::outcome::engine_cause(e),
+            ExecError::Io { .. } if self.is_storage_failure() => "storage",
+            ExecError::Io { .. } => "io",
+            ExecError::Output(_) => "output_replaced",
+            ExecError::Limit { hit, .. } => match hit {
+                LimitHit::Memory => "limit_memory",
+                LimitHit::Pids => "limit_pids",
+                LimitHit::Disk => "limit_disk",
+            },
+        }
+    }
+
     /// What to do about it, when there is something.
     pub fn hint(&self) -> Option<String> {
         match self {

@@ -65,6 +65,22 @@ pub enum InstanceError {
 }
 
 impl InstanceError {
+    /// The cause as one stable name, for machines (`error_causes` of the run report,
+    /// `error_cause` of `swtbench_instance.json`): what failed, not its text.
+    pub fn cause(&self) -> &'static str {
+        match self {
+            InstanceError::Internal(_) | InstanceError::NotInEvaluation | InstanceError::NoSpec => {
+                "internal"
+            }
+            InstanceError::OutputsMissing => "outputs_missing",
+            InstanceError::Images(e) => e.cause(),
+            InstanceError::Extraction(_) => "extraction",
+            InstanceError::Runs(_) => "spec",
+            InstanceError::Run { error, .. } => error.cause(),
+            InstanceError::Grading(_) => "grading",
+        }
+    }
+
     /// What to do about it, when there is something.
     pub fn hint(&self) -> Option<String> {
         match self {
@@ -100,6 +116,17 @@ pub enum ImageError {
 }
 
 impl ImageError {
+    /// See [`InstanceError::cause`].
+    pub fn cause(&self) -> &'static str {
+        match self {
+            ImageError::Build(b) => b.cause(),
+            ImageError::Engine(e) => engine_cause(e),
+            ImageError::BaseImageMissing { .. } => "base_image_missing",
+            ImageError::Recipe(_) => "image_recipe",
+            ImageError::NotPlanned | ImageError::NoBaseSource => "internal",
+        }
+    }
+
     /// What to do about it, when there is something.
     pub fn hint(&self) -> Option<String> {
         match self {
@@ -300,6 +327,22 @@ impl BuildFailure {
         }
     }
 
+    /// Why the build failed: the network, the engine, the build timeout, or a step of the recipe
+    /// (a package that does not install, a script that fails).
+    pub fn cause(&self) -> &'static str {
+        match &self.error {
+            _ if self.unreachable.is_some() => "image_build_network",
+            BackendError::BuildTimeout { .. } => "image_build_timeout",
+            BackendError::BuildFailed { .. } | BackendError::ImportFailed { .. } => {
+                "image_build_step"
+            }
+            e => match engine_cause(e) {
+                "engine_lost" => "engine_lost",
+                _ => "image_build_engine",
+            },
+        }
+    }
+
     /// Where to look (part of the text), and what to do when the network was the problem.
     pub fn hint(&self) -> String {
         match &self.unreachable {
@@ -336,6 +379,21 @@ impl fmt::Display for BuildFailure {
             write!(f, " (build log: {line})")?;
         }
         write!(f, "; {}", self.hint())
+    }
+}
+
+/// The cause name of an engine error: lost (unreachable or hung), a container that stopped or
+/// vanished under a run, or any other engine failure.
+pub fn engine_cause(e: &BackendError) -> &'static str {
+    match e {
+        BackendError::Unreachable { .. } | BackendError::EngineHung { .. } => "engine_lost",
+        BackendError::ContainerStopped { reason, .. } if reason.contains("out of memory") => {
+            "limit_memory"
+        }
+        BackendError::ContainerStopped { .. } | BackendError::ContainerNotFound(_) => {
+            "container_vanished"
+        }
+        _ => "engine",
     }
 }
 

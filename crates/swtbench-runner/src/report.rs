@@ -167,6 +167,10 @@ pub struct InstanceSummary {
     /// The runs that reached a resource limit (left out when none did).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub limit_hits: Vec<RunLimit>,
+    /// The error's cause as a stable name ([`crate::outcome::InstanceError::cause`]), for an
+    /// instance that ended with an error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_cause: Option<&'static str>,
 }
 
 /// A run that reached a resource limit.
@@ -251,10 +255,11 @@ mod tests {
                 result: RunOutcome::Failed { reason: failure },
             }],
             limit_hits: Vec::new(),
+            error_cause: Some("storage"),
         };
         assert_eq!(
             serde_json::to_string(&summary).expect("json"),
-            r#"{"instance_id":"a__b-1","outcome":{"kind":"error","reason":"pred_post: writing logs/x: disk full"},"reasons":["pred_post: writing logs/x: disk full"],"runs":[{"run":"pred_post","dir":"logs/r/m/a__b-1/pred_post","key":"k","result":{"kind":"failed","reason":"writing logs/x: disk full"}}]}"#
+            r#"{"instance_id":"a__b-1","outcome":{"kind":"error","reason":"pred_post: writing logs/x: disk full"},"reasons":["pred_post: writing logs/x: disk full"],"runs":[{"run":"pred_post","dir":"logs/r/m/a__b-1/pred_post","key":"k","result":{"kind":"failed","reason":"writing logs/x: disk full"}}],"error_cause":"storage"}"#
         );
         let limited = InstanceSummary {
             instance_id: "a__b-1".into(),
@@ -265,6 +270,7 @@ mod tests {
                 run: RunKind::PredPost,
                 limit: LimitHit::Memory,
             }],
+            error_cause: None,
         };
         assert_eq!(
             serde_json::to_string(&limited).expect("json"),

@@ -1622,7 +1622,7 @@ async fn transient_engine_and_network_failures_are_retried_before_they_are_error
     )
     .await;
     assert!(
-        matches!(&out.results[0].outcome, InstanceOutcome::Error { reason } if reason.to_string().contains("HTTP 500")),
+        matches!(&out.results[0].outcome, InstanceOutcome::Error { reason } if reason.to_string().contains("HTTP 500") && reason.cause() == "engine"),
         "{:?}",
         out.results[0].outcome
     );
@@ -1647,6 +1647,10 @@ async fn transient_engine_and_network_failures_are_retried_before_they_are_error
         }
     ));
     assert_eq!(fake.builds_of(&spec.keys.env), 2, "one retry");
+    assert_eq!(
+        out.run_report.as_ref().unwrap().to_value()["error_causes"],
+        json!({"acme__calc-1": "image_build_network"})
+    );
     assert!(out
         .warnings
         .iter()

@@ -122,6 +122,15 @@ pub async fn run<B: ContainerBackend>(
             unstopped_containers: unstopped,
             unremoved_images: Vec::new(),
             parameters: run_parameters(&shared.settings, started.elapsed()),
+            error_causes: ordered
+                .iter()
+                .filter_map(|r| match &r.outcome {
+                    InstanceOutcome::Error { reason } => {
+                        Some((r.instance_id.clone(), reason.cause().to_string()))
+                    }
+                    _ => None,
+                })
+                .collect(),
             limit_hits: ordered
                 .iter()
                 .filter(|r| !r.limit_hits.is_empty())

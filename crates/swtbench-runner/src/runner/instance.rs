@@ -157,6 +157,10 @@ fn finish<B: ContainerBackend>(
         reasons: reasons.clone(),
         runs,
         limit_hits: limit_hits.clone(),
+        error_cause: match &outcome {
+            InstanceOutcome::Error { reason } => Some(reason.cause()),
+            _ => None,
+        },
     };
     if let Err(e) = write_summary(&ip.report_dir, &summary) {
         shared.warn(format!("{id}: writing the instance summary failed: {e}"));
