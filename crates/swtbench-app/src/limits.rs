@@ -8,8 +8,9 @@
 //!   between [`MIN_DEFAULT_MEMORY`] and [`MAX_DEFAULT_MEMORY`];
 //! - **processes**: 256 per host CPU, between 1,024 and 16,384, and at most a share of the host's
 //!   `pid_max` per worker;
-//! - **disk**: a quarter of the engine's free space shared by the workers, between 1 GiB and
-//!   10 GiB, and 1 GiB per file.
+//! - **disk**: a quarter of the size of the file system holding the engine's data shared by the
+//!   workers, between 1 GiB and 10 GiB, and 1 GiB per file (the size, not the free space: the
+//!   defaults must not change from one run to the next, or finished runs would not be reused).
 //!
 //! [`LimitOptions::resolve`] is pure; [`HostFacts::of_engine`] and [`HostFacts::of_this_machine`]
 //! read the facts.
@@ -53,8 +54,8 @@ pub struct HostFacts {
     pub cpus: Option<u32>,
     /// The kernel's `pid_max`.
     pub pid_max: Option<u64>,
-    /// Free space where the engine keeps containers.
-    pub disk_free: Option<u64>,
+    /// Size of the file system where the engine keeps containers.
+    pub disk_size: Option<u64>,
     /// Whose facts these are ("the engine's host", "this machine").
     pub source: String,
 }
@@ -75,7 +76,7 @@ impl HostFacts {
             memory_bytes: *memory_bytes,
             cpus: *cpus,
             pid_max: if local { read_pid_max() } else { None },
-            disk_free: root.and_then(free_space),
+            disk_size: root.and_then(fs_size),
             source: if local {
                 "the engine's host (this machine)".into()
             } else {
@@ -92,11 +93,11 @@ impl HostFacts {
                 .ok()
                 .and_then(|n| u32::try_from(n.get()).ok()),
             pid_max: read_pid_max(),
-            disk_free: ["/var/lib/docker", "/"]
+            disk_size: ["/var/lib/docker", "/"]
                 .iter()
                 .map(Path::new)
                 .find(|p| p.is_dir())
-                .and_then(free_space),
+                .and_then(fs_size),
             source: "this machine (the engine was not reached)".into(),
         }
     }
@@ -117,9 +118,9 @@ fn read_pid_max() -> Option<u64> {
         .ok()
 }
 
-fn free_space(path: &Path) -> Option<u64> {
+fn fs_size(path: &Path) -> Option<u64> {
     let s = rustix::fs::statvfs(path).ok()?;
-    Some(s.f_bavail.saturating_mul(s.f_frsize))
+    Some(s.f_blocks.saturating_mul(s.f_frsize))
 }
 
 /// The limits and one line saying how they were chosen.
@@ -155,7 +156,7 @@ impl LimitOptions {
         if let Some(max) = host.pid_max {
             pids = pids.min((max / 2 / workers).max(256));
         }
-        let disk = host.disk_free.map_or(FALLBACK_DISK, |f| {
+        let disk = host.disk_size.map_or(FALLBACK_DISK, |f| {
             (f / 4 / workers).clamp(MIN_DEFAULT_DISK, MAX_DEFAULT_DISK)
         });
         let disk = self.disk.unwrap_or(disk);
@@ -185,7 +186,7 @@ mod tests {
             memory_bytes: Some(24 << 30),
             cpus: Some(2),
             pid_max: Some(32768),
-            disk_free: Some(80 << 30),
+            disk_size: Some(80 << 30),
             source: "a test host".into(),
         }
     }
@@ -217,7 +218,7 @@ mod tests {
             memory_bytes: Some(1 << 40),
             cpus: Some(128),
             pid_max: Some(4 << 20),
-            disk_free: Some(10 << 40),
+            disk_size: Some(10 << 40),
             source: "big".into(),
         };
         let r = LimitOptions::default().resolve(&big, 1);

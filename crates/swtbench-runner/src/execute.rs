@@ -274,6 +274,7 @@ pub fn write_run_outputs(
         inputs: run.key_inputs.clone(),
         result: result.clone(),
         output_sha256: swtbench_core::hash::sha256_hex(output),
+        limits: run.limits,
     };
     let p = run.dir.join(KEY_FILE);
     write_atomic(&p, record.to_json().as_bytes()).map_err(|e| io_err(&p)(e.source))

@@ -3,7 +3,7 @@
 //! A run's key is SHA-256 over a canonical JSON of its [`KeyInputs`]: the key format and harness
 //! version, the instance image key (and the id of a local base image, whose tag says nothing about
 //! its content), the exact eval script, the user, the tracer's hash when coverage is on, the
-//! timeout, the network access, the output cap and the container's resource limits. The eval script carries everything else: the
+//! timeout, the network access and the output cap. The eval script carries everything else: the
 //! patches, the directives, the mode and the coverage flag. An output directory is reused only
 //! when its [`KEY_FILE`] holds the same key, so a stale or wrong-mode result is never read
 //! (§12.4), while the gold/base directories stay shared across run ids and models.
@@ -45,12 +45,12 @@ pub struct KeyInputs {
     pub timeout_secs: u64,
     pub network: bool,
     pub max_output: Option<usize>,
-    /// The container's resource limits (a run cut short by a limit has another output).
-    #[serde(default)]
-    pub limits: KeyLimits,
 }
 
-/// [`swtbench_backend::ResourceLimits`] as a key input.
+/// [`swtbench_backend::ResourceLimits`] as recorded in a key file: the limits a run was made
+/// with. They are not hashed into the key (a run that reached no limit gives the same output under
+/// limits at least as generous, so the gold and base runs stay shared by evaluations with other
+/// `--max-workers`); [`KeyLimits::reusable_under`] decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct KeyLimits {
     pub memory_bytes: Option<u64>,
@@ -58,6 +58,32 @@ pub struct KeyLimits {
     pub nano_cpus: Option<u64>,
     pub disk_bytes: Option<u64>,
     pub file_bytes: Option<u64>,
+}
+
+impl KeyLimits {
+    /// Whether a run made with these limits is the run `now` would make: the same limits, or,
+    /// when it reached none (`hit` false), limits in `now` that are each at least as generous
+    /// (unlimited counts as the most generous).
+    pub fn reusable_under(&self, now: &KeyLimits, hit: bool) -> bool {
+        if self == now {
+            return true;
+        }
+        if hit {
+            return false;
+        }
+        fn covers<T: PartialOrd>(now: Option<T>, then: Option<T>) -> bool {
+            match (now, then) {
+                (None, _) => true,
+                (Some(_), None) => false,
+                (Some(n), Some(t)) => n >= t,
+            }
+        }
+        covers(now.memory_bytes, self.memory_bytes)
+            && covers(now.pids, self.pids)
+            && covers(now.nano_cpus, self.nano_cpus)
+            && covers(now.disk_bytes, self.disk_bytes)
+            && covers(now.file_bytes, self.file_bytes)
+    }
 }
 
 impl From<swtbench_backend::ResourceLimits> for KeyLimits {
@@ -111,6 +137,9 @@ pub struct KeyRecord {
     pub result: RunResult,
     /// SHA-256 of the `test_output.txt` written with this key.
     pub output_sha256: String,
+    /// The container's resource limits the run was made with.
+    #[serde(default)]
+    pub limits: KeyLimits,
 }
 
 impl KeyRecord {
@@ -215,7 +244,6 @@ mod tests {
             timeout_secs: 1800,
             network: false,
             max_output: Some(1024),
-            limits: KeyLimits::default(),
         }
     }
 
@@ -235,17 +263,47 @@ mod tests {
             Box::new(|i| i.timeout_secs = 20),
             Box::new(|i| i.network = true),
             Box::new(|i| i.max_output = None),
-            Box::new(|i| i.limits.memory_bytes = Some(1 << 30)),
-            Box::new(|i| i.limits.pids = Some(1024)),
-            Box::new(|i| i.limits.nano_cpus = Some(1)),
-            Box::new(|i| i.limits.disk_bytes = Some(1 << 30)),
-            Box::new(|i| i.limits.file_bytes = Some(1 << 30)),
         ];
         for change in variants {
             let mut i = inputs();
             change(&mut i);
             assert_ne!(i.key(), k, "{i:?}");
         }
+    }
+
+    #[test]
+    fn a_run_is_reusable_under_its_limits_or_more_generous_ones_unless_it_hit_one() {
+        let then = KeyLimits {
+            memory_bytes: Some(2 << 30),
+            pids: Some(1024),
+            nano_cpus: None,
+            disk_bytes: Some(4 << 30),
+            file_bytes: Some(1 << 30),
+        };
+        let mut more = then;
+        more.memory_bytes = Some(4 << 30);
+        let mut less = then;
+        less.pids = Some(512);
+        let unlimited = KeyLimits::default();
+        assert!(then.reusable_under(&then, false));
+        assert!(
+            then.reusable_under(&then, true),
+            "the same limits, the same hit"
+        );
+        assert!(then.reusable_under(&more, false));
+        assert!(then.reusable_under(&unlimited, false));
+        assert!(
+            !then.reusable_under(&more, true),
+            "a hit is redone with other limits"
+        );
+        assert!(
+            !then.reusable_under(&less, false),
+            "tighter limits may change it"
+        );
+        assert!(!unlimited.reusable_under(&then, false));
+        let mut cpus = then;
+        cpus.nano_cpus = Some(1_000_000_000);
+        assert!(!then.reusable_under(&cpus, false));
     }
 
     #[test]
@@ -264,6 +322,7 @@ mod tests {
                 limit: None,
             },
             output_sha256: sha256_hex("out"),
+            limits: KeyLimits::default(),
         };
         std::fs::write(dir.path().join(KEY_FILE), record.to_json()).expect("write");
         assert_eq!(read_key_file(dir.path()), Some(record));
@@ -291,6 +350,7 @@ mod tests {
                     limit: None,
                 },
                 output_sha256: sha256_hex(record_output),
+                limits: KeyLimits::default(),
             };
             std::fs::write(d.join(KEY_FILE), record.to_json()).expect("write");
         };

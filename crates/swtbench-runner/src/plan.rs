@@ -45,11 +45,20 @@ pub enum ExistingOutput {
     /// A keyed output of a run that reached a resource limit: the model's outcome in a
     /// prediction run (reused like [`ExistingOutput::Keyed`]), retried in a gold or base run.
     LimitHit(String),
+    /// A keyed output made with other container limits that it cannot stand for (tighter ones,
+    /// or other ones after it reached a limit): run again.
+    OtherLimits,
 }
 
 /// Read-only view of the outputs already on disk.
 pub trait OutputLookup {
     fn existing(&self, run_dir: &Path) -> ExistingOutput;
+    /// [`OutputLookup::existing`] for a run made with `limits`: a keyed output made with limits
+    /// it cannot stand for ([`crate::keys::KeyLimits::reusable_under`]) is
+    /// [`ExistingOutput::OtherLimits`].
+    fn existing_for(&self, run_dir: &Path, _limits: &crate::keys::KeyLimits) -> ExistingOutput {
+        self.existing(run_dir)
+    }
     /// The cached extraction in an instance's report directory for this key: the patch text.
     fn cached_extraction(&self, report_dir: &Path, key: &ExtractionKey) -> Option<String>;
     /// Whether a repository mirror exists (asked so that a missing mirror is a clear skip
@@ -80,6 +89,21 @@ impl OutputLookup for DiskOutputs {
             },
             None => ExistingOutput::Unkeyed,
         }
+    }
+
+    fn existing_for(&self, run_dir: &Path, limits: &crate::keys::KeyLimits) -> ExistingOutput {
+        let found = self.existing(run_dir);
+        if matches!(
+            found,
+            ExistingOutput::Keyed(_) | ExistingOutput::LimitHit(_)
+        ) {
+            let fits = crate::keys::read_key_file(run_dir)
+                .is_some_and(|r| r.limits.reusable_under(limits, r.result.limit.is_some()));
+            if !fits {
+                return ExistingOutput::OtherLimits;
+            }
+        }
+        found
     }
 
     fn cached_extraction(&self, report_dir: &Path, key: &ExtractionKey) -> Option<String> {
@@ -316,6 +340,9 @@ pub struct RunPlan {
     pub executed_script: Option<String>,
     #[serde(skip)]
     pub exec_spec_json: String,
+    /// The container limits the run is made with (recorded in its key file).
+    #[serde(skip)]
+    pub limits: crate::keys::KeyLimits,
 }
 
 /// The three images of an instance.
@@ -731,7 +758,6 @@ impl KeyedRun {
             timeout_secs: settings.exec.timeout.as_secs(),
             network: settings.exec.allow_network,
             max_output: settings.exec.max_output,
-            limits: settings.exec.limits.into(),
         };
         KeyedRun {
             key: inputs.key(),
@@ -807,7 +833,7 @@ pub fn plan_runs(
         let dir = ctx.logs.run_dir(&keys, r.kind);
         let action = run_action(
             settings,
-            outputs.existing(&dir),
+            outputs.existing_for(&dir, &settings.exec.limits.into()),
             &key,
             &runs,
             id,
@@ -825,6 +851,7 @@ pub fn plan_runs(
             eval_script: r.eval_script,
             executed_script,
             exec_spec_json,
+            limits: settings.exec.limits.into(),
         });
     }
     Ok(runs)
@@ -845,6 +872,7 @@ fn run_action(
             ExistingOutput::Keyed(k) | ExistingOutput::LimitHit(k) if k == key => RunAction::Reuse,
             ExistingOutput::Keyed(_)
             | ExistingOutput::LimitHit(_)
+            | ExistingOutput::OtherLimits
             | ExistingOutput::Unkeyed
             | ExistingOutput::Inconsistent => RunAction::ReuseUnkeyed,
             ExistingOutput::Missing => RunAction::Execute,
@@ -890,7 +918,7 @@ impl SharedPair<'_> {
             // Shared runs that reached a limit are run again.
             ExistingOutput::LimitHit(_) => settings.skip_eval,
             ExistingOutput::Unkeyed => settings.reuse_unkeyed || settings.skip_eval,
-            ExistingOutput::Inconsistent => settings.skip_eval,
+            ExistingOutput::Inconsistent | ExistingOutput::OtherLimits => settings.skip_eval,
             ExistingOutput::Missing => false,
         }
     }
@@ -912,9 +940,10 @@ impl SharedPair<'_> {
                     .any(|d| self.outputs.existing(d) != ExistingOutput::Missing)
             } else {
                 // The plain directory counts only when both runs there would be reused.
-                pair.iter()
-                    .zip(&dirs)
-                    .all(|(kind, d)| self.reusable(*kind, self.outputs.existing(d)))
+                pair.iter().zip(&dirs).all(|(kind, d)| {
+                    let limits = self.ctx.settings.exec.limits.into();
+                    self.reusable(*kind, self.outputs.existing_for(d, &limits))
+                })
             };
             // Without a script only --skip-eval takes what is there, as `grade` does.
             let unknown = (!settings.skip_eval).then_some(SharedVariant::DEFAULT);

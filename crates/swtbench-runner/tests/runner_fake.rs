@@ -1538,11 +1538,22 @@ async fn a_limit_hit_is_the_predictions_outcome_but_a_retried_error_in_a_gold_ru
     assert_eq!(again.stats.runs_executed, 0, "{:?}", again.stats);
     assert_eq!(again.results[0].outcome, r.outcome);
 
-    // Other limits are other inputs: every run executes again.
+    // More memory: the run that reached the limit executes again; the others, which reached
+    // none, stand for the more generous limits too.
     let mut more = st.clone();
     more.exec.limits.memory_bytes = Some(2 << 30);
     let other = run_to_end(&fake, &s, &more, &Arc::new(RecordingSink::default())).await;
-    assert_eq!(other.stats.runs_executed, 6, "{:?}", other.stats);
+    assert_eq!(
+        (other.stats.runs_executed, other.stats.runs_reused),
+        (1, 5),
+        "{:?}",
+        other.stats
+    );
+    // Tighter limits may change any run: all six execute again.
+    let mut less = more.clone();
+    less.exec.limits.pids = Some(256);
+    let tighter = run_to_end(&fake, &s, &less, &Arc::new(RecordingSink::default())).await;
+    assert_eq!(tighter.stats.runs_executed, 6, "{:?}", tighter.stats);
 
     // A gold run at the limit is the harness's problem: an error with a hint, no grade, and
     // tried again next time.

@@ -118,8 +118,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_count::<u32>)]
     pub pids_limit: Option<u32>,
 
-    /// What each test container may write in all (e.g. 2g). Default: a quarter of the engine's
-    /// free disk over --max-workers, 1g to 10g.
+    /// What each test container may write in all (e.g. 2g). Default: a quarter of the size of
+    /// the engine's disk over --max-workers, 1g to 10g.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub disk_limit: Option<u64>,
 
