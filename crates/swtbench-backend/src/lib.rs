@@ -36,3 +36,4 @@ pub use model::{
     ExecRequest, ImageInfo, ImportRequest, NetworkAccess, ResourceLimits, RootfsSource,
 };
 pub use network::BuildNetwork;
+pub use output::OutputSink;

@@ -4,8 +4,8 @@
 //!
 //! Files of a run directory (§4.8), in the order they are written: the stale key file is removed
 //! first; `eval.sh`, `exec_spec.json` and, for the two prediction runs, `model_patch.diff`; after
-//! the script, `test_output.txt` (the combined output; a timeout appends [`timeout_marker`]); the
-//! key file last. `run_instance.log` collects the harness's own notes. A failure before the output
+//! the script, `test_output.txt` (the combined output, written to disk while the script prints,
+//! [`crate::output_file`]; a timeout appends [`timeout_marker`]); the key file last. `run_instance.log` collects the harness's own notes. A failure before the output
 //! is written leaves no output, so a rerun retries the run.
 
 use crate::lock::Locked;
@@ -26,6 +26,7 @@ use tokio::sync::RwLock;
 
 use crate::fsutil::{append_line, remove_if_exists, write_atomic};
 use crate::keys::{KeyRecord, OutputError, RunResult, KEY_FILE};
+use crate::output_file::OutputFile;
 use crate::plan::RunPlan;
 use crate::session::{Session, SESSION};
 use crate::settings::RunSettings;
@@ -228,11 +229,20 @@ pub fn write_run_outputs(
 ) -> Result<(), ExecError> {
     let p = run.dir.join(TEST_OUTPUT_FILE);
     write_atomic(&p, output).map_err(|e| io_err(&p)(e.source))?;
+    write_key_file(run, result, swtbench_core::hash::sha256_hex(output))
+}
+
+/// Writes the key file of a run whose `test_output.txt` (with SHA-256 `output_sha256`) is written.
+pub fn write_key_file(
+    run: &RunPlan,
+    result: &RunResult,
+    output_sha256: String,
+) -> Result<(), ExecError> {
     let record = KeyRecord {
         key: run.key.clone(),
         inputs: run.key_inputs.clone(),
         result: result.clone(),
-        output_sha256: swtbench_core::hash::sha256_hex(output),
+        output_sha256,
     };
     let p = run.dir.join(KEY_FILE);
     write_atomic(&p, record.to_json().as_bytes()).map_err(|e| io_err(&p)(e.source))
@@ -277,19 +287,19 @@ pub async fn execute_run<B: ContainerBackend>(
         Ok(_) => registry.remove(&id),
         Err(e) => log(dir, &format!("removing container {id} failed: {e}")),
     }
-    let (output, exec_duration, exit_code, test_exit_code, timed_out, omitted) = result?;
-    let mut bytes = output;
-    if timed_out {
-        bytes.extend_from_slice(timeout_marker(settings.exec.timeout).as_bytes());
-    }
+    let (output, exec_duration, exit_code, test_exit_code, timed_out) = result?;
+    let marker = timed_out.then(|| timeout_marker(settings.exec.timeout));
+    let written = output
+        .finish(marker.as_deref())
+        .map_err(|e| io_err(&e.path)(e.source))?;
     let run_result = RunResult {
         exit_code,
         test_exit_code,
         timed_out,
-        omitted_bytes: omitted,
+        omitted_bytes: written.omitted,
         duration_ms: exec_duration.as_millis() as u64,
     };
-    write_run_outputs(job.run, &bytes, &run_result)?;
+    write_key_file(job.run, &run_result, written.sha256)?;
     log(
         dir,
         &if timed_out {
@@ -313,7 +323,9 @@ pub async fn execute_run<B: ContainerBackend>(
     })
 }
 
-type InContainer = (Vec<u8>, Duration, Option<i64>, Option<i64>, bool, u64);
+/// The output (not yet in place), the script's duration, exit code, recorded test exit code and
+/// whether it timed out.
+type InContainer = (OutputFile, Duration, Option<i64>, Option<i64>, bool);
 
 async fn run_in_container<B: ContainerBackend>(
     backend: &B,
@@ -335,19 +347,25 @@ async fn run_in_container<B: ContainerBackend>(
     backend.copy_in(id, &files).await.map_err(engine)?;
     let mut request = ExecRequest::new(["/bin/bash", "/eval.sh"]).timeout(settings.exec.timeout);
     request.output_limit = settings.exec.max_output;
-    let out = backend.exec(id, &request).await.map_err(engine)?;
+    // Straight to disk (head and tail when capped): a test may print more than fits in memory.
+    let path = job.run.dir.join(TEST_OUTPUT_FILE);
+    let mut output =
+        OutputFile::create(&path, request.output_limit).map_err(|e| io_err(&path)(e.source))?;
+    let out = backend
+        .exec_to(id, &request, &mut output)
+        .await
+        .map_err(engine)?;
     let test_exit_code = if out.timed_out || job.run.executed_script.is_none() {
         None
     } else {
         recorded_test_exit(backend, id, job.user).await
     };
     Ok((
-        out.output,
+        output,
         out.duration,
         out.exit_code,
         test_exit_code,
         out.timed_out,
-        out.omitted_bytes,
     ))
 }
 

@@ -28,6 +28,7 @@ pub mod keys;
 mod lock;
 pub mod offline;
 pub mod outcome;
+pub mod output_file;
 pub mod plan;
 pub mod prepare;
 pub mod report;
