@@ -21,13 +21,15 @@ use swtbench_backend::{
 use swtbench_core::layout::{
     EVAL_SCRIPT_FILE, EXEC_SPEC_FILE, MODEL_PATCH_FILE, RUN_INSTANCE_LOG_FILE, TEST_OUTPUT_FILE,
 };
+use swtbench_core::Instance;
 use swtbench_spec::eval::TRACE_PATH;
+use swtbench_spec::{ExecSpec, RunInputs};
 use tokio::sync::RwLock;
 
 use crate::fsutil::{append_line, remove_if_exists, write_atomic};
 use crate::keys::{KeyRecord, OutputError, RunResult, KEY_FILE};
 use crate::output_file::OutputFile;
-use crate::plan::RunPlan;
+use crate::plan::{exec_spec_context, RunPlan};
 use crate::session::{Session, SESSION};
 use crate::settings::RunSettings;
 
@@ -150,6 +152,10 @@ pub enum ExecError {
     /// An output to copy is not the one expected.
     #[error("{0}")]
     Output(OutputError),
+    /// The run's eval script could not be rendered again as it was planned (a bug: the plan
+    /// rendered it from the same inputs).
+    #[error("rendering the eval script of {run}: {message}")]
+    Render { run: String, message: String },
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> ExecError + '_ {
@@ -184,7 +190,7 @@ impl ExecError {
         match self {
             ExecError::Engine(e) => e.hint(),
             ExecError::Output(e) => e.hint().map(str::to_string),
-            ExecError::Io { .. } => None,
+            ExecError::Io { .. } | ExecError::Render { .. } => None,
         }
     }
 }
@@ -194,6 +200,12 @@ impl ExecError {
 pub struct RunJob<'a> {
     pub instance_id: &'a str,
     pub run: &'a RunPlan,
+    /// What the run's texts (`eval.sh`, `exec_spec.json`, the executed script) are rendered
+    /// from when it executes: the plan keeps only their hash.
+    pub instance: &'a Instance,
+    pub spec: &'a ExecSpec,
+    /// The model's directory name (for `exec_spec.json`).
+    pub model_dir: &'a str,
     pub image: &'a str,
     pub user: &'a str,
     pub platform: &'a str,
@@ -203,22 +215,67 @@ pub struct RunJob<'a> {
     pub tracer: Option<&'a str>,
 }
 
-/// Writes the files that describe a run before it executes (and drops a stale key first).
-pub fn write_run_inputs(job: &RunJob<'_>) -> Result<(), ExecError> {
+/// The script a container executes: the eval script with the line that records the test
+/// command's exit code, or the eval script itself when it has no test command line.
+#[derive(Debug)]
+pub struct ScriptToRun {
+    pub text: String,
+    pub records_test_exit: bool,
+}
+
+/// Writes the files that describe a run before it executes (and drops a stale key first), and
+/// returns the script to execute. The texts are rendered here, one after the other, each dropped
+/// once written: with a big model patch every one of them is as big as the patch.
+pub fn write_run_inputs(settings: &RunSettings, job: &RunJob<'_>) -> Result<ScriptToRun, ExecError> {
     let dir = &job.run.dir;
     // What a process killed mid-write left here.
     swtbench_data::fsutil::remove_stale_temp_files(dir);
     let key = dir.join(KEY_FILE);
     remove_if_exists(&key).map_err(io_err(&key))?;
+    let render_err = |message: String| ExecError::Render {
+        run: job.run.kind.to_string(),
+        message,
+    };
+    let inputs = RunInputs {
+        model_patch: job.model_patch,
+        gold_test_patch: &job.instance.golden_test_patch,
+        gold_code_patch: &job.instance.golden_code_patch,
+    };
+    let mut rendered = job
+        .spec
+        .render_run(job.run.kind, &inputs, &settings.eval)
+        .map_err(|e| render_err(e.to_string()))?;
+    if swtbench_core::hash::sha256_hex(&rendered.eval_script) != job.run.key_inputs.eval_script_sha256
+    {
+        return Err(render_err(
+            "the script differs from the one the run's key was computed from".into(),
+        ));
+    }
     let p = dir.join(EVAL_SCRIPT_FILE);
-    write_atomic(&p, job.run.eval_script.as_bytes()).map_err(|e| io_err(&p)(e.source))?;
+    write_atomic(&p, rendered.eval_script.as_bytes()).map_err(|e| io_err(&p)(e.source))?;
+    let json = job.spec.exec_spec_json(
+        &rendered,
+        &settings.eval,
+        &exec_spec_context(settings, job.model_dir),
+    );
     let p = dir.join(EXEC_SPEC_FILE);
-    write_atomic(&p, job.run.exec_spec_json.as_bytes()).map_err(|e| io_err(&p)(e.source))?;
+    write_atomic(&p, json.as_bytes()).map_err(|e| io_err(&p)(e.source))?;
+    drop(json);
+    rendered.patch_list = Vec::new();
     if !job.run.kind.is_shared() {
         let p = dir.join(MODEL_PATCH_FILE);
         write_atomic(&p, job.model_patch.as_bytes()).map_err(|e| io_err(&p)(e.source))?;
     }
-    Ok(())
+    Ok(match rendered.executed_script() {
+        Some(text) => ScriptToRun {
+            text,
+            records_test_exit: true,
+        },
+        None => ScriptToRun {
+            text: rendered.eval_script,
+            records_test_exit: false,
+        },
+    })
 }
 
 /// Writes `test_output.txt` and then the key file.
@@ -265,7 +322,7 @@ pub async fn execute_run<B: ContainerBackend>(
 ) -> Result<Executed, ExecError> {
     let started = Instant::now();
     let dir = &job.run.dir;
-    write_run_inputs(job)?;
+    let script = write_run_inputs(settings, job)?;
     let mut spec = ContainerSpec::new(job.image);
     spec.user = Some(job.user.to_string());
     spec.labels = registry.labels(&settings.run_id, job.instance_id, job.run.kind.as_str());
@@ -281,7 +338,7 @@ pub async fn execute_run<B: ContainerBackend>(
         .await
         .map_err(ExecError::Engine)?;
     log(dir, &format!("container {id} created from {}", job.image));
-    let result = run_in_container(backend.as_ref(), settings, &id, job).await;
+    let result = run_in_container(backend.as_ref(), settings, &id, job, script).await;
     // A container that could not be removed stays registered for the clean-up at the end.
     match backend.container_remove(&id).await {
         Ok(_) => registry.remove(&id),
@@ -332,19 +389,17 @@ async fn run_in_container<B: ContainerBackend>(
     settings: &RunSettings,
     id: &str,
     job: &RunJob<'_>,
+    script: ScriptToRun,
 ) -> Result<InContainer, ExecError> {
     let engine = ExecError::Engine;
     backend.container_start(id).await.map_err(engine)?;
-    let script = job
-        .run
-        .executed_script
-        .as_ref()
-        .unwrap_or(&job.run.eval_script);
-    let mut files = vec![ContainerFile::new("/eval.sh", script.clone()).mode(0o755)];
+    let records_test_exit = script.records_test_exit;
+    let mut files = vec![ContainerFile::new("/eval.sh", script.text).mode(0o755)];
     if let Some(tracer) = job.tracer {
         files.push(ContainerFile::new(TRACE_PATH, tracer.to_string()));
     }
     backend.copy_in(id, &files).await.map_err(engine)?;
+    drop(files);
     let mut request = ExecRequest::new(["/bin/bash", "/eval.sh"]).timeout(settings.exec.timeout);
     request.output_limit = settings.exec.max_output;
     // Straight to disk (head and tail when capped): a test may print more than fits in memory.
@@ -355,7 +410,7 @@ async fn run_in_container<B: ContainerBackend>(
         .exec_to(id, &request, &mut output)
         .await
         .map_err(engine)?;
-    let test_exit_code = if out.timed_out || job.run.executed_script.is_none() {
+    let test_exit_code = if out.timed_out || !records_test_exit {
         None
     } else {
         recorded_test_exit(backend, id, job.user).await
@@ -386,10 +441,15 @@ async fn recorded_test_exit<B: ContainerBackend>(backend: &B, id: &str, user: &s
 
 /// Gives `run` the output of `from` (a run with the same key): the run's own input files, the
 /// other's `test_output.txt` and result, and its own key file.
-pub fn copy_run(from: &Path, job: &RunJob<'_>, result: &RunResult) -> Result<(), ExecError> {
+pub fn copy_run(
+    settings: &RunSettings,
+    from: &Path,
+    job: &RunJob<'_>,
+    result: &RunResult,
+) -> Result<(), ExecError> {
     // The source has the same key; it must still hold the output written with it.
     let output = crate::keys::read_output(from, Some(&job.run.key)).map_err(ExecError::Output)?;
-    write_run_inputs(job)?;
+    write_run_inputs(settings, job)?;
     write_run_outputs(job.run, &output, result)?;
     log(
         &job.run.dir,

@@ -409,7 +409,10 @@ impl ExecSpec {
             "environment_setup_commit".into(),
             json!(self.environment_setup_commit),
         );
-        m.insert("patch_list".into(), json!(run.patch_list));
+        // The patches (a model patch can be tens of megabytes) are written straight from the run
+        // instead of being copied into a `Value` first: the fields before them and the fields
+        // after them are two objects, joined around the list.
+        let before = std::mem::take(&mut m);
         m.insert("arch".into(), json!(self.arch.as_str()));
         m.insert("base_commit".into(), json!(self.base_commit));
         m.insert("test_directives".into(), json!(run.directives));
@@ -436,7 +439,24 @@ impl ExecSpec {
             "req_install_commands".into(),
             json!(self.req_install_commands),
         );
-        py::json_dumps(&Value::Object(m))
+        let head = py::json_dumps(&Value::Object(before));
+        let tail = py::json_dumps(&Value::Object(m));
+        let patches: usize = run.patch_list.iter().flatten().map(String::len).sum();
+        let mut out = String::with_capacity(head.len() + tail.len() + patches + patches / 8 + 64);
+        out.push_str(&head[..head.len() - 1]);
+        out.push_str(", \"patch_list\": [");
+        for (i, patch) in run.patch_list.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            match patch {
+                Some(p) => swtbench_core::py::write_str(&mut out, p),
+                None => out.push_str("null"),
+            }
+        }
+        out.push_str("], ");
+        out.push_str(&tail[1..]);
+        out
     }
 }
 
