@@ -16,6 +16,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 use swtbench_core::hash::sha256_hex;
@@ -347,12 +348,13 @@ pub struct InstancePlan {
     /// The unit-test log parser (`None` in reproduction mode or when skipped).
     #[serde(skip)]
     pub parser: Option<Parser>,
-    /// The model patch as executed (vanilla or cached extraction).
+    /// The model patch as executed (vanilla or cached extraction). Shared: the plan of an
+    /// instance is cloned (the dispatcher, the image prefetcher), a patch can be big.
     #[serde(skip)]
-    pub model_patch: Option<String>,
+    pub model_patch: Option<Arc<str>>,
     /// The raw model output (kept for extraction).
     #[serde(skip)]
-    pub raw_model_patch: Option<String>,
+    pub raw_model_patch: Option<Arc<str>>,
     #[serde(skip)]
     pub spec: Option<Box<ExecSpec>>,
     /// `<logs>/<run_id>/<model>/<instance>`: report.json and extraction files.
@@ -570,7 +572,7 @@ fn plan_patch(
     if raw.trim().is_empty() {
         return empty(ip);
     }
-    ip.raw_model_patch = Some(raw.to_string());
+    ip.raw_model_patch = Some(Arc::from(raw));
     let key = ExtractionKey::new(raw, &settings.patch_types, &settings.extract);
     match outputs.cached_extraction(&ip.report_dir, &key) {
         Some(p) if p.trim().is_empty() => {
@@ -666,7 +668,7 @@ fn plan_instance(
             match plan_runs(&ctx, instance, spec, &patch, outputs) {
                 Ok(runs) => {
                     ip.runs = runs;
-                    ip.model_patch = Some(patch);
+                    ip.model_patch = Some(Arc::from(patch));
                     ip.action = InstanceAction::Evaluate;
                 }
                 Err(e) => skip(ip, SkipCause::Spec(e)),
