@@ -71,11 +71,16 @@ impl std::str::FromStr for CoverageFormula {
 /// JSON are skipped, and every `/testbed/` in a path is removed. Where the original crashes (an
 /// empty file, a value that is not an integer), the file or line is skipped instead.
 pub fn parse_dump(output: Option<&[u8]>) -> CoverageMap {
-    let mut map = CoverageMap::new();
     let Some(bytes) = output else {
-        return map;
+        return CoverageMap::new();
     };
     let (text, _) = py::read_text(bytes);
+    parse_dump_text(&text)
+}
+
+/// [`parse_dump`] of an already decoded output (universal newlines applied).
+pub fn parse_dump_text(text: &str) -> CoverageMap {
+    let mut map = CoverageMap::new();
     let mut lines = text.split_inclusive('\n');
     if !lines
         .by_ref()

@@ -123,6 +123,30 @@ pub fn parse_log(output: Option<&[u8]>, parser: Parser) -> ParsedLog {
     parsed
 }
 
+/// One run's output parsed for grading: its log and its coverage dump, from one decoding of the
+/// bytes (which can then be dropped before the next run's output is read).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ParsedRun {
+    pub log: ParsedLog,
+    pub coverage: crate::coverage::CoverageMap,
+}
+
+/// [`parse_log`] and [`crate::coverage::parse_dump`] of one output, decoding it once.
+pub fn parse_run(output: Option<&[u8]>, parser: Parser) -> ParsedRun {
+    let Some(bytes) = output else {
+        return ParsedRun::default();
+    };
+    let (text, lossy) = py::read_text(bytes);
+    let mut log = parse_text(&text, parser);
+    if lossy {
+        log.notes.insert(0, LogNote::InvalidUtf8);
+    }
+    ParsedRun {
+        log,
+        coverage: crate::coverage::parse_dump_text(&text),
+    }
+}
+
 /// Parses an already decoded log text (universal newlines already applied).
 pub fn parse_text(raw: &str, parser: Parser) -> ParsedLog {
     let joined = drop_cut_lines(raw);

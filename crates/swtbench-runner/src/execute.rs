@@ -245,6 +245,8 @@ pub fn write_run_inputs(settings: &RunSettings, job: &RunJob<'_>) -> Result<Scri
         .spec
         .render_run(job.run.kind, &inputs, &settings.eval)
         .map_err(|e| render_err(e.to_string()))?;
+    // The inputs hold the same patches.
+    rendered.patch_list = Vec::new();
     if swtbench_core::hash::sha256_hex(&rendered.eval_script) != job.run.key_inputs.eval_script_sha256
     {
         return Err(render_err(
@@ -253,15 +255,15 @@ pub fn write_run_inputs(settings: &RunSettings, job: &RunJob<'_>) -> Result<Scri
     }
     let p = dir.join(EVAL_SCRIPT_FILE);
     write_atomic(&p, rendered.eval_script.as_bytes()).map_err(|e| io_err(&p)(e.source))?;
-    let json = job.spec.exec_spec_json(
+    let json = job.spec.exec_spec_json_with(
         &rendered,
+        &swtbench_spec::eval::patch_list(job.run.kind, &inputs),
         &settings.eval,
         &exec_spec_context(settings, job.model_dir),
     );
     let p = dir.join(EXEC_SPEC_FILE);
     write_atomic(&p, json.as_bytes()).map_err(|e| io_err(&p)(e.source))?;
     drop(json);
-    rendered.patch_list = Vec::new();
     if !job.run.kind.is_shared() {
         let p = dir.join(MODEL_PATCH_FILE);
         write_atomic(&p, job.model_patch.as_bytes()).map_err(|e| io_err(&p)(e.source))?;

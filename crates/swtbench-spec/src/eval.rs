@@ -370,16 +370,7 @@ impl ExecSpec {
                 return Err(SpecError::MissingScriptName);
             }
         }
-        let test_patch: Option<&str> = match kind {
-            RunKind::PredPre | RunKind::PredPost => Some(inputs.model_patch),
-            RunKind::GoldPre | RunKind::GoldPost => Some(inputs.gold_test_patch),
-            RunKind::BasePre | RunKind::BasePost => None,
-        };
-        let mut patches: Vec<Option<&str>> = Vec::with_capacity(2);
-        if kind.is_post() {
-            patches.push(Some(inputs.gold_code_patch));
-        }
-        patches.push(test_patch);
+        let patches = patch_list(kind, inputs);
         let test_command = self.test_command(&directives, opts)?;
         let eval_script = self.eval_script_with(&patches, &test_command, opts);
         Ok(RenderedRun {
@@ -398,6 +389,20 @@ impl ExecSpec {
     pub fn exec_spec_json(
         &self,
         run: &RenderedRun,
+        opts: &EvalOptions,
+        ctx: &ExecSpecJsonContext,
+    ) -> String {
+        let patches: Vec<Option<&str>> = run.patch_list.iter().map(Option::as_deref).collect();
+        self.exec_spec_json_with(run, &patches, opts, ctx)
+    }
+
+    /// [`Self::exec_spec_json`] with the run's patches given by the caller ([`patch_list`] of
+    /// the run's inputs) instead of `run.patch_list`, which may then be emptied: a caller that
+    /// holds the inputs needs no second copy of a big patch.
+    pub fn exec_spec_json_with(
+        &self,
+        run: &RenderedRun,
+        patch_list: &[Option<&str>],
         opts: &EvalOptions,
         ctx: &ExecSpecJsonContext,
     ) -> String {
@@ -441,11 +446,11 @@ impl ExecSpec {
         );
         let head = py::json_dumps(&Value::Object(before));
         let tail = py::json_dumps(&Value::Object(m));
-        let patches: usize = run.patch_list.iter().flatten().map(String::len).sum();
+        let patches: usize = patch_list.iter().flatten().map(|p| p.len()).sum();
         let mut out = String::with_capacity(head.len() + tail.len() + patches + patches / 8 + 64);
         out.push_str(&head[..head.len() - 1]);
         out.push_str(", \"patch_list\": [");
-        for (i, patch) in run.patch_list.iter().enumerate() {
+        for (i, patch) in patch_list.iter().enumerate() {
             if i > 0 {
                 out.push_str(", ");
             }
@@ -458,6 +463,22 @@ impl ExecSpec {
         out.push_str(&tail[1..]);
         out
     }
+}
+
+/// The patches a run of `kind` applies, in order ([`RenderedRun::patch_list`], borrowed): the
+/// gold code patch for post runs, then the test patch (`None` for the base runs).
+pub fn patch_list<'a>(kind: RunKind, inputs: &RunInputs<'a>) -> Vec<Option<&'a str>> {
+    let test_patch: Option<&str> = match kind {
+        RunKind::PredPre | RunKind::PredPost => Some(inputs.model_patch),
+        RunKind::GoldPre | RunKind::GoldPost => Some(inputs.gold_test_patch),
+        RunKind::BasePre | RunKind::BasePost => None,
+    };
+    let mut patches: Vec<Option<&str>> = Vec::with_capacity(2);
+    if kind.is_post() {
+        patches.push(Some(inputs.gold_code_patch));
+    }
+    patches.push(test_patch);
+    patches
 }
 
 /// Leftmost `python -m` or `python3 -m` (the original's `python(3?) -m`).

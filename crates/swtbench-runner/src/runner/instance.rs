@@ -436,7 +436,6 @@ fn grade<B: ContainerBackend>(
     let instance = p.instance;
     let graded = grade_from_outputs(
         &ip.instance_id,
-        &instance.repo,
         &instance.golden_code_patch,
         &p.runs,
         &options,
