@@ -224,6 +224,12 @@ fn trace_line_re() -> &'static Regex {
     })
 }
 
+/// Whether `line` (one line, without its line end) is the echoed trace command
+/// [`test_section`] looks for, when it stands between two line ends.
+pub fn is_trace_command_line(line: &str) -> bool {
+    trace_line_re().is_match(&format!("\n{line}\n"))
+}
+
 /// Steps 3–4: the part of the raw text the parser reads; `None` where the original raises.
 pub fn test_section(raw: &str) -> Option<&str> {
     let mut content = raw;

@@ -12,12 +12,13 @@ use serde::Serialize;
 use swtbench_core::layout::{evaluation_results_path, REPORT_FILE};
 use swtbench_core::RunKind;
 use swtbench_grade::logs::{parse_run, ParsedRun};
+use swtbench_grade::scan::RunScanner;
 use swtbench_grade::report::{grade_parsed, grading_parser, GradeError, GradeOptions};
 use swtbench_grade::{InstanceReport, Parser};
 
 use crate::events::{InstanceOutcome, RunOutcome};
 use crate::fsutil::{remove_if_exists, write_atomic};
-use crate::keys::{read_output, OutputError};
+use crate::keys::{read_output, scan_output, OutputError};
 use crate::plan::{RunAction, RunPlan};
 
 /// File with the runner's account of one instance, next to its `report.json`.
@@ -54,8 +55,25 @@ pub fn grade_from_outputs(
         // An output reused without a key is read as it is; any other must still be the one
         // written with the run's key (a concurrent process may have replaced it meanwhile).
         let expected = (run.action != RunAction::ReuseUnkeyed).then_some(run.key.as_str());
-        let output = read_output(&run.dir, expected)?;
-        *slot = parse_run(Some(&output), parser);
+        // Piece by piece where the parser allows it (a log can be hundreds of megabytes).
+        let scanned = match RunScanner::new(parser) {
+            Some(_) => scan_output(
+                &run.dir,
+                expected,
+                || RunScanner::new(parser),
+                |s, bytes| {
+                    if let Some(s) = s {
+                        s.push(bytes);
+                    }
+                },
+            )?
+            .and_then(RunScanner::finish),
+            None => None,
+        };
+        *slot = match scanned {
+            Some(p) => p,
+            None => parse_run(Some(&read_output(&run.dir, expected)?), parser),
+        };
     }
     Ok(grade_parsed(instance_id, gold_code_patch, parsed, options)?.report)
 }
