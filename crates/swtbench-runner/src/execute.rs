@@ -449,10 +449,24 @@ pub fn copy_run(
     job: &RunJob<'_>,
     result: &RunResult,
 ) -> Result<(), ExecError> {
-    // The source has the same key; it must still hold the output written with it.
-    let output = crate::keys::read_output(from, Some(&job.run.key)).map_err(ExecError::Output)?;
     write_run_inputs(settings, job)?;
-    write_run_outputs(job.run, &output, result)?;
+    // The source has the same key; it must still hold the output written with it. Copied piece
+    // by piece while its hash is checked (an output can be hundreds of megabytes).
+    let dest = job.run.dir.join(TEST_OUTPUT_FILE);
+    let copied = crate::keys::scan_output(
+        from,
+        Some(&job.run.key),
+        || OutputFile::create(&dest, None),
+        |out, bytes| {
+            if let Ok(out) = out {
+                swtbench_backend::OutputSink::push(out, bytes);
+            }
+        },
+    )
+    .map_err(ExecError::Output)?
+    .and_then(|out| out.finish(None))
+    .map_err(|e| io_err(&e.path)(e.source))?;
+    write_key_file(job.run, result, copied.sha256)?;
     log(
         &job.run.dir,
         &format!("output copied from {} (same content key)", from.display()),

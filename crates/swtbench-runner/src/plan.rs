@@ -71,7 +71,8 @@ impl OutputLookup for DiskOutputs {
         }
         match crate::keys::read_key_file(run_dir) {
             // Keyed only when the output is the one written with the key.
-            Some(r) => match crate::keys::read_output(run_dir, Some(&r.key)) {
+            // Hashed as it is read, not held: an output can be hundreds of megabytes.
+            Some(r) => match crate::keys::scan_output(run_dir, Some(&r.key), || (), |_, _| {}) {
                 Ok(_) => ExistingOutput::Keyed(r.key),
                 Err(_) => ExistingOutput::Inconsistent,
             },
