@@ -110,8 +110,9 @@ impl AtomicFile {
 /// The prefix of [`write_atomic`]'s temporary files.
 pub const TEMP_PREFIX: &str = ".swtbench-tmp-";
 
-/// A temporary file of [`write_atomic`] this old belongs to a process that died while writing
-/// (they live for milliseconds otherwise).
+/// A temporary file of [`write_atomic`] not modified for this long belongs to a process that
+/// died while writing (they live for milliseconds; an [`AtomicFile`] that a running script's
+/// output goes to is modified whenever the script prints).
 pub const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Removes the temporary files [`write_atomic`] left in `dir` (not below it) when its process was

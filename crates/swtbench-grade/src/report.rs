@@ -169,12 +169,11 @@ pub fn grade_parsed(
     let base = tests(RunKind::BasePre, RunKind::BasePost);
     let gold = tests(RunKind::GoldPre, RunKind::GoldPost);
 
-    let (removed, added) = coverage::patch_changed_lines(gold_code_patch).map_err(|e| {
-        GradeError::GoldPatch {
+    let (removed, added) =
+        coverage::patch_changed_lines(gold_code_patch).map_err(|e| GradeError::GoldPatch {
             instance_id: instance_id.to_string(),
             detail: e.to_string(),
-        }
-    })?;
+        })?;
     let c = |k: RunKind| &coverage_maps[kind_index(k)];
     let maps = CoverageInputs {
         pred_pre: c(RunKind::PredPre),

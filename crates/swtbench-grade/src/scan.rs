@@ -168,7 +168,9 @@ enum SectionState {
     /// Before the echoed trace command.
     Before,
     /// In the section; `first`: the next line is its first.
-    In { first: bool },
+    In {
+        first: bool,
+    },
     Done,
 }
 

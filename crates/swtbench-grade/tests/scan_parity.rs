@@ -48,7 +48,10 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
         let p = e.path();
         if p.is_dir() {
             files(&p, out);
-        } else if p.extension().is_none_or(|x| x != "json" && x != "jsonl" && x != "md") {
+        } else if p
+            .extension()
+            .is_none_or(|x| x != "json" && x != "jsonl" && x != "md")
+        {
             out.push(p);
         }
     }

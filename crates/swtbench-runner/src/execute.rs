@@ -226,7 +226,10 @@ pub struct ScriptToRun {
 /// Writes the files that describe a run before it executes (and drops a stale key first), and
 /// returns the script to execute. The texts are rendered here, one after the other, each dropped
 /// once written: with a big model patch every one of them is as big as the patch.
-pub fn write_run_inputs(settings: &RunSettings, job: &RunJob<'_>) -> Result<ScriptToRun, ExecError> {
+pub fn write_run_inputs(
+    settings: &RunSettings,
+    job: &RunJob<'_>,
+) -> Result<ScriptToRun, ExecError> {
     let dir = &job.run.dir;
     // What a process killed mid-write left here.
     swtbench_data::fsutil::remove_stale_temp_files(dir);
@@ -247,7 +250,8 @@ pub fn write_run_inputs(settings: &RunSettings, job: &RunJob<'_>) -> Result<Scri
         .map_err(|e| render_err(e.to_string()))?;
     // The inputs hold the same patches.
     rendered.patch_list = Vec::new();
-    if swtbench_core::hash::sha256_hex(&rendered.eval_script) != job.run.key_inputs.eval_script_sha256
+    if swtbench_core::hash::sha256_hex(&rendered.eval_script)
+        != job.run.key_inputs.eval_script_sha256
     {
         return Err(render_err(
             "the script differs from the one the run's key was computed from".into(),

@@ -203,7 +203,15 @@ mod tests {
             [lines(40), b"a partial last line".to_vec()].concat(),
         ];
         for text in &texts {
-            for limit in [None, Some(0), Some(1), Some(11), Some(200), Some(1000), Some(1 << 20)] {
+            for limit in [
+                None,
+                Some(0),
+                Some(1),
+                Some(11),
+                Some(200),
+                Some(1000),
+                Some(1 << 20),
+            ] {
                 for chunk in [1, 3, 7, 64, 4096] {
                     let (file, written, expected, omitted) = both(text, chunk, limit, None);
                     assert_eq!(file, expected, "limit {limit:?}, chunk {chunk}");

@@ -268,14 +268,12 @@ impl ExecSpec {
         let cd = format!("cd {REPO_DIR}");
         let diff = format!("git diff {base}");
         let checkout = format!("git checkout {base}");
-        let applies: Vec<String> = patches
+        // `git apply -v - <<'EOF…'`, the patch, the delimiter: three lines, so that the patch
+        // is copied once, into the script.
+        let apply_start = format!("git apply -v - <<'{PATCH_HEREDOC}'");
+        let applies: Vec<&str> = patches
             .iter()
-            .map(|p| {
-                format!(
-                    "git apply -v - <<'{PATCH_HEREDOC}'\n{}\n{PATCH_HEREDOC}",
-                    p.unwrap_or("None")
-                )
-            })
+            .flat_map(|p| [apply_start.as_str(), p.unwrap_or("None"), PATCH_HEREDOC])
             .collect();
 
         let mut lines: Vec<&str> = vec!["#!/bin/bash", "set -uxo pipefail"];
@@ -298,7 +296,7 @@ impl ExecSpec {
                 lines.push(install);
             }
         }
-        lines.extend(applies.iter().map(String::as_str));
+        lines.extend(applies.iter().copied());
         if opts.coverage && opts.tracer_fixed {
             lines.push(TRACER_FIXED_LINE);
         }

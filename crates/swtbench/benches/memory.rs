@@ -55,7 +55,8 @@ fn main() {
         let out_dir = tmp.path().join(format!("out-{name}"));
         let run_id = format!("bench-memory-{name}-{}", std::process::id());
         let started = Instant::now();
-        let (status, peak) = memory::run_measured(&bin, &fx, &predictions, &run_id, &out_dir, &extra);
+        let (status, peak) =
+            memory::run_measured(&bin, &fx, &predictions, &run_id, &out_dir, &extra);
         let secs = started.elapsed().as_secs_f64();
         let left = memory::containers_of(&run_id);
         assert!(left.is_empty(), "{name}: containers left: {left:?}");

@@ -63,8 +63,7 @@ fn engine_a_loud_test_keeps_its_whole_output_on_disk_and_out_of_memory() {
         assert_eq!(text.matches(line.as_str()).count(), printed, "{run}");
         assert!(!text.contains("bytes of output omitted]"), "{run}: cut");
         let key: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(dir.join("swtbench_key.json")).unwrap())
-                .unwrap();
+            serde_json::from_slice(&std::fs::read(dir.join("swtbench_key.json")).unwrap()).unwrap();
         assert_eq!(
             key["output_sha256"].as_str().unwrap(),
             swtbench_core::hash::sha256_hex(&output),

@@ -126,7 +126,11 @@ pub fn big_patch_prediction(fx: &Fixture, bytes: usize) -> String {
     ] {
         lines.push(l.to_string());
     }
-    write_prediction(fx, "big-patch", &new_file_patch("test_model_big.py", &lines))
+    write_prediction(
+        fx,
+        "big-patch",
+        &new_file_patch("test_model_big.py", &lines),
+    )
 }
 
 /// The line a loud test prints (100 bytes with its newline).
