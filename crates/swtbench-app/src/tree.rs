@@ -45,6 +45,24 @@ impl TreeReader for FsTree {
         path.try_exists()
     }
 
+    fn read_pieces(&self, path: &Path, feed: &mut dyn FnMut(&[u8])) -> io::Result<bool> {
+        use std::io::Read;
+        let mut file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => return Ok(true),
+                Ok(n) => feed(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     fn subdirs(&self, path: &Path) -> io::Result<Option<Vec<String>>> {
         // `Path.is_dir()` of the original follows symlinks.
         Self::entries(path, Path::is_dir)

@@ -13,6 +13,7 @@ use crate::model::{
     BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineInfo, ExecOutput, ExecRequest,
     ImageInfo, ImportRequest,
 };
+use crate::output::OutputSink;
 
 /// Where build logs go, line by line (a file, a `Vec<u8>` in tests).
 pub type LogSink<'a> = &'a mut (dyn Write + Send);
@@ -82,6 +83,28 @@ pub trait ContainerBackend: Send + Sync + 'static {
         id: &str,
         request: &ExecRequest,
     ) -> impl Future<Output = Result<ExecOutput>> + Send;
+
+    /// As [`ContainerBackend::exec`], but the output goes to `sink` chunk by chunk as it arrives,
+    /// whole (`request.output_limit` is left to the sink), so a command that prints gigabytes
+    /// costs no memory here. The returned [`ExecOutput`] has an empty `output` and
+    /// `omitted_bytes` 0. The default implementation collects the output with [`Self::exec`]
+    /// first (for backends whose output is in memory anyway, such as the fake).
+    fn exec_to(
+        &self,
+        id: &str,
+        request: &ExecRequest,
+        sink: &mut dyn OutputSink,
+    ) -> impl Future<Output = Result<ExecOutput>> + Send {
+        async move {
+            let mut whole = request.clone();
+            whole.output_limit = None;
+            let mut out = self.exec(id, &whole).await?;
+            sink.push(&out.output);
+            out.output = Vec::new();
+            out.omitted_bytes = 0;
+            Ok(out)
+        }
+    }
 
     /// Kills a container's processes at once. A container that is not running is fine.
     fn container_kill(&self, id: &str) -> impl Future<Output = Result<()>> + Send;

@@ -140,7 +140,14 @@ impl BuildContext {
 
 /// Files for a container as one tar archive rooted at `/` (paths lose their leading slash).
 pub fn container_files_tar(files: &[ContainerFile]) -> Result<Vec<u8>> {
-    let mut builder = tar::Builder::new(Vec::new());
+    // Sized up front (contents, a header or two and padding per file, the end blocks): an eval
+    // script can hold a patch of tens of megabytes, and a growing archive would copy it.
+    let size: usize = files
+        .iter()
+        .map(|f| f.contents.len() + 3 * 512 + f.path.len())
+        .sum::<usize>()
+        + 2048;
+    let mut builder = tar::Builder::new(Vec::with_capacity(size));
     for f in files {
         let Some(rel) = f.path.strip_prefix('/') else {
             return Err(BackendError::Invalid(format!(

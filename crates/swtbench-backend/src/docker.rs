@@ -38,7 +38,7 @@ use crate::model::{
     BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineHost, EngineInfo, EngineKind,
     ExecOutput, ExecRequest, ImageInfo, ImportRequest, NetworkAccess, RootfsSource,
 };
-use crate::output::{strip_ansi, LineSplitter, OutputCollector};
+use crate::output::{strip_ansi, LineSplitter, OutputCollector, OutputSink};
 
 /// How to reach the engine and how long to wait for it.
 #[derive(Debug, Clone)]
@@ -1049,6 +1049,20 @@ impl ContainerBackend for DockerBackend {
     }
 
     async fn exec(&self, id: &str, request: &ExecRequest) -> Result<ExecOutput> {
+        let mut collector = OutputCollector::new(request.output_limit);
+        let mut out = self.exec_to(id, request, &mut collector).await?;
+        let collected = collector.finish();
+        out.output = collected.bytes;
+        out.omitted_bytes = collected.omitted;
+        Ok(out)
+    }
+
+    async fn exec_to(
+        &self,
+        id: &str,
+        request: &ExecRequest,
+        sink: &mut dyn OutputSink,
+    ) -> Result<ExecOutput> {
         if request.cmd.is_empty() {
             return Err(BackendError::Invalid("exec needs a command".into()));
         }
@@ -1105,7 +1119,6 @@ impl ContainerBackend for DockerBackend {
         // Keep the write half open for the whole run: some engines end the session on half-close.
         let _input = input;
 
-        let mut collector = OutputCollector::new(request.output_limit);
         let deadline = request.timeout.map(|t| tokio::time::Instant::now() + t);
         let mut timed_out = false;
         let mut disk_limit_hit = false;
@@ -1141,7 +1154,7 @@ impl ContainerBackend for DockerBackend {
                 };
                 match next {
                     None => return Ok(false),
-                    Some(Ok(chunk)) => collector.push(&chunk.into_bytes()),
+                    Some(Ok(chunk)) => sink.push(&chunk.into_bytes()),
                     Some(Err(e)) => {
                         return Err(self.err(format!("reading output in container {id}"), e))
                     }
@@ -1194,7 +1207,7 @@ impl ContainerBackend for DockerBackend {
             if killed.is_ok() {
                 while let Ok(next) = tokio::time::timeout_at(grace, output.next()).await {
                     match next {
-                        Some(Ok(chunk)) => collector.push(&chunk.into_bytes()),
+                        Some(Ok(chunk)) => sink.push(&chunk.into_bytes()),
                         _ => {
                             ended = true;
                             break;
@@ -1209,7 +1222,7 @@ impl ContainerBackend for DockerBackend {
                 let grace = tokio::time::Instant::now() + self.options.kill_grace;
                 while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(grace, output.next()).await
                 {
-                    collector.push(&chunk.into_bytes());
+                    sink.push(&chunk.into_bytes());
                 }
             }
         }
@@ -1226,12 +1239,11 @@ impl ContainerBackend for DockerBackend {
                 });
             }
         }
-        let collected = collector.finish();
         Ok(ExecOutput {
-            output: collected.bytes,
+            output: Vec::new(),
             exit_code,
             timed_out,
-            omitted_bytes: collected.omitted,
+            omitted_bytes: 0,
             container_killed,
             disk_limit_hit,
             duration: started.elapsed(),

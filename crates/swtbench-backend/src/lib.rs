@@ -37,3 +37,4 @@ pub use model::{
     ExecOutput, ExecRequest, ImageInfo, ImportRequest, NetworkAccess, ResourceLimits, RootfsSource,
 };
 pub use network::BuildNetwork;
+pub use output::OutputSink;

@@ -25,6 +25,20 @@ pub struct OutputCollector {
     total: u64,
 }
 
+/// Where a command's output goes as it arrives ([`crate::ContainerBackend::exec_to`]): a sink
+/// decides what to keep (an [`OutputCollector`] keeps head and tail in memory; the runner's output
+/// file writes to disk). It cannot fail the command: a sink that cannot store a chunk remembers why
+/// and says so when it is finished.
+pub trait OutputSink: Send {
+    fn push(&mut self, bytes: &[u8]);
+}
+
+impl OutputSink for OutputCollector {
+    fn push(&mut self, bytes: &[u8]) {
+        OutputCollector::push(self, bytes);
+    }
+}
+
 /// What a collector ends with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CollectedOutput {

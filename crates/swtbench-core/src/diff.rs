@@ -627,13 +627,25 @@ pub fn remove_binary_diffs(patch: &str, split: LineSplit) -> String {
             v
         }
     };
-    let mut kept: Vec<String> = Vec::new();
+    // The kept chunks are joined straight into the output (no copy per chunk: a patch can be
+    // tens of megabytes).
+    let mut out = String::with_capacity(patch.len() + 1);
+    let mut any_kept = false;
     let mut chunk: Vec<&str> = Vec::new();
     let mut skip = false;
     for line in lines.iter().copied().chain(std::iter::once("diff --git")) {
         if line.starts_with("diff --git") {
             if !chunk.is_empty() && !skip {
-                kept.push(chunk.join("\n"));
+                if any_kept {
+                    out.push('\n');
+                }
+                any_kept = true;
+                for (i, l) in chunk.iter().enumerate() {
+                    if i > 0 {
+                        out.push('\n');
+                    }
+                    out.push_str(l);
+                }
             }
             chunk.clear();
             skip = false;
@@ -643,7 +655,6 @@ pub fn remove_binary_diffs(patch: &str, split: LineSplit) -> String {
         }
         chunk.push(line);
     }
-    let mut out = kept.join("\n");
     out.push('\n');
     out
 }

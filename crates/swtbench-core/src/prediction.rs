@@ -212,7 +212,7 @@ fn kind(v: &Value) -> &'static str {
 fn record_from_object(
     file: &str,
     location: &Location,
-    obj: &Map<String, Value>,
+    obj: &mut Map<String, Value>,
     key_id: Option<&str>,
 ) -> Result<Prediction, PredictionError> {
     let field_str = |field: &'static str| -> Result<Option<String>, PredictionError> {
@@ -267,7 +267,12 @@ fn record_from_object(
              that the run directories `pred_post__<model>` fit in a file name",
         ));
     }
-    let model_patch = field_str("model_patch")?;
+    field_str("model_patch")?;
+    // Moved out rather than copied: a patch can be tens of megabytes.
+    let model_patch = match obj.get_mut("model_patch") {
+        Some(Value::String(s)) => Some(std::mem::take(s)),
+        _ => None,
+    };
     Ok(Prediction {
         instance_id: InstanceId(instance_id),
         model_name_or_path: model,
@@ -313,11 +318,13 @@ fn parse_lines(file: &str, text: &str) -> Result<PredictionSet, PredictionError>
                 detail: format!("{msg} (column {column})"),
             }
         })?;
-        let Value::Object(obj) = &value else {
+        let mut value = value;
+        let found = kind(&value);
+        let Value::Object(obj) = &mut value else {
             return Err(PredictionError::NotAnObject {
                 file: file.to_string(),
                 location,
-                found: kind(&value),
+                found,
             });
         };
         let p = record_from_object(file, &location, obj, None)?;
@@ -356,15 +363,17 @@ pub fn parse_json(file: &str, text: &str) -> Result<PredictionSet, PredictionErr
         }
     };
     let mut records = Vec::new();
-    match &value {
+    let mut value = value;
+    match &mut value {
         Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
+            for (i, item) in items.iter_mut().enumerate() {
                 let location = Location::Index(i);
+                let found = kind(item);
                 let Value::Object(obj) = item else {
                     return Err(PredictionError::NotAnObject {
                         file: file.to_string(),
                         location,
-                        found: kind(item),
+                        found,
                     });
                 };
                 let p = record_from_object(file, &location, obj, None)?;
@@ -378,13 +387,14 @@ pub fn parse_json(file: &str, text: &str) -> Result<PredictionSet, PredictionErr
                     file: file.to_string(),
                 });
             }
-            for (k, item) in map {
+            for (k, item) in map.iter_mut() {
                 let location = Location::Key(k.clone());
+                let found = kind(item);
                 let Value::Object(obj) = item else {
                     return Err(PredictionError::NotAnObject {
                         file: file.to_string(),
                         location,
-                        found: kind(item),
+                        found,
                     });
                 };
                 let p = record_from_object(file, &location, obj, Some(k))?;

@@ -54,12 +54,16 @@ pub fn first_two_tokens(s: &str) -> (Option<&str>, Option<&str>) {
 /// replaced instead of raising: `\r\n` and lone `\r` become `\n` (universal newlines).
 ///
 /// Returns the text and whether any byte sequence had to be replaced.
-pub fn read_text(bytes: &[u8]) -> (String, bool) {
+pub fn read_text(bytes: &[u8]) -> (std::borrow::Cow<'_, str>, bool) {
     let (text, lossy) = match std::str::from_utf8(bytes) {
         Ok(s) => (std::borrow::Cow::Borrowed(s), false),
         Err(_) => (String::from_utf8_lossy(bytes), true),
     };
-    (universal_newlines(&text), lossy)
+    // No copy of text that needs no change (a log can be hundreds of megabytes).
+    if !text.contains('\r') {
+        return (text, lossy);
+    }
+    (std::borrow::Cow::Owned(universal_newlines(&text)), lossy)
 }
 
 /// `\r\n` → `\n`, then lone `\r` → `\n`.

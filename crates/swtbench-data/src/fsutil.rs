@@ -28,40 +28,91 @@ impl From<WriteError> for std::io::Error {
 
 /// Writes `bytes` to `path` atomically and durably, creating the parent directories.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
-    let err = |source| WriteError {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir).map_err(err)?;
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(TEMP_PREFIX);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    let mut file = AtomicFile::create(path)?;
+    file.file().write_all(bytes).map_err(|e| file.error(e))?;
+    file.commit()
+}
+
+/// An output written piece by piece, with [`write_atomic`]'s guarantees: the pieces go to a
+/// temporary file in the target's directory, and [`AtomicFile::commit`] flushes it and renames it
+/// over the target. Dropped without a commit, the temporary file is removed and the target is
+/// untouched. For outputs too big to hold in memory (a run's `test_output.txt`).
+#[derive(Debug)]
+pub struct AtomicFile {
+    path: PathBuf,
+    dir: PathBuf,
+    tmp: tempfile::NamedTempFile,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file for `path` (and the parent directories).
+    pub fn create(path: &Path) -> Result<AtomicFile, WriteError> {
+        let err = |source| WriteError {
+            path: path.to_path_buf(),
+            source,
+        };
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(dir).map_err(err)?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(TEMP_PREFIX);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let tmp = builder.tempfile_in(dir).map_err(err)?;
+        Ok(AtomicFile {
+            path: path.to_path_buf(),
+            dir: dir.to_path_buf(),
+            tmp,
+        })
     }
-    let mut tmp = builder.tempfile_in(dir).map_err(err)?;
-    tmp.write_all(bytes).map_err(err)?;
-    tmp.as_file().sync_data().map_err(err)?;
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    // The rename is durable once the directory entry is: flush the directory too (best effort:
-    // some file systems refuse to open a directory for syncing).
-    #[cfg(unix)]
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
+
+    /// The temporary file, to write, seek or truncate.
+    pub fn file(&mut self) -> &mut std::fs::File {
+        self.tmp.as_file_mut()
     }
-    Ok(())
+
+    /// The target path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `source` as an error writing the target.
+    pub fn error(&self, source: std::io::Error) -> WriteError {
+        WriteError {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Flushes the file to disk and renames it over the target, then flushes the directory.
+    pub fn commit(self) -> Result<(), WriteError> {
+        let err = |source| WriteError {
+            path: self.path.clone(),
+            source,
+        };
+        self.tmp.as_file().sync_data().map_err(err)?;
+        self.tmp.persist(&self.path).map_err(|e| err(e.error))?;
+        // The rename is durable once the directory entry is: flush the directory too (best
+        // effort: some file systems refuse to open a directory for syncing).
+        #[cfg(unix)]
+        if let Ok(d) = std::fs::File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
 }
 
 /// The prefix of [`write_atomic`]'s temporary files.
 pub const TEMP_PREFIX: &str = ".swtbench-tmp-";
 
-/// A temporary file of [`write_atomic`] this old belongs to a process that died while writing
-/// (they live for milliseconds otherwise).
+/// A temporary file of [`write_atomic`] not modified for this long belongs to a process that
+/// died while writing (they live for milliseconds; an [`AtomicFile`] that a running script's
+/// output goes to is modified whenever the script prints).
 pub const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Removes the temporary files [`write_atomic`] left in `dir` (not below it) when its process was

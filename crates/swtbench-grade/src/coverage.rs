@@ -71,52 +71,86 @@ impl std::str::FromStr for CoverageFormula {
 /// JSON are skipped, and every `/testbed/` in a path is removed. Where the original crashes (an
 /// empty file, a value that is not an integer), the file or line is skipped instead.
 pub fn parse_dump(output: Option<&[u8]>) -> CoverageMap {
-    let mut map = CoverageMap::new();
     let Some(bytes) = output else {
-        return map;
+        return CoverageMap::new();
     };
     let (text, _) = py::read_text(bytes);
-    let mut lines = text.split_inclusive('\n');
-    if !lines
-        .by_ref()
-        .any(|l| l.trim_matches(py::is_space) == "+ cat coverage.cover")
-    {
-        return map;
+    parse_dump_text(&text)
+}
+
+/// [`parse_dump`] of an already decoded output (universal newlines applied).
+pub fn parse_dump_text(text: &str) -> CoverageMap {
+    let mut scanner = DumpScanner::default();
+    for line in text.split_inclusive('\n') {
+        scanner.line(line);
     }
-    for line in lines {
-        if line.starts_with("+ git checkout") {
-            break;
-        }
-        if !line.starts_with("{\"/testbed/") {
-            continue;
-        }
-        let Ok(Value::Object(files)) =
-            serde_json::from_str::<Value>(line.trim_matches(py::is_space))
-        else {
-            continue;
-        };
-        let mut decoded: Vec<(String, BTreeMap<i64, i64>)> = Vec::with_capacity(files.len());
-        let mut ok = true;
-        for (path, hits) in &files {
-            match file_hits(hits) {
-                Some(h) => decoded.push((path.replace("/testbed/", ""), h)),
-                None => {
-                    ok = false;
-                    break;
+    scanner.finish()
+}
+
+/// [`parse_dump_text`] fed line by line (each line with its `\n`, as `split_inclusive` cuts
+/// them), for outputs read piece by piece.
+#[derive(Debug, Clone, Default)]
+pub struct DumpScanner {
+    state: DumpState,
+    map: CoverageMap,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum DumpState {
+    /// Before the `+ cat coverage.cover` line.
+    #[default]
+    Before,
+    /// In the dump.
+    In,
+    /// After the `+ git checkout` line that ends it.
+    Done,
+}
+
+impl DumpScanner {
+    pub fn line(&mut self, line: &str) {
+        match self.state {
+            DumpState::Before => {
+                if line.trim_matches(py::is_space) == "+ cat coverage.cover" {
+                    self.state = DumpState::In;
                 }
             }
-        }
-        if !ok {
-            continue;
-        }
-        for (path, hits) in decoded {
-            let file = map.entry(path).or_default();
-            for (line_no, n) in hits {
-                *file.entry(line_no).or_insert(0) += n;
+            DumpState::In => {
+                if line.starts_with("+ git checkout") {
+                    self.state = DumpState::Done;
+                } else {
+                    add_dump_line(&mut self.map, line);
+                }
             }
+            DumpState::Done => {}
         }
     }
-    map
+
+    pub fn finish(self) -> CoverageMap {
+        self.map
+    }
+}
+
+fn add_dump_line(map: &mut CoverageMap, line: &str) {
+    if !line.starts_with("{\"/testbed/") {
+        return;
+    }
+    let Ok(Value::Object(files)) = serde_json::from_str::<Value>(line.trim_matches(py::is_space))
+    else {
+        return;
+    };
+    let mut decoded: Vec<(String, BTreeMap<i64, i64>)> = Vec::with_capacity(files.len());
+    for (path, hits) in &files {
+        match file_hits(hits) {
+            Some(h) => decoded.push((path.replace("/testbed/", ""), h)),
+            None => return,
+        }
+    }
+    for (path, hits) in decoded {
+        let file = map.entry(path).or_default();
+        for (line_no, n) in hits {
+            *file.entry(line_no).or_insert(0) += n;
+        }
+    }
 }
 
 /// `{int(k): int(v)}` of one file's object; `None` where Python's `int()` would raise.

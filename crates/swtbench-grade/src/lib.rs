@@ -27,6 +27,7 @@ pub mod names;
 pub mod parsers;
 pub mod report;
 pub mod run_report;
+pub mod scan;
 pub mod transitions;
 pub mod tree;
 

@@ -123,6 +123,30 @@ pub fn parse_log(output: Option<&[u8]>, parser: Parser) -> ParsedLog {
     parsed
 }
 
+/// One run's output parsed for grading: its log and its coverage dump, from one decoding of the
+/// bytes (which can then be dropped before the next run's output is read).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ParsedRun {
+    pub log: ParsedLog,
+    pub coverage: crate::coverage::CoverageMap,
+}
+
+/// [`parse_log`] and [`crate::coverage::parse_dump`] of one output, decoding it once.
+pub fn parse_run(output: Option<&[u8]>, parser: Parser) -> ParsedRun {
+    let Some(bytes) = output else {
+        return ParsedRun::default();
+    };
+    let (text, lossy) = py::read_text(bytes);
+    let mut log = parse_text(&text, parser);
+    if lossy {
+        log.notes.insert(0, LogNote::InvalidUtf8);
+    }
+    ParsedRun {
+        log,
+        coverage: crate::coverage::parse_dump_text(&text),
+    }
+}
+
 /// Parses an already decoded log text (universal newlines already applied).
 pub fn parse_text(raw: &str, parser: Parser) -> ParsedLog {
     let joined = drop_cut_lines(raw);
@@ -198,6 +222,12 @@ fn trace_line_re() -> &'static Regex {
     RE.get_or_init(|| {
         Regex::new(r"\n\+ python3 [^\n]*trace.py --count -C coverage.cover [^\n]*\n").unwrap()
     })
+}
+
+/// Whether `line` (one line, without its line end) is the echoed trace command
+/// [`test_section`] looks for, when it stands between two line ends.
+pub fn is_trace_command_line(line: &str) -> bool {
+    trace_line_re().is_match(&format!("\n{line}\n"))
 }
 
 /// Steps 3–4: the part of the raw text the parser reads; `None` where the original raises.

@@ -119,14 +119,36 @@ pub fn grade_instance_with_parser(
     options: &GradeOptions,
     unit_test_parser: Parser,
 ) -> Result<GradedInstance, GradeError> {
-    let parser = match options.exec_mode {
+    let parser = grading_parser(options, unit_test_parser);
+    let parsed = inputs.outputs.map(|o| logs::parse_run(o, parser));
+    grade_parsed(inputs.instance_id, inputs.gold_code_patch, parsed, options)
+}
+
+/// The parser [`grade_instance_with_parser`] reads the logs with.
+pub fn grading_parser(options: &GradeOptions, unit_test_parser: Parser) -> Parser {
+    match options.exec_mode {
         ExecMode::ReproductionScript => Parser::ReproductionScript,
         ExecMode::UnitTest => unit_test_parser,
-    };
-    let runs = inputs.outputs.map(|o| logs::parse_log(o, parser));
-    let coverage_maps = inputs.outputs.map(coverage::parse_dump);
+    }
+}
+
+/// [`grade_instance_with_parser`] from the six outputs already parsed ([`logs::parse_run`] with
+/// [`grading_parser`], in [`RunKind::ALL`] order), so that a caller can read and parse one
+/// output at a time instead of holding all six.
+pub fn grade_parsed(
+    instance_id: &str,
+    gold_code_patch: &str,
+    parsed: [logs::ParsedRun; 6],
+    options: &GradeOptions,
+) -> Result<GradedInstance, GradeError> {
+    let mut runs: [ParsedLog; 6] = Default::default();
+    let mut coverage_maps: [CoverageMap; 6] = Default::default();
+    for (i, p) in parsed.into_iter().enumerate() {
+        runs[i] = p.log;
+        coverage_maps[i] = p.coverage;
+    }
     let mut report = InstanceReport {
-        instance_id: inputs.instance_id.to_string(),
+        instance_id: instance_id.to_string(),
         patch_exists: true,
         ..Default::default()
     };
@@ -147,12 +169,11 @@ pub fn grade_instance_with_parser(
     let base = tests(RunKind::BasePre, RunKind::BasePost);
     let gold = tests(RunKind::GoldPre, RunKind::GoldPost);
 
-    let (removed, added) = coverage::patch_changed_lines(inputs.gold_code_patch).map_err(|e| {
-        GradeError::GoldPatch {
-            instance_id: inputs.instance_id.to_string(),
+    let (removed, added) =
+        coverage::patch_changed_lines(gold_code_patch).map_err(|e| GradeError::GoldPatch {
+            instance_id: instance_id.to_string(),
             detail: e.to_string(),
-        }
-    })?;
+        })?;
     let c = |k: RunKind| &coverage_maps[kind_index(k)];
     let maps = CoverageInputs {
         pred_pre: c(RunKind::PredPre),

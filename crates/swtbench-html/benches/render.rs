@@ -40,6 +40,7 @@ fn view(n: usize) -> RunView {
                     dir: Some(format!("../logs/{kind}/i{i}/")),
                     files: vec!["test_output.txt".into(), "eval.sh".into()],
                     test_output: Some(output(if kind.is_post() { "PASSED" } else { "FAILED" }, 12)),
+                    parsed_output: None,
                 })
                 .collect();
             build_instance(InstanceInput {

@@ -46,6 +46,16 @@ pub struct RunInput {
     pub files: Vec<String>,
     /// `test_output.txt` as written (it may not be valid UTF-8).
     pub test_output: Option<Vec<u8>>,
+    /// `test_output.txt` parsed while it was read, with the page's parser, instead of
+    /// `test_output` (the loader does so where the parser allows it: a log can be hundreds of
+    /// megabytes).
+    pub parsed_output: Option<swtbench_grade::logs::ParsedRun>,
+}
+
+impl RunInput {
+    fn has_output(&self) -> bool {
+        self.test_output.is_some() || self.parsed_output.is_some()
+    }
 }
 
 /// Everything read from disk about one instance.
@@ -152,7 +162,7 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
     };
     let pred_pre_output = runs
         .iter()
-        .any(|r| r.kind == RunKind::PredPre && r.test_output.is_some());
+        .any(|r| r.kind == RunKind::PredPre && r.has_output());
 
     let empty_patch = runner_empty || model_patch.as_deref().is_some_and(|p| p.trim().is_empty());
     let (outcome, reason) = outcome_of(
@@ -174,13 +184,19 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
     for kind in RunKind::ALL {
         let run = runs.iter().find(|r| r.kind == kind);
         let out = run.and_then(|r| r.test_output.as_deref());
-        let st = out.and_then(|o| grade_bridge::parsed_log(&repo, exec_mode, parser, o));
-        let cov = out.map(grade_bridge::coverage);
+        let (st, cov) = match run.and_then(|r| r.parsed_output.as_ref()) {
+            Some(p) => (Some(p.log.clone()), Some(p.coverage.clone())),
+            None => (
+                out.and_then(|o| grade_bridge::parsed_log(&repo, exec_mode, parser, o)),
+                out.map(grade_bridge::coverage),
+            ),
+        };
+        let has_output = run.is_some_and(RunInput::has_output);
         cells.push(RunCell {
             kind: kind.as_str().to_string(),
             dir: run.and_then(|r| r.dir.clone()),
             files: run.map(|r| r.files.clone()).unwrap_or_default(),
-            has_output: out.is_some(),
+            has_output,
             applied: st.as_ref().map(|s| s.applied),
             counts: st.as_ref().map(|s| status_counts(&s.tests)),
         });
@@ -319,7 +335,7 @@ fn test_grid(
     report: Option<&InstanceReport>,
 ) -> TestGrid {
     let parsed_all = RunKind::ALL.iter().enumerate().all(|(i, k)| {
-        let has_out = runs.iter().any(|r| r.kind == *k && r.test_output.is_some());
+        let has_out = runs.iter().any(|r| r.kind == *k && r.has_output());
         !has_out || statuses[i].is_some()
     });
     let any_parsed = statuses.iter().any(Option::is_some);
@@ -589,6 +605,7 @@ mod tests {
             dir: Some(format!("{kind}/")),
             files: vec!["test_output.txt".into()],
             test_output: out,
+            parsed_output: None,
         }
     }
 
@@ -772,6 +789,7 @@ mod tests {
             dir: Some("x/".into()),
             files: vec![],
             test_output: Some(log),
+            parsed_output: None,
         }];
         let input = InstanceInput {
             id: "acme__widget-1".into(),

@@ -26,6 +26,7 @@ use swtbench_core::layout::{
 };
 use swtbench_core::{Instance, RunKind};
 use swtbench_grade::logs::ExecMode;
+use swtbench_grade::scan::RunScanner;
 use swtbench_grade::tree::{ReadRules, RunTree, SharedHashes, TreeReader};
 
 use crate::build::{self, InstanceInput, InstanceReport, RunInput, RunnerSummary};
@@ -194,6 +195,23 @@ pub fn repo_from_id(id: &str) -> String {
         }
         None => String::new(),
     }
+}
+
+/// A run's output parsed piece by piece with `parser`, when that parser allows it
+/// ([`RunScanner`]); `None`: read it whole (or it is not there).
+fn scan_output(
+    tree: &dyn TreeReader,
+    path: &Path,
+    parser: Option<swtbench_grade::Parser>,
+) -> Option<swtbench_grade::logs::ParsedRun> {
+    let mut scanner = RunScanner::new(parser?)?;
+    let found = tree
+        .read_pieces(path, &mut |bytes| scanner.push(bytes))
+        .ok()?;
+    if !found {
+        return None;
+    }
+    scanner.finish()
 }
 
 fn exec_spec(run: &RunTree<'_>, dir: &Path) -> Option<Value> {
@@ -475,6 +493,11 @@ fn read_instance(run: &RunTree<'_>, id: &str, opts: &LoadOptions) -> InstanceInp
     });
     let tree = run.tree();
     let out_dir = &opts.out_dir;
+    // The parser the page reads the logs with (as `grade_bridge::parsed_log` chooses it).
+    let page_parser = match (located.exec_mode, opts.rules.parser(&repo)) {
+        (ExecMode::UnitTest, Some(p)) => Some(p),
+        (mode, _) => swtbench_grade::logs::parser_for(&repo, mode),
+    };
     let mut runs = Vec::with_capacity(6);
     let mut gold_from_runs = None;
     for kind in RunKind::ALL {
@@ -487,11 +510,20 @@ fn read_instance(run: &RunTree<'_>, id: &str, opts: &LoadOptions) -> InstanceInp
                 .as_ref()
                 .and_then(gold_fix_from_spec);
         }
+        let output = dir.map(|d| d.join(TEST_OUTPUT_FILE));
+        let parsed_output = output
+            .as_deref()
+            .and_then(|p| scan_output(tree, p, page_parser));
+        let test_output = match (&parsed_output, &output) {
+            (None, Some(p)) => tree.read(p).ok().flatten(),
+            _ => None,
+        };
         runs.push(RunInput {
             kind,
             dir: dir.map(|d| relative_path(out_dir, d, true)),
             files: dir.map(|d| list_files(tree, d)).unwrap_or_default(),
-            test_output: dir.and_then(|d| tree.read(&d.join(TEST_OUTPUT_FILE)).ok().flatten()),
+            test_output,
+            parsed_output,
         });
     }
 

@@ -4,8 +4,8 @@
 //!
 //! Files of a run directory (§4.8), in the order they are written: the stale key file is removed
 //! first; `eval.sh`, `exec_spec.json` and, for the two prediction runs, `model_patch.diff`; after
-//! the script, `test_output.txt` (the combined output; a timeout appends [`timeout_marker`]); the
-//! key file last. `run_instance.log` collects the harness's own notes. A failure before the output
+//! the script, `test_output.txt` (the combined output, written to disk while the script prints,
+//! [`crate::output_file`]; a timeout appends [`timeout_marker`]); the key file last. `run_instance.log` collects the harness's own notes. A failure before the output
 //! is written leaves no output, so a rerun retries the run.
 
 use crate::lock::Locked;
@@ -21,7 +21,9 @@ use swtbench_backend::{
 use swtbench_core::layout::{
     EVAL_SCRIPT_FILE, EXEC_SPEC_FILE, MODEL_PATCH_FILE, RUN_INSTANCE_LOG_FILE, TEST_OUTPUT_FILE,
 };
+use swtbench_core::Instance;
 use swtbench_spec::eval::TRACE_PATH;
+use swtbench_spec::{ExecSpec, RunInputs};
 use tokio::sync::RwLock;
 
 use crate::fsutil::{append_line, remove_if_exists, write_atomic};
@@ -29,7 +31,8 @@ use crate::keys::{KeyRecord, OutputError, RunResult, KEY_FILE};
 use crate::limits::{
     classify, parse_cgroup_counters, CgroupCounters, LimitHit, CGROUP_COUNTERS_SCRIPT,
 };
-use crate::plan::RunPlan;
+use crate::output_file::OutputFile;
+use crate::plan::{exec_spec_context, RunPlan};
 use crate::session::{Session, SESSION};
 use crate::settings::RunSettings;
 
@@ -170,6 +173,10 @@ pub enum ExecError {
     /// more about the limit than about the tests, so it is not graded.
     #[error("reached {hit}: {amount}")]
     Limit { hit: LimitHit, amount: String },
+    /// The run's eval script could not be rendered again as it was planned (a bug: the plan
+    /// rendered it from the same inputs).
+    #[error("rendering the eval script of {run}: {message}")]
+    Render { run: String, message: String },
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> ExecError + '_ {
@@ -206,6 +213,7 @@ impl ExecError {
             ExecError::Io { .. } if self.is_storage_failure() => "storage",
             ExecError::Io { .. } => "io",
             ExecError::Output(_) => "output_replaced",
+            ExecError::Render { .. } => "internal",
             ExecError::Limit { hit, .. } => match hit {
                 LimitHit::Memory => "limit_memory",
                 LimitHit::Pids => "limit_pids",
@@ -224,7 +232,7 @@ impl ExecError {
                  run with --no-limits; the run is retried next time",
                 hit.flag()
             )),
-            ExecError::Io { .. } => None,
+            ExecError::Io { .. } | ExecError::Render { .. } => None,
         }
     }
 }
@@ -234,6 +242,12 @@ impl ExecError {
 pub struct RunJob<'a> {
     pub instance_id: &'a str,
     pub run: &'a RunPlan,
+    /// What the run's texts (`eval.sh`, `exec_spec.json`, the executed script) are rendered
+    /// from when it executes: the plan keeps only their hash.
+    pub instance: &'a Instance,
+    pub spec: &'a ExecSpec,
+    /// The model's directory name (for `exec_spec.json`).
+    pub model_dir: &'a str,
     pub image: &'a str,
     pub user: &'a str,
     pub platform: &'a str,
@@ -243,22 +257,73 @@ pub struct RunJob<'a> {
     pub tracer: Option<&'a str>,
 }
 
-/// Writes the files that describe a run before it executes (and drops a stale key first).
-pub fn write_run_inputs(job: &RunJob<'_>) -> Result<(), ExecError> {
+/// The script a container executes: the eval script with the line that records the test
+/// command's exit code, or the eval script itself when it has no test command line.
+#[derive(Debug)]
+pub struct ScriptToRun {
+    pub text: String,
+    pub records_test_exit: bool,
+}
+
+/// Writes the files that describe a run before it executes (and drops a stale key first), and
+/// returns the script to execute. The texts are rendered here, one after the other, each dropped
+/// once written: with a big model patch every one of them is as big as the patch.
+pub fn write_run_inputs(
+    settings: &RunSettings,
+    job: &RunJob<'_>,
+) -> Result<ScriptToRun, ExecError> {
     let dir = &job.run.dir;
     // What a process killed mid-write left here.
     swtbench_data::fsutil::remove_stale_temp_files(dir);
     let key = dir.join(KEY_FILE);
     remove_if_exists(&key).map_err(io_err(&key))?;
+    let render_err = |message: String| ExecError::Render {
+        run: job.run.kind.to_string(),
+        message,
+    };
+    let inputs = RunInputs {
+        model_patch: job.model_patch,
+        gold_test_patch: &job.instance.golden_test_patch,
+        gold_code_patch: &job.instance.golden_code_patch,
+    };
+    let mut rendered = job
+        .spec
+        .render_run(job.run.kind, &inputs, &settings.eval)
+        .map_err(|e| render_err(e.to_string()))?;
+    // The inputs hold the same patches.
+    rendered.patch_list = Vec::new();
+    if swtbench_core::hash::sha256_hex(&rendered.eval_script)
+        != job.run.key_inputs.eval_script_sha256
+    {
+        return Err(render_err(
+            "the script differs from the one the run's key was computed from".into(),
+        ));
+    }
     let p = dir.join(EVAL_SCRIPT_FILE);
-    write_atomic(&p, job.run.eval_script.as_bytes()).map_err(|e| io_err(&p)(e.source))?;
+    write_atomic(&p, rendered.eval_script.as_bytes()).map_err(|e| io_err(&p)(e.source))?;
+    let json = job.spec.exec_spec_json_with(
+        &rendered,
+        &swtbench_spec::eval::patch_list(job.run.kind, &inputs),
+        &settings.eval,
+        &exec_spec_context(settings, job.model_dir),
+    );
     let p = dir.join(EXEC_SPEC_FILE);
-    write_atomic(&p, job.run.exec_spec_json.as_bytes()).map_err(|e| io_err(&p)(e.source))?;
+    write_atomic(&p, json.as_bytes()).map_err(|e| io_err(&p)(e.source))?;
+    drop(json);
     if !job.run.kind.is_shared() {
         let p = dir.join(MODEL_PATCH_FILE);
         write_atomic(&p, job.model_patch.as_bytes()).map_err(|e| io_err(&p)(e.source))?;
     }
-    Ok(())
+    Ok(match rendered.executed_script() {
+        Some(text) => ScriptToRun {
+            text,
+            records_test_exit: true,
+        },
+        None => ScriptToRun {
+            text: rendered.eval_script,
+            records_test_exit: false,
+        },
+    })
 }
 
 /// Writes `test_output.txt` and then the key file.
@@ -269,11 +334,20 @@ pub fn write_run_outputs(
 ) -> Result<(), ExecError> {
     let p = run.dir.join(TEST_OUTPUT_FILE);
     write_atomic(&p, output).map_err(|e| io_err(&p)(e.source))?;
+    write_key_file(run, result, swtbench_core::hash::sha256_hex(output))
+}
+
+/// Writes the key file of a run whose `test_output.txt` (with SHA-256 `output_sha256`) is written.
+pub fn write_key_file(
+    run: &RunPlan,
+    result: &RunResult,
+    output_sha256: String,
+) -> Result<(), ExecError> {
     let record = KeyRecord {
         key: run.key.clone(),
         inputs: run.key_inputs.clone(),
         result: result.clone(),
-        output_sha256: swtbench_core::hash::sha256_hex(output),
+        output_sha256,
         limits: run.limits,
     };
     let p = run.dir.join(KEY_FILE);
@@ -297,7 +371,7 @@ pub async fn execute_run<B: ContainerBackend>(
 ) -> Result<Executed, ExecError> {
     let started = Instant::now();
     let dir = &job.run.dir;
-    write_run_inputs(job)?;
+    let script = write_run_inputs(settings, job)?;
     // The container ends itself shortly after the timeout even when this process is killed.
     let mut spec = ContainerSpec::new(job.image).with_lifetime(container_lifetime(settings));
     spec.user = Some(job.user.to_string());
@@ -321,7 +395,7 @@ pub async fn execute_run<B: ContainerBackend>(
     .await
     .map_err(ExecError::Engine)?;
     log(dir, &format!("container {id} created from {}", job.image));
-    let result = run_in_container(backend.as_ref(), settings, &id, job).await;
+    let result = run_in_container(backend.as_ref(), settings, &id, job, script).await;
     // A container that could not be removed stays registered for the clean-up at the end.
     match backend.container_remove(&id).await {
         Ok(_) => registry.remove(&id),
@@ -333,26 +407,30 @@ pub async fn execute_run<B: ContainerBackend>(
         exit_code,
         test_exit_code,
         timed_out,
-        omitted,
         limit,
         stopped_for_disk,
     } = result?;
-    let mut bytes = output;
-    if timed_out {
-        bytes.extend_from_slice(timeout_marker(settings.exec.timeout).as_bytes());
+    let marker = if timed_out {
+        Some(timeout_marker(settings.exec.timeout))
     } else if stopped_for_disk {
-        let limit = settings.exec.limits.disk_bytes.unwrap_or_default();
-        bytes.extend_from_slice(disk_limit_marker(limit).as_bytes());
-    }
+        Some(disk_limit_marker(
+            settings.exec.limits.disk_bytes.unwrap_or_default(),
+        ))
+    } else {
+        None
+    };
+    let written = output
+        .finish(marker.as_deref())
+        .map_err(|e| io_err(&e.path)(e.source))?;
     let run_result = RunResult {
         exit_code,
         test_exit_code,
         timed_out,
-        omitted_bytes: omitted,
+        omitted_bytes: written.omitted,
         duration_ms: exec_duration.as_millis() as u64,
         limit,
     };
-    write_run_outputs(job.run, &bytes, &run_result)?;
+    write_key_file(job.run, &run_result, written.sha256)?;
     if let Some(hit) = limit {
         log(
             dir,
@@ -397,12 +475,12 @@ pub const CONTAINER_GRACE: Duration = Duration::from_secs(20);
 
 /// What happened in the container.
 struct InContainer {
-    output: Vec<u8>,
+    /// The output, not yet in place.
+    output: OutputFile,
     duration: Duration,
     exit_code: Option<i64>,
     test_exit_code: Option<i64>,
     timed_out: bool,
-    omitted: u64,
     limit: Option<LimitHit>,
     /// The disk watch ended the script.
     stopped_for_disk: bool,
@@ -413,26 +491,31 @@ async fn run_in_container<B: ContainerBackend>(
     settings: &RunSettings,
     id: &str,
     job: &RunJob<'_>,
+    script: ScriptToRun,
 ) -> Result<InContainer, ExecError> {
     let engine = ExecError::Engine;
     backend.container_start(id).await.map_err(engine)?;
-    let script = job
-        .run
-        .executed_script
-        .as_ref()
-        .unwrap_or(&job.run.eval_script);
-    let mut files = vec![ContainerFile::new("/eval.sh", script.clone()).mode(0o755)];
+    let records_test_exit = script.records_test_exit;
+    let mut files = vec![ContainerFile::new("/eval.sh", script.text).mode(0o755)];
     if let Some(tracer) = job.tracer {
         files.push(ContainerFile::new(TRACE_PATH, tracer.to_string()));
     }
     backend.copy_in(id, &files).await.map_err(engine)?;
+    drop(files);
     let limits = &settings.exec.limits;
     let mut request = ExecRequest::new(["/bin/bash", "/eval.sh"]).timeout(settings.exec.timeout);
     request.output_limit = settings.exec.max_output;
     request.disk_limit = limits.disk_bytes;
-    let out = backend.exec(id, &request).await.map_err(engine)?;
+    // Straight to disk (head and tail when capped): a test may print more than fits in memory.
+    let path = job.run.dir.join(TEST_OUTPUT_FILE);
+    let mut output =
+        OutputFile::create(&path, request.output_limit).map_err(|e| io_err(&path)(e.source))?;
+    let out = backend
+        .exec_to(id, &request, &mut output)
+        .await
+        .map_err(engine)?;
     let ended_early = out.timed_out || out.disk_limit_hit;
-    let test_exit_code = if ended_early || job.run.executed_script.is_none() {
+    let test_exit_code = if ended_early || !records_test_exit {
         None
     } else {
         recorded_test_exit(backend, id, job.user).await
@@ -448,12 +531,11 @@ async fn run_in_container<B: ContainerBackend>(
         classify(limits, out.disk_limit_hit, written, counters)
     };
     Ok(InContainer {
-        output: out.output,
+        output,
         duration: out.duration,
         exit_code: out.exit_code,
         test_exit_code,
         timed_out: out.timed_out,
-        omitted: out.omitted_bytes,
         limit,
         stopped_for_disk: out.disk_limit_hit,
     })
@@ -488,11 +570,30 @@ async fn recorded_test_exit<B: ContainerBackend>(backend: &B, id: &str, user: &s
 
 /// Gives `run` the output of `from` (a run with the same key): the run's own input files, the
 /// other's `test_output.txt` and result, and its own key file.
-pub fn copy_run(from: &Path, job: &RunJob<'_>, result: &RunResult) -> Result<(), ExecError> {
-    // The source has the same key; it must still hold the output written with it.
-    let output = crate::keys::read_output(from, Some(&job.run.key)).map_err(ExecError::Output)?;
-    write_run_inputs(job)?;
-    write_run_outputs(job.run, &output, result)?;
+pub fn copy_run(
+    settings: &RunSettings,
+    from: &Path,
+    job: &RunJob<'_>,
+    result: &RunResult,
+) -> Result<(), ExecError> {
+    write_run_inputs(settings, job)?;
+    // The source has the same key; it must still hold the output written with it. Copied piece
+    // by piece while its hash is checked (an output can be hundreds of megabytes).
+    let dest = job.run.dir.join(TEST_OUTPUT_FILE);
+    let copied = crate::keys::scan_output(
+        from,
+        Some(&job.run.key),
+        || OutputFile::create(&dest, None),
+        |out, bytes| {
+            if let Ok(out) = out {
+                swtbench_backend::OutputSink::push(out, bytes);
+            }
+        },
+    )
+    .map_err(ExecError::Output)?
+    .and_then(|out| out.finish(None))
+    .map_err(|e| io_err(&e.path)(e.source))?;
+    write_key_file(job.run, result, copied.sha256)?;
     log(
         &job.run.dir,
         &format!("output copied from {} (same content key)", from.display()),

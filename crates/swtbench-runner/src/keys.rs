@@ -228,6 +228,62 @@ pub fn read_output(dir: &Path, expected_key: Option<&str>) -> Result<Vec<u8>, Ou
     Err(last)
 }
 
+/// As [`read_output`], but the output goes piece by piece into a state made by `start` (once per
+/// attempt: a mismatched pair is read again) and fed by `feed`, so that it never is in memory
+/// whole. The hash is checked as the pieces go by.
+pub fn scan_output<T>(
+    dir: &Path,
+    expected_key: Option<&str>,
+    mut start: impl FnMut() -> T,
+    mut feed: impl FnMut(&mut T, &[u8]),
+) -> Result<T, OutputError> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let path = dir.join(swtbench_core::layout::TEST_OUTPUT_FILE);
+    let io = |e: std::io::Error| OutputError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    let mut last = OutputError::Inconsistent {
+        dir: dir.display().to_string(),
+    };
+    let mut buf = vec![0u8; 1 << 20];
+    for attempt in 0..5 {
+        if attempt > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let record = read_key_file(dir);
+        let mut file = std::fs::File::open(&path).map_err(io)?;
+        let mut state = start();
+        let mut hash = Sha256::new();
+        loop {
+            let n = match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io(e)),
+            };
+            hash.update(&buf[..n]);
+            feed(&mut state, &buf[..n]);
+        }
+        let Some(expected) = expected_key else {
+            return Ok(state);
+        };
+        match record {
+            Some(r) if r.key != expected => {
+                last = OutputError::Replaced {
+                    dir: dir.display().to_string(),
+                    expected: expected.to_string(),
+                    found: r.key,
+                }
+            }
+            Some(r) if r.output_sha256 == hex::encode(hash.finalize()) => return Ok(state),
+            _ => {}
+        }
+    }
+    Err(last)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

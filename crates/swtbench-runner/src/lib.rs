@@ -29,6 +29,7 @@ pub mod limits;
 mod lock;
 pub mod offline;
 pub mod outcome;
+pub mod output_file;
 pub mod plan;
 pub mod prepare;
 pub mod report;

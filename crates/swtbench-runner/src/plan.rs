@@ -16,6 +16,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 use swtbench_core::hash::sha256_hex;
@@ -82,7 +83,8 @@ impl OutputLookup for DiskOutputs {
         }
         match crate::keys::read_key_file(run_dir) {
             // Keyed only when the output is the one written with the key.
-            Some(r) => match crate::keys::read_output(run_dir, Some(&r.key)) {
+            // Hashed as it is read, not held: an output can be hundreds of megabytes.
+            Some(r) => match crate::keys::scan_output(run_dir, Some(&r.key), || (), |_, _| {}) {
                 Ok(_) if r.result.limit.is_some() => ExistingOutput::LimitHit(r.key),
                 Ok(_) => ExistingOutput::Keyed(r.key),
                 Err(_) => ExistingOutput::Inconsistent,
@@ -329,17 +331,12 @@ pub struct RunPlan {
     pub key: String,
     #[serde(flatten)]
     pub action: RunAction,
+    /// What the key covers, `eval.sh`'s SHA-256 among it. The scripts themselves are not kept:
+    /// they hold the model patch, which can be tens of megabytes, so a run's texts are rendered
+    /// again when it executes ([`crate::execute::write_run_inputs`], which checks them against
+    /// this hash).
     #[serde(skip)]
     pub key_inputs: KeyInputs,
-    /// `eval.sh`: the original's script, the one the key covers.
-    #[serde(skip)]
-    pub eval_script: String,
-    /// What the container executes: `eval.sh` plus the silent line that records the test
-    /// command's exit code (`None`: `eval.sh` itself, when it has no test command line).
-    #[serde(skip)]
-    pub executed_script: Option<String>,
-    #[serde(skip)]
-    pub exec_spec_json: String,
     /// The container limits the run is made with (recorded in its key file).
     #[serde(skip)]
     pub limits: crate::keys::KeyLimits,
@@ -383,12 +380,13 @@ pub struct InstancePlan {
     /// The unit-test log parser (`None` in reproduction mode or when skipped).
     #[serde(skip)]
     pub parser: Option<Parser>,
-    /// The model patch as executed (vanilla or cached extraction).
+    /// The model patch as executed (vanilla or cached extraction). Shared: the plan of an
+    /// instance is cloned (the dispatcher, the image prefetcher), a patch can be big.
     #[serde(skip)]
-    pub model_patch: Option<String>,
+    pub model_patch: Option<Arc<str>>,
     /// The raw model output (kept for extraction).
     #[serde(skip)]
-    pub raw_model_patch: Option<String>,
+    pub raw_model_patch: Option<Arc<str>>,
     #[serde(skip)]
     pub spec: Option<Box<ExecSpec>>,
     /// `<logs>/<run_id>/<model>/<instance>`: report.json and extraction files.
@@ -618,7 +616,7 @@ fn plan_patch(
     if raw.trim().is_empty() {
         return empty(ip);
     }
-    ip.raw_model_patch = Some(raw.to_string());
+    ip.raw_model_patch = Some(Arc::from(raw));
     let key = ExtractionKey::new(raw, &settings.patch_types, &settings.extract);
     match outputs.cached_extraction(&ip.report_dir, &key) {
         Some(p) if p.trim().is_empty() => {
@@ -714,7 +712,7 @@ fn plan_instance(
             match plan_runs(&ctx, instance, spec, &patch, outputs) {
                 Ok(runs) => {
                     ip.runs = runs;
-                    ip.model_patch = Some(patch);
+                    ip.model_patch = Some(Arc::from(patch));
                     ip.action = InstanceAction::Evaluate;
                 }
                 Err(e) => skip(ip, SkipCause::Spec(e)),
@@ -733,9 +731,12 @@ pub struct RunContext<'a> {
     pub base_image_id: Option<&'a str>,
 }
 
-/// A rendered run with its content key (which does not depend on the run's directory).
+/// A rendered run's directives and content key (which does not depend on the run's directory);
+/// its texts are dropped once hashed.
 struct KeyedRun {
-    rendered: swtbench_spec::RenderedRun,
+    kind: RunKind,
+    directives: Vec<String>,
+    directives_hash: String,
     inputs: KeyInputs,
     key: String,
 }
@@ -762,7 +763,9 @@ impl KeyedRun {
         KeyedRun {
             key: inputs.key(),
             inputs,
-            rendered,
+            kind: rendered.kind,
+            directives: rendered.directives,
+            directives_hash: rendered.directives_hash,
         }
     }
 }
@@ -782,16 +785,19 @@ pub fn plan_runs(
         gold_test_patch: &instance.golden_test_patch,
         gold_code_patch: &instance.golden_code_patch,
     };
-    let keyed: Vec<KeyedRun> = spec
-        .render_runs(&inputs, &settings.eval)?
+    // One run at a time, so that only one rendering of a big patch is in memory.
+    let keyed: Vec<KeyedRun> = RunKind::ALL
         .into_iter()
-        .map(|r| KeyedRun::new(ctx, spec, r))
-        .collect();
+        .map(|kind| {
+            spec.render_run(kind, &inputs, &settings.eval)
+                .map(|r| KeyedRun::new(ctx, spec, r))
+        })
+        .collect::<Result<_, _>>()?;
     let hash_of = |kind: RunKind| {
         keyed
             .iter()
-            .find(|r| r.rendered.kind == kind)
-            .map(|r| r.rendered.directives_hash.clone())
+            .find(|r| r.kind == kind)
+            .map(|r| r.directives_hash.clone())
             .unwrap_or_default()
     };
     let id = instance.instance_id.as_str();
@@ -816,45 +822,46 @@ pub fn plan_runs(
         gold_hash: &gold_key,
         base_hash: &base_key,
     };
-    let json_ctx = ExecSpecJsonContext {
-        run_id: Some(settings.run_id.clone()),
-        model_dir: ctx.model_dir.to_string(),
-        timeout: Some(settings.exec.timeout.as_secs()),
-        rm_image: !settings.images.cache_level.keeps(ImageKind::Instance),
-        force_rebuild: settings.images.force_rebuild,
-    };
     let mut runs: Vec<RunPlan> = Vec::with_capacity(6);
     for KeyedRun {
-        rendered: r,
+        kind,
+        directives,
         inputs: key_inputs,
         key,
+        ..
     } in keyed
     {
-        let dir = ctx.logs.run_dir(&keys, r.kind);
+        let dir = ctx.logs.run_dir(&keys, kind);
         let action = run_action(
             settings,
             outputs.existing_for(&dir, &settings.exec.limits.into()),
             &key,
             &runs,
             id,
-            r.kind.is_shared(),
+            kind.is_shared(),
         );
-        let exec_spec_json = spec.exec_spec_json(&r, &settings.eval, &json_ctx);
-        let executed_script = r.executed_script();
         runs.push(RunPlan {
-            kind: r.kind,
+            kind,
             dir,
-            directives: r.directives,
+            directives,
             key,
             action,
             key_inputs,
-            eval_script: r.eval_script,
-            executed_script,
-            exec_spec_json,
             limits: settings.exec.limits.into(),
         });
     }
     Ok(runs)
+}
+
+/// The `exec_spec.json` context of a run of `settings` for the model directory `model_dir`.
+pub fn exec_spec_context(settings: &RunSettings, model_dir: &str) -> ExecSpecJsonContext {
+    ExecSpecJsonContext {
+        run_id: Some(settings.run_id.clone()),
+        model_dir: model_dir.to_string(),
+        timeout: Some(settings.exec.timeout.as_secs()),
+        rm_image: !settings.images.cache_level.keeps(ImageKind::Instance),
+        force_rebuild: settings.images.force_rebuild,
+    }
 }
 
 /// What happens to a run whose directory holds `existing`, after the runs planned before it.
@@ -905,7 +912,7 @@ impl SharedPair<'_> {
     fn key_of(&self, kind: RunKind) -> &str {
         self.keyed
             .iter()
-            .find(|r| r.rendered.kind == kind)
+            .find(|r| r.kind == kind)
             .map(|r| r.key.as_str())
             .unwrap_or_default()
     }

@@ -11,14 +11,14 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use swtbench_core::layout::{evaluation_results_path, REPORT_FILE};
 use swtbench_core::RunKind;
-use swtbench_grade::report::{
-    grade_instance_with_parser, GradeError, GradeOptions, InstanceRunOutputs,
-};
+use swtbench_grade::logs::{parse_run, ParsedRun};
+use swtbench_grade::report::{grade_parsed, grading_parser, GradeError, GradeOptions};
+use swtbench_grade::scan::RunScanner;
 use swtbench_grade::{InstanceReport, Parser};
 
 use crate::events::{InstanceOutcome, RunOutcome};
 use crate::fsutil::{remove_if_exists, write_atomic};
-use crate::keys::{read_output, OutputError};
+use crate::keys::{read_output, scan_output, OutputError};
 use crate::limits::LimitHit;
 use crate::plan::{RunAction, RunPlan};
 
@@ -41,31 +41,42 @@ pub enum GradingError {
 /// Grades an instance from the `test_output.txt` of its six runs.
 pub fn grade_from_outputs(
     instance_id: &str,
-    repo: &str,
     gold_code_patch: &str,
     runs: &[RunPlan],
     options: &GradeOptions,
     parser: Option<Parser>,
 ) -> Result<InstanceReport, GradingError> {
-    let mut outputs: [Option<Vec<u8>>; 6] = Default::default();
-    for (slot, kind) in outputs.iter_mut().zip(RunKind::ALL) {
+    let parser = grading_parser(options, parser.unwrap_or(Parser::ReproductionScript));
+    let mut parsed: [ParsedRun; 6] = Default::default();
+    // One output at a time, dropped once parsed: an output can be hundreds of megabytes.
+    for (slot, kind) in parsed.iter_mut().zip(RunKind::ALL) {
         let Some(run) = runs.iter().find(|r| r.kind == kind) else {
             return Err(GradingError::NotPlanned(kind));
         };
         // An output reused without a key is read as it is; any other must still be the one
         // written with the run's key (a concurrent process may have replaced it meanwhile).
         let expected = (run.action != RunAction::ReuseUnkeyed).then_some(run.key.as_str());
-        *slot = Some(read_output(&run.dir, expected)?);
+        // Piece by piece where the parser allows it (a log can be hundreds of megabytes).
+        let scanned = match RunScanner::new(parser) {
+            Some(_) => scan_output(
+                &run.dir,
+                expected,
+                || RunScanner::new(parser),
+                |s, bytes| {
+                    if let Some(s) = s {
+                        s.push(bytes);
+                    }
+                },
+            )?
+            .and_then(RunScanner::finish),
+            None => None,
+        };
+        *slot = match scanned {
+            Some(p) => p,
+            None => parse_run(Some(&read_output(&run.dir, expected)?), parser),
+        };
     }
-    let refs: [Option<&[u8]>; 6] = std::array::from_fn(|i| outputs[i].as_deref());
-    let inputs = InstanceRunOutputs {
-        instance_id,
-        repo,
-        gold_code_patch,
-        outputs: refs,
-    };
-    let parser = parser.unwrap_or(Parser::ReproductionScript);
-    Ok(grade_instance_with_parser(&inputs, options, parser)?.report)
+    Ok(grade_parsed(instance_id, gold_code_patch, parsed, options)?.report)
 }
 
 /// How a run was made, for the run report's `run_parameters` (the HTML report of the run, made

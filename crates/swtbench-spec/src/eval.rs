@@ -268,14 +268,12 @@ impl ExecSpec {
         let cd = format!("cd {REPO_DIR}");
         let diff = format!("git diff {base}");
         let checkout = format!("git checkout {base}");
-        let applies: Vec<String> = patches
+        // `git apply -v - <<'EOF…'`, the patch, the delimiter: three lines, so that the patch
+        // is copied once, into the script.
+        let apply_start = format!("git apply -v - <<'{PATCH_HEREDOC}'");
+        let applies: Vec<&str> = patches
             .iter()
-            .map(|p| {
-                format!(
-                    "git apply -v - <<'{PATCH_HEREDOC}'\n{}\n{PATCH_HEREDOC}",
-                    p.unwrap_or("None")
-                )
-            })
+            .flat_map(|p| [apply_start.as_str(), p.unwrap_or("None"), PATCH_HEREDOC])
             .collect();
 
         let mut lines: Vec<&str> = vec!["#!/bin/bash", "set -uxo pipefail"];
@@ -298,7 +296,7 @@ impl ExecSpec {
                 lines.push(install);
             }
         }
-        lines.extend(applies.iter().map(String::as_str));
+        lines.extend(applies.iter().copied());
         if opts.coverage && opts.tracer_fixed {
             lines.push(TRACER_FIXED_LINE);
         }
@@ -370,16 +368,7 @@ impl ExecSpec {
                 return Err(SpecError::MissingScriptName);
             }
         }
-        let test_patch: Option<&str> = match kind {
-            RunKind::PredPre | RunKind::PredPost => Some(inputs.model_patch),
-            RunKind::GoldPre | RunKind::GoldPost => Some(inputs.gold_test_patch),
-            RunKind::BasePre | RunKind::BasePost => None,
-        };
-        let mut patches: Vec<Option<&str>> = Vec::with_capacity(2);
-        if kind.is_post() {
-            patches.push(Some(inputs.gold_code_patch));
-        }
-        patches.push(test_patch);
+        let patches = patch_list(kind, inputs);
         let test_command = self.test_command(&directives, opts)?;
         let eval_script = self.eval_script_with(&patches, &test_command, opts);
         Ok(RenderedRun {
@@ -401,6 +390,20 @@ impl ExecSpec {
         opts: &EvalOptions,
         ctx: &ExecSpecJsonContext,
     ) -> String {
+        let patches: Vec<Option<&str>> = run.patch_list.iter().map(Option::as_deref).collect();
+        self.exec_spec_json_with(run, &patches, opts, ctx)
+    }
+
+    /// [`Self::exec_spec_json`] with the run's patches given by the caller ([`patch_list`] of
+    /// the run's inputs) instead of `run.patch_list`, which may then be emptied: a caller that
+    /// holds the inputs needs no second copy of a big patch.
+    pub fn exec_spec_json_with(
+        &self,
+        run: &RenderedRun,
+        patch_list: &[Option<&str>],
+        opts: &EvalOptions,
+        ctx: &ExecSpecJsonContext,
+    ) -> String {
         let mut m = Map::new();
         m.insert("instance_id".into(), json!(self.instance_id));
         m.insert("repo".into(), json!(self.repo));
@@ -409,7 +412,10 @@ impl ExecSpec {
             "environment_setup_commit".into(),
             json!(self.environment_setup_commit),
         );
-        m.insert("patch_list".into(), json!(run.patch_list));
+        // The patches (a model patch can be tens of megabytes) are written straight from the run
+        // instead of being copied into a `Value` first: the fields before them and the fields
+        // after them are two objects, joined around the list.
+        let before = std::mem::take(&mut m);
         m.insert("arch".into(), json!(self.arch.as_str()));
         m.insert("base_commit".into(), json!(self.base_commit));
         m.insert("test_directives".into(), json!(run.directives));
@@ -436,8 +442,41 @@ impl ExecSpec {
             "req_install_commands".into(),
             json!(self.req_install_commands),
         );
-        py::json_dumps(&Value::Object(m))
+        let head = py::json_dumps(&Value::Object(before));
+        let tail = py::json_dumps(&Value::Object(m));
+        let patches: usize = patch_list.iter().flatten().map(|p| p.len()).sum();
+        let mut out = String::with_capacity(head.len() + tail.len() + patches + patches / 8 + 64);
+        out.push_str(&head[..head.len() - 1]);
+        out.push_str(", \"patch_list\": [");
+        for (i, patch) in patch_list.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            match patch {
+                Some(p) => swtbench_core::py::write_str(&mut out, p),
+                None => out.push_str("null"),
+            }
+        }
+        out.push_str("], ");
+        out.push_str(&tail[1..]);
+        out
     }
+}
+
+/// The patches a run of `kind` applies, in order ([`RenderedRun::patch_list`], borrowed): the
+/// gold code patch for post runs, then the test patch (`None` for the base runs).
+pub fn patch_list<'a>(kind: RunKind, inputs: &RunInputs<'a>) -> Vec<Option<&'a str>> {
+    let test_patch: Option<&str> = match kind {
+        RunKind::PredPre | RunKind::PredPost => Some(inputs.model_patch),
+        RunKind::GoldPre | RunKind::GoldPost => Some(inputs.gold_test_patch),
+        RunKind::BasePre | RunKind::BasePost => None,
+    };
+    let mut patches: Vec<Option<&str>> = Vec::with_capacity(2);
+    if kind.is_post() {
+        patches.push(Some(inputs.gold_code_patch));
+    }
+    patches.push(test_patch);
+    patches
 }
 
 /// Leftmost `python -m` or `python3 -m` (the original's `python(3?) -m`).

@@ -406,8 +406,13 @@ pub fn insert_after_from(dockerfile: &str, lines: &[&str]) -> String {
 
 /// Joins script lines the way the original does: `\n` between lines and one at the end.
 pub(crate) fn script(lines: &[&str]) -> String {
-    let mut s = lines.join("\n");
-    s.push('\n');
+    // Sized once: a line can hold a patch of tens of megabytes, and growing the string would
+    // copy it.
+    let mut s = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+    for line in lines {
+        s.push_str(line);
+        s.push('\n');
+    }
     s
 }
 

@@ -37,6 +37,17 @@ pub trait TreeReader: Sync {
     fn exists(&self, path: &Path) -> io::Result<bool> {
         self.read(path).map(|o| o.is_some())
     }
+    /// The file's bytes handed to `feed` piece by piece, where the tree can read it so (a log
+    /// can be hundreds of megabytes); `Ok(false)` when it does not exist.
+    fn read_pieces(&self, path: &Path, feed: &mut dyn FnMut(&[u8])) -> io::Result<bool> {
+        Ok(match self.read(path)? {
+            Some(bytes) => {
+                feed(&bytes);
+                true
+            }
+            None => false,
+        })
+    }
 }
 
 /// An in-memory tree: path → bytes. Directories are implied by the paths.

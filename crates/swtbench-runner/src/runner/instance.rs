@@ -187,7 +187,8 @@ struct Prepared<'a> {
     /// The instance image (`None` when nothing runs in a container).
     image: Option<String>,
     runs: Vec<RunPlan>,
-    model_patch: String,
+    /// Borrowed from the plan when it was there (a model patch can be big).
+    model_patch: std::borrow::Cow<'a, str>,
 }
 
 async fn evaluate<B: ContainerBackend>(shared: &Shared<B>, ip: &InstancePlan) -> Ending {
@@ -257,9 +258,13 @@ async fn prepare<'a, B: ContainerBackend>(
     let (runs, model_patch) = match &ip.action {
         InstanceAction::ExtractThenEvaluate => {
             let image = image.clone().unwrap_or_default();
-            extract_then_plan(shared, ip, instance, spec, &image).await?
+            let (runs, patch) = extract_then_plan(shared, ip, instance, spec, &image).await?;
+            (runs, std::borrow::Cow::Owned(patch))
         }
-        _ => (ip.runs.clone(), ip.model_patch.clone().unwrap_or_default()),
+        _ => (
+            ip.runs.clone(),
+            std::borrow::Cow::Borrowed(ip.model_patch.as_deref().unwrap_or_default()),
+        ),
     };
     Ok(Prepared {
         instance,
@@ -346,6 +351,9 @@ async fn execute_runs<B: ContainerBackend>(
                 let job = RunJob {
                     instance_id: id,
                     run,
+                    instance: p.instance,
+                    spec: p.spec,
+                    model_dir: &shared.model_dir,
                     image: p.image.as_deref().unwrap_or_default(),
                     user: p.spec.user(),
                     platform: p.spec.platform(),
@@ -463,7 +471,6 @@ fn grade<B: ContainerBackend>(
     let instance = p.instance;
     let graded = grade_from_outputs(
         &ip.instance_id,
-        &instance.repo,
         &instance.golden_code_patch,
         &p.runs,
         &options,
@@ -552,7 +559,7 @@ async fn execute_or_copy<B: ContainerBackend>(shared: &Shared<B>, job: &RunJob<'
             shared.stats(|s| s.runs_reused += 1);
             RunOutcome::Reused
         }
-        (Ok(d), None) => match copy_run(&d.dir, job, &d.result) {
+        (Ok(d), None) => match copy_run(&shared.settings, &d.dir, job, &d.result) {
             Ok(()) => {
                 shared.stats(|s| s.runs_copied += 1);
                 RunOutcome::Copied {
