@@ -1,5 +1,5 @@
-//! The Docker backend against an engine that stops answering: a Unix-socket proxy in this file
-//! sits in front of `/var/run/docker.sock` and, switched to holding, keeps connections open and
+//! The Docker backend against an engine that stops answering: a Unix-socket proxy
+//! (`support/socket_proxy.rs`) sits in front of `/var/run/docker.sock` and, switched to holding, keeps connections open and
 //! forwards nothing. A silent command of a live engine is waited for (the probe answers); once the
 //! engine hangs, a silent command and a short call are both [`BackendError::EngineHung`] within
 //! the quiet period (or the deadline) plus the probe, and an answer after the resume clears the
@@ -7,90 +7,17 @@
 
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
+#[path = "support/socket_proxy.rs"]
+mod socket_proxy;
 mod support;
 
-use std::io::{Read, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::path::Path;
 use std::time::{Duration, Instant};
+
+use socket_proxy::{Proxy, ENGINE_SOCKET};
 
 use support::{connect, ensure_base_image, Scope, BASE_IMAGE};
 use swtbench_backend::{BackendError, ContainerBackend, DockerBackend, DockerOptions, ExecRequest};
-
-const ENGINE_SOCKET: &str = "/var/run/docker.sock";
-
-/// Forwards between a socket of its own and the engine's until told to hold.
-struct Proxy {
-    path: PathBuf,
-    hold: Arc<AtomicBool>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Proxy {
-    fn start(path: PathBuf) -> Proxy {
-        let listener = UnixListener::bind(&path).unwrap();
-        let hold = Arc::new(AtomicBool::new(false));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (h, s) = (hold.clone(), stop.clone());
-        std::thread::spawn(move || {
-            for client in listener.incoming() {
-                if s.load(Ordering::SeqCst) {
-                    return;
-                }
-                let Ok(client) = client else { continue };
-                let hold = h.clone();
-                std::thread::spawn(move || forward(client, hold));
-            }
-        });
-        Proxy { path, hold, stop }
-    }
-
-    fn set_holding(&self, hold: bool) {
-        self.hold.store(hold, Ordering::SeqCst);
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.set_holding(false);
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = UnixStream::connect(&self.path);
-    }
-}
-
-fn wait_while_held(hold: &AtomicBool) {
-    while hold.load(Ordering::SeqCst) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn forward(client: UnixStream, hold: Arc<AtomicBool>) {
-    wait_while_held(&hold);
-    let Ok(engine) = UnixStream::connect(ENGINE_SOCKET) else {
-        return;
-    };
-    let (c2, e2) = (client.try_clone().unwrap(), engine.try_clone().unwrap());
-    let h2 = hold.clone();
-    std::thread::spawn(move || pump(c2, e2, &h2));
-    pump(engine, client, &hold);
-}
-
-fn pump(mut from: UnixStream, mut to: UnixStream, hold: &AtomicBool) {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match from.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        wait_while_held(hold);
-        if to.write_all(&buf[..n]).is_err() {
-            break;
-        }
-    }
-    let _ = to.shutdown(std::net::Shutdown::Write);
-}
 
 async fn through(proxy: &Path) -> DockerBackend {
     DockerBackend::connect(DockerOptions {
@@ -140,7 +67,7 @@ async fn docker_hung_engine_is_engine_hung_for_streams_and_calls_and_a_quiet_com
         })
     };
     tokio::time::sleep(Duration::from_millis(500)).await;
-    proxy.set_holding(true);
+    proxy.hang();
     let (result, took) = running.await.unwrap();
     eprintln!("silent command on a hung engine: {result:?} after {took:.1?}");
     match result {
@@ -166,7 +93,7 @@ async fn docker_hung_engine_is_engine_hung_for_streams_and_calls_and_a_quiet_com
     ));
 
     // Back: the first answer clears the lost state.
-    proxy.set_holding(false);
+    proxy.resume();
     backend.engine_info().await.expect("engine answers again");
     assert!(backend.image_exists(BASE_IMAGE).await.expect("inspect"));
     assert!(direct.container_remove(&id).await.expect("remove"));

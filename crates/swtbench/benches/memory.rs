@@ -17,6 +17,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+#[path = "../tests/engine_fixture/mod.rs"]
+mod engine_fixture;
 #[path = "../tests/support/memory.rs"]
 mod memory;
 
@@ -31,13 +33,13 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    if let Some(why) = memory::engine_missing() {
+    if let Some(why) = engine_fixture::engine_missing() {
         eprintln!("memory bench skipped: {why}");
         return;
     }
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_swtbench"));
-    let tmp = tempfile::tempdir().unwrap();
-    let fx = memory::Fixture::new(&bin, tmp.path());
+    let bin = PathBuf::from(engine_fixture::bin());
+    let fx = engine_fixture::Fixture::new();
+    let tmp = &fx.root;
     let cases: [(&str, String, Vec<&str>); 2] = [
         (
             "big-patch",
@@ -52,13 +54,13 @@ fn main() {
     ];
     println!("peak RSS of `swtbench run` (one instance, six runs):");
     for (name, predictions, extra) in cases {
-        let out_dir = tmp.path().join(format!("out-{name}"));
+        let out_dir = tmp.join(format!("out-{name}"));
         let run_id = format!("bench-memory-{name}-{}", std::process::id());
         let started = Instant::now();
         let (status, peak) =
             memory::run_measured(&bin, &fx, &predictions, &run_id, &out_dir, &extra);
         let secs = started.elapsed().as_secs_f64();
-        let left = memory::containers_of(&run_id);
+        let left = engine_fixture::containers_of(&run_id);
         assert!(left.is_empty(), "{name}: containers left: {left:?}");
         println!(
             "  {name:<12} peak RSS {:>7.1} MB   {secs:>6.1} s   exit {}",

@@ -1,6 +1,6 @@
 //! `swtbench run` against a container engine that stops answering in the middle of a run.
 //!
-//! A Unix-socket proxy in this file sits between swtbench (`DOCKER_HOST=unix://<proxy>`) and
+//! A Unix-socket proxy (`swtbench-backend/tests/support/socket_proxy.rs`) sits between swtbench (`DOCKER_HOST=unix://<proxy>`) and
 //! `/var/run/docker.sock`. Switched to holding, it keeps every connection open and forwards
 //! nothing, in either direction, as a hung daemon does. The tests switch it while the fixture's
 //! never-ending test (`swtfix__calc-7`) runs, which prints nothing, so only the liveness probe can
@@ -21,19 +21,16 @@
 
 #[macro_use]
 mod engine_fixture;
+#[path = "../../swtbench-backend/tests/support/socket_proxy.rs"]
+mod socket_proxy;
 
-use std::io::{Read, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use engine_fixture::*;
 use serde_json::Value;
-
-const ENGINE_SOCKET: &str = "/var/run/docker.sock";
+use socket_proxy::{Proxy, ENGINE_SOCKET};
 
 fn docker(args: &[&str]) -> Option<String> {
     let out = Command::new("docker").args(args).output().ok()?;
@@ -60,89 +57,6 @@ macro_rules! require_engine_socket {
 
 // ---------------------------------------------------------------------------------------------
 // The proxy
-
-/// A Unix-socket proxy in front of the engine's socket that can stop forwarding.
-struct Proxy {
-    path: PathBuf,
-    hold: Arc<AtomicBool>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Proxy {
-    fn start(path: PathBuf) -> Proxy {
-        let listener = UnixListener::bind(&path).unwrap();
-        let hold = Arc::new(AtomicBool::new(false));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (h, s) = (hold.clone(), stop.clone());
-        std::thread::spawn(move || {
-            for client in listener.incoming() {
-                if s.load(Ordering::SeqCst) {
-                    return;
-                }
-                let Ok(client) = client else { continue };
-                let hold = h.clone();
-                std::thread::spawn(move || connect(client, hold));
-            }
-        });
-        Proxy { path, hold, stop }
-    }
-
-    fn host(&self) -> String {
-        format!("unix://{}", self.path.display())
-    }
-
-    /// From now on nothing is forwarded, and connections are held open.
-    fn hang(&self) {
-        self.hold.store(true, Ordering::SeqCst);
-    }
-
-    fn resume(&self) {
-        self.hold.store(false, Ordering::SeqCst);
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.resume();
-        self.stop.store(true, Ordering::SeqCst);
-        // Wake the accepting thread so that it sees the stop.
-        let _ = UnixStream::connect(&self.path);
-    }
-}
-
-fn wait_while_held(hold: &AtomicBool) {
-    while hold.load(Ordering::SeqCst) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// One client connection: the engine's side is opened once forwarding is on, then bytes are
-/// copied both ways; a chunk read while holding waits until the proxy resumes.
-fn connect(client: UnixStream, hold: Arc<AtomicBool>) {
-    wait_while_held(&hold);
-    let Ok(engine) = UnixStream::connect(ENGINE_SOCKET) else {
-        return;
-    };
-    let (c2, e2) = (client.try_clone().unwrap(), engine.try_clone().unwrap());
-    let h2 = hold.clone();
-    std::thread::spawn(move || pump(c2, e2, &h2));
-    pump(engine, client, &hold);
-}
-
-fn pump(mut from: UnixStream, mut to: UnixStream, hold: &AtomicBool) {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match from.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        wait_while_held(hold);
-        if to.write_all(&buf[..n]).is_err() {
-            break;
-        }
-    }
-    let _ = to.shutdown(std::net::Shutdown::Write);
-}
 
 // ---------------------------------------------------------------------------------------------
 // The run

@@ -23,16 +23,8 @@ const HOSTILE_MODEL: &str = "hostile-model";
 
 /// A prediction whose patch adds `tests/<name>` with `body`.
 fn new_test_file_prediction(instance_id: &str, name: &str, body: &str) -> Value {
-    let lines: Vec<&str> = body.lines().collect();
-    let mut patch = format!(
-        "diff --git a/tests/{name} b/tests/{name}\nnew file mode 100644\n--- /dev/null\n+++ b/tests/{name}\n@@ -0,0 +1,{} @@\n",
-        lines.len()
-    );
-    for l in lines {
-        patch.push('+');
-        patch.push_str(l);
-        patch.push('\n');
-    }
+    let lines: Vec<String> = body.lines().map(str::to_string).collect();
+    let patch = new_file_patch(name, &lines);
     serde_json::json!({"instance_id": instance_id, "model_name_or_path": HOSTILE_MODEL, "model_patch": patch})
 }
 

@@ -13,25 +13,25 @@
 
 use std::path::PathBuf;
 
+#[macro_use]
+mod engine_fixture;
 mod support {
     pub mod memory;
 }
+use engine_fixture::{bin, containers_of, Fixture};
 use support::memory;
 
 const OUTPUT_BYTES: usize = 64 << 20;
 
 #[test]
 fn engine_a_loud_test_keeps_its_whole_output_on_disk_and_out_of_memory() {
-    if let Some(why) = memory::engine_missing() {
-        eprintln!("skipped: {why}");
-        return;
-    }
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_swtbench"));
-    let tmp = tempfile::tempdir().unwrap();
-    let fx = memory::Fixture::new(&bin, tmp.path());
+    require_engine!();
+    let bin = PathBuf::from(bin());
+    let fx = Fixture::new();
+    let tmp = &fx.root;
     let predictions = memory::loud_prediction(&fx, OUTPUT_BYTES);
     let run_id = format!("engine-memory-{}", std::process::id());
-    let out_dir = tmp.path().join("out");
+    let out_dir = tmp.join("out");
     let (code, peak) = memory::run_measured(
         &bin,
         &fx,
@@ -40,7 +40,7 @@ fn engine_a_loud_test_keeps_its_whole_output_on_disk_and_out_of_memory() {
         &out_dir,
         &["--max-output", "0"],
     );
-    assert!(memory::containers_of(&run_id).is_empty(), "containers left");
+    assert!(containers_of(&run_id).is_empty(), "containers left");
     assert_eq!(code, 0, "swtbench run failed");
 
     let logs = out_dir.join("run_instance_swt_logs").join(&run_id);

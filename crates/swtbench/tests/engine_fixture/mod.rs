@@ -74,9 +74,10 @@ pub fn engine_missing() -> Option<String> {
     None
 }
 
+#[allow(unused_macros)]
 macro_rules! require_engine {
     () => {
-        if let Some(why) = engine_missing() {
+        if let Some(why) = $crate::engine_fixture::engine_missing() {
             eprintln!("skipped: {why}");
             return;
         }
@@ -279,4 +280,18 @@ pub fn read_report(out_dir: &Path, run_id: &str, id: &str) -> Option<InstanceRep
     let text =
         std::fs::read_to_string(report_dir(out_dir, run_id).join(id).join("report.json")).ok()?;
     Some(InstanceReport::from_report_json(&text, Some(id)).unwrap())
+}
+
+/// A new test file `tests/<file>` with `lines`, as a patch.
+pub fn new_file_patch(file: &str, lines: &[String]) -> String {
+    let mut p = format!(
+        "diff --git a/tests/{file} b/tests/{file}\nnew file mode 100644\n--- /dev/null\n+++ b/tests/{file}\n@@ -0,0 +1,{} @@\n",
+        lines.len()
+    );
+    for l in lines {
+        p.push('+');
+        p.push_str(l);
+        p.push('\n');
+    }
+    p
 }

@@ -1,91 +1,17 @@
 #![allow(dead_code)] // each of the bench and the test uses part of it
 
 //! What the memory bench (`benches/memory.rs`) and the memory engine test (`engine_memory.rs`)
-//! share: the fixture benchmark with its images, the two kinds of oversized predictions, and a
-//! `swtbench run` whose peak resident set size is read from the kernel (`VmHWM`).
+//! share beyond the engine fixture (`tests/engine_fixture`, which both also include): the two
+//! kinds of oversized predictions, and a `swtbench run` whose peak resident set size is read from
+//! the kernel (`VmHWM`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-pub const DEFAULT_BASE_IMAGE: &str = "swtbench-fixture-base:bookworm";
-const IMAGES_LOCK: &str = "/tmp/swtbench-engine-tests.images.lock";
+use crate::engine_fixture::{new_file_patch, spec_table, Fixture};
+
 /// The instance every measurement runs (pytest; six runs).
 pub const INSTANCE: &str = "swtfix__calc-1";
-
-pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Why nothing can be measured here, if so.
-pub fn engine_missing() -> Option<String> {
-    let docker = Command::new("docker")
-        .args(["info", "--format", "{{.ServerVersion}}"])
-        .output();
-    if !docker.is_ok_and(|o| o.status.success()) {
-        return Some("no reachable Docker engine (`docker info` failed)".into());
-    }
-    let base = Command::new("docker")
-        .args(["image", "inspect", DEFAULT_BASE_IMAGE])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    if !base.is_ok_and(|s| s.success()) {
-        return Some(format!(
-            "the base image {DEFAULT_BASE_IMAGE} is missing (build it with scripts/base-image)"
-        ));
-    }
-    None
-}
-
-/// The fixture benchmark under `root`, its env and instance images built (once for every test
-/// process, under the engine tests' lock; they are kept).
-pub struct Fixture {
-    pub root: PathBuf,
-    pub data: PathBuf,
-}
-
-impl Fixture {
-    pub fn new(bin: &Path, root: &Path) -> Fixture {
-        let data = root.join("fx");
-        let out = Command::new("python3")
-            .arg(workspace().join("fixtures/benchmark/make_benchmark.py"))
-            .arg(&data)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "make_benchmark.py failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let fx = Fixture {
-            root: root.to_path_buf(),
-            data,
-        };
-        let out = Command::new("flock")
-            .arg(IMAGES_LOCK)
-            .arg(bin)
-            .args(["images", "build", "--dataset"])
-            .arg(fx.data.join("dataset.jsonl"))
-            .arg("--repo-mirror")
-            .arg(fx.data.join("mirrors"))
-            .arg("--spec-table")
-            .arg(spec_table())
-            .arg("--output-dir")
-            .arg(root.join("prebuild"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "building the fixture images failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        fx
-    }
-}
-
-pub fn spec_table() -> PathBuf {
-    workspace().join("fixtures/benchmark/spec-table.toml")
-}
 
 /// Writes a one-line predictions file for [`INSTANCE`] with `patch`; returns its path.
 fn write_prediction(fx: &Fixture, name: &str, patch: &str) -> String {
@@ -97,20 +23,6 @@ fn write_prediction(fx: &Fixture, name: &str, patch: &str) -> String {
     let path = fx.root.join(format!("{name}.jsonl"));
     std::fs::write(&path, format!("{record}\n")).unwrap();
     path.display().to_string()
-}
-
-/// A new test file `tests/<file>` with `lines`, as a patch.
-fn new_file_patch(file: &str, lines: &[String]) -> String {
-    let mut p = format!(
-        "diff --git a/tests/{file} b/tests/{file}\nnew file mode 100644\n--- /dev/null\n+++ b/tests/{file}\n@@ -0,0 +1,{} @@\n",
-        lines.len()
-    );
-    for l in lines {
-        p.push('+');
-        p.push_str(l);
-        p.push('\n');
-    }
-    p
 }
 
 /// A prediction of about `bytes` bytes: a passing test behind that much of comment lines.
@@ -216,17 +128,4 @@ fn peak_of(mut child: std::process::Child) -> (i32, u64) {
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-}
-
-/// Containers (running or not) labelled with the run id.
-pub fn containers_of(run_id: &str) -> Vec<String> {
-    let out = Command::new("docker")
-        .args(["ps", "-a", "-q", "--filter"])
-        .arg(format!("label=swtbench.run_id={run_id}"))
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect()
 }
