@@ -110,7 +110,7 @@ pub trait ContainerBackend: Send + Sync + 'static {
     fn container_kill(&self, id: &str) -> impl Future<Output = Result<()>> + Send;
 
     /// Bytes the container has written to its writable layer (`docker inspect --size`'s
-    /// `SizeRw`); `None` when the engine does not say.
+    /// `SizeRw`); `None` when the engine does not say, or cannot say quickly.
     fn container_written_bytes(&self, id: &str)
         -> impl Future<Output = Result<Option<u64>>> + Send;
 

@@ -341,10 +341,49 @@ impl DockerBackend {
         }
     }
 
+    /// What the container wrote to its writable layer: the layer's directory walked when this
+    /// machine can read it (a local engine, enough rights), else the engine's `SizeRw` — which
+    /// drivers without a native diff (fuse-overlayfs, vfs) compute by comparing the whole file
+    /// system with the image, seconds per call: then only when `slow_ok` (the disk watch, every
+    /// 30 s), `None` otherwise.
+    async fn written_bytes(&self, id: &str, slow_ok: bool) -> Result<Option<u64>> {
+        if let Some(dir) = self.upper_dir(id).await? {
+            return Ok(tokio::task::spawn_blocking(move || tree_bytes(&dir))
+                .await
+                .ok()
+                .flatten());
+        }
+        let slow = matches!(
+            self.info.host.storage_driver.as_deref(),
+            Some("fuse-overlayfs" | "vfs")
+        );
+        if slow && !slow_ok {
+            return Ok(None);
+        }
+        let options = InspectContainerOptionsBuilder::default().size(true).build();
+        match self
+            .bounded(
+                || format!("measuring container {id}"),
+                self.client.inspect_container(id, Some(options)),
+            )
+            .await?
+        {
+            Ok(c) => Ok(c.size_rw.and_then(|s| u64::try_from(s).ok())),
+            Err(e) if status(&e) == Some(404) => Err(BackendError::ContainerNotFound(id.into())),
+            Err(e) => Err(self.err(format!("measuring container {id}"), e)),
+        }
+    }
+
     /// The container's writable layer as a directory of this machine, when the engine names one
     /// (overlay drivers) and it is readable here.
     async fn upper_dir(&self, id: &str) -> Result<Option<std::path::PathBuf>> {
-        let c = match self.client.inspect_container(id, None).await {
+        let c = match self
+            .bounded(
+                || format!("inspecting container {id}"),
+                self.client.inspect_container(id, None),
+            )
+            .await?
+        {
             Ok(c) => c,
             Err(e) if status(&e) == Some(404) => {
                 return Err(BackendError::ContainerNotFound(id.into()))
@@ -1166,7 +1205,7 @@ impl ContainerBackend for DockerBackend {
             let limit = request.disk_limit.unwrap_or(u64::MAX);
             loop {
                 tick_opt(&mut watch).await;
-                if let Ok(Some(written)) = self.container_written_bytes(id).await {
+                if let Ok(Some(written)) = self.written_bytes(id, true).await {
                     if written > limit {
                         return;
                     }
@@ -1277,22 +1316,7 @@ impl ContainerBackend for DockerBackend {
     }
 
     async fn container_written_bytes(&self, id: &str) -> Result<Option<u64>> {
-        // The writable layer's directory when this machine can read it (a local engine): its
-        // size is a walk over what the container wrote. Otherwise the engine's `SizeRw`, which
-        // some drivers (fuse-overlayfs, vfs) compute by comparing the whole file system with the
-        // image: seconds per call.
-        if let Some(dir) = self.upper_dir(id).await? {
-            return Ok(tokio::task::spawn_blocking(move || tree_bytes(&dir))
-                .await
-                .ok()
-                .flatten());
-        }
-        let options = InspectContainerOptionsBuilder::default().size(true).build();
-        match self.client.inspect_container(id, Some(options)).await {
-            Ok(c) => Ok(c.size_rw.and_then(|s| u64::try_from(s).ok())),
-            Err(e) if status(&e) == Some(404) => Err(BackendError::ContainerNotFound(id.into())),
-            Err(e) => Err(self.err(format!("measuring container {id}"), e)),
-        }
+        self.written_bytes(id, false).await
     }
 
     async fn container_remove(&self, id: &str) -> Result<bool> {
