@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::labels::LabelFilter;
 use crate::model::{
     BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineInfo, ExecOutput, ExecRequest,
-    ImageInfo, ImportRequest,
+    ImageInfo, ImportRequest, Written,
 };
 use crate::output::OutputSink;
 
@@ -109,10 +109,12 @@ pub trait ContainerBackend: Send + Sync + 'static {
     /// Kills a container's processes at once. A container that is not running is fine.
     fn container_kill(&self, id: &str) -> impl Future<Output = Result<()>> + Send;
 
-    /// Bytes the container has written to its writable layer (`docker inspect --size`'s
-    /// `SizeRw`); `None` when the engine does not say, or cannot say quickly.
-    fn container_written_bytes(&self, id: &str)
-        -> impl Future<Output = Result<Option<u64>>> + Send;
+    /// What the container has written to its writable layer (`docker inspect --size`'s
+    /// `SizeRw`, or its files); `None` when the engine does not say, or cannot say quickly.
+    fn container_written_bytes(
+        &self,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<Written>>> + Send;
 
     /// Removes a container whatever its state. `Ok(false)`: there was none.
     fn container_remove(&self, id: &str) -> impl Future<Output = Result<bool>> + Send;

@@ -36,7 +36,7 @@ use crate::labels::LabelFilter;
 use crate::liveness::{next_or_probe, Wait};
 use crate::model::{
     BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineHost, EngineInfo, EngineKind,
-    ExecOutput, ExecRequest, ImageInfo, ImportRequest, NetworkAccess, RootfsSource,
+    ExecOutput, ExecRequest, ImageInfo, ImportRequest, NetworkAccess, RootfsSource, Written,
 };
 use crate::output::{strip_ansi, LineSplitter, OutputCollector, OutputSink};
 
@@ -346,7 +346,7 @@ impl DockerBackend {
     /// drivers without a native diff (fuse-overlayfs, vfs) compute by comparing the whole file
     /// system with the image, seconds per call: then only when `slow_ok` (the disk watch, every
     /// 30 s), `None` otherwise.
-    async fn written_bytes(&self, id: &str, slow_ok: bool) -> Result<Option<u64>> {
+    async fn written_bytes(&self, id: &str, slow_ok: bool) -> Result<Option<Written>> {
         if let Some(dir) = self.upper_dir(id).await? {
             return Ok(tokio::task::spawn_blocking(move || tree_bytes(&dir))
                 .await
@@ -368,7 +368,13 @@ impl DockerBackend {
             )
             .await?
         {
-            Ok(c) => Ok(c.size_rw.and_then(|s| u64::try_from(s).ok())),
+            Ok(c) => Ok(c
+                .size_rw
+                .and_then(|s| u64::try_from(s).ok())
+                .map(|total| Written {
+                    total,
+                    largest: None,
+                })),
             Err(e) if status(&e) == Some(404) => Err(BackendError::ContainerNotFound(id.into())),
             Err(e) => Err(self.err(format!("measuring container {id}"), e)),
         }
@@ -440,10 +446,11 @@ const DISK_WATCH_EVERY: Duration = Duration::from_secs(2);
 /// The same when only the engine can measure it (slowly).
 const DISK_WATCH_REMOTE_EVERY: Duration = Duration::from_secs(30);
 
-/// Bytes of the regular files under `dir` (symbolic links not followed); `None` when it cannot
-/// be read at all.
-fn tree_bytes(dir: &Path) -> Option<u64> {
+/// Bytes of the regular files under `dir` (symbolic links not followed) and the largest of them;
+/// `None` when it cannot be read at all.
+fn tree_bytes(dir: &Path) -> Option<Written> {
     let mut total = 0u64;
+    let mut largest = 0u64;
     let mut stack = vec![dir.to_path_buf()];
     let mut read_any = false;
     while let Some(d) = stack.pop() {
@@ -459,10 +466,14 @@ fn tree_bytes(dir: &Path) -> Option<u64> {
                 stack.push(e.path());
             } else {
                 total = total.saturating_add(m.len());
+                largest = largest.max(m.len());
             }
         }
     }
-    read_any.then_some(total)
+    read_any.then_some(Written {
+        total,
+        largest: Some(largest),
+    })
 }
 
 async fn tick_opt(interval: &mut Option<tokio::time::Interval>) {
@@ -1206,7 +1217,7 @@ impl ContainerBackend for DockerBackend {
             loop {
                 tick_opt(&mut watch).await;
                 if let Ok(Some(written)) = self.written_bytes(id, true).await {
-                    if written > limit {
+                    if written.total > limit {
                         return;
                     }
                 }
@@ -1315,7 +1326,7 @@ impl ContainerBackend for DockerBackend {
         }
     }
 
-    async fn container_written_bytes(&self, id: &str) -> Result<Option<u64>> {
+    async fn container_written_bytes(&self, id: &str) -> Result<Option<Written>> {
         self.written_bytes(id, false).await
     }
 

@@ -19,7 +19,7 @@ use crate::error::{BackendError, Result};
 use crate::labels::LabelFilter;
 use crate::model::{
     BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineInfo, EngineKind, ExecOutput,
-    ExecRequest, ImageInfo, ImportRequest,
+    ExecRequest, ImageInfo, ImportRequest, Written,
 };
 use crate::output::OutputCollector;
 
@@ -817,15 +817,17 @@ impl ContainerBackend for FakeBackend {
         Ok(())
     }
 
-    async fn container_written_bytes(&self, id: &str) -> Result<Option<u64>> {
+    async fn container_written_bytes(&self, id: &str) -> Result<Option<Written>> {
         let s = self.enter(FakeCall::ContainerWrittenBytes { id: id.into() })?;
         let c = s
             .containers
             .get(id)
             .ok_or_else(|| BackendError::ContainerNotFound(id.into()))?;
-        Ok(Some(
-            c.files.values().map(|f| f.contents.len() as u64).sum(),
-        ))
+        let sizes = c.files.values().map(|f| f.contents.len() as u64);
+        Ok(Some(Written {
+            total: sizes.clone().sum(),
+            largest: sizes.max().or(Some(0)),
+        }))
     }
 
     async fn container_remove(&self, id: &str) -> Result<bool> {

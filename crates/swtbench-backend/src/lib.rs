@@ -35,6 +35,7 @@ pub use labels::LabelFilter;
 pub use model::{
     BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineHost, EngineInfo, EngineKind,
     ExecOutput, ExecRequest, ImageInfo, ImportRequest, NetworkAccess, ResourceLimits, RootfsSource,
+    Written,
 };
 pub use network::BuildNetwork;
 pub use output::OutputSink;

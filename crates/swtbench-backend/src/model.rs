@@ -175,6 +175,15 @@ impl ResourceLimits {
     }
 }
 
+/// What a container wrote to its writable layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    /// Bytes in all.
+    pub total: u64,
+    /// The largest file, when the layer's files were seen (not through the engine's total).
+    pub largest: Option<u64>,
+}
+
 /// How to create a container.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContainerSpec {

@@ -531,7 +531,12 @@ async fn docker_labels_and_limits_are_applied_and_cleanup_by_label_leaves_nothin
         .await
         .expect("measure")
         .expect("a size");
-    assert!(written >= 1 << 20, "written {written}");
+    assert!(written.total >= 1 << 20, "written {written:?}");
+    assert_eq!(
+        written.largest,
+        Some(1 << 20),
+        "the file at the limit: {written:?}"
+    );
     // The disk watch ends a command that writes more than its disk limit in all.
     let mut request = ExecRequest::new([
         "/bin/sh",

@@ -12,7 +12,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use swtbench_backend::ResourceLimits;
+use swtbench_backend::{ResourceLimits, Written};
 
 /// The shell command that prints the counters: each readable file's path, then its content.
 pub const CGROUP_COUNTERS_SCRIPT: &str = "for f in /sys/fs/cgroup/memory.events \
@@ -110,19 +110,18 @@ pub fn parse_cgroup_counters(text: &str) -> CgroupCounters {
 }
 
 /// The limit a run reached, from what the harness saw: the disk watch ended the command, the
-/// writable layer reached the disk bound or the largest file, the cgroup counters. One hit is
-/// named when several happened, in that order (the disk first: the harness ended the run for it).
+/// writable layer holds the disk bound or a file of the largest size, the cgroup counters. One
+/// hit is named when several happened, in that order (the disk first: the harness ended the run
+/// for it).
 pub fn classify(
     limits: &ResourceLimits,
     disk_watch_hit: bool,
-    written_bytes: Option<u64>,
+    written: Option<Written>,
     counters: CgroupCounters,
 ) -> Option<LimitHit> {
-    let bound = match (limits.disk_bytes, limits.file_bytes) {
-        (Some(d), Some(f)) => Some(d.min(f)),
-        (d, f) => d.or(f),
-    };
-    let wrote_to_bound = matches!((written_bytes, bound), (Some(w), Some(b)) if w >= b);
+    let at = |bound: Option<u64>, value: Option<u64>| matches!((bound, value), (Some(b), Some(v)) if v >= b);
+    let wrote_to_bound = written
+        .is_some_and(|w| at(limits.disk_bytes, Some(w.total)) || at(limits.file_bytes, w.largest));
     if disk_watch_hit || wrote_to_bound {
         Some(LimitHit::Disk)
     } else if counters.oom_kills > 0 {
@@ -222,15 +221,26 @@ mod tests {
             file_bytes: Some(1 << 30),
         };
         let none = CgroupCounters::default();
-        assert_eq!(classify(&limits, false, Some(10), none), None);
+        let w = |total: u64, largest: Option<u64>| Some(Written { total, largest });
+        assert_eq!(classify(&limits, false, w(10, Some(10)), none), None);
         assert_eq!(
-            classify(&limits, true, Some(10), none),
+            classify(&limits, true, w(10, Some(10)), none),
             Some(LimitHit::Disk)
         );
         assert_eq!(
-            classify(&limits, false, Some(1 << 30), none),
+            classify(&limits, false, w(1 << 30, Some(1 << 30)), none),
             Some(LimitHit::Disk),
             "a file at the largest size"
+        );
+        assert_eq!(
+            classify(&limits, false, w(2 << 30, Some(1 << 20)), none),
+            None,
+            "many small files past the per-file size but under the disk limit"
+        );
+        assert_eq!(
+            classify(&limits, false, w(4 << 30, None), none),
+            Some(LimitHit::Disk),
+            "the engine's total at the disk limit"
         );
         let oom = CgroupCounters {
             oom_kills: 1,
@@ -243,7 +253,12 @@ mod tests {
         };
         assert_eq!(classify(&limits, false, None, pids), Some(LimitHit::Pids));
         assert_eq!(
-            classify(&ResourceLimits::default(), false, Some(u64::MAX), none),
+            classify(
+                &ResourceLimits::default(),
+                false,
+                w(u64::MAX, Some(u64::MAX)),
+                none
+            ),
             None,
             "no bound, no disk hit"
         );

@@ -97,7 +97,8 @@ impl ContainerBackend for NoEngine {
     fn container_written_bytes(
         &self,
         _id: &str,
-    ) -> impl Future<Output = swtbench_backend::Result<Option<u64>>> + Send {
+    ) -> impl Future<Output = swtbench_backend::Result<Option<swtbench_backend::Written>>> + Send
+    {
         refuse()
     }
     fn container_remove(
