@@ -209,7 +209,7 @@ impl ExecError {
     /// See [`crate::outcome::InstanceError::cause`].
     pub fn cause(&self) -> &'static str {
         match self {
-            ExecError::Engine(e) => crate::outcome::engine_cause(e),
+            ExecError::Engine(e) => engine_cause(e),
             ExecError::Io { .. } if self.is_storage_failure() => "storage",
             ExecError::Io { .. } => "io",
             ExecError::Output(_) => "output_replaced",
@@ -234,6 +234,21 @@ impl ExecError {
             )),
             ExecError::Io { .. } | ExecError::Render { .. } => None,
         }
+    }
+}
+
+/// The cause name of an engine error: lost (unreachable or hung), a container that stopped or
+/// vanished under a run, or any other engine failure.
+pub fn engine_cause(e: &BackendError) -> &'static str {
+    match e {
+        BackendError::Unreachable { .. } | BackendError::EngineHung { .. } => "engine_lost",
+        BackendError::ContainerStopped { reason, .. } if reason.contains("out of memory") => {
+            "limit_memory"
+        }
+        BackendError::ContainerStopped { .. } | BackendError::ContainerNotFound(_) => {
+            "container_vanished"
+        }
+        _ => "engine",
     }
 }
 

@@ -18,7 +18,7 @@ use swtbench_backend::BackendError;
 use swtbench_core::RunKind;
 use swtbench_spec::SpecError;
 
-use crate::execute::ExecError;
+use crate::execute::{engine_cause, ExecError};
 use crate::images::RecipeError;
 use crate::prepare::ExtractError;
 use crate::report::GradingError;
@@ -379,21 +379,6 @@ impl fmt::Display for BuildFailure {
             write!(f, " (build log: {line})")?;
         }
         write!(f, "; {}", self.hint())
-    }
-}
-
-/// The cause name of an engine error: lost (unreachable or hung), a container that stopped or
-/// vanished under a run, or any other engine failure.
-pub fn engine_cause(e: &BackendError) -> &'static str {
-    match e {
-        BackendError::Unreachable { .. } | BackendError::EngineHung { .. } => "engine_lost",
-        BackendError::ContainerStopped { reason, .. } if reason.contains("out of memory") => {
-            "limit_memory"
-        }
-        BackendError::ContainerStopped { .. } | BackendError::ContainerNotFound(_) => {
-            "container_vanished"
-        }
-        _ => "engine",
     }
 }
 
