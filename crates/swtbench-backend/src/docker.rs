@@ -380,6 +380,20 @@ impl DockerBackend {
         }
     }
 
+    /// Removes the step images of a failed build that nothing else holds: untagged and without
+    /// children (the engine refuses to remove an image with children without force). An image
+    /// with a tag — the `FROM` image's id is printed as a step too — is never touched.
+    async fn remove_step_images(&self, steps: &[String]) {
+        for id in steps.iter().rev() {
+            match self.image_inspect(id).await {
+                Ok(Some(info)) if info.tags.is_empty() => {
+                    let _ = self.image_remove(id, false).await;
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// The container's writable layer as a directory of this machine, when the engine names one
     /// (overlay drivers) and it is readable here.
     async fn upper_dir(&self, id: &str) -> Result<Option<std::path::PathBuf>> {
@@ -438,6 +452,13 @@ fn open_client(host: Option<&str>) -> Result<(Docker, String)> {
         endpoint: chosen.unwrap_or_else(|| format!("unix://{DOCKER_SOCKET}")),
         reason: describe(&e),
     })
+}
+
+/// The image id of a finished build step in a legacy builder's log line (` ---> 3f2c1a9b0d4e`);
+/// not ` ---> Running in …` or ` ---> Using cache`.
+fn step_image(line: &str) -> Option<&str> {
+    let id = line.trim().strip_prefix("---> ")?.trim();
+    (id.len() >= 12 && id.chars().all(|c| c.is_ascii_hexdigit())).then_some(id)
 }
 
 /// How often a command's writable layer is measured when it has a disk limit and its directory
@@ -801,6 +822,9 @@ impl ContainerBackend for DockerBackend {
             tail.push_back(line.to_string());
         };
 
+        // The images of the steps the build finished (` ---> <id>` lines of the legacy builder):
+        // a failed build leaves the last of them untagged, and they are removed then.
+        let mut steps: Vec<String> = Vec::new();
         let run = async {
             let mut stream = self.client.build_image(
                 options.build(),
@@ -834,6 +858,9 @@ impl ContainerBackend for DockerBackend {
                         }
                         for line in splitter.push(&strip_ansi(&text)) {
                             writeln!(log, "{line}").map_err(write_err)?;
+                            if let Some(id) = step_image(&line) {
+                                steps.push(id.to_string());
+                            }
                             remember(&line, &mut tail);
                         }
                     }
@@ -862,18 +889,25 @@ impl ContainerBackend for DockerBackend {
             log.flush().map_err(write_err)?;
             Ok(())
         };
-        match request.timeout {
+        let ended = match request.timeout {
             Some(limit) => match tokio::time::timeout(limit, run).await {
-                Ok(r) => r?,
+                Ok(r) => r,
                 Err(_) => {
                     // Dropping the stream closes the connection, which makes the engine cancel the
                     // build and remove its intermediate containers.
                     let _ = writeln!(log, "ERROR: build timed out after {}s", limit.as_secs());
                     let _ = log.flush();
-                    return Err(BackendError::BuildTimeout { tag, after: limit });
+                    Err(BackendError::BuildTimeout {
+                        tag: tag.clone(),
+                        after: limit,
+                    })
                 }
             },
-            None => run.await?,
+            None => run.await,
+        };
+        if let Err(e) = ended {
+            self.remove_step_images(&steps).await;
+            return Err(e);
         }
         self.image_inspect(&tag)
             .await?
@@ -1385,6 +1419,16 @@ impl ContainerBackend for DockerBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn step_images_are_read_from_the_legacy_builders_log() {
+        assert_eq!(step_image(" ---> 3f2c1a9b0d4e"), Some("3f2c1a9b0d4e"));
+        assert_eq!(step_image("---> 52b50e10c3e2 "), Some("52b50e10c3e2"));
+        assert_eq!(step_image(" ---> Running in 0123456789ab"), None);
+        assert_eq!(step_image(" ---> Using cache"), None);
+        assert_eq!(step_image(" ---> abc"), None);
+        assert_eq!(step_image("Step 2/5 : RUN x"), None);
+    }
 
     #[test]
     fn labels_become_one_quoted_instruction_at_the_end() {

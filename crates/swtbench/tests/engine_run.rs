@@ -860,6 +860,30 @@ fn engine_an_unreachable_package_index_is_named_in_one_line() {
         "{line}"
     );
     assert!(line.contains("build_image.log"), "{line}");
+    // The failed build leaves no dangling step image behind (untagged and without children:
+    // the steps it shares with other images stay).
+    let log_path = line
+        .split_whitespace()
+        .find(|w| w.contains("build_image.log"))
+        .map(|w| w.trim_end_matches([';', ',', ')', '.']))
+        .unwrap();
+    let log = std::fs::read_to_string(log_path).unwrap_or_else(|e| panic!("{log_path}: {e}"));
+    let steps: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("---> "))
+        .filter(|id| id.len() >= 12 && id.chars().all(|c| c.is_ascii_hexdigit()))
+        .collect();
+    assert!(!steps.is_empty(), "the build ran steps: {log}");
+    let dangling =
+        docker(&["images", "-q", "--no-trunc", "-f", "dangling=true"]).unwrap_or_default();
+    for id in steps {
+        assert!(
+            !dangling
+                .lines()
+                .any(|d| d.trim_start_matches("sha256:").starts_with(id)),
+            "the failed build left its step image {id} dangling"
+        );
+    }
 }
 
 /// A model run next to a gold run made under another run id (the common case with
