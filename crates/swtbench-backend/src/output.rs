@@ -50,6 +50,22 @@ pub struct CollectedOutput {
     pub total: u64,
 }
 
+/// Keeps the last `cap` bytes of everything pushed into `tail`, with `bytes` appended (the tail
+/// half of a capped output; shared by the collector and the streamed output file).
+pub fn keep_tail(tail: &mut VecDeque<u8>, cap: usize, bytes: &[u8]) {
+    if bytes.is_empty() || cap == 0 {
+        return;
+    }
+    if bytes.len() >= cap {
+        tail.clear();
+        tail.extend(&bytes[bytes.len() - cap..]);
+        return;
+    }
+    let overflow = (tail.len() + bytes.len()).saturating_sub(cap);
+    tail.drain(..overflow);
+    tail.extend(bytes);
+}
+
 impl OutputCollector {
     /// `limit: None` keeps everything.
     pub fn new(limit: Option<usize>) -> Self {
@@ -73,17 +89,7 @@ impl OutputCollector {
             self.head.extend_from_slice(&bytes[..take]);
             bytes = &bytes[take..];
         }
-        if bytes.is_empty() || self.tail_cap == 0 {
-            return;
-        }
-        if bytes.len() >= self.tail_cap {
-            self.tail.clear();
-            self.tail.extend(&bytes[bytes.len() - self.tail_cap..]);
-            return;
-        }
-        let overflow = (self.tail.len() + bytes.len()).saturating_sub(self.tail_cap);
-        self.tail.drain(..overflow);
-        self.tail.extend(bytes);
+        keep_tail(&mut self.tail, self.tail_cap, bytes);
     }
 
     /// Bytes seen so far.

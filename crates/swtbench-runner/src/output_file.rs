@@ -13,7 +13,7 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
-use swtbench_backend::output::truncation_marker;
+use swtbench_backend::output::{keep_tail, truncation_marker};
 use swtbench_backend::OutputSink;
 use swtbench_data::fsutil::{AtomicFile, WriteError};
 
@@ -141,17 +141,7 @@ impl OutputSink for OutputFile {
             self.write_head(&bytes[..take]);
             bytes = &bytes[take..];
         }
-        if bytes.is_empty() || self.tail_cap == 0 {
-            return;
-        }
-        if bytes.len() >= self.tail_cap {
-            self.tail.clear();
-            self.tail.extend(&bytes[bytes.len() - self.tail_cap..]);
-            return;
-        }
-        let overflow = (self.tail.len() + bytes.len()).saturating_sub(self.tail_cap);
-        self.tail.drain(..overflow);
-        self.tail.extend(bytes);
+        keep_tail(&mut self.tail, self.tail_cap, bytes);
     }
 }
 
