@@ -35,6 +35,7 @@ pub mod prepare;
 pub mod report;
 pub mod retry;
 pub mod runner;
+pub mod schedule;
 pub mod session;
 pub mod settings;
 

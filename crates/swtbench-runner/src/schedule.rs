@@ -1,0 +1,315 @@
+//! How long work is expected to take, and the order that follows: the longest expected work
+//! first, so that the slowest runs start early and the end of an evaluation is not one long run
+//! on an otherwise idle machine.
+//!
+//! Pure: estimates are made from durations the caller read (a run's key file records how long
+//! its eval script ran) and from per-repository figures embedded here. A run is estimated, in
+//! this order of preference, from
+//!
+//! 1. the duration its own directory recorded (an output made again: other limits, a changed
+//!    eval script with the same directory, a rebuilt image),
+//! 2. the duration another run of the same instance recorded (the gold and base runs of an
+//!    instance are usually on disk when a new model is evaluated: the model's runs are expected
+//!    to take as long as the gold run of the same side, before or after the fix),
+//! 3. the repository's typical duration ([`repo_run_secs`]),
+//! 4. [`DEFAULT_RUN_SECS`] for a repository outside the table.
+//!
+//! Every estimate is capped at the run timeout. An instance's image builds are estimated per
+//! kind ([`ENV_BUILD_SECS`], [`INSTANCE_BUILD_SECS`]): builds are not recorded.
+
+use serde::Serialize;
+use swtbench_core::RunKind;
+
+/// Per repository, the median time the test runner reported for one run of its tests, in seconds
+/// (`assets/scheduling/README.md` says where from): `repo<TAB>median_secs<TAB>logs` lines. Sizes
+/// differ by two orders of magnitude (Django's targeted test modules take a fraction of a second,
+/// requests' suites that reach the network over a minute), which is what the order needs; a
+/// run's own record replaces the figure after its first execution.
+const REPO_RUN_SECS: &str = include_str!("../../../assets/scheduling/run-secs.tsv");
+
+/// A repository the table does not have.
+pub const DEFAULT_RUN_SECS: f64 = 10.0;
+
+/// What a run costs besides its tests: a fresh container, the files copied in, the environment
+/// activated, the patches applied, the output copied out.
+pub const RUN_OVERHEAD_SECS: f64 = 5.0;
+
+/// An env image (a Python environment with the repository's dependencies).
+pub const ENV_BUILD_SECS: f64 = 600.0;
+
+/// An instance image (the repository cloned at its commit and installed).
+pub const INSTANCE_BUILD_SECS: f64 = 150.0;
+
+/// The repository's typical test time per run, when the table has it.
+pub fn repo_run_secs(repo: &str) -> Option<f64> {
+    REPO_RUN_SECS
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| {
+            let mut cols = l.split('\t');
+            (cols.next() == Some(repo)).then(|| cols.next()?.parse().ok())?
+        })
+}
+
+/// A duration a run's key file recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recorded {
+    pub duration_ms: u64,
+    pub timed_out: bool,
+}
+
+/// Where an estimate comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "from", content = "run", rename_all = "snake_case")]
+pub enum Basis {
+    /// The run's own directory recorded it.
+    Recorded,
+    /// Another run of the instance recorded it.
+    SameInstance(RunKind),
+    /// The repository's typical duration.
+    Repository,
+    /// A repository outside the table.
+    Default,
+}
+
+impl std::fmt::Display for Basis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Basis::Recorded => f.write_str("recorded"),
+            Basis::SameInstance(kind) => write!(f, "as {kind}"),
+            Basis::Repository => f.write_str("repository typical"),
+            Basis::Default => f.write_str("default"),
+        }
+    }
+}
+
+/// The expected duration of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Estimate {
+    pub ms: u64,
+    #[serde(flatten)]
+    pub basis: Basis,
+}
+
+fn secs_ms(secs: f64) -> u64 {
+    (secs * 1000.0).round() as u64
+}
+
+/// What a recorded run is expected to take when run again: its tests, or the whole timeout.
+fn from_recorded(r: Recorded, timeout_ms: u64) -> u64 {
+    if r.timed_out {
+        timeout_ms
+    } else {
+        r.duration_ms + secs_ms(RUN_OVERHEAD_SECS)
+    }
+}
+
+/// The expected duration of `kind` in an instance of `repo`: from `own` (its directory's
+/// record), else from `others` (records of the instance's other runs; the one on the same side
+/// of the fix is preferred, then the gold run, then any), else from the repository.
+pub fn estimate_run(
+    kind: RunKind,
+    own: Option<Recorded>,
+    others: &[(RunKind, Recorded)],
+    repo: &str,
+    timeout_ms: u64,
+) -> Estimate {
+    let cap = |ms: u64| ms.min(timeout_ms.max(1));
+    if let Some(r) = own {
+        return Estimate {
+            ms: cap(from_recorded(r, timeout_ms)),
+            basis: Basis::Recorded,
+        };
+    }
+    let rank = |other: RunKind| {
+        let same_side = other.is_post() == kind.is_post();
+        let gold = matches!(other, RunKind::GoldPre | RunKind::GoldPost);
+        (!same_side, !gold, other)
+    };
+    if let Some((other, r)) = others
+        .iter()
+        .filter(|(k, _)| *k != kind)
+        .min_by_key(|(k, _)| rank(*k))
+    {
+        return Estimate {
+            ms: cap(from_recorded(*r, timeout_ms)),
+            basis: Basis::SameInstance(*other),
+        };
+    }
+    let (secs, basis) = match repo_run_secs(repo) {
+        Some(s) => (s, Basis::Repository),
+        None => (DEFAULT_RUN_SECS, Basis::Default),
+    };
+    Estimate {
+        ms: cap(secs_ms(secs + RUN_OVERHEAD_SECS)),
+        basis,
+    }
+}
+
+/// What one instance is expected to cost: the builds before its first run, and its runs (which
+/// may run side by side).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct InstanceCost {
+    /// The image builds it waits for (those the plan builds; an env image counts for every
+    /// instance that needs it).
+    pub build_ms: u64,
+    /// Its longest run.
+    pub longest_run_ms: u64,
+    /// All its runs together.
+    pub runs_ms: u64,
+}
+
+impl InstanceCost {
+    /// Its runs' estimates, and which of its images are built.
+    pub fn new(runs: &[u64], builds_env: bool, builds_instance: bool) -> InstanceCost {
+        let mut build_ms = 0;
+        if builds_env {
+            build_ms += secs_ms(ENV_BUILD_SECS);
+        }
+        if builds_instance {
+            build_ms += secs_ms(INSTANCE_BUILD_SECS);
+        }
+        InstanceCost {
+            build_ms,
+            longest_run_ms: runs.iter().copied().max().unwrap_or(0),
+            runs_ms: runs.iter().sum(),
+        }
+    }
+
+    /// Its longest chain: the builds, then its longest run. What bounds the instance's end when
+    /// its runs run side by side.
+    pub fn chain_ms(&self) -> u64 {
+        self.build_ms + self.longest_run_ms
+    }
+}
+
+/// The order to start instances in: the longest chain first, then the most work, then the
+/// given order (stable: the same inputs give the same order).
+pub fn order_instances(costs: &[InstanceCost]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..costs.len()).collect();
+    order.sort_by_key(|&i| {
+        let c = &costs[i];
+        (
+            std::cmp::Reverse(c.chain_ms()),
+            std::cmp::Reverse(c.runs_ms),
+            i,
+        )
+    });
+    order
+}
+
+/// `1.5 s`, `2 min 5 s`, `1 h 3 min`: an estimate for people.
+pub fn describe_ms(ms: u64) -> String {
+    let secs = ms / 1000;
+    match secs {
+        0..=9 => format!("{:.1} s", ms as f64 / 1000.0),
+        10..=59 => format!("{secs} s"),
+        60..=3599 => match secs % 60 {
+            0 => format!("{} min", secs / 60),
+            s => format!("{} min {s} s", secs / 60),
+        },
+        _ => format!("{} h {} min", secs / 3600, secs % 3600 / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOUR: u64 = 3_600_000;
+
+    fn rec(ms: u64) -> Recorded {
+        Recorded {
+            duration_ms: ms,
+            timed_out: false,
+        }
+    }
+
+    #[test]
+    fn an_own_record_beats_the_instances_other_runs_which_beat_the_repository() {
+        let others = [(RunKind::GoldPre, rec(40_000))];
+        let own = estimate_run(
+            RunKind::PredPre,
+            Some(rec(20_000)),
+            &others,
+            "sympy/sympy",
+            HOUR,
+        );
+        assert_eq!(own.basis, Basis::Recorded);
+        assert_eq!(own.ms, 25_000, "the tests plus the run's overhead");
+
+        let sibling = estimate_run(RunKind::PredPre, None, &others, "sympy/sympy", HOUR);
+        assert_eq!(sibling.basis, Basis::SameInstance(RunKind::GoldPre));
+        assert_eq!(sibling.ms, 45_000);
+
+        let repo = estimate_run(RunKind::PredPre, None, &[], "sympy/sympy", HOUR);
+        assert_eq!(repo.basis, Basis::Repository);
+        assert_eq!(repo.ms, 7_300, "sympy's 2.3 s plus the overhead");
+
+        let unknown = estimate_run(RunKind::PredPre, None, &[], "acme/widgets", HOUR);
+        assert_eq!(unknown.basis, Basis::Default);
+        assert_eq!(unknown.ms, 15_000);
+    }
+
+    #[test]
+    fn the_same_side_of_the_fix_is_preferred_then_gold_and_a_timeout_costs_the_timeout() {
+        let others = [
+            (RunKind::BasePost, rec(1_000)),
+            (RunKind::GoldPre, rec(2_000)),
+            (RunKind::BasePre, rec(3_000)),
+            (RunKind::GoldPost, rec(4_000)),
+        ];
+        let e = estimate_run(RunKind::PredPost, None, &others, "x/y", HOUR);
+        assert_eq!(e.basis, Basis::SameInstance(RunKind::GoldPost));
+        let e = estimate_run(RunKind::PredPre, None, &others[..1], "x/y", HOUR);
+        assert_eq!(e.basis, Basis::SameInstance(RunKind::BasePost), "any, last");
+        // A run never takes its own record as another's.
+        let e = estimate_run(RunKind::GoldPre, None, &others[1..2], "x/y", HOUR);
+        assert_eq!(e.basis, Basis::Default);
+
+        let hung = Recorded {
+            duration_ms: 59_990,
+            timed_out: true,
+        };
+        let e = estimate_run(RunKind::PredPre, Some(hung), &[], "x/y", 60_000);
+        assert_eq!(e.ms, 60_000);
+        let e = estimate_run(RunKind::PredPre, None, &[], "psf/requests", 60_000);
+        assert_eq!(e.ms, 60_000, "capped at the timeout");
+    }
+
+    #[test]
+    fn the_longest_chain_goes_first_then_the_most_work_then_the_given_order() {
+        let costs = [
+            InstanceCost::new(&[1_000, 1_000], false, false),
+            InstanceCost::new(&[60_000], false, false),
+            InstanceCost::new(&[1_000], false, true),
+            InstanceCost::new(&[1_000, 1_000, 1_000], false, false),
+            InstanceCost::new(&[1_000, 1_000], false, false),
+        ];
+        assert_eq!(costs[2].chain_ms(), 151_000);
+        assert_eq!(order_instances(&costs), vec![2, 1, 3, 0, 4]);
+        assert!(order_instances(&[]).is_empty());
+    }
+
+    #[test]
+    fn every_line_of_the_embedded_table_reads() {
+        let rows: Vec<&str> = REPO_RUN_SECS.lines().filter(|l| !l.starts_with('#')).collect();
+        assert!(rows.len() >= 12, "{rows:?}");
+        for row in rows {
+            let repo = row.split('\t').next().unwrap_or_default();
+            let secs = repo_run_secs(repo);
+            assert!(secs.is_some_and(|s| s > 0.0), "{row}");
+        }
+        assert_eq!(repo_run_secs("django/django"), Some(0.3));
+        assert_eq!(repo_run_secs("django"), None);
+    }
+
+    #[test]
+    fn estimates_read_like_durations() {
+        assert_eq!(describe_ms(1_500), "1.5 s");
+        assert_eq!(describe_ms(45_000), "45 s");
+        assert_eq!(describe_ms(125_000), "2 min 5 s");
+        assert_eq!(describe_ms(600_000), "10 min");
+        assert_eq!(describe_ms(3_780_000), "1 h 3 min");
+    }
+}
