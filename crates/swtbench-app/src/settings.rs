@@ -239,6 +239,7 @@ impl RunOptions {
             build_timeout: self.build_timeout.map(Duration::from_secs),
         };
         s.max_workers = self.max_workers;
+        s.memory_budget = host.memory_bytes;
         s.patch_types = self.patch_types;
         s.extract = self.extract;
         s.reuse_unkeyed = self.reuse_unkeyed;

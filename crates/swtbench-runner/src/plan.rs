@@ -29,6 +29,7 @@ use swtbench_grade::Parser;
 use swtbench_spec::{BaseImage, ExecSpec, ExecSpecJsonContext, RunInputs, SpecError, SpecTable};
 
 use crate::keys::{KeyInputs, HARNESS_VERSION, KEY_FORMAT};
+use crate::schedule::{estimate_run, Estimate, InstanceCost, Recorded};
 use crate::settings::{ImageKind, RunSettings};
 
 /// What exists in a run directory.
@@ -67,6 +68,11 @@ pub trait OutputLookup {
     fn mirror_exists(&self, git_dir: &Path) -> bool;
     /// The eval variant of the `eval.sh` in a run directory (`None`: none there).
     fn eval_variant(&self, _run_dir: &Path) -> Option<SharedVariant> {
+        None
+    }
+    /// How long the run whose output is in `run_dir` took, as its key file recorded it (any key:
+    /// an estimate for the scheduler, not a reuse).
+    fn recorded(&self, _run_dir: &Path) -> Option<Recorded> {
         None
     }
 }
@@ -121,6 +127,13 @@ impl OutputLookup for DiskOutputs {
             .ok()
             .map(|s| SharedVariant::of_eval_script(&String::from_utf8_lossy(&s)))
     }
+
+    fn recorded(&self, run_dir: &Path) -> Option<Recorded> {
+        crate::keys::read_key_file(run_dir).map(|r| Recorded {
+            duration_ms: r.result.duration_ms,
+            timed_out: r.result.timed_out,
+        })
+    }
 }
 
 /// [`OutputLookup`] over in-memory maps (tests, dry runs of synthetic trees).
@@ -129,6 +142,7 @@ pub struct MemoryOutputs {
     pub runs: BTreeMap<PathBuf, ExistingOutput>,
     pub extractions: BTreeMap<PathBuf, String>,
     pub mirrors: Vec<PathBuf>,
+    pub durations: BTreeMap<PathBuf, Recorded>,
 }
 
 impl OutputLookup for MemoryOutputs {
@@ -143,6 +157,9 @@ impl OutputLookup for MemoryOutputs {
     }
     fn mirror_exists(&self, git_dir: &Path) -> bool {
         self.mirrors.iter().any(|m| m == git_dir)
+    }
+    fn recorded(&self, run_dir: &Path) -> Option<Recorded> {
+        self.durations.get(run_dir).copied()
     }
 }
 
@@ -340,6 +357,9 @@ pub struct RunPlan {
     /// The container limits the run is made with (recorded in its key file).
     #[serde(skip)]
     pub limits: crate::keys::KeyLimits,
+    /// How long it is expected to take, when it executes ([`crate::schedule`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<Estimate>,
 }
 
 /// The three images of an instance.
@@ -391,6 +411,9 @@ pub struct InstancePlan {
     pub spec: Option<Box<ExecSpec>>,
     /// `<logs>/<run_id>/<model>/<instance>`: report.json and extraction files.
     pub report_dir: PathBuf,
+    /// What it is expected to cost, when it needs containers (the schedule's order follows it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<InstanceCost>,
 }
 
 impl InstancePlan {
@@ -467,10 +490,17 @@ pub struct Plan {
     pub limits: crate::keys::KeyLimits,
     /// The limits in words, and how they were chosen.
     pub limits_text: String,
+    /// How many test containers run at once.
+    pub concurrency: Concurrency,
+    /// The instances that need containers, in the order they start (longest expected first).
+    pub order: Vec<String>,
     pub instances: Vec<InstancePlan>,
     pub images: Vec<ImagePlan>,
     pub counts: PlanCounts,
 }
+
+/// How many instances of the schedule the plan's text shows.
+pub const SCHEDULE_SHOWN: usize = 20;
 
 /// Format version of [`Plan`]'s JSON.
 pub const PLAN_FORMAT: u32 = 1;
@@ -534,6 +564,7 @@ pub fn plan(input: &PlanInput<'_>, outputs: &dyn OutputLookup) -> Plan {
             raw_model_patch: None,
             spec: None,
             report_dir,
+            cost: None,
         };
         plan_instance(input, outputs, &logs, &model_dir, instance, &mut ip);
         for run in &mut ip.runs {
@@ -558,6 +589,23 @@ pub fn plan(input: &PlanInput<'_>, outputs: &dyn OutputLookup) -> Plan {
         instances.push(ip);
     }
     let images = plan_images(input, &instances);
+    let timeout_ms = settings.exec.timeout.as_millis() as u64;
+    for ip in &mut instances {
+        estimate_runs(&mut ip.runs, &ip.repo, timeout_ms, outputs);
+    }
+    let built: std::collections::BTreeSet<&str> = images
+        .iter()
+        .filter(|i| matches!(i.action, ImageAction::Build | ImageAction::Rebuild(_)))
+        .map(|i| i.tag.as_str())
+        .collect();
+    let costs: Vec<Option<InstanceCost>> = instances
+        .iter()
+        .map(|ip| instance_cost(ip, &built, timeout_ms))
+        .collect();
+    for (ip, cost) in instances.iter_mut().zip(&costs) {
+        ip.cost = *cost;
+    }
+    let order = schedule_order(&instances);
     let counts = count(&instances, &images);
     Plan {
         format: PLAN_FORMAT,
@@ -574,9 +622,101 @@ pub fn plan(input: &PlanInput<'_>, outputs: &dyn OutputLookup) -> Plan {
             ),
             None => crate::limits::describe(&settings.exec.limits),
         },
+        concurrency: Concurrency::of(settings),
+        order,
         instances,
         images,
         counts,
+    }
+}
+
+/// The expected duration of each run that executes, from what the run directories recorded.
+pub fn estimate_runs(runs: &mut [RunPlan], repo: &str, timeout_ms: u64, outputs: &dyn OutputLookup) {
+    let recorded: Vec<(RunKind, Recorded)> = runs
+        .iter()
+        .filter_map(|r| Some((r.kind, outputs.recorded(&r.dir)?)))
+        .collect();
+    for run in runs.iter_mut() {
+        run.expected = run.action.executes().then(|| {
+            let own = recorded.iter().find(|(k, _)| *k == run.kind).map(|(_, r)| *r);
+            let others: Vec<(RunKind, Recorded)> =
+                recorded.iter().filter(|(k, _)| *k != run.kind).copied().collect();
+            estimate_run(run.kind, own, &others, repo, timeout_ms)
+        });
+    }
+}
+
+/// What an instance that needs containers is expected to cost: the images the plan builds for
+/// it, and its runs that execute (a run copied from another one costs nothing; the runs of an
+/// instance whose patch is extracted first are not planned yet and count at the repository's
+/// figures).
+fn instance_cost(
+    ip: &InstancePlan,
+    built: &std::collections::BTreeSet<&str>,
+    timeout_ms: u64,
+) -> Option<InstanceCost> {
+    if !ip.needs_containers() {
+        return None;
+    }
+    let runs: Vec<u64> = match ip.action {
+        InstanceAction::ExtractThenEvaluate => RunKind::ALL
+            .iter()
+            .map(|k| estimate_run(*k, None, &[], &ip.repo, timeout_ms).ms)
+            .collect(),
+        _ => ip.runs.iter().filter_map(|r| r.expected.map(|e| e.ms)).collect(),
+    };
+    let chain = ip.images.as_ref();
+    let builds = |tag: Option<&String>| tag.is_some_and(|t| built.contains(t.as_str()));
+    Some(InstanceCost::new(
+        &runs,
+        builds(chain.map(|c| &c.env)),
+        builds(chain.map(|c| &c.instance)),
+    ))
+}
+
+/// The instances that need containers, in the order they start: the longest expected first.
+fn schedule_order(instances: &[InstancePlan]) -> Vec<String> {
+    let with_cost: Vec<(&InstancePlan, InstanceCost)> = instances
+        .iter()
+        .filter_map(|ip| Some((ip, ip.cost?)))
+        .collect();
+    let costs: Vec<InstanceCost> = with_cost.iter().map(|(_, c)| *c).collect();
+    crate::schedule::order_instances(&costs)
+        .into_iter()
+        .map(|i| with_cost[i].0.instance_id.clone())
+        .collect()
+}
+
+/// How many test containers run at once, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Concurrency {
+    pub containers: usize,
+    /// The host memory the containers' memory limits share (`null`: not known, or no limit).
+    pub memory_budget: Option<u64>,
+    /// Why it is that many, for people.
+    pub text: String,
+}
+
+impl Concurrency {
+    pub fn of(settings: &RunSettings) -> Concurrency {
+        let workers = settings.max_workers.max(1);
+        let limit = settings.exec.limits.memory_bytes;
+        let budget = settings.memory_budget;
+        let containers = crate::schedule::containers_at_once(workers, limit, budget);
+        let text = match (limit, budget) {
+            (Some(l), Some(b)) if containers < workers => format!(
+                "{containers} container(s) at once: {workers} workers, but {containers} × {} of \
+                 memory limit is what the host's {} hold",
+                crate::limits::human_bytes(l),
+                crate::limits::human_bytes(b)
+            ),
+            _ => format!("{containers} container(s) at once (--max-workers)"),
+        };
+        Concurrency {
+            containers,
+            memory_budget: budget.filter(|_| limit.is_some()),
+            text,
+        }
     }
 }
 
@@ -848,6 +988,7 @@ pub fn plan_runs(
             action,
             key_inputs,
             limits: settings.exec.limits.into(),
+            expected: None,
         });
     }
     Ok(runs)
@@ -1161,6 +1302,7 @@ impl Plan {
                 );
             }
         }
+        s.push_str(&self.schedule_text());
         let c = &self.counts;
         let _ = writeln!(
             s,
@@ -1176,6 +1318,65 @@ impl Plan {
             c.images_build,
             c.images_reuse
         );
+        s
+    }
+
+    /// The order instances start in, with their estimates (the first [`SCHEDULE_SHOWN`]; the
+    /// JSON form has them all).
+    fn schedule_text(&self) -> String {
+        use crate::schedule::describe_ms;
+        use std::fmt::Write;
+        let mut s = String::new();
+        if self.order.is_empty() {
+            return s;
+        }
+        let _ = writeln!(
+            s,
+            "schedule: {}; longest expected first (image builds, then the longest run):",
+            self.concurrency.text
+        );
+        for (n, id) in self.order.iter().take(SCHEDULE_SHOWN).enumerate() {
+            let Some(ip) = self.instance(id) else { continue };
+            let Some(cost) = ip.cost else { continue };
+            let mut what = Vec::new();
+            if cost.build_ms > 0 {
+                what.push(format!("builds ~{}", describe_ms(cost.build_ms)));
+            }
+            let longest = ip
+                .runs
+                .iter()
+                .filter_map(|r| Some((r.kind, r.expected?)))
+                .max_by_key(|(_, e)| e.ms);
+            match longest {
+                Some((kind, e)) => what.push(format!(
+                    "longest run {kind} ~{} ({})",
+                    describe_ms(e.ms),
+                    e.basis
+                )),
+                None if cost.longest_run_ms > 0 => what.push(format!(
+                    "longest run ~{} (runs planned after extraction)",
+                    describe_ms(cost.longest_run_ms)
+                )),
+                None => {}
+            }
+            if cost.runs_ms > cost.longest_run_ms {
+                what.push(format!("~{} of runs in all", describe_ms(cost.runs_ms)));
+            }
+            let _ = writeln!(
+                s,
+                "  {}. {id}: ~{}: {}",
+                n + 1,
+                describe_ms(cost.chain_ms()),
+                what.join(", ")
+            );
+        }
+        if self.order.len() > SCHEDULE_SHOWN {
+            let _ = writeln!(
+                s,
+                "  … {} more (--json lists every estimate)",
+                self.order.len() - SCHEDULE_SHOWN
+            );
+        }
         s
     }
 

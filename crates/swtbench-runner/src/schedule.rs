@@ -198,6 +198,20 @@ pub fn order_instances(costs: &[InstanceCost]) -> Vec<usize> {
     order
 }
 
+/// How many test containers may run at once: `workers`, and no more than the host's memory
+/// (`budget`) holds at each container's memory limit (at least one). Every test container has the
+/// same limit, so the memory bound is a count too.
+pub fn containers_at_once(workers: usize, limit: Option<u64>, budget: Option<u64>) -> usize {
+    let workers = workers.max(1);
+    match (limit, budget) {
+        (Some(limit), Some(budget)) if limit > 0 => {
+            let fit = usize::try_from(budget / limit).unwrap_or(usize::MAX);
+            workers.min(fit.max(1))
+        }
+        _ => workers,
+    }
+}
+
 /// `1.5 s`, `2 min 5 s`, `1 h 3 min`: an estimate for people.
 pub fn describe_ms(ms: u64) -> String {
     let secs = ms / 1000;
@@ -302,6 +316,17 @@ mod tests {
         }
         assert_eq!(repo_run_secs("django/django"), Some(0.3));
         assert_eq!(repo_run_secs("django"), None);
+    }
+
+    #[test]
+    fn containers_at_once_are_bounded_by_the_workers_and_the_hosts_memory() {
+        const GIB: u64 = 1 << 30;
+        assert_eq!(containers_at_once(4, Some(2 * GIB), Some(24 * GIB)), 4);
+        assert_eq!(containers_at_once(32, Some(2 * GIB), Some(24 * GIB)), 12);
+        assert_eq!(containers_at_once(4, Some(32 * GIB), Some(24 * GIB)), 1, "at least one");
+        assert_eq!(containers_at_once(4, None, Some(24 * GIB)), 4, "no memory limit");
+        assert_eq!(containers_at_once(4, Some(2 * GIB), None), 4, "host unknown");
+        assert_eq!(containers_at_once(0, None, None), 1);
     }
 
     #[test]

@@ -171,8 +171,11 @@ pub struct RunSettings {
     pub eval: EvalOptions,
     pub exec: ExecSettings,
     pub images: ImageSettings,
-    /// Instances evaluated at the same time (at least 1).
+    /// Test containers running at the same time (at least 1).
     pub max_workers: usize,
+    /// The host memory the test containers' memory limits share: no more containers run at once
+    /// than it holds at their limit (`None`: not known; only `max_workers` counts).
+    pub memory_budget: Option<u64>,
     /// The original's `--patch_types`; `[vanilla]` means no extraction.
     pub patch_types: Vec<PatchType>,
     pub extract: ExtractOptions,
@@ -200,6 +203,7 @@ impl RunSettings {
                 ..ImageSettings::default()
             },
             max_workers: 4,
+            memory_budget: None,
             patch_types: vec![PatchType::Vanilla],
             extract: ExtractOptions::default(),
             reuse_unkeyed: false,

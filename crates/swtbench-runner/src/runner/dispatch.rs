@@ -89,7 +89,7 @@ pub async fn run<B: ContainerBackend>(
         remove_leftovers(&shared).await;
     }
     announce_start(&shared, &plan, &in_run);
-    let mut results = schedule_and_join(&shared, &in_run).await;
+    let mut results = schedule_and_join(&shared, &in_run, &plan.order).await;
     if let Some(reason) = cancel.level() {
         shared.emit(Event::CancelRequested { reason });
     }
@@ -182,43 +182,50 @@ struct Workers {
     tasks: HashMap<tokio::task::Id, String>,
 }
 
-/// Evaluates the instances in plan order: those that need no container at once, the others as
-/// workers get free, with the image prefetcher running ahead. Stops scheduling on a cancel.
+/// Evaluates the instances: those that need no container at once (in plan order), then the
+/// others in the plan's schedule order (the longest expected first), with the image prefetcher
+/// running ahead. At most [`admitted_at_once`] instances are under way at a time; their runs
+/// share the container slots. Stops scheduling on a cancel.
 async fn schedule_and_join<B: ContainerBackend>(
     shared: &Arc<Shared<B>>,
     in_run: &[InstancePlan],
+    order: &[String],
 ) -> BTreeMap<String, InstanceResult> {
     let cancel = &shared.cancel;
     let mut results: BTreeMap<String, InstanceResult> = BTreeMap::new();
     let mut workers = Workers::default();
-    let free = Arc::new(Semaphore::new(shared.settings.max_workers.max(1)));
+    let containers = |ip: &&InstancePlan| ip.needs_containers() && !shared.settings.skip_eval;
+    for ip in in_run.iter().filter(|ip| !containers(ip)) {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let r = evaluate_instance(shared.clone(), ip.clone()).await;
+        results.insert(r.instance_id.clone(), r);
+    }
+    let queue = in_schedule_order(in_run.iter().filter(containers).collect(), order);
+    let admitted = Arc::new(Semaphore::new(admitted_at_once(shared)));
     let (scheduled_tx, scheduled_rx) = tokio::sync::watch::channel(0usize);
     let prefetch = (!shared.settings.skip_eval).then(|| {
         tokio::spawn(prefetch_images(
             shared.clone(),
-            in_run.to_vec(),
+            queue.iter().map(|ip| (*ip).clone()).collect(),
             scheduled_rx,
         ))
     });
-    for (index, ip) in in_run.iter().enumerate() {
+    for (index, ip) in queue.iter().enumerate() {
         scheduled_tx.send_replace(index);
         if cancel.is_cancelled() {
             break;
         }
-        if !ip.needs_containers() || shared.settings.skip_eval {
-            let r = evaluate_instance(shared.clone(), ip.clone()).await;
-            results.insert(r.instance_id.clone(), r);
-            continue;
-        }
         let permit = tokio::select! {
             biased;
             _ = cancel.cancelled() => break,
-            p = free.clone().acquire_owned() => match p {
+            p = admitted.clone().acquire_owned() => match p {
                 Ok(p) => p,
                 Err(_) => break,
             },
         };
-        let (shared2, ip2) = (shared.clone(), ip.clone());
+        let (shared2, ip2) = (shared.clone(), (*ip).clone());
         let handle = workers.set.spawn(async move {
             let _permit = permit;
             let id = ip2.instance_id.clone();
@@ -237,6 +244,27 @@ async fn schedule_and_join<B: ContainerBackend>(
         let _ = p.await;
     }
     results
+}
+
+/// How many instances are under way at once: enough that the container slots always have runs
+/// to choose from (an instance has up to six), few enough that the instance images the cache
+/// level removes after their instance do not pile up.
+fn admitted_at_once<B: ContainerBackend>(shared: &Shared<B>) -> usize {
+    shared.slots.capacity() + shared.settings.images.build_workers.max(1)
+}
+
+/// `instances` in the order of `order` (ids); any it does not name follow in their own order.
+fn in_schedule_order<'a>(
+    mut instances: Vec<&'a InstancePlan>,
+    order: &[String],
+) -> Vec<&'a InstancePlan> {
+    let rank: HashMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i))
+        .collect();
+    instances.sort_by_key(|ip| rank.get(ip.instance_id.as_str()).copied().unwrap_or(usize::MAX));
+    instances
 }
 
 /// Waits for every worker; a kill drops them all at once.

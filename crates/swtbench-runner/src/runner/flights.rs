@@ -23,8 +23,18 @@ pub(super) struct Done {
     pub result: RunResult,
 }
 
+/// Why a flight has no output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum NoOutput {
+    /// The execution failed.
+    Failed(ExecError),
+    /// The run that took the flight did not start: another run of its instance failed while it
+    /// waited for a container slot. A waiter takes the next flight.
+    NotStarted,
+}
+
 /// The one execution of a key.
-pub(super) type Flight = Arc<OnceCell<Result<Done, ExecError>>>;
+pub(super) type Flight = Arc<OnceCell<Result<Done, NoOutput>>>;
 
 #[derive(Debug, Default)]
 pub(super) struct Flights {
@@ -68,7 +78,7 @@ impl Flights {
 mod tests {
     use super::*;
 
-    fn done(dir: &str) -> Result<Done, ExecError> {
+    fn done(dir: &str) -> Result<Done, NoOutput> {
         Ok(Done {
             dir: PathBuf::from(dir),
             result: RunResult {
@@ -90,9 +100,9 @@ mod tests {
         assert_eq!(flights.get("k").get(), Some(&done("a")));
 
         let failing = flights.get("f");
-        let _ = failing.set(Err(ExecError::Output(
+        let _ = failing.set(Err(NoOutput::Failed(ExecError::Output(
             crate::keys::OutputError::Inconsistent { dir: "d".into() },
-        )));
+        ))));
         flights.forget("f", &failing);
         assert!(flights.get("f").get().is_none(), "the next one tries again");
 

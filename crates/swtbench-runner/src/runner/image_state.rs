@@ -328,7 +328,7 @@ pub(super) async fn ensure_images<B: ContainerBackend>(
     Ok(inst.tag)
 }
 
-/// Builds the images of upcoming instances ahead of their workers, in plan order, at most
+/// Builds the images of upcoming instances ahead of their workers, in schedule order, at most
 /// `build_workers` chains at a time and no further ahead than the workers could use soon, so
 /// that a build overlaps the runs of earlier instances instead of waiting for a free worker.
 /// The builder's single flight makes the worker that needs the image wait for the same build.
@@ -338,7 +338,7 @@ pub(super) async fn prefetch_images<B: ContainerBackend>(
     instances: Vec<InstancePlan>,
     mut scheduled: tokio::sync::watch::Receiver<usize>,
 ) {
-    let lookahead = shared.settings.max_workers + shared.settings.images.build_workers;
+    let lookahead = shared.slots.capacity() + shared.settings.images.build_workers;
     let ranks = image_ranks(&instances);
     let mut started: BTreeSet<String> = BTreeSet::new();
     let mut inflight: JoinSet<()> = JoinSet::new();

@@ -8,6 +8,7 @@
 //! timeout is a result, not a failure. Scheduling and cancellation are the dispatcher's: an
 //! instance is simply dropped when it is cancelled.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -18,7 +19,7 @@ use swtbench_grade::report::GradeOptions;
 use swtbench_grade::InstanceReport;
 use swtbench_spec::ExecSpec;
 
-use super::flights::Done;
+use super::flights::{Done, NoOutput};
 use super::image_state::{ensure_images, release_instance_image};
 use super::shared::Shared;
 use crate::events::{Event, InstanceOutcome, Phase, RunOutcome};
@@ -291,6 +292,9 @@ async fn extract_then_plan<B: ContainerBackend>(
         report_dir: &ip.report_dir,
         raw: ip.raw_model_patch.as_deref().unwrap_or_default(),
     };
+    // The extraction's container takes a slot like a run's, before any run: the instance's runs
+    // wait for it.
+    let slot = shared.slots.acquire(u64::MAX).await;
     let patch = extract_patch(
         shared.backend.clone(),
         &shared.settings,
@@ -302,6 +306,7 @@ async fn extract_then_plan<B: ContainerBackend>(
         ExtractFailure::NothingExtracted(why) => Ending::skipped(SkipCause::ExtractionFailed(why)),
         ExtractFailure::Infrastructure(e) => Ending::error(InstanceError::Extraction(e)),
     })?;
+    drop(slot);
     let logs = LogsRoot::new(&shared.settings.outputs.logs);
     let base_id = shared.images.external_base_id(ip.images.as_ref());
     let ctx = RunContext {
@@ -324,81 +329,123 @@ struct RunsDone {
     executed_any: bool,
 }
 
-/// The six runs, one after the other; the first failure ends the instance.
+/// The six runs, side by side: each executes as soon as a container slot is free for it (the
+/// longest expected first, across instances), is reused, or waits for the run with its key. A
+/// failure ends the instance: runs still waiting for a slot then do not start (those running
+/// finish, and keep their keyed outputs for a rerun). The summaries keep the plan's order.
 async fn execute_runs<B: ContainerBackend>(
     shared: &Shared<B>,
     ip: &InstancePlan,
     p: &Prepared<'_>,
 ) -> Result<RunsDone, Ending> {
-    let id = ip.instance_id.as_str();
+    let failed = AtomicBool::new(false);
+    let outcomes = futures_util::future::join_all(
+        p.runs.iter().map(|run| one_run(shared, ip, p, run, &failed)),
+    )
+    .await;
     let mut done = RunsDone {
         summaries: Vec::with_capacity(6),
         reasons: Vec::new(),
         executed_any: false,
     };
-    for run in &p.runs {
-        shared.phase(id, Phase::Running { run: run.kind });
-        let outcome = match &run.action {
-            RunAction::Reuse | RunAction::ReuseUnkeyed => {
-                shared.stats(|s| s.runs_reused += 1);
-                if crate::keys::read_key_file(&run.dir).is_some_and(|r| r.result.timed_out) {
-                    done.reasons
-                        .push(format!("{} timed out (output reused)", run.kind));
-                }
-                RunOutcome::Reused
-            }
-            RunAction::Execute | RunAction::SameAs { .. } => {
-                let job = RunJob {
-                    instance_id: id,
-                    run,
-                    instance: p.instance,
-                    spec: p.spec,
-                    model_dir: &shared.model_dir,
-                    image: p.image.as_deref().unwrap_or_default(),
-                    user: p.spec.user(),
-                    platform: p.spec.platform(),
-                    model_patch: &p.model_patch,
-                    tracer: shared.tracer.as_ref().map(|t| t.text.as_str()),
-                };
-                let o = execute_or_copy(shared, &job).await;
-                done.executed_any |= matches!(o, RunOutcome::Executed { .. });
-                o
-            }
+    let mut error: Option<InstanceError> = None;
+    for (run, finished) in p.runs.iter().zip(outcomes) {
+        let Some((outcome, notes)) = finished else {
+            continue;
         };
-        if let Some(note) = timeout_note(shared, run, &outcome) {
-            done.reasons.push(note);
-        }
-        if let Some(note) = limit_note(shared, run, &outcome) {
-            done.reasons.push(note);
-        }
-        shared.emit(Event::RunFinished {
-            instance_id: id.to_string(),
-            run: run.kind,
-            result: outcome.clone(),
-        });
-        let failed = match &outcome {
-            RunOutcome::Failed { reason } => Some(InstanceError::Run {
+        done.reasons.extend(notes);
+        done.executed_any |= matches!(outcome, RunOutcome::Executed { .. });
+        if let (RunOutcome::Failed { reason }, None) = (&outcome, &error) {
+            error = Some(InstanceError::Run {
                 run: run.kind,
                 error: reason.clone(),
-            }),
-            _ => None,
-        };
+            });
+        }
         done.summaries.push(RunSummary {
             run: run.kind,
             dir: run.dir.display().to_string(),
             key: run.key.clone(),
             result: outcome,
         });
-        if let Some(error) = failed {
-            shared.stats(|s| s.runs_failed += 1);
+    }
+    match error {
+        None => Ok(done),
+        Some(error) => {
             done.reasons.push(error.to_string());
-            return Err(Ending {
+            Err(Ending {
                 runs: done.summaries,
                 ..Ending::quiet(InstanceOutcome::Error { reason: error }, done.reasons)
-            });
+            })
         }
     }
-    Ok(done)
+}
+
+/// One run of an instance, with the notes its outcome gives; `None` when it did not start
+/// because another run of the instance failed first.
+async fn one_run<B: ContainerBackend>(
+    shared: &Shared<B>,
+    ip: &InstancePlan,
+    p: &Prepared<'_>,
+    run: &RunPlan,
+    failed: &AtomicBool,
+) -> Option<(RunOutcome, Vec<String>)> {
+    let id = ip.instance_id.as_str();
+    let mut notes = Vec::new();
+    let outcome = match &run.action {
+        RunAction::Reuse | RunAction::ReuseUnkeyed => {
+            shared.stats(|s| s.runs_reused += 1);
+            if crate::keys::read_key_file(&run.dir).is_some_and(|r| r.result.timed_out) {
+                notes.push(format!("{} timed out (output reused)", run.kind));
+            }
+            RunOutcome::Reused
+        }
+        RunAction::Execute | RunAction::SameAs { .. } => {
+            if failed.load(Ordering::SeqCst) {
+                return None;
+            }
+            let job = RunJob {
+                instance_id: id,
+                run,
+                instance: p.instance,
+                spec: p.spec,
+                model_dir: &shared.model_dir,
+                image: p.image.as_deref().unwrap_or_default(),
+                user: p.spec.user(),
+                platform: p.spec.platform(),
+                model_patch: &p.model_patch,
+                tracer: shared.tracer.as_ref().map(|t| t.text.as_str()),
+            };
+            execute_or_copy(shared, &job, run_priority(shared, ip, run), failed).await?
+        }
+    };
+    if let Some(note) = timeout_note(shared, run, &outcome) {
+        notes.push(note);
+    }
+    if let Some(note) = limit_note(shared, run, &outcome) {
+        notes.push(note);
+    }
+    if matches!(outcome, RunOutcome::Failed { .. }) {
+        failed.store(true, Ordering::SeqCst);
+        shared.stats(|s| s.runs_failed += 1);
+    }
+    shared.emit(Event::RunFinished {
+        instance_id: id.to_string(),
+        run: run.kind,
+        result: outcome.clone(),
+    });
+    Some((outcome, notes))
+}
+
+/// A run's place in the queue for container slots: its expected duration in milliseconds (the
+/// plan's estimate; runs planned after an extraction are estimated from the repository).
+fn run_priority<B: ContainerBackend>(shared: &Shared<B>, ip: &InstancePlan, run: &RunPlan) -> u64 {
+    match run.expected {
+        Some(e) => e.ms,
+        None => {
+            let timeout_ms = shared.settings.exec.timeout.as_millis() as u64;
+            crate::schedule::estimate_run(run.kind, None, &[], &ip.repo, timeout_ms).ms
+        }
+    }
 }
 
 /// The note of a run that hit the timeout (here, or where its output was copied from).
@@ -504,45 +551,91 @@ fn grade<B: ContainerBackend>(
     }
 }
 
-/// Executes a run, or copies the output of the run with the same key that got there first.
-async fn execute_or_copy<B: ContainerBackend>(shared: &Shared<B>, job: &RunJob<'_>) -> RunOutcome {
-    let cell = shared.flights.get(&job.run.key);
-    let mut here: Option<Executed> = None;
-    let done = cell
-        .get_or_init(|| async {
-            match execute_run(&shared.backend, &shared.settings, &shared.registry, job).await {
-                Ok(x) if job.run.kind.is_shared() && x.result.limit.is_some() => {
-                    let hit = x.result.limit.unwrap_or(LimitHit::Memory);
-                    Err(ExecError::Limit {
-                        hit,
-                        amount: hit.amount(&shared.settings.exec.limits),
-                    })
+/// Executes a run, or copies the output of the run with the same key that got there first. The
+/// one that executes takes a container slot at `priority` first, and does not start when `stop`
+/// is set by then (`None`).
+async fn execute_or_copy<B: ContainerBackend>(
+    shared: &Shared<B>,
+    job: &RunJob<'_>,
+    priority: u64,
+    stop: &AtomicBool,
+) -> Option<RunOutcome> {
+    loop {
+        let cell = shared.flights.get(&job.run.key);
+        let mut here: Option<Executed> = None;
+        let mut took = false;
+        let done = cell
+            .get_or_init(|| async {
+                took = true;
+                let _slot = shared.slots.acquire(priority).await;
+                if stop.load(Ordering::SeqCst) {
+                    return Err(NoOutput::NotStarted);
                 }
-                Ok(x) => {
-                    let result = x.result.clone();
-                    here = Some(x);
-                    Ok(Done {
-                        dir: job.run.dir.clone(),
-                        result,
-                    })
-                }
-                Err(e) => {
-                    if e.is_storage_failure() {
-                        shared.abort(AbortReason::Storage(e.clone()));
-                    } else if e.is_engine_failure() {
-                        shared.check_engine().await;
-                    }
-                    Err(e)
-                }
-            }
-        })
-        .await
-        .clone();
-    if done.is_err() {
-        // A failure (a killed container, say) is this instance's; an instance that needs the
-        // same run later tries it again instead of inheriting the failure.
-        shared.flights.forget(&job.run.key, &cell);
+                shared.phase(job.instance_id, Phase::Running { run: job.run.kind });
+                execute_here(shared, job, &mut here)
+                    .await
+                    .map_err(NoOutput::Failed)
+            })
+            .await
+            .clone();
+        if done.is_err() {
+            // A failure (a killed container, say) is this instance's; an instance that needs the
+            // same run later tries it again instead of inheriting the failure.
+            shared.flights.forget(&job.run.key, &cell);
+        }
+        let done = match done {
+            Ok(d) => Ok(d),
+            Err(NoOutput::Failed(e)) if took => Err(e),
+            Err(NoOutput::NotStarted) if took => return None,
+            // The execution it waited for (another instance's) failed or did not start: that is
+            // not this run's result; it takes the next flight (and executes, if nobody else
+            // does).
+            Err(_) => continue,
+        };
+        return Some(copy_or_report(shared, job, done, here));
     }
+}
+
+/// The execution of a flight: its output, or why there is none.
+async fn execute_here<B: ContainerBackend>(
+    shared: &Shared<B>,
+    job: &RunJob<'_>,
+    here: &mut Option<Executed>,
+) -> Result<Done, ExecError> {
+    match execute_run(&shared.backend, &shared.settings, &shared.registry, job).await {
+        Ok(x) if job.run.kind.is_shared() && x.result.limit.is_some() => {
+            let hit = x.result.limit.unwrap_or(LimitHit::Memory);
+            Err(ExecError::Limit {
+                hit,
+                amount: hit.amount(&shared.settings.exec.limits),
+            })
+        }
+        Ok(x) => {
+            let result = x.result.clone();
+            *here = Some(x);
+            Ok(Done {
+                dir: job.run.dir.clone(),
+                result,
+            })
+        }
+        Err(e) => {
+            if e.is_storage_failure() {
+                shared.abort(AbortReason::Storage(e.clone()));
+            } else if e.is_engine_failure() {
+                shared.check_engine().await;
+            }
+            Err(e)
+        }
+    }
+}
+
+/// The outcome of a run from its flight: executed here, the same directory, or copied.
+fn copy_or_report<B: ContainerBackend>(
+    shared: &Shared<B>,
+    job: &RunJob<'_>,
+    done: Result<Done, ExecError>,
+    here: Option<Executed>,
+) -> RunOutcome {
     match (done, here) {
         (Ok(_), Some(x)) => {
             shared.stats(|s| s.runs_executed += 1);

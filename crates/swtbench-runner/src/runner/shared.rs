@@ -15,6 +15,7 @@ use swtbench_core::Instance;
 
 use super::flights::Flights;
 use super::image_state::ImageState;
+use super::slots::Slots;
 use super::watch::ping;
 use crate::cancel::Cancel;
 use crate::events::{CancelReason, EvaluationStats, Event, EventSink, Phase};
@@ -44,6 +45,8 @@ pub(super) struct Shared<B: ContainerBackend> {
     pub registry: ContainerRegistry,
     pub images: ImageState<B>,
     pub flights: Flights,
+    /// The places of the test containers (and extractions) that may run at once.
+    pub slots: Arc<Slots>,
     /// The plan's instances by id.
     pub instances: BTreeMap<String, Instance>,
     /// `None` without coverage.
@@ -85,6 +88,7 @@ impl<B: ContainerBackend> Shared<B> {
             cancel,
             registry: ContainerRegistry::default(),
             flights: Flights::default(),
+            slots: Slots::new(plan.concurrency.containers),
             instances,
             tracer,
             model_dir: model_dir_name(&plan.model),

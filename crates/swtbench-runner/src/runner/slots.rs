@@ -1,0 +1,222 @@
+//! The container slots: at most N test containers at once, given to the waiting run with the
+//! longest expected duration first (then first come, first served).
+//!
+//! A slot is held while its container lives and given back when the [`Slot`] is dropped,
+//! however its holder ends (a result, an error, a cancelled task). A waiter that is cancelled
+//! before it was served takes nothing; one cancelled after it was served gives its slot back.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::oneshot;
+
+use crate::lock::Locked;
+
+pub(super) struct Slots {
+    capacity: usize,
+    state: Mutex<State>,
+}
+
+struct State {
+    free: usize,
+    waiting: BinaryHeap<Waiter>,
+    next_seq: u64,
+}
+
+struct Waiter {
+    priority: u64,
+    seq: u64,
+    serve: oneshot::Sender<Slot>,
+}
+
+impl PartialEq for Waiter {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Waiter {}
+
+impl PartialOrd for Waiter {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Waiter {
+    /// The greatest is served first: the highest priority, then the earliest.
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.priority
+            .cmp(&other.priority)
+            .then_with(|| other.seq.cmp(&self.seq))
+    }
+}
+
+/// One container's place; given back on drop.
+pub(super) struct Slot {
+    slots: Option<Arc<Slots>>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Some(slots) = self.slots.take() {
+            slots.give_back();
+        }
+    }
+}
+
+impl Slots {
+    pub fn new(capacity: usize) -> Arc<Slots> {
+        let capacity = capacity.max(1);
+        Arc::new(Slots {
+            capacity,
+            state: Mutex::new(State {
+                free: capacity,
+                waiting: BinaryHeap::new(),
+                next_seq: 0,
+            }),
+        })
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// A slot, once every waiter with a higher `priority` (an expected duration in ms), and every
+    /// earlier one with the same, was served.
+    pub async fn acquire(self: &Arc<Self>, priority: u64) -> Slot {
+        let served = {
+            let mut st = self.state.locked();
+            if st.free > 0 && st.waiting.is_empty() {
+                st.free -= 1;
+                return Slot {
+                    slots: Some(self.clone()),
+                };
+            }
+            let (serve, served) = oneshot::channel();
+            let seq = st.next_seq;
+            st.next_seq += 1;
+            st.waiting.push(Waiter {
+                priority,
+                seq,
+                serve,
+            });
+            served
+        };
+        match served.await {
+            Ok(slot) => slot,
+            // Waiters leave the queue only by being served, and the queue lives as long as
+            // `self`: unreachable, but a slot of its own is the safe answer.
+            Err(_) => Slot {
+                slots: Some(self.clone()),
+            },
+        }
+    }
+
+    /// Slots held right now.
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.capacity - self.state.locked().free
+    }
+
+    fn give_back(self: Arc<Self>) {
+        loop {
+            let next = {
+                let mut st = self.state.locked();
+                match st.waiting.pop() {
+                    Some(w) => w,
+                    None => {
+                        st.free += 1;
+                        return;
+                    }
+                }
+            };
+            let slot = Slot {
+                slots: Some(self.clone()),
+            };
+            match next.serve.send(slot) {
+                Ok(()) => return,
+                // The waiter was cancelled: the slot goes to the next one, without the drop
+                // handing it back a second time.
+                Err(mut unsent) => {
+                    unsent.slots = None;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    async fn settle() {
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn the_longest_waiting_work_is_served_first_then_the_earliest() {
+        let slots = Slots::new(1);
+        let first = slots.acquire(5).await;
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks = tokio::task::JoinSet::new();
+        for (name, priority) in [("short", 10), ("long", 500), ("medium", 100), ("long2", 500)] {
+            let (slots, order) = (slots.clone(), order.clone());
+            tasks.spawn(async move {
+                let _slot = slots.acquire(priority).await;
+                order.locked().push(name);
+                settle().await;
+            });
+            settle().await;
+        }
+        assert_eq!(slots.held(), 1);
+        drop(first);
+        while tasks.join_next().await.is_some() {}
+        assert_eq!(*order.locked(), ["long", "long2", "medium", "short"]);
+        assert_eq!(slots.held(), 0);
+    }
+
+    #[tokio::test]
+    async fn no_more_than_the_capacity_are_held_and_a_newcomer_does_not_jump_the_queue() {
+        let slots = Slots::new(2);
+        let a = slots.acquire(1).await;
+        let _b = slots.acquire(1).await;
+        let waiting = {
+            let slots = slots.clone();
+            tokio::spawn(async move { slots.acquire(1).await })
+        };
+        settle().await;
+        assert_eq!(slots.held(), 2);
+        assert!(!waiting.is_finished());
+        drop(a);
+        let c = waiting.await.expect("served");
+        assert_eq!(slots.held(), 2, "the freed slot went to the waiter");
+        drop(c);
+        assert_eq!(slots.held(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn cancelled_waiters_take_nothing() {
+        let slots = Slots::new(1);
+        let held = slots.acquire(1).await;
+        // Cancelled while waiting.
+        let gave_up = tokio::time::timeout(Duration::from_millis(10), slots.acquire(9)).await;
+        assert!(gave_up.is_err());
+        // Cancelled while waiting as a task that was aborted.
+        let late = {
+            let slots = slots.clone();
+            tokio::spawn(async move { slots.acquire(3).await })
+        };
+        settle().await;
+        late.abort();
+        let _ = late.await;
+        drop(held);
+        assert_eq!(slots.held(), 0, "every slot came back");
+        let again = tokio::time::timeout(Duration::from_millis(10), slots.acquire(1)).await;
+        assert!(again.is_ok(), "and can be taken");
+    }
+}
