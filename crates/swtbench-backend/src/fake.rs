@@ -99,6 +99,9 @@ pub struct FakeExec {
     /// timeout and then answers as timed out, or fails with [`BackendError::ContainerStopped`] as
     /// soon as its container is killed or removed. Without a timeout it waits for that alone.
     pub hangs: bool,
+    /// How long the command runs (tokio clock) before it answers; a command that takes longer
+    /// than the request's timeout answers as timed out when the timeout passes.
+    pub takes: Duration,
 }
 
 impl FakeExec {
@@ -115,6 +118,7 @@ impl FakeExec {
             writes: Vec::new(),
             stops_container: false,
             hangs: false,
+            takes: Duration::ZERO,
         }
     }
 
@@ -128,6 +132,7 @@ impl FakeExec {
             writes: Vec::new(),
             stops_container: false,
             hangs: false,
+            takes: Duration::ZERO,
         }
     }
 
@@ -139,6 +144,12 @@ impl FakeExec {
             hangs: true,
             ..FakeExec::timeout(output_so_far)
         }
+    }
+
+    /// The command runs for `duration` (tokio clock) before it answers.
+    pub fn taking(mut self, duration: Duration) -> Self {
+        self.takes = duration;
+        self
     }
 
     /// The container is killed from outside while this command runs.
@@ -776,6 +787,17 @@ impl ContainerBackend for FakeBackend {
         if answer.hangs {
             self.hang(id, request).await?;
         }
+        let mut answer = answer;
+        if !answer.takes.is_zero() {
+            match request.timeout.filter(|t| *t < answer.takes) {
+                Some(limit) => {
+                    tokio::time::sleep(limit).await;
+                    answer.timed_out = true;
+                    answer.exit_code = 137;
+                }
+                None => tokio::time::sleep(answer.takes).await,
+            }
+        }
         if answer.stops_container && !answer.timed_out {
             if let Some(c) = self.lock().containers.get_mut(id) {
                 c.state = "exited";
@@ -798,7 +820,7 @@ impl ContainerBackend for FakeBackend {
             duration: if answer.timed_out {
                 request.timeout.unwrap_or_default()
             } else {
-                Duration::ZERO
+                answer.takes
             },
         })
     }

@@ -1346,7 +1346,11 @@ impl Plan {
                 .runs
                 .iter()
                 .filter_map(|r| Some((r.kind, r.expected?)))
-                .max_by_key(|(_, e)| e.ms);
+                .fold(None, |best: Option<(RunKind, Estimate)>, run| match best {
+                    // The first of equals, in the plan's order.
+                    Some(b) if b.1.ms >= run.1.ms => Some(b),
+                    _ => Some(run),
+                });
             match longest {
                 Some((kind, e)) => what.push(format!(
                     "longest run {kind} ~{} ({})",

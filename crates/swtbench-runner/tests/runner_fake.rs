@@ -148,8 +148,29 @@ fn make_plan(
 /// The fake answers eval scripts like pytest would: the model's and the gold tests fail before
 /// the gold fix and pass after it.
 fn pytest_like(fake: &FakeBackend) {
-    fake.on_exec_with(|ctx| {
+    pytest_like_taking(fake, |_, _| Duration::ZERO);
+}
+
+/// [`pytest_like`], the eval script of each run taking `takes(instance, run)` on the tokio clock.
+fn pytest_like_taking(
+    fake: &FakeBackend,
+    takes: impl Fn(&str, &str) -> Duration + Send + Sync + 'static,
+) {
+    fake.on_exec_with(move |ctx| {
         let script = ctx.file_text("/eval.sh")?;
+        let label = |name: &str| {
+            ctx.spec
+                .labels
+                .get(name)
+                .map(String::as_str)
+                .unwrap_or_default()
+        };
+        let run = label(swtbench_backend::labels::RUN);
+        let duration = if ctx.command_line().contains("eval.sh") {
+            takes(label(swtbench_backend::labels::INSTANCE_ID), run)
+        } else {
+            Duration::ZERO
+        };
         let post = script.contains("+    return a - b");
         let mut out = String::from("+ git apply -v -\n");
         let status = if post { "PASSED" } else { "FAILED" };
@@ -162,7 +183,7 @@ fn pytest_like(fake: &FakeBackend) {
         } else {
             out.push_str("ERROR: file or directory not found: tests/test_model.py\n");
         }
-        Some(FakeExec::exit(i64::from(!post), out))
+        Some(FakeExec::exit(i64::from(!post), out).taking(duration))
     });
 }
 
@@ -1792,4 +1813,113 @@ async fn an_interrupt_on_a_hung_engine_ends_the_run_within_seconds() {
     assert!(!report.unstopped_containers.is_empty(), "{report:?}");
     assert!(out.run_report_path.is_some());
     fake.set_hung(None);
+}
+
+/// The eval-script execs in the order they started: (instance, run).
+fn eval_order(fake: &FakeBackend, from_call: usize) -> Vec<(String, String)> {
+    let calls = fake.calls();
+    let mut labels: BTreeMap<String, (String, String)> = BTreeMap::new();
+    let mut order = Vec::new();
+    for c in calls.into_iter().skip(from_call) {
+        match c {
+            FakeCall::ContainerCreate { id, spec } => {
+                let get = |k: &str| spec.labels.get(k).cloned().unwrap_or_default();
+                labels.insert(
+                    id,
+                    (
+                        get(swtbench_backend::labels::INSTANCE_ID),
+                        get(swtbench_backend::labels::RUN),
+                    ),
+                );
+            }
+            FakeCall::Exec { id, cmd, .. } if cmd.join(" ").contains("eval.sh") => {
+                if let Some(l) = labels.get(&id) {
+                    order.push(l.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    order
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_runs_of_an_instance_run_side_by_side_and_the_longest_expected_starts_first() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two instances of different commits: nothing is shared between them.
+    let other = Instance::from_row(
+        &json!({
+            "instance_id": "acme__calc-7", "repo": "acme/calc", "version": "1.0",
+            "base_commit": "fedcba9876543210fedcba9876543210fedcba98",
+            "patch": CODE, "test_patch": GOLD_TESTS,
+        }),
+        PatchLayout::Swebench,
+    )
+    .unwrap();
+    let s = Setup {
+        instances: vec![other, instance("acme__calc-1", "acme/calc", "1.0")],
+        predictions: BTreeMap::from([
+            prediction("acme__calc-1", Some(MODEL_TESTS)),
+            prediction("acme__calc-7", Some(MODEL_TESTS)),
+        ]),
+        table: table(),
+    };
+    let fake = Arc::new(FakeBackend::new());
+    fake.add_image("acme-base:1", BTreeMap::new());
+    // calc-1's prediction runs are slow; everything else takes a second.
+    pytest_like_taking(&fake, |instance, run| {
+        if instance == "acme__calc-1" && run.starts_with("pred_") {
+            Duration::from_secs(60)
+        } else {
+            Duration::from_secs(1)
+        }
+    });
+    let mut st = settings(dir.path());
+    st.exec.timeout = Duration::from_secs(100);
+    st.max_workers = 4;
+    let started = tokio::time::Instant::now();
+    let out = run_to_end(&fake, &s, &st, &Arc::new(RecordingSink::default())).await;
+    let wall = started.elapsed();
+    assert!(out.results.iter().all(|r| r.report.is_some()), "{:?}", out.results);
+    assert_eq!(out.stats.runs_executed, 12);
+    // One after the other, calc-1 alone would take 2 × 60 s + 4 × 1 s.
+    assert!(
+        wall < Duration::from_secs(70),
+        "the two 60 s runs ran side by side: {wall:?}"
+    );
+
+    // Again with another timeout (new keys, so everything executes again), one container at a
+    // time: the durations the first run recorded put the slow runs first.
+    let calls_before = fake.calls().len();
+    st.exec.timeout = Duration::from_secs(200);
+    st.max_workers = 1;
+    let eval = evaluation(&fake, &s, &st).await;
+    let planned = eval.plan.clone();
+    assert_eq!(
+        planned.order,
+        ["acme__calc-1", "acme__calc-7"],
+        "the slow one first, though the dataset has it second"
+    );
+    let calc1 = planned.instance("acme__calc-1").unwrap();
+    let pred_pre = calc1.runs.iter().find(|r| r.kind == RunKind::PredPre).unwrap();
+    let expected = pred_pre.expected.expect("an estimate");
+    assert_eq!(expected.basis, swtbench_runner::schedule::Basis::Recorded);
+    assert!(expected.ms >= 60_000, "{expected:?}");
+    let text = planned.to_text();
+    assert!(
+        text.contains("schedule: 1 container(s) at once (--max-workers); longest expected first")
+            && text.contains(
+                "1. acme__calc-1: ~3 min 35 s: builds ~2 min 30 s, longest run pred_pre ~1 min 5 s \
+                 (recorded), ~2 min 34 s of runs in all"
+            ),
+        "{text}"
+    );
+    let sink = Arc::new(RecordingSink::default());
+    let out = swtbench_runner::run(fake.clone(), eval, sink, Cancel::new()).await;
+    assert_eq!(out.stats.runs_executed, 12);
+    let order = eval_order(&fake, calls_before);
+    let first_two: Vec<&str> = order[..2].iter().map(|(_, r)| r.as_str()).collect();
+    assert_eq!(order[0].0, "acme__calc-1");
+    assert_eq!(first_two, ["pred_pre", "pred_post"], "{order:?}");
+    assert_eq!(order.len(), 12);
 }
