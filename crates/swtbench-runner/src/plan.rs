@@ -631,16 +631,27 @@ pub fn plan(input: &PlanInput<'_>, outputs: &dyn OutputLookup) -> Plan {
 }
 
 /// The expected duration of each run that executes, from what the run directories recorded.
-pub fn estimate_runs(runs: &mut [RunPlan], repo: &str, timeout_ms: u64, outputs: &dyn OutputLookup) {
+pub fn estimate_runs(
+    runs: &mut [RunPlan],
+    repo: &str,
+    timeout_ms: u64,
+    outputs: &dyn OutputLookup,
+) {
     let recorded: Vec<(RunKind, Recorded)> = runs
         .iter()
         .filter_map(|r| Some((r.kind, outputs.recorded(&r.dir)?)))
         .collect();
     for run in runs.iter_mut() {
         run.expected = run.action.executes().then(|| {
-            let own = recorded.iter().find(|(k, _)| *k == run.kind).map(|(_, r)| *r);
-            let others: Vec<(RunKind, Recorded)> =
-                recorded.iter().filter(|(k, _)| *k != run.kind).copied().collect();
+            let own = recorded
+                .iter()
+                .find(|(k, _)| *k == run.kind)
+                .map(|(_, r)| *r);
+            let others: Vec<(RunKind, Recorded)> = recorded
+                .iter()
+                .filter(|(k, _)| *k != run.kind)
+                .copied()
+                .collect();
             estimate_run(run.kind, own, &others, repo, timeout_ms)
         });
     }
@@ -663,7 +674,11 @@ fn instance_cost(
             .iter()
             .map(|k| estimate_run(*k, None, &[], &ip.repo, timeout_ms).ms)
             .collect(),
-        _ => ip.runs.iter().filter_map(|r| r.expected.map(|e| e.ms)).collect(),
+        _ => ip
+            .runs
+            .iter()
+            .filter_map(|r| r.expected.map(|e| e.ms))
+            .collect(),
     };
     let chain = ip.images.as_ref();
     let builds = |tag: Option<&String>| tag.is_some_and(|t| built.contains(t.as_str()));
@@ -1336,7 +1351,9 @@ impl Plan {
             self.concurrency.text
         );
         for (n, id) in self.order.iter().take(SCHEDULE_SHOWN).enumerate() {
-            let Some(ip) = self.instance(id) else { continue };
+            let Some(ip) = self.instance(id) else {
+                continue;
+            };
             let Some(cost) = ip.cost else { continue };
             let mut what = Vec::new();
             if cost.build_ms > 0 {

@@ -307,7 +307,10 @@ mod tests {
 
     #[test]
     fn every_line_of_the_embedded_table_reads() {
-        let rows: Vec<&str> = REPO_RUN_SECS.lines().filter(|l| !l.starts_with('#')).collect();
+        let rows: Vec<&str> = REPO_RUN_SECS
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect();
         assert!(rows.len() >= 12, "{rows:?}");
         for row in rows {
             let repo = row.split('\t').next().unwrap_or_default();
@@ -323,9 +326,21 @@ mod tests {
         const GIB: u64 = 1 << 30;
         assert_eq!(containers_at_once(4, Some(2 * GIB), Some(24 * GIB)), 4);
         assert_eq!(containers_at_once(32, Some(2 * GIB), Some(24 * GIB)), 12);
-        assert_eq!(containers_at_once(4, Some(32 * GIB), Some(24 * GIB)), 1, "at least one");
-        assert_eq!(containers_at_once(4, None, Some(24 * GIB)), 4, "no memory limit");
-        assert_eq!(containers_at_once(4, Some(2 * GIB), None), 4, "host unknown");
+        assert_eq!(
+            containers_at_once(4, Some(32 * GIB), Some(24 * GIB)),
+            1,
+            "at least one"
+        );
+        assert_eq!(
+            containers_at_once(4, None, Some(24 * GIB)),
+            4,
+            "no memory limit"
+        );
+        assert_eq!(
+            containers_at_once(4, Some(2 * GIB), None),
+            4,
+            "host unknown"
+        );
         assert_eq!(containers_at_once(0, None, None), 1);
     }
 

@@ -1671,7 +1671,13 @@ async fn transient_engine_and_network_failures_are_retried_before_they_are_error
         max_workers: 1,
         ..settings(dir2.path())
     };
-    let out = run_to_end(&fake, &s, &one_at_a_time, &Arc::new(RecordingSink::default())).await;
+    let out = run_to_end(
+        &fake,
+        &s,
+        &one_at_a_time,
+        &Arc::new(RecordingSink::default()),
+    )
+    .await;
     assert!(
         matches!(&out.results[0].outcome, InstanceOutcome::Error { reason } if reason.to_string().contains("HTTP 500") && reason.cause() == "engine"),
         "{:?}",
@@ -1880,7 +1886,11 @@ async fn the_runs_of_an_instance_run_side_by_side_and_the_longest_expected_start
     let started = tokio::time::Instant::now();
     let out = run_to_end(&fake, &s, &st, &Arc::new(RecordingSink::default())).await;
     let wall = started.elapsed();
-    assert!(out.results.iter().all(|r| r.report.is_some()), "{:?}", out.results);
+    assert!(
+        out.results.iter().all(|r| r.report.is_some()),
+        "{:?}",
+        out.results
+    );
     assert_eq!(out.stats.runs_executed, 12);
     // One after the other, calc-1 alone would take 2 × 60 s + 4 × 1 s.
     assert!(
@@ -1901,7 +1911,11 @@ async fn the_runs_of_an_instance_run_side_by_side_and_the_longest_expected_start
         "the slow one first, though the dataset has it second"
     );
     let calc1 = planned.instance("acme__calc-1").unwrap();
-    let pred_pre = calc1.runs.iter().find(|r| r.kind == RunKind::PredPre).unwrap();
+    let pred_pre = calc1
+        .runs
+        .iter()
+        .find(|r| r.kind == RunKind::PredPre)
+        .unwrap();
     let expected = pred_pre.expected.expect("an estimate");
     assert_eq!(expected.basis, swtbench_runner::schedule::Basis::Recorded);
     assert!(expected.ms >= 60_000, "{expected:?}");

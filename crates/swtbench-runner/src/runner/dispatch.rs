@@ -263,7 +263,11 @@ fn in_schedule_order<'a>(
         .enumerate()
         .map(|(i, id)| (id.as_str(), i))
         .collect();
-    instances.sort_by_key(|ip| rank.get(ip.instance_id.as_str()).copied().unwrap_or(usize::MAX));
+    instances.sort_by_key(|ip| {
+        rank.get(ip.instance_id.as_str())
+            .copied()
+            .unwrap_or(usize::MAX)
+    });
     instances
 }
 

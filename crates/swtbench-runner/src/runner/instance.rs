@@ -340,7 +340,9 @@ async fn execute_runs<B: ContainerBackend>(
 ) -> Result<RunsDone, Ending> {
     let failed = AtomicBool::new(false);
     let outcomes = futures_util::future::join_all(
-        p.runs.iter().map(|run| one_run(shared, ip, p, run, &failed)),
+        p.runs
+            .iter()
+            .map(|run| one_run(shared, ip, p, run, &failed)),
     )
     .await;
     let mut done = RunsDone {

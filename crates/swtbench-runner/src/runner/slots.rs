@@ -164,7 +164,12 @@ mod tests {
         let first = slots.acquire(5).await;
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut tasks = tokio::task::JoinSet::new();
-        for (name, priority) in [("short", 10), ("long", 500), ("medium", 100), ("long2", 500)] {
+        for (name, priority) in [
+            ("short", 10),
+            ("long", 500),
+            ("medium", 100),
+            ("long2", 500),
+        ] {
             let (slots, order) = (slots.clone(), order.clone());
             tasks.spawn(async move {
                 let _slot = slots.acquire(priority).await;

@@ -44,7 +44,9 @@ pub struct RunArgs {
     #[arg(long, alias = "run_id", value_name = "RUN_ID")]
     pub run_id: String,
 
-    /// Instances evaluated at the same time.
+    /// Test containers running at the same time. The runs of every instance share them, the
+    /// longest expected first; no more run at once than the host's memory holds at the
+    /// containers' memory limit.
     #[arg(long, alias = "max_workers", value_name = "N", default_value_t = 4, allow_negative_numbers = true,
           value_parser = parse_positive::<usize>)]
     pub max_workers: usize,
