@@ -155,6 +155,21 @@ impl<B: ContainerBackend> ImageBuilder<B> {
         Ok(done)
     }
 
+    /// Takes `image` as the answer for its tag, reused as it is, unless the tag has an answer
+    /// already: a caller that looked the image up moments ago (a plan) spares every later
+    /// caller the engine's look-up.
+    pub fn seed(&self, tag: &str, image: ImageInfo) {
+        let cell = {
+            let mut cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());
+            cells.entry(tag.to_string()).or_default().clone()
+        };
+        let _ = cell.set(Ok(EnsuredImage {
+            tag: tag.to_string(),
+            image,
+            outcome: BuildOutcome::Reused,
+        }));
+    }
+
     /// Tags this builder built (not the reused ones), sorted; what a cache-level cleanup removes.
     pub fn built_tags(&self) -> Vec<String> {
         let cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());

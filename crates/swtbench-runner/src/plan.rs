@@ -171,6 +171,18 @@ pub struct ExistingImage {
     pub labels: BTreeMap<String, String>,
 }
 
+impl ExistingImage {
+    /// The image as the engine would describe it under `tag`.
+    pub fn to_info(&self, tag: &str) -> swtbench_backend::ImageInfo {
+        swtbench_backend::ImageInfo {
+            id: self.id.clone(),
+            tags: vec![tag.to_string()],
+            created_unix: self.created_unix,
+            labels: self.labels.clone(),
+        }
+    }
+}
+
 impl From<&swtbench_backend::ImageInfo> for ExistingImage {
     fn from(i: &swtbench_backend::ImageInfo) -> Self {
         ExistingImage {

@@ -22,6 +22,7 @@ use tokio::task::JoinSet;
 use super::image_state::{images_to_remove_at_end, prefetch_images, remove_images_at_end};
 use super::instance::{evaluate_instance, interrupted, InstanceResult};
 use super::shared::Shared;
+use super::slots::Opener;
 use super::watch::{Stopped, Watch, CANCELLED_CLEANUP_LIMIT};
 use crate::cancel::Cancel;
 use crate::events::{CancelReason, EvaluationStats, Event, EventSink, InstanceOutcome};
@@ -199,11 +200,23 @@ async fn schedule_and_join<B: ContainerBackend>(
         if cancel.is_cancelled() {
             break;
         }
-        let r = evaluate_instance(shared.clone(), ip.clone()).await;
+        let r = evaluate_instance(shared.clone(), ip.clone(), None).await;
         results.insert(r.instance_id.clone(), r);
     }
     let queue = in_schedule_order(in_run.iter().filter(containers).collect(), order);
-    let admitted = Arc::new(Semaphore::new(admitted_at_once(shared)));
+    let window = admitted_at_once(shared);
+    let admitted = Arc::new(Semaphore::new(window));
+    // The slots open once the first instances queued their runs (or after a second at most):
+    // the longest of them go first, not the first to ask.
+    let mut opener = (!queue.is_empty()).then(|| {
+        shared.slots.close();
+        let slots = shared.slots.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(OPEN_AT_THE_LATEST).await;
+            slots.open();
+        });
+        Arc::new(Opener(shared.slots.clone()))
+    });
     let (scheduled_tx, scheduled_rx) = tokio::sync::watch::channel(0usize);
     let prefetch = (!shared.settings.skip_eval).then(|| {
         tokio::spawn(prefetch_images(
@@ -214,6 +227,12 @@ async fn schedule_and_join<B: ContainerBackend>(
     });
     for (index, ip) in queue.iter().enumerate() {
         scheduled_tx.send_replace(index);
+        // The first instances hold the slots closed until their runs are queued.
+        let token = if index + 1 < window {
+            opener.clone()
+        } else {
+            opener.take()
+        };
         if cancel.is_cancelled() {
             break;
         }
@@ -232,11 +251,12 @@ async fn schedule_and_join<B: ContainerBackend>(
             tokio::select! {
                 biased;
                 _ = shared2.cancel.cancelled() => interrupted(&shared2, &id),
-                r = evaluate_instance(shared2.clone(), ip2) => r,
+                r = evaluate_instance(shared2.clone(), ip2, token) => r,
             }
         });
         workers.tasks.insert(handle.id(), ip.instance_id.clone());
     }
+    drop(opener);
     join(shared, workers, &mut results).await;
     if let Some(p) = prefetch {
         // Every instance is done; a build still running is for nobody.
@@ -245,6 +265,10 @@ async fn schedule_and_join<B: ContainerBackend>(
     }
     results
 }
+
+/// How long the container slots stay closed at the start at most, waiting for the first
+/// instances to queue their runs.
+const OPEN_AT_THE_LATEST: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How many instances are under way at once: enough that the container slots always have runs
 /// to choose from (an instance has up to six), few enough that the instance images the cache

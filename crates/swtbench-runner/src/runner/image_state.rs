@@ -137,8 +137,21 @@ impl<B: ContainerBackend> ImageState<B> {
         plan: &Plan,
         inventory: ImageInventory,
     ) -> ImageState<B> {
+        let builder = ImageBuilder::new(backend, settings.images.build_workers.max(1), network);
+        // The images the plan reuses were looked up moments ago: no engine call per instance
+        // to find them again (under load those take seconds, and would let the instances that
+        // happen to be answered first take the container slots before the longest ones).
+        for image in plan
+            .images
+            .iter()
+            .filter(|i| i.action == ImageAction::Reuse)
+        {
+            if let Some(Some(found)) = inventory.get(&image.tag) {
+                builder.seed(&image.tag, found.to_info(&image.tag));
+            }
+        }
         ImageState {
-            builder: ImageBuilder::new(backend, settings.images.build_workers.max(1), network),
+            builder,
             lifecycle: ImageLifecycle::new(settings, plan, &inventory),
             inventory,
             actions: plan
@@ -156,6 +169,15 @@ impl<B: ContainerBackend> ImageState<B> {
             self.actions.get(tag),
             Some(ImageAction::Build | ImageAction::Rebuild(_))
         )
+    }
+
+    /// Whether the plan builds any image of `chain`: the instance then waits for a build.
+    pub fn builds_any(&self, chain: Option<&ImageChainPlan>) -> bool {
+        chain.is_some_and(|c| {
+            [&c.base, &c.env, &c.instance]
+                .into_iter()
+                .any(|t| self.planned_build(t))
+        })
     }
 
     fn policy(&self, settings: &RunSettings, tag: &str) -> RebuildPolicy {
@@ -271,6 +293,10 @@ async fn external_base<B: ContainerBackend>(
 ) -> Result<Option<ImageInfo>, ImageError> {
     if !chain.base_external {
         return Ok(None);
+    }
+    // As the plan found it (the plan skips an instance whose local base image is missing).
+    if let Some(Some(found)) = shared.images.inventory.get(&chain.base) {
+        return Ok(Some(found.to_info(&chain.base)));
     }
     let found = shared
         .backend

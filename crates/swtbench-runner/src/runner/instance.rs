@@ -22,6 +22,7 @@ use swtbench_spec::ExecSpec;
 use super::flights::{Done, NoOutput};
 use super::image_state::{ensure_images, release_instance_image};
 use super::shared::Shared;
+use super::slots::Opener;
 use crate::events::{Event, InstanceOutcome, Phase, RunOutcome};
 use crate::execute::{copy_run, execute_run, ExecError, Executed, RunJob};
 use crate::limits::LimitHit;
@@ -106,10 +107,13 @@ pub(super) fn interrupted<B: ContainerBackend>(shared: &Shared<B>, id: &str) -> 
     }
 }
 
-/// Evaluates one instance to its end, then lets its instance image go.
+/// Evaluates one instance to its end, then lets its instance image go. `opener`: one of the
+/// first instances' hold on the closed container slots, let go once its runs are queued (or at
+/// once when it waits for an image build or an extraction first).
 pub(super) async fn evaluate_instance<B: ContainerBackend>(
     shared: Arc<Shared<B>>,
     ip: InstancePlan,
+    opener: Option<Arc<Opener>>,
 ) -> InstanceResult {
     let started = Instant::now();
     if ip.needs_containers() && !shared.settings.skip_eval {
@@ -117,7 +121,7 @@ pub(super) async fn evaluate_instance<B: ContainerBackend>(
             instance_id: ip.instance_id.clone(),
         });
     }
-    let ending = evaluate(&shared, &ip).await;
+    let ending = evaluate(&shared, &ip, opener).await;
     let result = finish(&shared, &ip, started, ending);
     release_instance_image(&shared, &ip).await;
     result
@@ -192,7 +196,11 @@ struct Prepared<'a> {
     model_patch: std::borrow::Cow<'a, str>,
 }
 
-async fn evaluate<B: ContainerBackend>(shared: &Shared<B>, ip: &InstancePlan) -> Ending {
+async fn evaluate<B: ContainerBackend>(
+    shared: &Shared<B>,
+    ip: &InstancePlan,
+    mut opener: Option<Arc<Opener>>,
+) -> Ending {
     match &ip.action {
         InstanceAction::Skip { cause } => return Ending::skipped(cause.clone()),
         InstanceAction::EmptyPatch => {
@@ -206,11 +214,16 @@ async fn evaluate<B: ContainerBackend>(shared: &Shared<B>, ip: &InstancePlan) ->
         }
         InstanceAction::Evaluate | InstanceAction::ExtractThenEvaluate => {}
     }
+    let waits = matches!(ip.action, InstanceAction::ExtractThenEvaluate)
+        || shared.images.builds_any(ip.images.as_ref());
+    if waits {
+        opener = None;
+    }
     let prepared = match prepare(shared, ip).await {
         Ok(p) => p,
         Err(ending) => return ending,
     };
-    let runs = match execute_runs(shared, ip, &prepared).await {
+    let runs = match execute_runs(shared, ip, &prepared, opener).await {
         Ok(r) => r,
         Err(ending) => return ending,
     };
@@ -337,14 +350,21 @@ async fn execute_runs<B: ContainerBackend>(
     shared: &Shared<B>,
     ip: &InstancePlan,
     p: &Prepared<'_>,
+    opener: Option<Arc<Opener>>,
 ) -> Result<RunsDone, Ending> {
     let failed = AtomicBool::new(false);
-    let outcomes = futures_util::future::join_all(
+    let mut all = std::pin::pin!(futures_util::future::join_all(
         p.runs
             .iter()
             .map(|run| one_run(shared, ip, p, run, &failed)),
-    )
-    .await;
+    ));
+    // Polled once, every run that executes is in the slots' queue: the hold can go.
+    let first = futures_util::poll!(all.as_mut());
+    drop(opener);
+    let outcomes = match first {
+        std::task::Poll::Ready(o) => o,
+        std::task::Poll::Pending => all.await,
+    };
     let mut done = RunsDone {
         summaries: Vec::with_capacity(6),
         reasons: Vec::new(),

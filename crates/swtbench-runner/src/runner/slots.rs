@@ -4,6 +4,10 @@
 //! A slot is held while its container lives and given back when the [`Slot`] is dropped,
 //! however its holder ends (a result, an error, a cancelled task). A waiter that is cancelled
 //! before it was served takes nothing; one cancelled after it was served gives its slot back.
+//!
+//! At the start the slots are closed ([`Slots::close`]) until the first instances have put
+//! their runs in the queue ([`Opener`]): otherwise free slots go to whichever runs happen to ask
+//! first, not to the longest.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -20,6 +24,8 @@ pub(super) struct Slots {
 
 struct State {
     free: usize,
+    /// Closed: free slots are not given out yet.
+    closed: bool,
     waiting: BinaryHeap<Waiter>,
     next_seq: u64,
 }
@@ -66,6 +72,16 @@ impl Drop for Slot {
     }
 }
 
+/// Opens the slots when the last clone of it is dropped: each of the first instances holds one
+/// until its runs are queued.
+pub(super) struct Opener(pub Arc<Slots>);
+
+impl Drop for Opener {
+    fn drop(&mut self) {
+        self.0.open();
+    }
+}
+
 impl Slots {
     pub fn new(capacity: usize) -> Arc<Slots> {
         let capacity = capacity.max(1);
@@ -73,6 +89,7 @@ impl Slots {
             capacity,
             state: Mutex::new(State {
                 free: capacity,
+                closed: false,
                 waiting: BinaryHeap::new(),
                 next_seq: 0,
             }),
@@ -88,7 +105,7 @@ impl Slots {
     pub async fn acquire(self: &Arc<Self>, priority: u64) -> Slot {
         let served = {
             let mut st = self.state.locked();
-            if st.free > 0 && st.waiting.is_empty() {
+            if st.free > 0 && st.waiting.is_empty() && !st.closed {
                 st.free -= 1;
                 return Slot {
                     slots: Some(self.clone()),
@@ -111,6 +128,23 @@ impl Slots {
             Err(_) => Slot {
                 slots: Some(self.clone()),
             },
+        }
+    }
+
+    /// Gives out no free slot until [`Slots::open`]; waiters queue meanwhile.
+    pub fn close(&self) {
+        self.state.locked().closed = true;
+    }
+
+    /// Gives the free slots to the waiters, the longest first (again when open already).
+    pub fn open(self: &Arc<Self>) {
+        let free = {
+            let mut st = self.state.locked();
+            st.closed = false;
+            std::mem::take(&mut st.free)
+        };
+        for _ in 0..free {
+            self.clone().give_back();
         }
     }
 
@@ -202,6 +236,32 @@ mod tests {
         assert_eq!(slots.held(), 2, "the freed slot went to the waiter");
         drop(c);
         assert_eq!(slots.held(), 1);
+    }
+
+    #[tokio::test]
+    async fn closed_slots_wait_for_every_opener_then_go_longest_first() {
+        let slots = Slots::new(2);
+        slots.close();
+        let opener = Arc::new(Opener(slots.clone()));
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks = tokio::task::JoinSet::new();
+        for (name, priority) in [("short", 1), ("medium", 50), ("long", 90)] {
+            let (slots, order, token) = (slots.clone(), order.clone(), opener.clone());
+            tasks.spawn(async move {
+                let acquiring = slots.acquire(priority);
+                drop(token);
+                let _slot = acquiring.await;
+                order.locked().push(name);
+                settle().await;
+            });
+        }
+        settle().await;
+        assert!(order.locked().is_empty(), "closed while one opener is left");
+        drop(opener);
+        while tasks.join_next().await.is_some() {}
+        let order = order.locked().clone();
+        assert_eq!(order[..2], ["long", "medium"], "{order:?}");
+        assert_eq!(slots.held(), 0);
     }
 
     #[tokio::test(start_paused = true)]

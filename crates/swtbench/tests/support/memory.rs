@@ -110,7 +110,7 @@ pub fn run_measured(
 /// the kernel's high-water mark (`VmHWM` in `/proc/<pid>/status`), read every 10 ms while it
 /// runs (it only grows, so only growth in the last 10 ms could be missed). Safe code only, so
 /// no `wait4`.
-fn peak_of(mut child: std::process::Child) -> (i32, u64) {
+pub fn peak_of(mut child: std::process::Child) -> (i32, u64) {
     let status_path = format!("/proc/{}/status", child.id());
     let mut peak = 0u64;
     loop {
