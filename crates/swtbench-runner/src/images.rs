@@ -3,8 +3,10 @@
 //!
 //! Recipes carry the pristine, key-defining text; the build-only CA bundle and proxy lines are
 //! added by the backend's [`swtbench_backend::BuildNetwork`] at build time, so keys never change.
-//! With `--repo-mirror` the instance image clones from a bare mirror put into the build context
-//! (as bulk files, not copied next to the build log); `setup_repo.sh` and the key stay the same.
+//! With `--repo-mirror` the instance image clones from a small bare repository made from the
+//! mirror for the instance's base commit (`swtbench_data::slim_repo`: the commits reachable from
+//! it, the tags among them, and only its own trees and blobs) and put into the build context (as
+//! bulk files, not copied next to the build log); `setup_repo.sh` and the key stay the same.
 //! Build files and logs go where the original puts them (§4.8): base and env images under
 //! `image_build_logs/base/<key>`, instance images under `image_build_logs/instances/<key>`, with
 //! `:` in the key written as `__`.
@@ -16,6 +18,7 @@ use std::sync::Mutex;
 
 use swtbench_backend::labels::{owned_tag, IMAGE, KIND, MANAGED, RUN_ID};
 use swtbench_backend::{BuildContext, BuildRequest, ContainerBackend, ImageInfo, ImageRecipe};
+use swtbench_data::git_mirror::{mirror_dir_name, GitMirror};
 use swtbench_spec::{ExecSpec, MIRROR_CONTEXT_DIR};
 
 use crate::plan::{ExistingImage, ImageInventory, BASE_IMAGE_ID_LABEL};
@@ -159,8 +162,7 @@ pub fn recipes(
         .add_file("setup_repo.sh", spec.setup_repo_sh.clone(), 0o755)
         .map_err(ctx_err(inst_tag))?;
     if let (Some(mirror), true) = (&settings.images.repo_mirror, with_mirror_files) {
-        let dir = mirror.join(format!("{}.git", spec.repo.replace('/', "__")));
-        add_mirror(&mut inst_ctx, &dir, inst_tag)?;
+        add_slim_repo(&mut inst_ctx, mirror, spec, inst_tag)?;
     }
     let instance = request(settings, spec, inst_tag, ImageKind::Instance, inst_ctx);
     Ok(InstanceRecipes {
@@ -170,7 +172,39 @@ pub fn recipes(
     })
 }
 
-/// Adds every regular file of a bare mirror under [`MIRROR_CONTEXT_DIR`].
+/// Makes the small repository of `spec`'s base commit from its mirror under `mirror_dir` and adds
+/// it under [`MIRROR_CONTEXT_DIR`].
+fn add_slim_repo(
+    ctx: &mut BuildContext,
+    mirror_dir: &Path,
+    spec: &ExecSpec,
+    tag: &str,
+) -> Result<(), RecipeError> {
+    let path = mirror_dir.join(mirror_dir_name(&spec.repo));
+    let err = |message: String| RecipeError::Mirror {
+        path: path.clone(),
+        message,
+    };
+    if !path.is_dir() {
+        return Err(err(format!(
+            "no mirror of {repo} there; make it with `git clone --mirror https://github.com/{repo} {}`",
+            path.display(),
+            repo = spec.repo
+        )));
+    }
+    let mirror = GitMirror::open(&path).map_err(|e| err(e.to_string()))?;
+    let tmp = tempfile::Builder::new()
+        .prefix("swtbench-slim-")
+        .tempdir()
+        .map_err(|e| err(format!("making a temporary directory: {e}")))?;
+    let repo = tmp.path().join("repo.git");
+    mirror
+        .write_slim_repo(&spec.base_commit, &repo)
+        .map_err(|e| err(e.to_string()))?;
+    add_mirror(ctx, &repo, tag)
+}
+
+/// Adds every regular file of a bare repository under [`MIRROR_CONTEXT_DIR`].
 fn add_mirror(ctx: &mut BuildContext, dir: &Path, tag: &str) -> Result<(), RecipeError> {
     let io = |source: std::io::Error| RecipeError::Mirror {
         path: dir.to_path_buf(),
