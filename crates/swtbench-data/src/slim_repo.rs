@@ -45,14 +45,6 @@ pub struct SlimRepo {
     pub abbrev: usize,
 }
 
-/// The abbreviation length git chooses by default (`core.abbrev` unset) for a repository of
-/// `count` objects: half the bit length of the count, rounded up, and at least 7 (git's
-/// `find_unique_abbrev_r`; only packed objects are counted there, and a fresh clone has no others).
-pub fn default_abbrev(count: u64) -> usize {
-    let bits = (u64::BITS - count.leading_zeros()) as usize;
-    bits.div_ceil(2).max(7)
-}
-
 /// The lines of `packed-refs` for `refs` (name → object), sorted by name as git writes them.
 pub fn packed_refs(refs: &[(String, String)]) -> String {
     let mut sorted: Vec<&(String, String)> = refs.iter().collect();
@@ -293,7 +285,7 @@ impl GitMirror {
                 n
             }
         };
-        let len = default_abbrev(count);
+        let len = swtbench_patch::gitdiff::abbrev_len(count);
         let short = self.run(&["rev-parse", &format!("--short={len}"), commit])?;
         Ok(String::from_utf8_lossy(&short).trim().len().max(len))
     }
@@ -302,19 +294,6 @@ impl GitMirror {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn default_abbrev_follows_git() {
-        // git: len = ceil((msb(count) + 1) / 2), at least 7.
-        assert_eq!(default_abbrev(0), 7);
-        assert_eq!(default_abbrev(16_383), 7);
-        assert_eq!(default_abbrev(16_384), 8);
-        assert_eq!(default_abbrev(65_535), 8);
-        assert_eq!(default_abbrev(65_536), 9);
-        assert_eq!(default_abbrev(500_000), 10);
-        assert_eq!(default_abbrev(1 << 20), 11);
-        assert_eq!(default_abbrev(10_000_000), 12);
-    }
 
     #[test]
     fn tag_refs_parse_annotated_and_lightweight() {
