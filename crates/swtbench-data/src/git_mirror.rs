@@ -25,6 +25,12 @@ pub enum GitError {
         mirror.display(), mirror.display()
     )]
     CommitNotFound { mirror: PathBuf, commit: String },
+    #[error(
+        "git mirror {}: it is shallow, so an image cannot get the whole history of a commit; \
+         fetch the rest (git --git-dir {} fetch --unshallow)",
+        mirror.display(), mirror.display()
+    )]
+    Shallow { mirror: PathBuf },
     #[error("git mirror {}: {commit}:{path} is a {kind}, not a file", mirror.display())]
     NotAFile {
         mirror: PathBuf,

@@ -113,6 +113,13 @@ impl GitMirror {
             .filter(|s| !s.is_empty())
             .ok_or_else(|| self.commit_not_found(commit))?;
 
+        // A local clone of a shallow repository falls back to fetching, which walks every object.
+        if self.path().join("shallow").is_file() {
+            return Err(GitError::Shallow {
+                mirror: self.path().to_path_buf(),
+            });
+        }
+
         // The branch a full clone checks out (and `reset --hard` then moves to the commit).
         let head_branch = self
             .run(&["symbolic-ref", "-q", "HEAD"])

@@ -244,3 +244,28 @@ fn an_unknown_commit_names_the_mirror_and_the_fetch() {
         assert!(m.write_slim_repo(bad, &r.root.join("x.git")).is_err());
     }
 }
+
+#[test]
+fn a_shallow_mirror_is_refused_with_the_fetch_that_completes_it() {
+    let r = repo(false);
+    let shallow = r.root.join("shallow.git");
+    git(
+        &r.root,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            "--depth",
+            "2",
+            &format!("file://{}", r.mirror.display()),
+            shallow.to_str().unwrap(),
+        ],
+    );
+    let m = GitMirror::open(&shallow).unwrap();
+    let head = git(&shallow, &["rev-parse", "HEAD"]);
+    let err = m
+        .write_slim_repo(&head, &r.root.join("slim.git"))
+        .unwrap_err();
+    assert!(matches!(err, GitError::Shallow { .. }), "{err}");
+    assert!(err.to_string().contains("fetch --unshallow"), "{err}");
+}
