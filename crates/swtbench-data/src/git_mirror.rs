@@ -25,6 +25,12 @@ pub enum GitError {
         mirror.display(), mirror.display()
     )]
     CommitNotFound { mirror: PathBuf, commit: String },
+    #[error(
+        "git mirror {}: it is shallow, so an image cannot get the whole history of a commit; \
+         fetch the rest (git --git-dir {} fetch --unshallow)",
+        mirror.display(), mirror.display()
+    )]
+    Shallow { mirror: PathBuf },
     #[error("git mirror {}: {commit}:{path} is a {kind}, not a file", mirror.display())]
     NotAFile {
         mirror: PathBuf,
@@ -187,7 +193,7 @@ impl GitMirror {
         cmd
     }
 
-    fn run(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
+    pub(crate) fn run(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
         let out = self
             .command()
             .args(args)
@@ -201,11 +207,49 @@ impl GitMirror {
         Ok(out.stdout)
     }
 
-    fn check_name(&self, what: &'static str, value: &str) -> Result<(), GitError> {
+    /// Runs `git args` with `input` on its standard input (written from a thread, so that a large
+    /// input cannot block on a full output pipe).
+    pub(crate) fn run_with_input(
+        &self,
+        args: &[&str],
+        input: Vec<u8>,
+    ) -> Result<Vec<u8>, GitError> {
+        let what = args.join(" ");
+        let mut child = self
+            .command()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| self.command_error(&what, e.to_string()))?;
+        let writer = child.stdin.take().map(|mut stdin| {
+            std::thread::spawn(move || {
+                let r = stdin.write_all(&input);
+                drop(stdin);
+                r
+            })
+        });
+        let out = child
+            .wait_with_output()
+            .map_err(|e| self.command_error(&what, e.to_string()))?;
+        let written = writer.map(|w| w.join());
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            return Err(self.command_error(&what, format!("{}: {stderr}", out.status)));
+        }
+        match written {
+            Some(Ok(Ok(()))) => Ok(out.stdout),
+            Some(Ok(Err(e))) => Err(self.command_error(&what, format!("writing its input: {e}"))),
+            _ => Err(self.command_error(&what, "no input pipe to git".to_string())),
+        }
+    }
+
+    pub(crate) fn check_name(&self, what: &'static str, value: &str) -> Result<(), GitError> {
         check_name(&self.path, what, value)
     }
 
-    fn command_error(&self, args: &str, detail: String) -> GitError {
+    pub(crate) fn command_error(&self, args: &str, detail: String) -> GitError {
         GitError::Command {
             mirror: self.path.clone(),
             args: args.to_string(),
@@ -213,7 +257,7 @@ impl GitMirror {
         }
     }
 
-    fn commit_not_found(&self, commit: &str) -> GitError {
+    pub(crate) fn commit_not_found(&self, commit: &str) -> GitError {
         GitError::CommitNotFound {
             mirror: self.path.clone(),
             commit: commit.to_string(),

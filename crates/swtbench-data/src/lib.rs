@@ -26,6 +26,7 @@ pub mod hub;
 pub mod predictions;
 pub mod repo_files;
 pub mod rows;
+pub mod slim_repo;
 
 pub use dataset::{load_dataset, DatasetError, DatasetSource, LoadOptions, LoadedDataset};
 pub use filters::SwtFilter;

@@ -3,8 +3,10 @@
 //!
 //! Recipes carry the pristine, key-defining text; the build-only CA bundle and proxy lines are
 //! added by the backend's [`swtbench_backend::BuildNetwork`] at build time, so keys never change.
-//! With `--repo-mirror` the instance image clones from a bare mirror put into the build context
-//! (as bulk files, not copied next to the build log); `setup_repo.sh` and the key stay the same.
+//! With `--repo-mirror` the instance image clones from a small bare repository made from the
+//! mirror for the instance's base commit (`swtbench_data::slim_repo`: the commits reachable from
+//! it, the tags among them, and only its own trees and blobs) and put into the build context (as
+//! bulk files, not copied next to the build log); `setup_repo.sh` and the key stay the same.
 //! Build files and logs go where the original puts them (§4.8): base and env images under
 //! `image_build_logs/base/<key>`, instance images under `image_build_logs/instances/<key>`, with
 //! `:` in the key written as `__`.
@@ -16,6 +18,7 @@ use std::sync::Mutex;
 
 use swtbench_backend::labels::{owned_tag, IMAGE, KIND, MANAGED, RUN_ID};
 use swtbench_backend::{BuildContext, BuildRequest, ContainerBackend, ImageInfo, ImageRecipe};
+use swtbench_data::git_mirror::{mirror_dir_name, GitMirror};
 use swtbench_spec::{ExecSpec, MIRROR_CONTEXT_DIR};
 
 use crate::plan::{ExistingImage, ImageInventory, BASE_IMAGE_ID_LABEL};
@@ -159,8 +162,13 @@ pub fn recipes(
         .add_file("setup_repo.sh", spec.setup_repo_sh.clone(), 0o755)
         .map_err(ctx_err(inst_tag))?;
     if let (Some(mirror), true) = (&settings.images.repo_mirror, with_mirror_files) {
-        let dir = mirror.join(format!("{}.git", spec.repo.replace('/', "__")));
-        add_mirror(&mut inst_ctx, &dir, inst_tag)?;
+        add_slim_repo(
+            &mut inst_ctx,
+            mirror,
+            &spec.repo,
+            &spec.base_commit,
+            inst_tag,
+        )?;
     }
     let instance = request(settings, spec, inst_tag, ImageKind::Instance, inst_ctx);
     Ok(InstanceRecipes {
@@ -170,7 +178,39 @@ pub fn recipes(
     })
 }
 
-/// Adds every regular file of a bare mirror under [`MIRROR_CONTEXT_DIR`].
+/// Makes the small repository of `base_commit` from the mirror of `repo` under `mirror_dir` and
+/// adds it under [`MIRROR_CONTEXT_DIR`].
+fn add_slim_repo(
+    ctx: &mut BuildContext,
+    mirror_dir: &Path,
+    repo: &str,
+    base_commit: &str,
+    tag: &str,
+) -> Result<(), RecipeError> {
+    let path = mirror_dir.join(mirror_dir_name(repo));
+    let err = |message: String| RecipeError::Mirror {
+        path: path.clone(),
+        message,
+    };
+    if !path.is_dir() {
+        return Err(err(format!(
+            "no mirror of {repo} there; make it with `git clone --mirror https://github.com/{repo} {}`",
+            path.display(),
+        )));
+    }
+    let mirror = GitMirror::open(&path).map_err(|e| err(e.to_string()))?;
+    let tmp = tempfile::Builder::new()
+        .prefix("swtbench-slim-")
+        .tempdir()
+        .map_err(|e| err(format!("making a temporary directory: {e}")))?;
+    let slim = tmp.path().join("repo.git");
+    mirror
+        .write_slim_repo(base_commit, &slim)
+        .map_err(|e| err(e.to_string()))?;
+    add_mirror(ctx, &slim, tag)
+}
+
+/// Adds every regular file of a bare repository under [`MIRROR_CONTEXT_DIR`].
 fn add_mirror(ctx: &mut BuildContext, dir: &Path, tag: &str) -> Result<(), RecipeError> {
     let io = |source: std::io::Error| RecipeError::Mirror {
         path: dir.to_path_buf(),
@@ -327,6 +367,80 @@ mod tests {
         assert_eq!(
             build_log_dir(root, ImageKind::Instance, "exec.eval.x86_64.a.b:latest"),
             Path::new("image_build_logs/instances/exec.eval.x86_64.a.b__latest")
+        );
+    }
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    #[test]
+    fn the_context_holds_the_slim_repository_of_the_base_commit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).expect("mkdir");
+        git(&work, &["init", "-q", "-b", "main"]);
+        std::fs::write(work.join("a.txt"), "one\n").expect("write");
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-q", "-m", "one"]);
+        let base = git(&work, &["rev-parse", "HEAD"]);
+        std::fs::write(work.join("later.txt"), "later\n").expect("write");
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-q", "-m", "two"]);
+        let mirrors = dir.path().join("mirrors");
+        let m = mirrors.join("o__r.git");
+        let (w, ms) = (work.to_string_lossy(), m.to_string_lossy());
+        git(dir.path(), &["clone", "-q", "--mirror", &w, &ms]);
+
+        let mut ctx = BuildContext::new("FROM x\n");
+        add_slim_repo(&mut ctx, &mirrors, "o/r", &base, "t").expect("slim repository");
+        let names: Vec<&str> = ctx.bulk_files().map(|(p, _)| p).collect();
+        for want in ["HEAD", "config", "packed-refs"] {
+            assert!(
+                names.contains(&format!("swtbench-mirror.git/{want}").as_str()),
+                "{names:?}"
+            );
+        }
+        assert!(names.iter().any(|n| n.ends_with(".pack")), "{names:?}");
+        assert!(!names.iter().any(|n| n.contains("hooks/")), "{names:?}");
+        let config = ctx
+            .bulk_files()
+            .find(|(p, _)| *p == "swtbench-mirror.git/config")
+            .map(|(_, f)| String::from_utf8_lossy(&f.contents).into_owned())
+            .unwrap_or_default();
+        assert!(config.contains("abbrev = 7"), "{config}");
+        assert_eq!(
+            ctx.files().count(),
+            1,
+            "only the Dockerfile is image-defining"
+        );
+    }
+
+    #[test]
+    fn a_missing_mirror_says_how_to_make_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut ctx = BuildContext::new("FROM x\n");
+        let err = add_slim_repo(&mut ctx, dir.path(), "o/r", "abc", "t").expect_err("no mirror");
+        let text = err.to_string();
+        assert!(
+            text.contains(&dir.path().join("o__r.git").display().to_string()),
+            "{text}"
+        );
+        assert!(
+            text.contains("git clone --mirror https://github.com/o/r"),
+            "{text}"
         );
     }
 

@@ -94,15 +94,26 @@ RUN /bin/bash /root/setup_repo.sh
 WORKDIR /testbed/
 "#;
 
-// Mirror builds: the bare mirror is copied into the image and git is told to fetch
-// https://github.com/<repo> from it, so setup_repo.sh (and the instance key) stay unchanged.
+// Mirror builds: the build context holds a small bare repository made from the mirror for this
+// instance (the commits reachable from base_commit, the tags among them, and only base_commit's
+// trees and blobs; its config names the abbreviation length of a full clone). git is told to clone
+// https://github.com/<repo> from its local path (a local clone copies the object files, where
+// file:// would walk the history and stop at the first missing tree), so setup_repo.sh (and the
+// instance key) stay unchanged. The abbreviation length is set for setup_repo.sh (setuptools-scm
+// computes the version during the install) and then kept in /testbed's config; $HOME/.gitconfig is
+// restored to what the env image had, and the small repository is removed.
 const INSTANCE_DOCKERFILE_MIRROR: &str = r#"FROM --platform={platform} {env_image_name}
 
 COPY ./{mirror_dir} /root/{mirror_dir}
-RUN git config --global url."file:///root/{mirror_dir}".insteadOf "https://github.com/{repo}"
+RUN if [ -e "$HOME/.gitconfig" ]; then cp -p "$HOME/.gitconfig" /root/{mirror_dir}/home-gitconfig; fi \
+ && git config --file "$HOME/.gitconfig" url."/root/{mirror_dir}".insteadOf "https://github.com/{repo}" \
+ && git config --file "$HOME/.gitconfig" core.abbrev "$(git config --file /root/{mirror_dir}/config core.abbrev)"
 COPY ./setup_repo.sh /root/
 RUN /bin/bash /root/setup_repo.sh
-RUN git config --global --remove-section url."file:///root/{mirror_dir}" && rm -rf /root/{mirror_dir}
+RUN git -C /testbed config core.abbrev "$(git config --file /root/{mirror_dir}/config core.abbrev)" \
+ && rm -f "$HOME/.gitconfig" \
+ && if [ -e /root/{mirror_dir}/home-gitconfig ]; then mv /root/{mirror_dir}/home-gitconfig "$HOME/.gitconfig"; fi \
+ && rm -rf /root/{mirror_dir}
 
 WORKDIR /testbed/
 "#;
@@ -349,11 +360,15 @@ impl ExecSpec {
         self.spec.provider
     }
 
-    /// The instance Dockerfile for builds whose context also holds a bare mirror of the
-    /// repository in [`MIRROR_CONTEXT_DIR`]: `git clone https://github.com/<repo>` in the
-    /// unchanged `setup_repo.sh` is redirected to the mirror with `url.<mirror>.insteadOf`, and the
-    /// mirror and the redirect are removed again afterwards. The image tree is the same as a
-    /// GitHub build's, so the instance key stays the same (it only depends on `setup_repo.sh`).
+    /// The instance Dockerfile for builds whose context holds, in [`MIRROR_CONTEXT_DIR`], the
+    /// small bare repository made from the mirror for this instance (`swtbench_data::slim_repo`):
+    /// `git clone https://github.com/<repo>` in the unchanged `setup_repo.sh` is redirected to its
+    /// local path with `url.<path>.insteadOf`, the abbreviation length of a full clone (the
+    /// repository's `core.abbrev`) is applied during the build and kept in `/testbed/.git/config`,
+    /// and the repository and the redirect are removed again afterwards. The tree, the branch,
+    /// `git status`, `git describe` and the history's commits are those of a GitHub build (the
+    /// older commits' trees and blobs are left out), so the instance key stays the same (it only
+    /// depends on `setup_repo.sh`).
     pub fn instance_dockerfile_with_mirror(&self) -> String {
         INSTANCE_DOCKERFILE_MIRROR
             .replace("{platform}", self.platform())

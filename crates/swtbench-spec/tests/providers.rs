@@ -256,9 +256,14 @@ fn mirror_variant_redirects_the_clone_and_keeps_the_key() {
         format!(
             "FROM --platform=linux/x86_64 {env}\n\n\
              COPY ./{dir} /root/{dir}\n\
-             RUN git config --global url.\"file:///root/{dir}\".insteadOf \"https://github.com/django/django\"\n\
+             RUN if [ -e \"$HOME/.gitconfig\" ]; then cp -p \"$HOME/.gitconfig\" /root/{dir}/home-gitconfig; fi \\\n \
+             && git config --file \"$HOME/.gitconfig\" url.\"/root/{dir}\".insteadOf \"https://github.com/django/django\" \\\n \
+             && git config --file \"$HOME/.gitconfig\" core.abbrev \"$(git config --file /root/{dir}/config core.abbrev)\"\n\
              COPY ./setup_repo.sh /root/\nRUN /bin/bash /root/setup_repo.sh\n\
-             RUN git config --global --remove-section url.\"file:///root/{dir}\" && rm -rf /root/{dir}\n\n\
+             RUN git -C /testbed config core.abbrev \"$(git config --file /root/{dir}/config core.abbrev)\" \\\n \
+             && rm -f \"$HOME/.gitconfig\" \\\n \
+             && if [ -e /root/{dir}/home-gitconfig ]; then mv /root/{dir}/home-gitconfig \"$HOME/.gitconfig\"; fi \\\n \
+             && rm -rf /root/{dir}\n\n\
              WORKDIR /testbed/\n",
             env = s.keys.env,
             dir = MIRROR_CONTEXT_DIR
@@ -320,6 +325,11 @@ fn mirror_redirect_works_with_real_git() {
         ],
         &home,
     );
+    // The context's repository names the abbreviation length of a full clone.
+    git(&ctx_mirror, &["config", "core.abbrev", "11"], &home);
+    // What the env image's user already had in $HOME/.gitconfig comes back unchanged.
+    let user_cfg = "[user]\n\tname = someone\n";
+    std::fs::write(home.join(".gitconfig"), user_cfg).unwrap();
 
     let row = json!({"instance_id": "acme__w-1", "repo": "acme/w", "version": "1",
         "base_commit": base, "patch": "", "test_patch": ""});
@@ -336,7 +346,8 @@ fn mirror_redirect_works_with_real_git() {
     };
     let dockerfile = spec.instance_dockerfile_with_mirror();
     std::fs::create_dir_all(&image_root).unwrap();
-    for line in dockerfile.lines() {
+    let joined = dockerfile.replace("\\\n", "");
+    for line in joined.lines() {
         if let Some(rest) = line.strip_prefix("COPY ./") {
             let (src, _dst) = rest.split_once(' ').unwrap();
             if src == MIRROR_CONTEXT_DIR {
@@ -374,7 +385,17 @@ fn mirror_redirect_works_with_real_git() {
     assert_eq!(git(&testbed, &["remote"], &home).trim(), "");
     assert!(!image_root.join(MIRROR_CONTEXT_DIR).exists());
     let cfg = std::fs::read_to_string(home.join(".gitconfig")).unwrap_or_default();
-    assert!(!cfg.contains("insteadOf"), "{cfg}");
+    assert_eq!(cfg, user_cfg);
+    assert_eq!(
+        git(&testbed, &["config", "core.abbrev"], &home).trim(),
+        "11"
+    );
+    assert_eq!(
+        git(&testbed, &["rev-parse", "--short", "HEAD"], &home)
+            .trim()
+            .len(),
+        11
+    );
 }
 
 fn run_sh(cmd: &str, home: &Path) {
