@@ -1,11 +1,11 @@
 //! One instance from start to end: skip or empty patch at once; otherwise its images, the patch
-//! extraction when its patch type needs one, its six runs one after the other (each executed,
-//! reused, or copied from the run with the same content key), and its grade. Whatever happens,
-//! it ends in [`finish`]: `report.json` written (or a stale one removed), the instance summary
-//! written, `instance_finished` sent.
+//! extraction when its patch type needs one, its six runs side by side (each executed when a
+//! container slot is free for it, reused, or copied from the run with the same content key),
+//! and its grade. Whatever happens, it ends in [`finish`]: `report.json` written (or a stale one
+//! removed), the instance summary written, `instance_finished` sent.
 //!
-//! A failing run ends the instance (its finished runs stay on disk, keyed, for a rerun); a
-//! timeout is a result, not a failure. Scheduling and cancellation are the dispatcher's: an
+//! A failing run ends the instance (runs still waiting for a slot do not start; finished ones
+//! stay on disk, keyed, for a rerun); a timeout is a result, not a failure. Scheduling and cancellation are the dispatcher's: an
 //! instance is simply dropped when it is cancelled.
 
 use std::sync::atomic::{AtomicBool, Ordering};
