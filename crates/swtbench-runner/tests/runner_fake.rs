@@ -1937,3 +1937,47 @@ async fn the_runs_of_an_instance_run_side_by_side_and_the_longest_expected_start
     assert_eq!(first_two, ["pred_pre", "pred_post"], "{order:?}");
     assert_eq!(order.len(), 12);
 }
+
+#[tokio::test(start_paused = true)]
+async fn no_more_containers_run_at_once_than_the_hosts_memory_holds_at_their_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    s.predictions.retain(|k, _| k.as_str() == "acme__calc-1");
+    let fake = Arc::new(FakeBackend::new());
+    fake.add_image("acme-base:1", BTreeMap::new());
+    pytest_like_taking(&fake, |_, _| Duration::from_secs(10));
+    let mut st = settings(dir.path());
+    st.max_workers = 6;
+    let wall = |st: RunSettings| {
+        let (fake, s) = (fake.clone(), &s);
+        async move {
+            let started = tokio::time::Instant::now();
+            let out = run_to_end(&fake, s, &st, &Arc::new(RecordingSink::default())).await;
+            assert_eq!(out.results[0].outcome, InstanceOutcome::Resolved);
+            (started.elapsed(), out)
+        }
+    };
+    // Six runs of 10 s, six workers: all at once.
+    let (all_at_once, _) = wall(st.clone()).await;
+    assert!(all_at_once < Duration::from_secs(15), "{all_at_once:?}");
+    // The same with a 1 GiB limit each on a 2 GiB host: two at a time, three rounds.
+    st.exec.timeout = Duration::from_secs(21); // new keys: everything runs again
+    st.exec.limits.memory_bytes = Some(1 << 30);
+    st.memory_budget = Some(2 << 30);
+    let planned = make_plan(&s, &st, &base_image_inventory(), &DiskOutputs);
+    assert_eq!(planned.concurrency.containers, 2);
+    assert!(
+        planned.to_text().contains(
+            "schedule: 2 container(s) at once: 6 workers, but 2 × 1 GiB of memory limit is what \
+             the host's 2 GiB hold"
+        ),
+        "{}",
+        planned.to_text()
+    );
+    let (bounded, out) = wall(st).await;
+    assert_eq!(out.stats.runs_executed, 6);
+    assert!(
+        bounded >= Duration::from_secs(30) && bounded < Duration::from_secs(40),
+        "{bounded:?}"
+    );
+}
