@@ -195,6 +195,23 @@ impl Progress {
                 run,
                 result: RunOutcome::Failed { reason },
             } => self.warn(&st, &format!("{instance_id} {run}: {reason}")),
+            Event::RunWaiting {
+                instance_id,
+                run,
+                holder,
+            } => {
+                let who = holder
+                    .as_deref()
+                    .and_then(|h| h.split('/').nth(1))
+                    .map(|pid| format!(" (pid {pid})"))
+                    .unwrap_or_default();
+                self.line(
+                    &st,
+                    &format!(
+                        "{instance_id} {run}: waiting for another swtbench process{who} that                          is executing it, to reuse its output"
+                    ),
+                )
+            }
             Event::InstanceFinished {
                 instance_id,
                 outcome,

@@ -248,6 +248,14 @@ pub enum Event {
         kind: ImageKind,
         outcome: ImageOutcome,
     },
+    /// A shared run waits for another swtbench process (another model's evaluation on the same
+    /// output directory, another shard) that is executing it; it reuses that output when the
+    /// other is done. `holder`: the other's session (`host/pid/start`), when it says.
+    RunWaiting {
+        instance_id: String,
+        run: RunKind,
+        holder: Option<String>,
+    },
     /// One of the six runs of an instance ended.
     RunFinished {
         instance_id: String,

@@ -38,6 +38,7 @@ pub mod runner;
 pub mod schedule;
 pub mod session;
 pub mod settings;
+pub mod shared_lock;
 
 pub use cancel::Cancel;
 pub use events::{Event, EventSink};

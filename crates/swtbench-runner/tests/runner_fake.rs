@@ -1981,3 +1981,50 @@ async fn no_more_containers_run_at_once_than_the_hosts_memory_holds_at_their_lim
         "{bounded:?}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn two_evaluations_on_one_output_directory_execute_each_shared_run_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = setup();
+    s.predictions.retain(|k, _| k.as_str() == "acme__calc-1");
+    let fake = Arc::new(FakeBackend::new());
+    fake.add_image("acme-base:1", BTreeMap::new());
+    pytest_like_taking(&fake, |_, _| Duration::from_secs(10));
+    // Two seeds of one model: their own prediction runs, the same gold and base runs.
+    let first = settings(dir.path());
+    let second = RunSettings {
+        run_id: "r2".into(),
+        ..settings(dir.path())
+    };
+    let (sink1, sink2) = (
+        Arc::new(RecordingSink::default()),
+        Arc::new(RecordingSink::default()),
+    );
+    let (a, b) = tokio::join!(
+        run_to_end(&fake, &s, &first, &sink1),
+        run_to_end(&fake, &s, &second, &sink2)
+    );
+    for out in [&a, &b] {
+        assert_eq!(out.results[0].outcome, InstanceOutcome::Resolved, "{:?}", out.results);
+    }
+    let shared_execs = eval_order(&fake, 0)
+        .into_iter()
+        .filter(|(_, run)| !run.starts_with("pred_"))
+        .count();
+    assert_eq!(shared_execs, 4, "each shared run once");
+    assert_eq!(a.stats.runs_executed + b.stats.runs_executed, 2 + 2 + 4);
+    let waited = |sink: &RecordingSink| {
+        sink.events()
+            .iter()
+            .filter(|e| matches!(e, Event::RunWaiting { .. }))
+            .count()
+    };
+    assert!(waited(&sink1) + waited(&sink2) >= 1, "one waited for the other");
+    let report = |run_id: &str| {
+        std::fs::read(dir.path().join(format!(
+            "run_instance_swt_logs/{run_id}/org__model/acme__calc-1/report.json"
+        )))
+        .unwrap()
+    };
+    assert_eq!(report("r1"), report("r2"), "the same grade from the same runs");
+}

@@ -589,6 +589,12 @@ async fn execute_or_copy<B: ContainerBackend>(
         let done = cell
             .get_or_init(|| async {
                 took = true;
+                // A shared run: one process at a time; another may have made it meanwhile.
+                let _claim = match claim_shared(shared, job).await {
+                    Ok(Claimed::Made(done)) => return Ok(done),
+                    Ok(Claimed::Ours(claim)) => claim,
+                    Err(e) => return Err(NoOutput::Failed(e)),
+                };
                 let _slot = shared.slots.acquire(priority).await;
                 if stop.load(Ordering::SeqCst) {
                     return Err(NoOutput::NotStarted);
@@ -616,6 +622,58 @@ async fn execute_or_copy<B: ContainerBackend>(
         };
         return Some(copy_or_report(shared, job, done, here));
     }
+}
+
+/// What claiming a run before executing it gave.
+enum Claimed {
+    /// Ours to execute (the lock of a shared run; nothing for a prediction run, whose directory
+    /// is this evaluation's own).
+    Ours(Option<crate::shared_lock::SharedRunLock>),
+    /// Another process executed it while this one waited: its output, reused.
+    Made(Done),
+}
+
+/// Takes the lock of a shared run's directory, waiting while another swtbench process (another
+/// model's evaluation on the same output directory, another shard) executes it, then looks
+/// whether that process left the output this run needs.
+async fn claim_shared<B: ContainerBackend>(
+    shared: &Shared<B>,
+    job: &RunJob<'_>,
+) -> Result<Claimed, ExecError> {
+    let run = job.run;
+    if !run.kind.is_shared() {
+        return Ok(Claimed::Ours(None));
+    }
+    let logs = &shared.settings.outputs.logs;
+    let lock = crate::shared_lock::claim(logs, &run.dir, |holder| {
+        shared.emit(Event::RunWaiting {
+            instance_id: job.instance_id.to_string(),
+            run: run.kind,
+            holder: holder.map(str::to_string),
+        });
+    })
+    .await
+    .map_err(|e| ExecError::Io {
+        path: crate::shared_lock::lock_path(logs, &run.dir)
+            .display()
+            .to_string(),
+        message: e.to_string(),
+        kind: e.kind(),
+    })?;
+    // Looked at whether or not it waited: the other process may have finished it before.
+    {
+        use crate::plan::{DiskOutputs, ExistingOutput, OutputLookup};
+        let found = DiskOutputs.existing_for(&run.dir, &run.limits);
+        if found == ExistingOutput::Keyed(run.key.clone()) {
+            if let Some(record) = crate::keys::read_key_file(&run.dir) {
+                return Ok(Claimed::Made(Done {
+                    dir: run.dir.clone(),
+                    result: record.result,
+                }));
+            }
+        }
+    }
+    Ok(Claimed::Ours(Some(lock)))
 }
 
 /// The execution of a flight: its output, or why there is none.
