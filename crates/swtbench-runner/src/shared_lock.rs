@@ -2,9 +2,12 @@
 //! many swtbench processes use the output directory: several models or seeds evaluated at once,
 //! or shards of one evaluation. The others wait for it and then reuse its output.
 //!
-//! The claim is an advisory lock of the kernel (`flock`) on a file of its own for each run
-//! directory, under [`LOCKS_DIR`] in the logs root (the run trees themselves hold only what the
-//! original's do). Lock files are never removed (removing a lock file while another process opens it
+//! The claim is per content key, not per directory: identical runs of several instances (one
+//! repository state) have one key and are executed once, in whichever directory the first
+//! process got to; the others copy it. It is an advisory lock of the kernel (`flock`) on
+//! `<logs root>/.swtbench-locks/<key[..2]>/<key>.lock` (the run trees themselves hold only what
+//! the original's do), and next to it `<key>.done` names the directory (relative to the logs
+//! root) whose output has the key. Lock files are never removed (removing a lock file while another process opens it
 //! lets two processes lock two different files). The kernel releases it when its holder ends,
 //! however it ends: a `kill -9` leaves nothing to clean up. On NFS, Linux maps `flock` to the
 //! protocol's byte-range locks, which the server releases when the client's lease expires (NFSv4:
@@ -30,15 +33,32 @@ pub struct SharedRunLock {
 /// Directory of the lock files, in the logs root.
 pub const LOCKS_DIR: &str = ".swtbench-locks";
 
-/// The lock file of a run directory under `logs_root`: `<logs root>/.swtbench-locks/<the run
-/// directory's path in the root>.lock` (next to the directory when it is not under the root).
-pub fn lock_path(logs_root: &Path, run_dir: &Path) -> PathBuf {
-    let mut path = match run_dir.strip_prefix(logs_root) {
-        Ok(rel) => logs_root.join(LOCKS_DIR).join(rel).into_os_string(),
-        Err(_) => run_dir.as_os_str().to_os_string(),
-    };
-    path.push(".lock");
-    PathBuf::from(path)
+/// `<logs root>/.swtbench-locks/<key[..2]>/<key>.<ext>`.
+fn key_file(logs_root: &Path, key: &str, ext: &str) -> PathBuf {
+    let fan = key.get(..2).unwrap_or("__");
+    logs_root.join(LOCKS_DIR).join(fan).join(format!("{key}.{ext}"))
+}
+
+/// The lock file of a content key.
+pub fn lock_path(logs_root: &Path, key: &str) -> PathBuf {
+    key_file(logs_root, key, "lock")
+}
+
+/// Records, for the processes that waited, that `run_dir` (under `logs_root`) holds the output
+/// with `key`. Written by the lock's holder before it lets go.
+pub fn record_done(logs_root: &Path, key: &str, run_dir: &Path) -> std::io::Result<()> {
+    let rel = run_dir.strip_prefix(logs_root).unwrap_or(run_dir);
+    swtbench_data::fsutil::write_atomic(
+        &key_file(logs_root, key, "done"),
+        rel.to_string_lossy().as_bytes(),
+    )
+    .map_err(|e| std::io::Error::other(e.to_string()))
+}
+
+/// The directory an earlier holder recorded for `key`, if any.
+pub fn done_dir(logs_root: &Path, key: &str) -> Option<PathBuf> {
+    let rel = std::fs::read_to_string(key_file(logs_root, key, "done")).ok()?;
+    Some(logs_root.join(rel.trim()))
 }
 
 /// How taking the lock went.
@@ -49,9 +69,9 @@ pub enum Claim {
     Busy(Option<String>),
 }
 
-/// Tries once to take the lock of `run_dir` (under `logs_root`).
-pub fn try_claim(logs_root: &Path, run_dir: &Path) -> std::io::Result<Claim> {
-    let path = lock_path(logs_root, run_dir);
+/// Tries once to take the lock of `key` (under `logs_root`).
+pub fn try_claim(logs_root: &Path, key: &str) -> std::io::Result<Claim> {
+    let path = lock_path(logs_root, key);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
@@ -78,16 +98,16 @@ pub fn try_claim(logs_root: &Path, run_dir: &Path) -> std::io::Result<Claim> {
     Ok(Claim::Taken(SharedRunLock { _file: file }))
 }
 
-/// Takes the lock of `run_dir`, waiting (without blocking a thread) while another holds it;
+/// Takes the lock of `key`, waiting (without blocking a thread) while another holds it;
 /// `on_wait` is called once, with the holder, when it has to wait.
 pub async fn claim(
     logs_root: &Path,
-    run_dir: &Path,
+    key: &str,
     mut on_wait: impl FnMut(Option<&str>),
 ) -> std::io::Result<SharedRunLock> {
     let mut told = false;
     loop {
-        match try_claim(logs_root, run_dir)? {
+        match try_claim(logs_root, key)? {
             Claim::Taken(lock) => return Ok(lock),
             Claim::Busy(holder) => {
                 if !told {
@@ -105,22 +125,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_lock_files_have_a_tree_of_their_own() {
-        let root = Path::new("/out/logs");
+    fn the_lock_files_have_a_tree_of_their_own_and_say_where_the_output_is() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
         assert_eq!(
-            lock_path(root, Path::new("/out/logs/gold_pre/i-1/abc.nocov")),
-            PathBuf::from("/out/logs/.swtbench-locks/gold_pre/i-1/abc.nocov.lock")
+            lock_path(root, "abcdef"),
+            root.join(".swtbench-locks/ab/abcdef.lock")
         );
+        assert_eq!(done_dir(root, "abcdef"), None);
+        let run = root.join("gold_pre/i-1/123.nocov");
+        record_done(root, "abcdef", &run).expect("recorded");
         assert_eq!(
-            lock_path(root, Path::new("/elsewhere/abc")),
-            PathBuf::from("/elsewhere/abc.lock")
+            std::fs::read_to_string(root.join(".swtbench-locks/ab/abcdef.done")).expect("read"),
+            "gold_pre/i-1/123.nocov",
+            "relative: the root may be mounted elsewhere on another node"
         );
+        assert_eq!(done_dir(root, "abcdef"), Some(run));
     }
 
     #[tokio::test(start_paused = true)]
     async fn one_holder_at_a_time_and_the_next_one_gets_it_when_it_goes() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let run = dir.path().join("gold_pre").join("i-1").join("abc");
+        let run = "0123abcd".to_string();
         let first = match try_claim(dir.path(), &run).expect("claim") {
             Claim::Taken(l) => l,
             Claim::Busy(_) => panic!("free at first"),
@@ -147,8 +173,9 @@ mod tests {
     #[test]
     fn a_killed_holder_leaves_nothing_to_wait_for() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let run = dir.path().join("base_post").join("i-2").join("def");
-        std::fs::create_dir_all(run.parent().expect("parent")).expect("mkdir");
+        let run = "fedc9876";
+        std::fs::create_dir_all(lock_path(dir.path(), run).parent().expect("parent"))
+            .expect("mkdir");
         // A process takes the lock (a shell that becomes `sleep`, the lock's file open in it) and
         // is killed with SIGKILL while holding it.
         let script = format!(

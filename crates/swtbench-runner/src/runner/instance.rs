@@ -600,9 +600,21 @@ async fn execute_or_copy<B: ContainerBackend>(
                     return Err(NoOutput::NotStarted);
                 }
                 shared.phase(job.instance_id, Phase::Running { run: job.run.kind });
-                execute_here(shared, job, &mut here)
+                let done = execute_here(shared, job, &mut here)
                     .await
-                    .map_err(NoOutput::Failed)
+                    .map_err(NoOutput::Failed)?;
+                if _claim.is_some() {
+                    // For the processes waiting on the key: where its output is.
+                    let logs = &shared.settings.outputs.logs;
+                    if let Err(e) = crate::shared_lock::record_done(logs, &job.run.key, &done.dir) {
+                        shared.warn(format!(
+                            "{} {}: recording where its output is for other processes failed: \
+                             {e}; they will run it again",
+                            job.instance_id, job.run.kind
+                        ));
+                    }
+                }
+                Ok(done)
             })
             .await
             .clone();
@@ -645,7 +657,7 @@ async fn claim_shared<B: ContainerBackend>(
         return Ok(Claimed::Ours(None));
     }
     let logs = &shared.settings.outputs.logs;
-    let lock = crate::shared_lock::claim(logs, &run.dir, |holder| {
+    let lock = crate::shared_lock::claim(logs, &run.key, |holder| {
         shared.emit(Event::RunWaiting {
             instance_id: job.instance_id.to_string(),
             run: run.kind,
@@ -654,26 +666,32 @@ async fn claim_shared<B: ContainerBackend>(
     })
     .await
     .map_err(|e| ExecError::Io {
-        path: crate::shared_lock::lock_path(logs, &run.dir)
+        path: crate::shared_lock::lock_path(logs, &run.key)
             .display()
             .to_string(),
         message: e.to_string(),
         kind: e.kind(),
     })?;
-    // Looked at whether or not it waited: the other process may have finished it before.
-    {
-        use crate::plan::{DiskOutputs, ExistingOutput, OutputLookup};
-        let found = DiskOutputs.existing_for(&run.dir, &run.limits);
-        if found == ExistingOutput::Keyed(run.key.clone()) {
-            if let Some(record) = crate::keys::read_key_file(&run.dir) {
+    // Looked at whether or not it waited: another process may have made it before, here or in
+    // the directory of an identical run of another instance.
+    let elsewhere = crate::shared_lock::done_dir(logs, &run.key);
+    for dir in std::iter::once(run.dir.clone()).chain(elsewhere) {
+        if holds_output(&dir, run) {
+            if let Some(record) = crate::keys::read_key_file(&dir) {
                 return Ok(Claimed::Made(Done {
-                    dir: run.dir.clone(),
+                    dir,
                     result: record.result,
                 }));
             }
         }
     }
     Ok(Claimed::Ours(Some(lock)))
+}
+
+/// Whether `dir` holds an output with `run`'s key, made with limits it can stand for.
+fn holds_output(dir: &std::path::Path, run: &RunPlan) -> bool {
+    use crate::plan::{DiskOutputs, ExistingOutput, OutputLookup};
+    DiskOutputs.existing_for(dir, &run.limits) == ExistingOutput::Keyed(run.key.clone())
 }
 
 /// The execution of a flight: its output, or why there is none.
@@ -729,6 +747,11 @@ fn copy_or_report<B: ContainerBackend>(
             }
         }
         (Ok(d), None) if d.dir == job.run.dir => {
+            shared.stats(|s| s.runs_reused += 1);
+            RunOutcome::Reused
+        }
+        // A shared run another process copied meanwhile (the same key): nothing to copy.
+        (Ok(_), None) if job.run.kind.is_shared() && holds_output(&job.run.dir, job.run) => {
             shared.stats(|s| s.runs_reused += 1);
             RunOutcome::Reused
         }
