@@ -120,6 +120,8 @@ pub struct Request {
     /// `--gold-run-id`: the gold run (under the same logs root) of the coverage rows; `None`
     /// finds one ([`benchmark::choose_gold_run`]).
     pub gold_run_id: Option<String>,
+    /// Only the plan is wanted: nothing is written (a shard split is computed, not recorded).
+    pub dry_run: bool,
 }
 
 /// The runtime and, unless not needed, the engine connection of an evaluation: made first, so
@@ -250,19 +252,43 @@ impl Pipeline {
         };
         let tracer = swtbench_tracer::TRACER_PY.to_string();
         let tracer_sha = swtbench_core::hash::sha256_hex(&tracer);
-        let plan = swtbench_runner::plan(
-            &PlanInput {
-                settings: &request.settings,
-                model: &request.predictions.model,
-                instances: &request.dataset.instances,
-                predictions: &request.predictions.predictions,
-                specs: &specs,
-                table: &request.table,
-                images: &images,
-                tracer_sha256: Some(&tracer_sha),
-            },
-            &DiskOutputs,
-        );
+        let plan_with =
+            |predictions: &BTreeMap<swtbench_core::InstanceId, swtbench_core::Prediction>| {
+                swtbench_runner::plan(
+                    &PlanInput {
+                        settings: &request.settings,
+                        model: &request.predictions.model,
+                        instances: &request.dataset.instances,
+                        predictions,
+                        specs: &specs,
+                        table: &request.table,
+                        images: &images,
+                        tracer_sha256: Some(&tracer_sha),
+                    },
+                    &DiskOutputs,
+                )
+            };
+        let mut plan = plan_with(&request.predictions.predictions);
+        if let Some(shard) = request.settings.shard {
+            // The whole plan gives each instance's expected work; the shard's plan has only its
+            // instances (the others have no prediction in it, so no part in its reports).
+            let settings = &request.settings;
+            let logs = &settings.outputs.logs;
+            let record = !request.dry_run;
+            let (mine, info) =
+                crate::shards::instances_of(logs, &settings.run_id, shard, &plan, record)?;
+            let mine: std::collections::BTreeSet<String> = mine.into_iter().collect();
+            let predictions: BTreeMap<swtbench_core::InstanceId, swtbench_core::Prediction> =
+                request
+                    .predictions
+                    .predictions
+                    .iter()
+                    .filter(|(id, _)| mine.contains(id.as_str()))
+                    .map(|(id, p)| (id.clone(), p.clone()))
+                    .collect();
+            plan = plan_with(&predictions);
+            plan.shard = Some(info);
+        }
         Ok(Pipeline {
             rt,
             backend,
@@ -347,7 +373,9 @@ impl Locked {
             return Ok(Finished::Killed);
         }
         let (metrics, notices) = this.metrics(&output);
-        let html = match (&output.run_report_path, this.request.html) {
+        // A shard's page would show a part: the page comes with the report over the whole run.
+        let wants_html = this.request.html && this.request.settings.shard.is_none();
+        let html = match (&output.run_report_path, wants_html) {
             (Some(path), true) => this
                 .write_html(path, &metrics, started.elapsed())
                 .transpose(),
@@ -484,13 +512,14 @@ pub fn check_report_name(model: &str, run_id: &str) -> Result<()> {
 /// One process per run id and output directory (a second one would overwrite the first's
 /// prediction runs and reports), and output directories this user can write to.
 fn acquire_lock(settings: &RunSettings) -> Result<RunLock> {
-    let lock = RunLock::acquire(&settings.outputs.logs, &settings.run_id).map_err(|e| match e {
-        RunLockError::Busy { .. } => Error::input(e).with_hint(
-            "wait for it to finish, stop it (Ctrl-C), or use another --run-id or --output-dir",
-        ),
-        RunLockError::Io { .. } => Error::environment(e)
-            .with_hint("--output-dir must name a directory this user can write to"),
-    })?;
+    let lock = RunLock::acquire_part(&settings.outputs.logs, &settings.run_id, settings.shard)
+        .map_err(|e| match e {
+            RunLockError::Busy { .. } => Error::input(e).with_hint(
+                "wait for it to finish, stop it (Ctrl-C), or use another --run-id or --output-dir",
+            ),
+            RunLockError::Io { .. } => Error::environment(e)
+                .with_hint("--output-dir must name a directory this user can write to"),
+        })?;
     for dir in [&settings.outputs.build_logs, &settings.outputs.results] {
         swtbench_data::fsutil::check_writable_dir(dir).map_err(|e| {
             Error::environment(anyhow!("cannot write to {}: {e}", dir.display()))

@@ -24,6 +24,7 @@ pub mod inputs;
 pub mod limits;
 pub mod report;
 pub mod settings;
+pub mod shards;
 pub mod spec;
 pub mod tables;
 pub mod tree;

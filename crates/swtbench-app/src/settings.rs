@@ -201,6 +201,8 @@ pub struct RunOptions {
     pub extract: ExtractOptions,
     pub reuse_unkeyed: bool,
     pub skip_eval: bool,
+    /// `--shard K/N`.
+    pub shard: Option<swtbench_runner::settings::Shard>,
 }
 
 impl RunOptions {
@@ -244,6 +246,7 @@ impl RunOptions {
         s.extract = self.extract;
         s.reuse_unkeyed = self.reuse_unkeyed;
         s.skip_eval = self.skip_eval;
+        s.shard = self.shard;
         Ok(s)
     }
 }

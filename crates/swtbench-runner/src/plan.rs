@@ -506,6 +506,9 @@ pub struct Plan {
     pub concurrency: Concurrency,
     /// The instances that need containers, in the order they start (longest expected first).
     pub order: Vec<String>,
+    /// The part of the evaluation this plan is (`--shard K/N`), when it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardPlan>,
     pub instances: Vec<InstancePlan>,
     pub images: Vec<ImagePlan>,
     pub counts: PlanCounts,
@@ -636,6 +639,7 @@ pub fn plan(input: &PlanInput<'_>, outputs: &dyn OutputLookup) -> Plan {
         },
         concurrency: Concurrency::of(settings),
         order,
+        shard: None,
         instances,
         images,
         counts,
@@ -712,6 +716,17 @@ fn schedule_order(instances: &[InstancePlan]) -> Vec<String> {
         .into_iter()
         .map(|i| with_cost[i].0.instance_id.clone())
         .collect()
+}
+
+/// This shard among the others.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ShardPlan {
+    pub index: usize,
+    pub count: usize,
+    /// Instances of the whole evaluation.
+    pub of_instances: usize,
+    /// Expected work (image builds and runs) of each shard, in ms, shard 1 first.
+    pub work_ms: Vec<u64>,
 }
 
 /// How many test containers run at once, and why.
@@ -1279,6 +1294,22 @@ impl Plan {
             if self.coverage { "on" } else { "off" }
         );
         let _ = writeln!(s, "  container limits: {}", self.limits_text);
+        if let Some(sh) = &self.shard {
+            let work: Vec<String> = sh
+                .work_ms
+                .iter()
+                .map(|ms| format!("~{}", crate::schedule::describe_ms(*ms)))
+                .collect();
+            let _ = writeln!(
+                s,
+                "  shard {}/{}: {} of the {} instance(s); expected work of the shards: {}",
+                sh.index,
+                sh.count,
+                self.counts.instances,
+                sh.of_instances,
+                work.join(", ")
+            );
+        }
         for i in &self.instances {
             let what = match &i.action {
                 InstanceAction::Skip { cause } => format!("skip: {cause}"),

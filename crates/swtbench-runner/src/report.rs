@@ -228,9 +228,18 @@ pub fn write_run_report(
     results_dir: &Path,
     model_dir: &str,
     run_id: &str,
+    shard: Option<crate::settings::Shard>,
     report: &swtbench_grade::RunReport,
 ) -> std::io::Result<PathBuf> {
-    let path = evaluation_results_path(results_dir, model_dir, run_id);
+    let path = match shard {
+        // A shard's report covers its part: `<model>.<run_id>.shard-K-of-N.json`, beside the
+        // report over the whole run that a run without --shard writes.
+        Some(shard) => {
+            let whole = evaluation_results_path(results_dir, model_dir, run_id);
+            whole.with_extension(format!("{}.json", shard.file_tag()))
+        }
+        None => evaluation_results_path(results_dir, model_dir, run_id),
+    };
     if let Some(dir) = path.parent() {
         swtbench_data::fsutil::remove_stale_temp_files(dir);
     }

@@ -212,6 +212,35 @@ pub fn containers_at_once(workers: usize, limit: Option<u64>, budget: Option<u64
     }
 }
 
+/// Splits work into `count` shards of about equal expected cost: the costliest first, each to
+/// the shard with the least so far (the lowest-numbered among equals). `costs` are (id, ms);
+/// the answer is each one's shard, 0-based, in the order given. The same input gives the same
+/// shards on every machine (ties are broken by id, not by input order).
+pub fn partition(costs: &[(&str, u64)], count: usize) -> Vec<usize> {
+    let count = count.max(1);
+    let mut order: Vec<usize> = (0..costs.len()).collect();
+    order.sort_by(|&a, &b| {
+        costs[b]
+            .1
+            .cmp(&costs[a].1)
+            .then_with(|| costs[a].0.cmp(costs[b].0))
+    });
+    let mut load = vec![(0u64, 0usize); count];
+    let mut shard_of = vec![0; costs.len()];
+    for i in order {
+        // The least loaded, then the one with fewer instances, then the lowest number.
+        let (k, _) = load
+            .iter()
+            .enumerate()
+            .min_by_key(|(k, (ms, n))| (*ms, *n, *k))
+            .unwrap_or((0, &(0, 0)));
+        load[k].0 += costs[i].1;
+        load[k].1 += 1;
+        shard_of[i] = k;
+    }
+    shard_of
+}
+
 /// `1.5 s`, `2 min 5 s`, `1 h 3 min`: an estimate for people.
 pub fn describe_ms(ms: u64) -> String {
     let secs = ms / 1000;
@@ -342,6 +371,46 @@ mod tests {
             "host unknown"
         );
         assert_eq!(containers_at_once(0, None, None), 1);
+    }
+
+    #[test]
+    fn shards_get_about_equal_work_whatever_the_input_order() {
+        let costs = [
+            ("a", 90),
+            ("b", 50),
+            ("c", 40),
+            ("d", 30),
+            ("e", 20),
+            ("f", 0),
+            ("g", 0),
+        ];
+        let shards = partition(&costs, 3);
+        let load = |k: usize| -> u64 {
+            costs
+                .iter()
+                .zip(&shards)
+                .filter(|(_, s)| **s == k)
+                .map(|(c, _)| c.1)
+                .sum()
+        };
+        assert_eq!((load(0), load(1), load(2)), (90, 70, 70));
+        // The free instances (already reused) are spread too.
+        assert_eq!(shards, vec![0, 1, 2, 2, 1, 1, 2]);
+        let mut reversed = costs;
+        reversed.reverse();
+        let again = partition(&reversed, 3);
+        let by_id = |c: &[(&str, u64)], s: &[usize]| -> Vec<(String, usize)> {
+            let mut v: Vec<_> = c
+                .iter()
+                .zip(s)
+                .map(|(c, s)| (c.0.to_string(), *s))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(by_id(&costs, &shards), by_id(&reversed, &again));
+        assert_eq!(partition(&costs, 1), vec![0; 7]);
+        assert!(partition(&[], 4).is_empty());
     }
 
     #[test]

@@ -122,9 +122,11 @@ pub enum RunLockError {
 
 /// Held while a process evaluates a run id in an output directory; released when dropped or
 /// when the process dies (an advisory lock of the kernel, so `kill -9` cannot leave it stale).
+/// The shards of a run (`--shard K/N`) share the run's lock and each holds its own: shards run
+/// side by side, a whole run excludes them and they exclude it.
 #[derive(Debug)]
 pub struct RunLock {
-    _file: File,
+    _files: Vec<File>,
     path: PathBuf,
 }
 
@@ -134,49 +136,83 @@ pub const RUN_LOCK_FILE: &str = ".swtbench-run.lock";
 impl RunLock {
     /// Takes the lock of `run_id` under the logs root, or says who holds it.
     pub fn acquire(logs_root: &Path, run_id: &str) -> Result<RunLock, RunLockError> {
+        Self::acquire_part(logs_root, run_id, None)
+    }
+
+    /// [`RunLock::acquire`] for a shard of the run (`None`: the whole run).
+    pub fn acquire_part(
+        logs_root: &Path,
+        run_id: &str,
+        shard: Option<crate::settings::Shard>,
+    ) -> Result<RunLock, RunLockError> {
         let dir = logs_root.join(run_id);
-        let path = dir.join(RUN_LOCK_FILE);
-        let io = |source: std::io::Error| RunLockError::Io {
-            path: path.clone(),
+        let main = dir.join(RUN_LOCK_FILE);
+        let io = |path: &Path, source: std::io::Error| RunLockError::Io {
+            path: path.to_path_buf(),
             source,
         };
-        std::fs::create_dir_all(&dir).map_err(io)?;
-        // Never removed: deleting a lock file while another process opens it lets two processes
-        // lock two different files.
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
-        if let Err(e) =
-            rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
-        {
-            if e == rustix::io::Errno::WOULDBLOCK {
-                let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
-                let holder = holder.trim();
-                return Err(RunLockError::Busy {
-                    run_id: run_id.to_string(),
-                    path: path.clone(),
-                    holder: (!holder.is_empty()).then(|| describe_holder(holder)),
-                });
-            }
-            return Err(io(e.into()));
-        }
-        // Say who holds it, for the message of a process that finds it taken.
-        let session = Session::current();
-        let _ = file.set_len(0);
-        let _ = file.rewind();
-        let _ = writeln!(file, "{}", session.as_str());
-        let _ = file.flush();
-        Ok(RunLock { _file: file, path })
+        std::fs::create_dir_all(&dir).map_err(|e| io(&main, e))?;
+        use rustix::fs::FlockOperation::{NonBlockingLockExclusive, NonBlockingLockShared};
+        let Some(shard) = shard else {
+            let file = lock_file(&main, run_id, NonBlockingLockExclusive)?;
+            return Ok(RunLock {
+                _files: vec![file],
+                path: main,
+            });
+        };
+        let whole = lock_file(&main, run_id, NonBlockingLockShared)?;
+        let own = dir.join(format!(".swtbench-run.{}.lock", shard.file_tag()));
+        let part = lock_file(&own, run_id, NonBlockingLockExclusive)?;
+        Ok(RunLock {
+            _files: vec![whole, part],
+            path: own,
+        })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Opens `path` and takes `how` on it, or says who holds it. Lock files are never removed:
+/// deleting a lock file while another process opens it lets two processes lock two files.
+fn lock_file(
+    path: &Path,
+    run_id: &str,
+    how: rustix::fs::FlockOperation,
+) -> Result<File, RunLockError> {
+    let io = |source: std::io::Error| RunLockError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(io)?;
+    if let Err(e) = rustix::fs::flock(&file, how) {
+        if e == rustix::io::Errno::WOULDBLOCK {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = holder.trim();
+            return Err(RunLockError::Busy {
+                run_id: run_id.to_string(),
+                path: path.to_path_buf(),
+                holder: (!holder.is_empty()).then(|| describe_holder(holder)),
+            });
+        }
+        return Err(io(e.into()));
+    }
+    if how == rustix::fs::FlockOperation::NonBlockingLockExclusive {
+        // Say who holds it, for the message of a process that finds it taken.
+        let _ = file.set_len(0);
+        let _ = file.rewind();
+        let _ = writeln!(file, "{}", Session::current().as_str());
+        let _ = file.flush();
+    }
+    Ok(file)
 }
 
 fn describe_holder(session: &str) -> String {
@@ -239,6 +275,26 @@ mod tests {
         let other = RunLock::acquire(dir.path(), "r2").expect("other run id");
         drop(lock);
         let again = RunLock::acquire(dir.path(), "r1").expect("after release");
-        drop((again, other));
+        drop(again);
+
+        // Shards run side by side; a whole run and a shard exclude each other; a shard runs once.
+        let shard = |k| Some(crate::settings::Shard { index: k, count: 3 });
+        let one = RunLock::acquire_part(dir.path(), "r1", shard(1)).expect("shard 1");
+        let two = RunLock::acquire_part(dir.path(), "r1", shard(2)).expect("shard 2");
+        assert!(matches!(
+            RunLock::acquire_part(dir.path(), "r1", shard(2)),
+            Err(RunLockError::Busy { .. })
+        ));
+        assert!(matches!(
+            RunLock::acquire(dir.path(), "r1"),
+            Err(RunLockError::Busy { .. })
+        ));
+        drop((one, two));
+        let whole = RunLock::acquire(dir.path(), "r1").expect("whole after the shards");
+        assert!(matches!(
+            RunLock::acquire_part(dir.path(), "r1", shard(3)),
+            Err(RunLockError::Busy { .. })
+        ));
+        drop((whole, other));
     }
 }

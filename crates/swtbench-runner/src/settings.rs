@@ -185,6 +185,42 @@ pub struct RunSettings {
     /// Do not run anything: grade the outputs that are already there (the original's
     /// `--skip_eval`).
     pub skip_eval: bool,
+    /// `--shard K/N`: this process evaluates the K-th of N parts of the selected instances.
+    pub shard: Option<Shard>,
+}
+
+/// One of `count` parts of an evaluation (`--shard K/N`; `index` is K, from 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Shard {
+    /// Reads `K/N` with 1 ≤ K ≤ N.
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let bad = || format!("--shard takes K/N with 1 <= K <= N (like 2/8), not {text:?}");
+        let (k, n) = text.trim().split_once('/').ok_or_else(bad)?;
+        let (index, count): (usize, usize) = (
+            k.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// `shard-2-of-8`: how its files are told apart.
+    pub fn file_tag(&self) -> String {
+        format!("shard-{}-of-{}", self.index, self.count)
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 impl RunSettings {
@@ -208,6 +244,7 @@ impl RunSettings {
             extract: ExtractOptions::default(),
             reuse_unkeyed: false,
             skip_eval: false,
+            shard: None,
         }
     }
 

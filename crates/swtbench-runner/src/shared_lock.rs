@@ -36,7 +36,10 @@ pub const LOCKS_DIR: &str = ".swtbench-locks";
 /// `<logs root>/.swtbench-locks/<key[..2]>/<key>.<ext>`.
 fn key_file(logs_root: &Path, key: &str, ext: &str) -> PathBuf {
     let fan = key.get(..2).unwrap_or("__");
-    logs_root.join(LOCKS_DIR).join(fan).join(format!("{key}.{ext}"))
+    logs_root
+        .join(LOCKS_DIR)
+        .join(fan)
+        .join(format!("{key}.{ext}"))
 }
 
 /// The lock file of a content key.
@@ -188,7 +191,10 @@ mod tests {
             .expect("sh");
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while matches!(try_claim(dir.path(), &run), Ok(Claim::Taken(_))) {
-            assert!(std::time::Instant::now() < deadline, "flock(1) never took it");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "flock(1) never took it"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         child.kill().expect("kill -9");
@@ -198,7 +204,10 @@ mod tests {
             if matches!(try_claim(dir.path(), &run), Ok(Claim::Taken(_))) {
                 break;
             }
-            assert!(std::time::Instant::now() < deadline, "still locked after the kill");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "still locked after the kill"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }

@@ -2005,7 +2005,12 @@ async fn two_evaluations_on_one_output_directory_execute_each_shared_run_once() 
         run_to_end(&fake, &s, &second, &sink2)
     );
     for out in [&a, &b] {
-        assert_eq!(out.results[0].outcome, InstanceOutcome::Resolved, "{:?}", out.results);
+        assert_eq!(
+            out.results[0].outcome,
+            InstanceOutcome::Resolved,
+            "{:?}",
+            out.results
+        );
     }
     let shared_execs = eval_order(&fake, 0)
         .into_iter()
@@ -2019,12 +2024,19 @@ async fn two_evaluations_on_one_output_directory_execute_each_shared_run_once() 
             .filter(|e| matches!(e, Event::RunWaiting { .. }))
             .count()
     };
-    assert!(waited(&sink1) + waited(&sink2) >= 1, "one waited for the other");
+    assert!(
+        waited(&sink1) + waited(&sink2) >= 1,
+        "one waited for the other"
+    );
     let report = |run_id: &str| {
         std::fs::read(dir.path().join(format!(
             "run_instance_swt_logs/{run_id}/org__model/acme__calc-1/report.json"
         )))
         .unwrap()
     };
-    assert_eq!(report("r1"), report("r2"), "the same grade from the same runs");
+    assert_eq!(
+        report("r1"),
+        report("r2"),
+        "the same grade from the same runs"
+    );
 }

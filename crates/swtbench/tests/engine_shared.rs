@@ -83,7 +83,13 @@ fn shared_keys(out: &Path) -> usize {
         .flat_map(|inst| std::fs::read_dir(inst.path()).into_iter().flatten())
         .flatten()
         .filter_map(|d| std::fs::read_to_string(d.path().join("swtbench_key.json")).ok())
-        .filter_map(|k| Some(serde_json::from_str::<Value>(&k).ok()?["key"].as_str()?.to_string()))
+        .filter_map(|k| {
+            Some(
+                serde_json::from_str::<Value>(&k).ok()?["key"]
+                    .as_str()?
+                    .to_string(),
+            )
+        })
         .collect::<std::collections::BTreeSet<String>>()
         .len()
 }
@@ -127,7 +133,11 @@ fn engine_two_models_at_once_share_their_gold_and_base_runs_and_execute_each_onc
         let report = |id: &str, model: &str| {
             std::fs::read(logs.join(id).join(model).join(&inst).join("report.json")).ok()
         };
-        assert_eq!(report(&id_a, "model-a"), report(&id_b, "model-b"), "{inst:?}");
+        assert_eq!(
+            report(&id_a, "model-a"),
+            report(&id_b, "model-b"),
+            "{inst:?}"
+        );
     }
     assert!(containers_of(&id_a).is_empty() && containers_of(&id_b).is_empty());
 }
@@ -146,7 +156,9 @@ fn engine_a_holder_killed_with_sigkill_does_not_hold_the_next_process_up() {
         let running_shared = events_of(&ev_a).iter().any(|e| {
             e["event"] == "instance_phase"
                 && e["phase"]["kind"] == "running"
-                && e["phase"]["run"].as_str().is_some_and(|r| r.starts_with("gold_"))
+                && e["phase"]["run"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with("gold_"))
         });
         if running_shared {
             break;

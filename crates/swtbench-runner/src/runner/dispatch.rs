@@ -418,7 +418,7 @@ fn write_report<B: ContainerBackend>(
         .into_iter()
         .filter(|id| !report.outcomes.contains_key(id))
         .collect();
-    if !report.not_in_this_report_ids.is_empty() {
+    if !report.not_in_this_report_ids.is_empty() && settings.shard.is_none() {
         shared.warn(format!(
             "the run report covers the {} instance(s) of this invocation; {} other instance(s) \
              have reports under run id {} (listed as not_in_this_report_ids): run again with all \
@@ -432,6 +432,7 @@ fn write_report<B: ContainerBackend>(
         &settings.outputs.results,
         &shared.model_dir,
         &settings.run_id,
+        settings.shard,
         &report,
     ) {
         Ok(path) => {

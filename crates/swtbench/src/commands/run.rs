@@ -98,6 +98,14 @@ pub struct RunArgs {
           num_args = 0..=1, default_value = "false", default_missing_value = "true")]
     pub skip_eval: bool,
 
+    /// Evaluate the K-th of N parts of the selected instances (like 2/8): parts of about equal
+    /// expected work, the same on every machine (the first shard to start records the split in
+    /// the output directory; the others follow it). Shards share the output directory and run
+    /// side by side; each writes `<model>.<run id>.shard-K-of-N.json`. Once all are done, the
+    /// same command without --shard reuses every run and writes the reports over the whole run.
+    #[arg(long, value_name = "K/N", value_parser = swtbench_runner::settings::Shard::parse)]
+    pub shard: Option<swtbench_runner::settings::Shard>,
+
     /// Raise the soft limit of open files to this (never the hard limit).
     #[arg(long, alias = "open_file_limit", value_name = "N", default_value_t = 4096,
           allow_negative_numbers = true, value_parser = parse_count::<u64>)]
@@ -223,6 +231,7 @@ fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSettings, CliErr
         extract: args.styles.options(),
         reuse_unkeyed: args.reuse_unkeyed_outputs,
         skip_eval: args.skip_eval,
+        shard: args.shard,
     };
     Ok(options.resolve(host)?)
 }
@@ -266,6 +275,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
         filter_swt: args.dataset.filter_swt,
         html: !args.no_html,
         gold_run_id: args.gold_run_id.clone(),
+        dry_run: args.dry_run,
     };
     let pipeline = Pipeline::prepare(engine, request)?;
     if args.dry_run {
