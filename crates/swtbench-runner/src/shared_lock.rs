@@ -183,14 +183,14 @@ mod tests {
         // is killed with SIGKILL while holding it.
         let script = format!(
             "exec 9>>'{}'; flock -x 9; exec sleep 60",
-            lock_path(dir.path(), &run).display()
+            lock_path(dir.path(), run).display()
         );
         let mut child = std::process::Command::new("sh")
             .args(["-c", &script])
             .spawn()
             .expect("sh");
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while matches!(try_claim(dir.path(), &run), Ok(Claim::Taken(_))) {
+        while matches!(try_claim(dir.path(), run), Ok(Claim::Taken(_))) {
             assert!(
                 std::time::Instant::now() < deadline,
                 "flock(1) never took it"
@@ -201,7 +201,7 @@ mod tests {
         let _ = child.wait();
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         loop {
-            if matches!(try_claim(dir.path(), &run), Ok(Claim::Taken(_))) {
+            if matches!(try_claim(dir.path(), run), Ok(Claim::Taken(_))) {
                 break;
             }
             assert!(
