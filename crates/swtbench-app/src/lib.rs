@@ -25,6 +25,8 @@ pub mod limits;
 pub mod report;
 pub mod settings;
 pub mod shards;
+pub mod shell;
+pub mod slurm;
 pub mod spec;
 pub mod tables;
 pub mod tree;

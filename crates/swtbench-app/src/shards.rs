@@ -149,3 +149,276 @@ pub fn instances_of(
     };
     Ok((mine, info))
 }
+
+/// How far one shard of a run is, from the shared output tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ShardStatus {
+    pub shard: Shard,
+    /// Its instances, sorted.
+    pub instances: Vec<String>,
+    /// How many of them have a `report.json` under the run's model directory.
+    pub graded: usize,
+    /// Its run report, when it wrote one.
+    pub report: Option<PathBuf>,
+    /// Instances its run report lists as interrupted (the shard stopped before them).
+    pub interrupted: Vec<String>,
+    /// What its run report said, for the merge.
+    #[serde(skip)]
+    outcomes: swtbench_runner::ShardOutcomes,
+}
+
+impl ShardStatus {
+    /// The shard wrote its run report and evaluated every instance it was given.
+    pub fn finished(&self) -> bool {
+        self.report.is_some() && self.interrupted.is_empty()
+    }
+
+    /// One line: `shard 2/3: 4 of 9 graded, finished` and the like.
+    pub fn describe(&self) -> String {
+        let state = match (&self.report, self.interrupted.len()) {
+            (None, _) => "no run report yet (not started, running, or killed)".to_string(),
+            (Some(_), 0) => "finished".to_string(),
+            (Some(_), n) => format!("interrupted before {n} instance(s)"),
+        };
+        format!(
+            "shard {}: {} of {} instance(s) graded, {state}",
+            self.shard,
+            self.graded,
+            self.instances.len()
+        )
+    }
+}
+
+/// Where a run's shards are, from its recorded split: `None` when the run was not split.
+pub fn status(
+    logs_root: &Path,
+    results_dir: &Path,
+    model_dir: &str,
+    run_id: &str,
+) -> Result<Option<Vec<ShardStatus>>> {
+    let path = record_path(logs_root, run_id);
+    let Some(record) = read(&path)? else {
+        return Ok(None);
+    };
+    let reports_dir = logs_root.join(run_id).join(model_dir);
+    let mut out = Vec::with_capacity(record.count);
+    for index in 1..=record.count {
+        let shard = Shard {
+            index,
+            count: record.count,
+        };
+        let instances: Vec<String> = record
+            .shards
+            .iter()
+            .filter(|(_, k)| **k == index)
+            .map(|(id, _)| id.clone())
+            .collect();
+        let graded = instances
+            .iter()
+            .filter(|id| {
+                reports_dir
+                    .join(id.as_str())
+                    .join(swtbench_core::layout::REPORT_FILE)
+                    .is_file()
+            })
+            .count();
+        let report_path =
+            swtbench_runner::report::run_report_path(results_dir, model_dir, run_id, Some(shard));
+        let (report, interrupted, outcomes) = match std::fs::read(&report_path) {
+            Ok(bytes) => {
+                let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+                    Error::input(anyhow!(
+                        "reading the run report of shard {shard} {}: {e}",
+                        report_path.display()
+                    ))
+                    .with_hint(format!("run shard {shard} again to write it anew"))
+                })?;
+                let said = ShardReport::from_value(&value);
+                let interrupted = instances
+                    .iter()
+                    .filter(|id| said.interrupted.contains(id.as_str()))
+                    .cloned()
+                    .collect();
+                (Some(report_path), interrupted, said.outcomes)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                (None, Vec::new(), Default::default())
+            }
+            Err(e) => {
+                return Err(Error::environment(anyhow!(
+                    "reading the run report of shard {shard} {}: {e}",
+                    report_path.display()
+                )))
+            }
+        };
+        out.push(ShardStatus {
+            shard,
+            instances,
+            graded,
+            report,
+            interrupted,
+            outcomes,
+        });
+    }
+    Ok(Some(out))
+}
+
+/// What the merge needs of a shard's run report.
+#[derive(Debug, Default)]
+struct ShardReport {
+    interrupted: std::collections::BTreeSet<String>,
+    outcomes: swtbench_runner::ShardOutcomes,
+}
+
+impl ShardReport {
+    fn from_value(v: &serde_json::Value) -> ShardReport {
+        let ids = |key: &str| -> std::collections::BTreeSet<String> {
+            v.get(key)
+                .and_then(|a| a.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let texts = |key: &str| -> BTreeMap<String, String> {
+            v.get(key)
+                .and_then(|o| o.as_object())
+                .map(|o| {
+                    o.iter()
+                        .filter_map(|(k, s)| Some((k.clone(), s.as_str()?.to_string())))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let reasons = texts("error_reasons");
+        let causes = texts("error_causes");
+        let skipped = ids("skipped_ids");
+        let interrupted_text = swtbench_grade::run_report::SkipReason::Interrupted.to_string();
+        let interrupted = reasons
+            .iter()
+            .filter(|(_, r)| **r == interrupted_text)
+            .map(|(id, _)| id.clone())
+            .collect();
+        let errors = ids("error_ids")
+            .into_iter()
+            .filter(|id| !skipped.contains(id))
+            .filter_map(|id| {
+                let reason = reasons.get(&id)?.clone();
+                let cause = causes.get(&id).cloned();
+                Some((id, (reason, cause)))
+            })
+            .collect();
+        ShardReport {
+            interrupted,
+            outcomes: swtbench_runner::ShardOutcomes {
+                reused: ids("completed_ids"),
+                errors,
+            },
+        }
+    }
+}
+
+/// For `run --merge`: checks that every shard of the run finished and that the merge selects
+/// the instances that were split, and gives back what the shards' run reports said. Names the
+/// shards and instances that are missing.
+pub fn merge_outcomes(
+    logs_root: &Path,
+    results_dir: &Path,
+    model_dir: &str,
+    run_id: &str,
+    plan: &Plan,
+) -> Result<swtbench_runner::ShardOutcomes> {
+    let path = record_path(logs_root, run_id);
+    let Some(statuses) = status(logs_root, results_dir, model_dir, run_id)? else {
+        return Err(Error::input(anyhow!(
+            "run id {run_id} was not split into shards ({} is not there): nothing to merge",
+            path.display()
+        ))
+        .with_hint(
+            "run the shards first (--shard K/N with the same flags), or run without --merge",
+        ));
+    };
+    let split: std::collections::BTreeSet<&str> = statuses
+        .iter()
+        .flat_map(|s| s.instances.iter().map(String::as_str))
+        .collect();
+    let selected: std::collections::BTreeSet<&str> = plan
+        .instances
+        .iter()
+        .filter(|ip| ip.in_run())
+        .map(|ip| ip.instance_id.as_str())
+        .collect();
+    if split != selected {
+        let extra = selected.difference(&split).count();
+        let absent = split.difference(&selected).count();
+        return Err(Error::input(anyhow!(
+            "run id {run_id} was split into {} shard(s) of {} instance(s) ({}); this merge selects \
+             {} instance(s): {extra} not in the split, {absent} of the split not selected",
+            statuses.len(),
+            split.len(),
+            path.display(),
+            selected.len()
+        ))
+        .with_hint(
+            "merge with the same dataset, selection and predictions the shards were given",
+        ));
+    }
+    let unfinished: Vec<String> = statuses
+        .iter()
+        .filter(|s| !s.finished())
+        .map(|s| {
+            let waiting: Vec<&str> = if s.report.is_none() {
+                s.instances.iter().map(String::as_str).collect()
+            } else {
+                s.interrupted.iter().map(String::as_str).collect()
+            };
+            format!("{} ({})", s.describe(), list_some(&waiting))
+        })
+        .collect();
+    if !unfinished.is_empty() {
+        let shards: Vec<String> = statuses
+            .iter()
+            .filter(|s| !s.finished())
+            .map(|s| format!("--shard {}", s.shard))
+            .collect();
+        return Err(Error::input(anyhow!(
+            "not every shard of run id {run_id} finished: {}",
+            unfinished.join("; ")
+        ))
+        .with_hint(format!(
+            "run {} with the same flags (finished runs are reused), then merge again",
+            shards.join(", ")
+        )));
+    }
+    let mut merged = swtbench_runner::ShardOutcomes::default();
+    for s in statuses {
+        let mine: std::collections::BTreeSet<&String> = s.instances.iter().collect();
+        merged
+            .reused
+            .extend(s.outcomes.reused.into_iter().filter(|id| mine.contains(id)));
+        merged.errors.extend(
+            s.outcomes
+                .errors
+                .into_iter()
+                .filter(|(id, _)| mine.contains(id)),
+        );
+    }
+    Ok(merged)
+}
+
+/// `a, b, c and 7 more`.
+fn list_some(ids: &[&str]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = ids
+        .iter()
+        .take(SHOWN)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > SHOWN {
+        text.push_str(&format!(" and {} more", ids.len() - SHOWN));
+    }
+    text
+}

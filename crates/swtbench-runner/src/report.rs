@@ -223,6 +223,22 @@ pub fn write_summary(report_dir: &Path, summary: &InstanceSummary) -> std::io::R
     write_atomic(&report_dir.join(INSTANCE_SUMMARY_FILE), text.as_bytes()).map_err(|e| e.source)
 }
 
+/// Where the run report of `run_id` (or of one of its shards) is.
+pub fn run_report_path(
+    results_dir: &Path,
+    model_dir: &str,
+    run_id: &str,
+    shard: Option<crate::settings::Shard>,
+) -> PathBuf {
+    let whole = evaluation_results_path(results_dir, model_dir, run_id);
+    match shard {
+        // A shard's report covers its part: `<model>.<run_id>.shard-K-of-N.json`, beside the
+        // report over the whole run that a run without --shard writes.
+        Some(shard) => whole.with_extension(format!("{}.json", shard.file_tag())),
+        None => whole,
+    }
+}
+
 /// Writes the run report and returns its path.
 pub fn write_run_report(
     results_dir: &Path,
@@ -231,15 +247,7 @@ pub fn write_run_report(
     shard: Option<crate::settings::Shard>,
     report: &swtbench_grade::RunReport,
 ) -> std::io::Result<PathBuf> {
-    let path = match shard {
-        // A shard's report covers its part: `<model>.<run_id>.shard-K-of-N.json`, beside the
-        // report over the whole run that a run without --shard writes.
-        Some(shard) => {
-            let whole = evaluation_results_path(results_dir, model_dir, run_id);
-            whole.with_extension(format!("{}.json", shard.file_tag()))
-        }
-        None => evaluation_results_path(results_dir, model_dir, run_id),
-    };
+    let path = run_report_path(results_dir, model_dir, run_id, shard);
     if let Some(dir) = path.parent() {
         swtbench_data::fsutil::remove_stale_temp_files(dir);
     }

@@ -106,6 +106,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "K/N", value_parser = swtbench_runner::settings::Shard::parse)]
     pub shard: Option<swtbench_runner::settings::Shard>,
 
+    /// Once every shard of the run finished: write the run report, the HTML page and the table
+    /// over all of them from their outputs, running nothing (the same flags as the shards,
+    /// without --shard). The reports are the ones a single process evaluating everything writes;
+    /// shards or instances that are missing are named and nothing is written.
+    #[arg(long, conflicts_with_all = ["shard", "skip_eval"])]
+    pub merge: bool,
+
     /// Raise the soft limit of open files to this (never the hard limit).
     #[arg(long, alias = "open_file_limit", value_name = "N", default_value_t = 4096,
           allow_negative_numbers = true, value_parser = parse_count::<u64>)]
@@ -230,7 +237,7 @@ fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSettings, CliErr
         patch_types: args.patch_types.clone(),
         extract: args.styles.options(),
         reuse_unkeyed: args.reuse_unkeyed_outputs,
-        skip_eval: args.skip_eval,
+        skip_eval: args.skip_eval || args.merge,
         shard: args.shard,
     };
     Ok(options.resolve(host)?)
@@ -250,7 +257,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
         printer.warn(&w.to_string());
     }
     // The engine first: an unreachable engine is one clear error before any work.
-    let engine = Engine::connect(match (args.skip_eval, args.dry_run) {
+    let engine = Engine::connect(match (args.skip_eval || args.merge, args.dry_run) {
         (true, _) => EngineUse::Never,
         (false, true) => EngineUse::IfReachable,
         (false, false) => EngineUse::Required,
@@ -276,6 +283,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
         html: !args.no_html,
         gold_run_id: args.gold_run_id.clone(),
         dry_run: args.dry_run,
+        merge: args.merge,
     };
     let pipeline = Pipeline::prepare(engine, request)?;
     if args.dry_run {
