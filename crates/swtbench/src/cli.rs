@@ -49,6 +49,8 @@ pub enum Command {
     Images(commands::images::ImagesArgs),
     /// Remove the containers and temporary images a run left behind.
     Clean(commands::clean::CleanArgs),
+    /// Evaluate on a Slurm cluster: the run's shards as an array job and a merge job after it.
+    Slurm(commands::slurm::SlurmArgs),
     /// Turn raw model outputs into git diffs (--patch-types) without running anything.
     Extract(Box<commands::extract::ExtractArgs>),
 }

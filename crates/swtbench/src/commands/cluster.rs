@@ -14,7 +14,7 @@ pub struct OwnFlag {
 }
 
 /// Run flags a cluster command sets itself and so refuses from the user.
-pub const SET_BY_CLUSTER: [&str; 3] = ["shard", "dry-run", "json"];
+pub const SET_BY_CLUSTER: [&str; 4] = ["shard", "merge", "dry-run", "json"];
 
 /// The arguments after the subcommand `path` (e.g. `["slurm", "submit"]`) in `argv` (the
 /// process's arguments, program name first). Global flags before the subcommand (`-q`) take no

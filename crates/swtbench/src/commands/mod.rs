@@ -10,6 +10,7 @@ pub mod images;
 pub mod parse_log;
 pub mod report;
 pub mod run;
+pub mod slurm;
 pub mod spec;
 pub mod validate;
 
@@ -29,6 +30,7 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> CliResult {
         Command::Run(args) => run::run(*args, printer),
         Command::Images(args) => images::run(args, printer),
         Command::Clean(args) => clean::run(args, printer),
+        Command::Slurm(args) => slurm::run(args, printer),
         Command::Extract(args) => extract::run(*args, printer),
     }
 }
