@@ -422,3 +422,119 @@ fn list_some(ids: &[&str]) -> String {
     }
     text
 }
+
+/// For `images build --shard K/N`: which of `specs` (instance id, its env image's key when its
+/// spec rendered) shard `shard` builds. Instances that share an env image stay together, so that
+/// the env image is built once, unless their builds are more than a shard's share of the work:
+/// then they are cut into about equal pieces, each building the env image (on machines of their
+/// own it has to be built or pulled on each anyway). Work is counted at the schedule's estimates
+/// (an env image, and an image per instance) as if nothing were built yet, so that the split
+/// depends on the inputs only and is the same on every machine. Gives back the positions in
+/// `specs` of the shard's instances, in order.
+pub fn image_shard(specs: &[(&str, Option<&str>)], shard: Shard) -> Vec<usize> {
+    use swtbench_runner::schedule::{ENV_BUILD_SECS, INSTANCE_BUILD_SECS};
+    let ms = |instances: usize| {
+        ((ENV_BUILD_SECS + INSTANCE_BUILD_SECS * instances as f64) * 1000.0) as u64
+    };
+    let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, (id, env)) in specs.iter().enumerate() {
+        groups.entry(env.unwrap_or(id)).or_default().push(i);
+    }
+    for members in groups.values_mut() {
+        members.sort_by_key(|&i| specs[i].0);
+    }
+    let total: u64 = groups.values().map(|m| ms(m.len())).sum();
+    let share = (total / shard.count.max(1) as u64).max(1);
+    // (name, members) pieces: a group, or a piece of one that is too big for a shard.
+    let mut pieces: Vec<(String, Vec<usize>)> = Vec::new();
+    for (key, members) in &groups {
+        let n = (ms(members.len()).div_ceil(share) as usize).clamp(1, members.len());
+        let size = members.len().div_ceil(n);
+        for (j, chunk) in members.chunks(size).enumerate() {
+            pieces.push((format!("{key}#{j:06}"), chunk.to_vec()));
+        }
+    }
+    let costs: Vec<(&str, u64)> = pieces
+        .iter()
+        .map(|(name, members)| (name.as_str(), ms(members.len())))
+        .collect();
+    let of = swtbench_runner::schedule::partition(&costs, shard.count);
+    let mut mine: Vec<usize> = pieces
+        .iter()
+        .zip(of)
+        .filter(|(_, k)| k + 1 == shard.index)
+        .flat_map(|((_, members), _)| members.iter().copied())
+        .collect();
+    mine.sort_unstable();
+    mine
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_shards_keep_an_env_image_in_one_shard_and_cover_every_instance_once() {
+        let specs: Vec<(String, Option<String>)> = (0..20)
+            .map(|i| {
+                (
+                    format!("repo__r-{i}"),
+                    (i % 7 != 3).then(|| format!("env-{}", i % 5)),
+                )
+            })
+            .collect();
+        let view: Vec<(&str, Option<&str>)> = specs
+            .iter()
+            .map(|(id, env)| (id.as_str(), env.as_deref()))
+            .collect();
+        let count = 3;
+        let parts: Vec<Vec<usize>> = (1..=count)
+            .map(|index| image_shard(&view, Shard { index, count }))
+            .collect();
+        let mut all: Vec<usize> = parts.iter().flatten().copied().collect();
+        all.sort_unstable();
+        assert_eq!(
+            all,
+            (0..20).collect::<Vec<_>>(),
+            "each instance in exactly one shard"
+        );
+        // Five env images of 3-4 instances (plus three without a spec) over 3 shards: no group
+        // is bigger than a shard's share, so each env image is built by one shard.
+        for env in 0..5 {
+            let key = format!("env-{env}");
+            let holders = parts
+                .iter()
+                .filter(|p| p.iter().any(|&i| specs[i].1.as_deref() == Some(&key)))
+                .count();
+            assert_eq!(holders, 1, "{key} is built by one shard");
+        }
+        assert!(parts.iter().all(|p| !p.is_empty()), "{parts:?}");
+        // The same inputs in another order give the same instances per shard.
+        let mut reversed = view.clone();
+        reversed.reverse();
+        let ids = |v: &[(&str, Option<&str>)], p: Vec<usize>| -> Vec<String> {
+            let mut ids: Vec<String> = p.into_iter().map(|i| v[i].0.to_string()).collect();
+            ids.sort();
+            ids
+        };
+        for index in 1..=count {
+            let s = Shard { index, count };
+            assert_eq!(
+                ids(&view, image_shard(&view, s)),
+                ids(&reversed, image_shard(&reversed, s))
+            );
+        }
+    }
+
+    #[test]
+    fn a_group_bigger_than_a_shards_share_is_cut_into_pieces() {
+        let ids: Vec<String> = (0..12).map(|i| format!("repo__r-{i:02}")).collect();
+        let view: Vec<(&str, Option<&str>)> =
+            ids.iter().map(|id| (id.as_str(), Some("env"))).collect();
+        let sizes: Vec<usize> = (1..=3)
+            .map(|index| image_shard(&view, Shard { index, count: 3 }).len())
+            .collect();
+        assert_eq!(sizes, vec![4, 4, 4]);
+        assert_eq!(image_shard(&view, Shard { index: 1, count: 1 }).len(), 12);
+    }
+}

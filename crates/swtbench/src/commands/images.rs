@@ -65,6 +65,12 @@ pub struct BuildArgs {
     /// Base directory of image_build_logs/.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub output_dir: PathBuf,
+
+    /// Build the images of the K-th of N parts of the selected instances (like 2/8): instances
+    /// that share an env image are in one part, parts of about equal build work, the same on
+    /// every machine.
+    #[arg(long, value_name = "K/N", value_parser = swtbench_runner::settings::Shard::parse)]
+    pub shard: Option<swtbench_runner::settings::Shard>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -200,7 +206,20 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
         output_dir: args.output_dir.clone(),
         network,
     };
-    let specs = app::render_specs(&dataset.instances, &table, &files);
+    let mut specs = app::render_specs(&dataset.instances, &table, &files);
+    if let Some(shard) = args.shard {
+        let keys: Vec<(&str, Option<&str>)> = specs
+            .iter()
+            .map(|(id, s)| (id.as_str(), s.as_ref().ok().map(|s| s.keys.env.as_str())))
+            .collect();
+        let mine = swtbench_app::shards::image_shard(&keys, shard);
+        let of = specs.len();
+        specs = mine.into_iter().map(|i| specs[i].clone()).collect();
+        printer.info(&format!(
+            "shard {shard}: {} of {of} instance(s)",
+            specs.len()
+        ));
+    }
     let built = rt.block_on(app::build_images(Arc::new(backend), specs, options));
     let mut failed = 0;
     for (id, r) in &built.results {
