@@ -344,6 +344,22 @@ pub struct Locked {
 }
 
 impl Locked {
+    /// The plan being followed.
+    pub fn plan(&self) -> &Plan {
+        &self.pipeline.plan
+    }
+
+    /// The instances of the run report, in dataset order.
+    pub fn instance_ids(&self) -> Vec<String> {
+        self.pipeline
+            .plan
+            .instances
+            .iter()
+            .filter(|ip| ip.in_run())
+            .map(|ip| ip.instance_id.clone())
+            .collect()
+    }
+
     /// Follows the plan; Ctrl-C escalates through [`Signal`]s, each reported to `on_signal`. The
     /// lock is held until this value is dropped, so keep it while the results are shown.
     pub fn execute(

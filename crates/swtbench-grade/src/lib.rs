@@ -28,6 +28,7 @@ pub mod parsers;
 pub mod report;
 pub mod run_report;
 pub mod scan;
+pub mod stability;
 pub mod transitions;
 pub mod tree;
 
