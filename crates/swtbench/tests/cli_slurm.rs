@@ -3,36 +3,12 @@
 //! (shards graded with --skip-eval, so nothing needs containers).
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+#[path = "support/cli.rs"]
+mod cli_support;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::path::Path;
 
-fn make_fixture(dir: &Path) -> PathBuf {
-    let fx = dir.join("fx");
-    let made = Command::new("python3")
-        .arg(workspace().join("fixtures/benchmark/make_benchmark.py"))
-        .arg(&fx)
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
-    fx
-}
-
-fn swtbench(args: &[String], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_swtbench"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("SWTBENCH_REPO_MIRROR")
-        .output()
-        .unwrap()
-}
+use cli_support::{make_fixture, swtbench, workspace};
 
 /// The fixture's run flags, run id `r1`, outputs under `out`.
 fn run_flags(fx: &Path, out: &Path) -> Vec<String> {

@@ -443,7 +443,7 @@ fn repeat_rest(
 
 fn signal_handler(printer: &Printer) -> Arc<dyn Fn(Signal) + Send + Sync> {
     let p = *printer;
-    let on_signal = Arc::new(move |s: Signal| {
+    Arc::new(move |s: Signal| {
         match s {
         Signal::Interrupt => p.info(
             "interrupted: stopping containers and writing partial reports (Ctrl-C again to skip the reports)",
@@ -454,8 +454,7 @@ fn signal_handler(printer: &Printer) -> Arc<dyn Fn(Signal) + Send + Sync> {
             std::process::exit(ExitCode::Interrupted.as_i32());
         }
     }
-    });
-    on_signal
+    })
 }
 
 /// The HTML page's path, the leaderboard table on stdout, the summary line, and the exit code.
