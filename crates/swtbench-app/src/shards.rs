@@ -31,23 +31,42 @@ struct Record {
     work_ms: Vec<u64>,
 }
 
-/// The split of `plan`'s instances (those of the run report) into `count` shards.
+/// The split of `plan`'s instances (those of the run report) into `count` shards. Instances
+/// whose env image the plan builds stay with the others of that env (it is built once) unless
+/// they are more than a shard's share of the work.
 fn split(plan: &Plan, count: usize) -> Record {
-    let costs: Vec<(&str, u64)> = plan
+    use swtbench_runner::schedule::{GroupedCost, ENV_BUILD_SECS};
+    let env_ms = (ENV_BUILD_SECS * 1000.0) as u64;
+    let items: Vec<GroupedCost> = plan
         .instances
         .iter()
         .filter(|ip| ip.in_run())
         .map(|ip| {
-            let work = ip.cost.map_or(0, |c| c.build_ms + c.runs_ms);
-            (ip.instance_id.as_str(), work)
+            let cost = ip.cost.unwrap_or_default();
+            let env = ip
+                .spec
+                .as_ref()
+                .map(|s| s.keys.env.as_str())
+                .filter(|_| cost.builds_env);
+            let own = cost.build_ms + cost.runs_ms;
+            GroupedCost {
+                id: ip.instance_id.as_str(),
+                group: env,
+                ms: if env.is_some() {
+                    own.saturating_sub(env_ms)
+                } else {
+                    own
+                },
+                group_ms: if env.is_some() { env_ms } else { 0 },
+            }
         })
         .collect();
-    let of = swtbench_runner::schedule::partition(&costs, count);
+    let of = swtbench_runner::schedule::partition_grouped(&items, count);
     let mut work_ms = vec![0; count];
     let mut shards = BTreeMap::new();
-    for ((id, ms), k) in costs.iter().zip(of) {
-        work_ms[k] += ms;
-        shards.insert(id.to_string(), k + 1);
+    for (it, k) in items.iter().zip(of) {
+        work_ms[k] += it.ms + it.group_ms;
+        shards.insert(it.id.to_string(), k + 1);
     }
     Record {
         format: 1,
@@ -432,41 +451,26 @@ fn list_some(ids: &[&str]) -> String {
 /// depends on the inputs only and is the same on every machine. Gives back the positions in
 /// `specs` of the shard's instances, in order.
 pub fn image_shard(specs: &[(&str, Option<&str>)], shard: Shard) -> Vec<usize> {
-    use swtbench_runner::schedule::{ENV_BUILD_SECS, INSTANCE_BUILD_SECS};
-    let ms = |instances: usize| {
-        ((ENV_BUILD_SECS + INSTANCE_BUILD_SECS * instances as f64) * 1000.0) as u64
-    };
-    let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, (id, env)) in specs.iter().enumerate() {
-        groups.entry(env.unwrap_or(id)).or_default().push(i);
-    }
-    for members in groups.values_mut() {
-        members.sort_by_key(|&i| specs[i].0);
-    }
-    let total: u64 = groups.values().map(|m| ms(m.len())).sum();
-    let share = (total / shard.count.max(1) as u64).max(1);
-    // (name, members) pieces: a group, or a piece of one that is too big for a shard.
-    let mut pieces: Vec<(String, Vec<usize>)> = Vec::new();
-    for (key, members) in &groups {
-        let n = (ms(members.len()).div_ceil(share) as usize).clamp(1, members.len());
-        let size = members.len().div_ceil(n);
-        for (j, chunk) in members.chunks(size).enumerate() {
-            pieces.push((format!("{key}#{j:06}"), chunk.to_vec()));
-        }
-    }
-    let costs: Vec<(&str, u64)> = pieces
+    use swtbench_runner::schedule::{GroupedCost, ENV_BUILD_SECS, INSTANCE_BUILD_SECS};
+    let items: Vec<GroupedCost> = specs
         .iter()
-        .map(|(name, members)| (name.as_str(), ms(members.len())))
+        .map(|(id, env)| GroupedCost {
+            id,
+            group: *env,
+            ms: (INSTANCE_BUILD_SECS * 1000.0) as u64,
+            group_ms: if env.is_some() {
+                (ENV_BUILD_SECS * 1000.0) as u64
+            } else {
+                0
+            },
+        })
         .collect();
-    let of = swtbench_runner::schedule::partition(&costs, shard.count);
-    let mut mine: Vec<usize> = pieces
-        .iter()
-        .zip(of)
+    swtbench_runner::schedule::partition_grouped(&items, shard.count)
+        .into_iter()
+        .enumerate()
         .filter(|(_, k)| k + 1 == shard.index)
-        .flat_map(|((_, members), _)| members.iter().copied())
-        .collect();
-    mine.sort_unstable();
-    mine
+        .map(|(i, _)| i)
+        .collect()
 }
 
 #[cfg(test)]
