@@ -204,7 +204,7 @@ pub struct RunArgs {
     pub gold_run_id: Option<String>,
 }
 
-fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSettings, CliError> {
+pub(crate) fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSettings, CliError> {
     let options = RunOptions {
         run_id: args.run_id.clone(),
         output_dir: args.output_dir.clone(),
