@@ -159,10 +159,10 @@ pub struct ManifestSpec {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Object {
-    ServiceAccount(ServiceAccount),
-    Role(Role),
-    RoleBinding(RoleBinding),
-    PersistentVolumeClaim(PersistentVolumeClaim),
+    ServiceAccount(Box<ServiceAccount>),
+    Role(Box<Role>),
+    RoleBinding(Box<RoleBinding>),
+    PersistentVolumeClaim(Box<PersistentVolumeClaim>),
     Job(Box<Job>),
 }
 
@@ -414,8 +414,7 @@ fn pod(spec: &ManifestSpec, command: String, merge: bool) -> PodSpec {
     let mut init = vec![];
     let mut mounts = vec![work];
     let mut env_vars = vec![];
-    let main_resources;
-    if merge {
+    let main_resources = if merge {
         // Grading and reports only: no engine.
         init.push(Container {
             name: "wait-for-shards".to_string(),
@@ -429,14 +428,14 @@ fn pod(spec: &ManifestSpec, command: String, merge: bool) -> PodSpec {
             ]),
             ..Container::default()
         });
-        main_resources = resources(SWTBENCH_MEMORY * 4, 1000, false);
+        resources(SWTBENCH_MEMORY * 4, 1000, false)
     } else {
         let parts = engine_parts(spec);
         init.extend(parts.sidecars);
         volumes.extend(parts.volumes);
         mounts.extend(parts.mounts);
         env_vars.push(env("DOCKER_HOST", &parts.docker_host));
-        main_resources = if parts.in_pod {
+        if parts.in_pod {
             resources(SWTBENCH_MEMORY, 500, false)
         } else {
             // The test containers run beside the pod, not in its cgroup: the request reserves
@@ -447,8 +446,8 @@ fn pod(spec: &ManifestSpec, command: String, merge: bool) -> PodSpec {
                 s.engine_millicpus(),
                 false,
             )
-        };
-    }
+        }
+    };
     let main = Container {
         name: "swtbench".to_string(),
         image: Some(spec.image.clone()),
@@ -507,28 +506,30 @@ pub fn manifest(spec: &ManifestSpec) -> Manifest {
     let waiter = waiter_name(&spec.name);
     let mut objects = vec![];
     if let Some(claim) = &spec.new_claim {
-        objects.push(Object::PersistentVolumeClaim(PersistentVolumeClaim {
-            metadata: meta(spec, &spec.claim),
-            spec: Some(PersistentVolumeClaimSpec {
-                access_modes: Some(vec!["ReadWriteMany".to_string()]),
-                storage_class_name: claim.storage_class.clone(),
-                resources: Some(VolumeResourceRequirements {
-                    requests: Some(BTreeMap::from([(
-                        "storage".to_string(),
-                        Quantity(claim.size.clone()),
-                    )])),
-                    ..VolumeResourceRequirements::default()
+        objects.push(Object::PersistentVolumeClaim(Box::new(
+            PersistentVolumeClaim {
+                metadata: meta(spec, &spec.claim),
+                spec: Some(PersistentVolumeClaimSpec {
+                    access_modes: Some(vec!["ReadWriteMany".to_string()]),
+                    storage_class_name: claim.storage_class.clone(),
+                    resources: Some(VolumeResourceRequirements {
+                        requests: Some(BTreeMap::from([(
+                            "storage".to_string(),
+                            Quantity(claim.size.clone()),
+                        )])),
+                        ..VolumeResourceRequirements::default()
+                    }),
+                    ..PersistentVolumeClaimSpec::default()
                 }),
-                ..PersistentVolumeClaimSpec::default()
-            }),
-            ..PersistentVolumeClaim::default()
-        }));
+                ..PersistentVolumeClaim::default()
+            },
+        )));
     }
-    objects.push(Object::ServiceAccount(ServiceAccount {
+    objects.push(Object::ServiceAccount(Box::new(ServiceAccount {
         metadata: meta(spec, &waiter),
         ..ServiceAccount::default()
-    }));
-    objects.push(Object::Role(Role {
+    })));
+    objects.push(Object::Role(Box::new(Role {
         metadata: meta(spec, &waiter),
         rules: Some(vec![PolicyRule {
             api_groups: Some(vec!["batch".to_string()]),
@@ -537,8 +538,8 @@ pub fn manifest(spec: &ManifestSpec) -> Manifest {
             verbs: ["get", "list", "watch"].map(String::from).to_vec(),
             ..PolicyRule::default()
         }]),
-    }));
-    objects.push(Object::RoleBinding(RoleBinding {
+    })));
+    objects.push(Object::RoleBinding(Box::new(RoleBinding {
         metadata: meta(spec, &waiter),
         role_ref: RoleRef {
             api_group: "rbac.authorization.k8s.io".to_string(),
@@ -551,7 +552,7 @@ pub fn manifest(spec: &ManifestSpec) -> Manifest {
             namespace: spec.namespace.clone(),
             ..Subject::default()
         }]),
-    }));
+    })));
     let shards = i32::try_from(spec.shards).unwrap_or(i32::MAX);
     let parallelism = i32::try_from(spec.parallelism).unwrap_or(i32::MAX);
     objects.push(Object::Job(Box::new(Job {
