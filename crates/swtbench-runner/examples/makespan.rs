@@ -160,6 +160,8 @@ struct Setup {
     nodes: usize,
     containers: usize,
     prebuilt: bool,
+    /// Split whole envs (their instances together) instead of instances.
+    by_env: bool,
 }
 
 #[derive(Debug, Default)]
@@ -268,7 +270,25 @@ fn simulate(all: &[Instance], setup: Setup) -> Outcome {
             (i.id.as_str(), runs + builds)
         })
         .collect();
-    let shard_of = partition(&costs, setup.nodes);
+    let shard_of = if setup.by_env {
+        // Each env with its instances is one unit of the split: one env build per env.
+        let mut groups: BTreeMap<&str, u64> = BTreeMap::new();
+        for (i, (_, ms)) in all.iter().zip(&costs) {
+            let env_ms = if setup.prebuilt {
+                0
+            } else {
+                (ENV_BUILD_SECS * 1000.0) as u64
+            };
+            *groups.entry(i.env.as_str()).or_insert(env_ms) += ms - env_ms;
+        }
+        let units: Vec<(&str, u64)> = groups.iter().map(|(e, ms)| (*e, *ms)).collect();
+        let of = partition(&units, setup.nodes);
+        let env_shard: BTreeMap<&str, usize> =
+            units.iter().zip(of).map(|((e, _), k)| (*e, k)).collect();
+        all.iter().map(|i| env_shard[i.env.as_str()]).collect()
+    } else {
+        partition(&costs, setup.nodes)
+    };
     // Every node pulls at once: each gets its share of the registry, at most its own link.
     let pull_gbps = (REGISTRY_GBPS / setup.nodes as f64).min(NODE_GBPS);
     let mut out = Outcome::default();
@@ -326,7 +346,7 @@ fn main() {
     );
     println!();
     println!(
-        "| workers | nodes × containers | images | makespan | busiest node: images / build slots | its runs / containers | env images made (all nodes) | pulled | FS metadata ops/s |"
+        "| workers | nodes × containers | images, split | makespan | busiest node: images / build slots | its runs / containers | env images made (all nodes) | pulled | FS metadata ops/s |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     let meta_ops = all.len() as f64 * (RUNS as f64 * META_OPS_PER_RUN + META_OPS_PER_INSTANCE);
@@ -336,21 +356,26 @@ fn main() {
         } else {
             (workers / CONTAINERS_PER_NODE, CONTAINERS_PER_NODE)
         };
-        for prebuilt in [false, true] {
+        for (prebuilt, by_env) in [(false, false), (false, true), (true, false), (true, true)] {
+            if workers == 1 && by_env {
+                continue;
+            }
             let o = simulate(
                 &all,
                 Setup {
                     nodes,
                     containers,
                     prebuilt,
+                    by_env,
                 },
             );
             println!(
                 "| {workers} | {nodes} × {containers} | {} | {} | {} | {} | {} | {} | {:.0} |",
-                if prebuilt {
-                    "prebuilt (pulled)"
-                } else {
-                    "built"
+                match (prebuilt, by_env) {
+                    (false, false) => "built",
+                    (false, true) => "built, split by env",
+                    (true, false) => "prebuilt (pulled)",
+                    (true, true) => "prebuilt, split by env",
                 },
                 hours(o.makespan),
                 hours(o.image_secs),
