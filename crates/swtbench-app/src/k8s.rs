@@ -22,7 +22,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::batch::v1::{Job, JobSpec};
+use k8s_openapi::api::batch::v1::{
+    Job, JobSpec, PodFailurePolicy, PodFailurePolicyOnPodConditionsPattern, PodFailurePolicyRule,
+};
 use k8s_openapi::api::core::v1::{
     AppArmorProfile, Container, EmptyDirVolumeSource, EnvVar, ExecAction, HostPathVolumeSource,
     PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource, PodSpec,
@@ -148,7 +150,7 @@ pub struct ManifestSpec {
     pub mount_path: String,
     pub engine: Engine,
     pub sizing: Sizing,
-    /// Retries of each index before it counts as failed.
+    /// Retries of each index before it counts as failed (their back-off doubles from 10 s).
     pub backoff_limit_per_index: i32,
     /// How long the merge waits for the shards (a kubectl duration, e.g. `72h`).
     pub wait_timeout: String,
@@ -470,6 +472,23 @@ fn pod(spec: &ManifestSpec, command: String, merge: bool) -> PodSpec {
     }
 }
 
+/// When a shard pod fails: a pod that was evicted, preempted or lost its node does not count
+/// against the index's retries; any other failure is retried. Bad input (exit code 2) is retried
+/// too, not failed at once: a replacement pod can find the shard's lock still held by the pod it
+/// replaces (on NFS, until the lost client's lease expires), which `run` reports as exit code 2.
+fn shard_failure_policy() -> PodFailurePolicy {
+    PodFailurePolicy {
+        rules: vec![PodFailurePolicyRule {
+            action: "Ignore".to_string(),
+            on_exit_codes: None,
+            on_pod_conditions: Some(vec![PodFailurePolicyOnPodConditionsPattern {
+                type_: "DisruptionTarget".to_string(),
+                status: "True".to_string(),
+            }]),
+        }],
+    }
+}
+
 /// Name of the Indexed Job of the shards.
 pub fn shards_job_name(base: &str) -> String {
     format!("{base}-shards")
@@ -563,6 +582,7 @@ pub fn manifest(spec: &ManifestSpec) -> Manifest {
             parallelism: Some(parallelism),
             // Each index retries on its own; a failing shard does not use up the others' retries.
             backoff_limit_per_index: Some(spec.backoff_limit_per_index),
+            pod_failure_policy: Some(shard_failure_policy()),
             template: template(
                 spec,
                 pod(spec, shard_command(&spec.run_command, spec.shards), false),
@@ -676,6 +696,14 @@ mod tests {
         assert_eq!(s["completions"], 8);
         assert_eq!(s["parallelism"], 3);
         assert_eq!(s["backoffLimitPerIndex"], 2);
+        let rules = &s["podFailurePolicy"]["rules"];
+        assert_eq!(rules[0]["action"], "Ignore");
+        assert_eq!(rules[0]["onPodConditions"][0]["type"], "DisruptionTarget");
+        assert_eq!(
+            rules.as_array().unwrap().len(),
+            1,
+            "every other failure is retried"
+        );
         let pod = &s["template"]["spec"];
         assert_eq!(pod["restartPolicy"], "Never");
         let main = container(pod, "containers", "swtbench");

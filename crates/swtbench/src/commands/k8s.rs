@@ -122,8 +122,11 @@ pub struct ManifestArgs {
     #[arg(long, value_enum, default_value = "yaml")]
     pub format: Format,
 
-    /// Retries of each shard pod before its index counts as failed.
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    /// Retries of each shard pod before its index counts as failed. The back-off doubles from
+    /// 10 s: the default 4 outlasts an NFSv4 lease (90 s), so that a pod replacing one on a lost
+    /// node gets the shard's lock once the server lets the old one go. Evictions and
+    /// preemptions are not counted.
+    #[arg(long, value_name = "N", default_value_t = 4)]
     pub backoff_limit_per_index: i32,
 
     /// How long the merge waits for the shards, as kubectl takes it (e.g. 72h).
