@@ -505,8 +505,9 @@ pub fn waiter_name(base: &str) -> String {
 }
 
 /// Longest base name: the Job controller labels pods with the Job's name (a label value of at
-/// most 63 characters), and [`merge_job_name`] adds the longest suffix.
-pub const MAX_BASE_NAME: usize = 63 - "-shards".len();
+/// most 63 characters) and names an Indexed Job's pod hostnames `<job name>-<index>` (a DNS label
+/// of at most 63); [`shards_job_name`] adds the longest suffix, and indexes have up to 5 digits.
+pub const MAX_BASE_NAME: usize = 63 - "-shards".len() - "-99999".len();
 
 fn template(spec: &ManifestSpec, pod: PodSpec) -> PodTemplateSpec {
     PodTemplateSpec {
@@ -950,7 +951,7 @@ mod tests {
         assert_eq!(object_name("--a--b--", 56).as_deref(), Some("a-b"));
         assert_eq!(object_name("abc-def", 4).as_deref(), Some("abc"));
         assert_eq!(object_name("___", 56), None);
-        assert_eq!(MAX_BASE_NAME + "-shards".len(), 63);
+        assert_eq!(MAX_BASE_NAME + "-shards-99999".len(), 63);
     }
 
     #[test]
