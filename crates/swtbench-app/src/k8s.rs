@@ -311,9 +311,14 @@ fn engine_parts(spec: &ManifestSpec) -> EngineParts {
                     name: "engine".to_string(),
                     image: Some(spec.helpers.dind.clone()),
                     restart_policy: Some("Always".to_string()),
-                    args: Some(vec![format!("--host=unix://{sock}")]),
-                    // No TCP listener: only this pod reaches the daemon, through the socket.
-                    env: Some(vec![env("DOCKER_TLS_CERTDIR", "")]),
+                    // The image's `dind` wrapper (cgroup and mount set-up) around dockerd on the
+                    // shared socket only. The image's entrypoint is left out: without TLS
+                    // certificates it would add an unauthenticated TCP listener on the pod's IP.
+                    command: Some(vec![
+                        "dind".to_string(),
+                        "dockerd".to_string(),
+                        format!("--host=unix://{sock}"),
+                    ]),
                     security_context: Some(SecurityContext {
                         privileged: Some(true),
                         ..SecurityContext::default()
@@ -808,9 +813,16 @@ mod tests {
         assert_eq!(engine["restartPolicy"], "Always");
         assert_eq!(engine["securityContext"]["privileged"], true);
         assert_eq!(
-            engine["args"][0],
-            "--host=unix:///run/swtbench-engine/docker.sock"
+            engine["command"],
+            serde_json::json!([
+                "dind",
+                "dockerd",
+                "--host=unix:///run/swtbench-engine/docker.sock"
+            ]),
+            "the socket only, no TCP listener"
         );
+        assert!(engine.get("args").is_none());
+        assert!(engine.get("env").is_none());
         assert!(engine["startupProbe"]["exec"]["command"].is_array());
         let mounts: Vec<&Value> = engine["volumeMounts"].as_array().unwrap().iter().collect();
         assert!(mounts.iter().any(|m| m["mountPath"] == "/var/lib/docker"));
