@@ -46,9 +46,7 @@ pub fn run_flags(args: &[String], own: &[OwnFlag]) -> Vec<String> {
             out.extend(args[i..].iter().cloned());
             break;
         }
-        let name = a
-            .strip_prefix("--")
-            .map(|n| n.split('=').next().unwrap_or(n));
+        let name = a.strip_prefix("--").map(|n| n.split('=').next().unwrap_or(n));
         match name.and_then(|n| own.iter().find(|f| f.long == n)) {
             Some(flag) => {
                 let inline = a.contains('=');
@@ -67,14 +65,17 @@ pub fn run_flags(args: &[String], own: &[OwnFlag]) -> Vec<String> {
 pub fn refused(flags: &[String]) -> Option<String> {
     flags.iter().find_map(|a| {
         let name = a.strip_prefix("--")?.split('=').next()?;
-        SET_BY_CLUSTER.contains(&name).then(|| format!("--{name}"))
+        SET_BY_CLUSTER
+            .contains(&name)
+            .then(|| format!("--{name}"))
     })
 }
 
 /// Quotes `s` for a POSIX shell when it needs it.
 pub fn shell_quote(s: &str) -> String {
     let plain = !s.is_empty()
-        && s.bytes()
+        && s
+            .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
     if plain {
         s.to_string()
@@ -138,10 +139,7 @@ mod tests {
         let args = strings(&["--shard", "1/2", "--printer", "--shards-x", "v"]);
         assert_eq!(run_flags(&args, &OWN), args);
         assert_eq!(refused(&args).as_deref(), Some("--shard"));
-        assert_eq!(
-            refused(&strings(&["--dry-run=true"])).as_deref(),
-            Some("--dry-run")
-        );
+        assert_eq!(refused(&strings(&["--dry-run=true"])).as_deref(), Some("--dry-run"));
         assert_eq!(refused(&strings(&["--run-id", "shard"])), None);
     }
 
