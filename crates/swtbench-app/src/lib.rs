@@ -21,6 +21,7 @@ pub mod grade;
 pub mod html_page;
 pub mod images;
 pub mod inputs;
+pub mod k8s;
 pub mod limits;
 pub mod repeat;
 pub mod report;

@@ -53,4 +53,6 @@ pub enum Command {
     Slurm(commands::slurm::SlurmArgs),
     /// Turn raw model outputs into git diffs (--patch-types) without running anything.
     Extract(Box<commands::extract::ExtractArgs>),
+    /// Evaluate on Kubernetes: the run's shards as an Indexed Job and a merge Job after it.
+    K8s(commands::k8s::K8sArgs),
 }

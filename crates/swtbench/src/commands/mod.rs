@@ -7,6 +7,7 @@ pub mod datasets;
 pub mod extract;
 pub mod grade;
 pub mod images;
+pub mod k8s;
 pub mod parse_log;
 pub mod report;
 pub mod run;
@@ -32,5 +33,6 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> CliResult {
         Command::Clean(args) => clean::run(args, printer),
         Command::Slurm(args) => slurm::run(args, printer),
         Command::Extract(args) => extract::run(*args, printer),
+        Command::K8s(args) => k8s::run(args, printer),
     }
 }
