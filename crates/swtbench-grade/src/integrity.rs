@@ -70,7 +70,7 @@ pub enum Reason {
         line: usize,
         test: String,
     },
-    /// A result for a test whose file (pytest) or module (Django) the run did not select.
+    /// A result for a test whose file (pytest) or test app (Django) the run did not select.
     UnselectedTest {
         run: RunKind,
         line: usize,
@@ -536,7 +536,9 @@ fn pytest_checks(
         };
         let at = offset + i + 1;
         let decisive = matches!(status, TestStatus::Passed | TestStatus::Failed);
-        let after = last_final.is_some_and(|f| i > f);
+        // Only PASSED and FAILED decide a grade (the conda wrapper of some setups prints an
+        // `ERROR conda.cli.main_run:…` line after pytest's summary).
+        let after = decisive && last_final.is_some_and(|f| i > f);
         let in_last = last.is_some_and(|(h, f)| h < i && i < f);
         if after {
             reasons.push(Reason::AfterReport {
@@ -544,7 +546,14 @@ fn pytest_checks(
                 line: at,
                 test: test.clone(),
             });
-        } else if decisive && !in_range(i) && starts_status_word(line) {
+        } else if decisive
+            && !after
+            && !in_range(i)
+            && starts_status_word(line)
+            && test.split_once("::").is_some_and(|(file, _)| {
+                selected.is_none_or(|s| s.is_empty() || selects(s, file))
+            })
+        {
             reasons.push(Reason::OutsideReport {
                 run: kind,
                 line: at,
@@ -698,9 +707,11 @@ fn django_checks(
             let module = name
                 .split_once(" (")
                 .map_or("", |(_, m)| m.trim_end_matches(')'));
-            let chosen = sel.iter().any(|label| {
-                module == label || module.strip_prefix(label.as_str()).is_some_and(|r| r.starts_with('.'))
-            });
+            // Same test app: a test module may import a test case class of another module of
+            // its app, which then runs under that module's name (model_fields.test_autofield
+            // runs model_fields.test_integerfield's tests).
+            let app = |dotted: &str| dotted.split('.').next().unwrap_or_default().to_string();
+            let chosen = sel.iter().any(|label| app(label) == app(module));
             if !chosen {
                 reasons.push(Reason::UnselectedTest {
                     run: kind,
