@@ -272,6 +272,7 @@ pub fn regrade(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Resul
             .map(|s| s.into_iter().collect())
             .unwrap_or_default(),
         parameters: run_parameters(&out),
+        suspicious: suspicious_reasons(&graded.integrity),
         ..Default::default()
     });
     swtbench_data::fsutil::write_atomic(&out, report.to_json().as_bytes())
@@ -283,6 +284,17 @@ pub fn regrade(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Resul
         warnings: graded.warnings,
         not_run,
     })
+}
+
+/// Instance id → the reasons' texts, for the instances the integrity checks found suspicious.
+pub fn suspicious_reasons(
+    checked: &BTreeMap<String, swtbench_grade::integrity::Integrity>,
+) -> BTreeMap<String, Vec<String>> {
+    checked
+        .iter()
+        .filter(|(_, i)| i.is_suspicious())
+        .map(|(id, i)| (id.clone(), i.reasons.iter().map(ToString::to_string).collect()))
+        .collect()
 }
 
 /// The parser `parse-log` reads a log with: `parser` when given, else `repo`'s in `mode` (the

@@ -315,6 +315,24 @@ pub struct CheckContext<'a> {
 
 /// Checks one instance's six outputs (decoded text, [`RunKind::ALL`] order, `None` = missing).
 pub fn check_instance(ctx: &CheckContext<'_>, outputs: [Option<&str>; 6]) -> Integrity {
+    check_instance_with(ctx, |kind| {
+        outputs[crate::report::kind_index(kind)].map(std::borrow::Cow::Borrowed)
+    })
+}
+
+/// [`check_instance`] on the raw bytes of the six outputs.
+pub fn check_outputs(ctx: &CheckContext<'_>, outputs: [Option<&[u8]>; 6]) -> Integrity {
+    check_instance_with(ctx, |kind| {
+        outputs[crate::report::kind_index(kind)].map(|b| crate::py::read_text(b).0)
+    })
+}
+
+/// [`check_instance`] with the outputs handed over one at a time (each dropped once checked:
+/// an output can be hundreds of megabytes).
+pub fn check_instance_with<'t>(
+    ctx: &CheckContext<'_>,
+    mut output: impl FnMut(RunKind) -> Option<std::borrow::Cow<'t, str>>,
+) -> Integrity {
     let gold_dirs = swtbench_core::directives::test_directives(
         ctx.gold_test_patch,
         ctx.repo,
@@ -325,13 +343,13 @@ pub fn check_instance(ctx: &CheckContext<'_>, outputs: [Option<&str>; 6]) -> Int
     });
     let mut reasons = Vec::new();
     let mut dumps: Vec<(RunKind, Vec<DumpEntry>)> = Vec::new();
-    for (kind, output) in RunKind::ALL.into_iter().zip(outputs) {
-        let Some(text) = output else { continue };
+    for kind in RunKind::ALL {
+        let Some(text) = output(kind) else { continue };
         let selected = match kind {
             RunKind::GoldPre | RunKind::GoldPost => Some(gold_dirs.as_slice()),
             _ => model_dirs.as_deref(),
         };
-        let run = check_run(kind, text, ctx.parser, selected);
+        let run = check_run(kind, &text, ctx.parser, selected);
         reasons.extend(run.reasons);
         dumps.push((kind, run.dump));
     }

@@ -13,6 +13,8 @@
 //! | `error_reasons` | instance id → why it is in `error_ids` |
 //! | `error_causes` | instance id → the stable name of its error's cause (`image_build_network`, `image_build_step`, `image_build_engine`, `image_build_timeout`, `engine_lost`, `engine`, `container_vanished`, `limit_memory`, `limit_pids`, `limit_disk`, `storage`, …), when any instance is an error of the runner |
 //! | `limit_hits` | instance id → its runs that reached a resource limit (`pred_post: memory`), when any did |
+//! | `suspicious_ids` | instances whose logs the integrity checks found suspicious (see `docs/integrity.md`), when any are |
+//! | `suspicious_reasons` | instance id → the checks' reasons, with `suspicious_ids` |
 //!
 //! Counting follows the original: an instance is *completed* only when its `report.json` came
 //! from an earlier invocation; graded instances are resolved or unresolved (not-applied patches
@@ -188,6 +190,9 @@ pub struct RunReportInput {
     /// Instance id → the stable name of its error's cause (`image_build_network`,
     /// `limit_memory`, `engine_lost`, …), written as `error_causes` when there are any.
     pub error_causes: BTreeMap<String, String>,
+    /// Instance id → why the integrity checks found its logs suspicious, written as
+    /// `suspicious_ids` and `suspicious_reasons` when there are any.
+    pub suspicious: BTreeMap<String, Vec<String>>,
 }
 
 /// Either the integer `0` (no instance with coverage) or a mean.
@@ -241,6 +246,8 @@ pub struct RunReport {
     pub limit_hits: BTreeMap<String, Vec<String>>,
     /// See [`RunReportInput::error_causes`].
     pub error_causes: BTreeMap<String, String>,
+    /// See [`RunReportInput::suspicious`].
+    pub suspicious: BTreeMap<String, Vec<String>>,
 }
 
 impl RunReport {
@@ -268,6 +275,7 @@ impl RunReport {
             not_in_this_report_ids: Vec::new(),
             limit_hits: input.limit_hits.clone(),
             error_causes: input.error_causes.clone(),
+            suspicious: input.suspicious.clone(),
         };
         // Plain left-to-right sums in entry order, as Python's `sum` of a list (up to 3.11).
         let (mut cov_sum, mut delta_sum, mut n) = (0.0f64, 0.0f64, 0usize);
@@ -367,6 +375,11 @@ impl RunReport {
         }
         if !self.limit_hits.is_empty() {
             m.insert("limit_hits".into(), json!(self.limit_hits));
+        }
+        if !self.suspicious.is_empty() {
+            let ids: Vec<&String> = self.suspicious.keys().collect();
+            m.insert("suspicious_ids".into(), json!(ids));
+            m.insert("suspicious_reasons".into(), json!(self.suspicious));
         }
         if !self.not_in_this_report_ids.is_empty() {
             m.insert(
