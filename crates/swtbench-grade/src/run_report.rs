@@ -501,6 +501,34 @@ mod tests {
     }
 
     #[test]
+    fn suspicious_instances_are_listed_only_when_there_are_any() {
+        let entries = vec![graded("b__b-2", true, true, None)];
+        let plain = RunReport::new(&RunReportInput {
+            entries: entries.clone(),
+            ..Default::default()
+        })
+        .to_json();
+        assert!(!plain.contains("suspicious"), "{plain}");
+        let r = RunReport::new(&RunReportInput {
+            entries,
+            suspicious: [(
+                "b__b-2".to_string(),
+                vec!["pred_post line 9: a result for `t` after the test runner's final summary line".to_string()],
+            )]
+            .into(),
+            ..Default::default()
+        });
+        let text = r.to_json();
+        // The original's keys are untouched: only the two new keys are added.
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        let o = v.as_object_mut().unwrap();
+        assert!(o.remove("suspicious_ids").is_some() && o.remove("suspicious_reasons").is_some());
+        assert_eq!(v, serde_json::from_str::<Value>(&plain).unwrap());
+        assert!(text.contains("\"suspicious_ids\": [\n        \"b__b-2\"\n    ],\n    \"suspicious_reasons\": {\n        \"b__b-2\": [\n            \"pred_post line 9: a result for `t` after"), "{text}");
+        assert_eq!(r.resolved_ids, vec!["b__b-2"]);
+    }
+
+    #[test]
     fn run_parameters_close_the_report() {
         let r = RunReport::new(&RunReportInput {
             parameters: vec![
