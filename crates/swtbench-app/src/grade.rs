@@ -293,7 +293,12 @@ pub fn suspicious_reasons(
     checked
         .iter()
         .filter(|(_, i)| i.is_suspicious())
-        .map(|(id, i)| (id.clone(), i.reasons.iter().map(ToString::to_string).collect()))
+        .map(|(id, i)| {
+            (
+                id.clone(),
+                i.reasons.iter().map(ToString::to_string).collect(),
+            )
+        })
         .collect()
 }
 

@@ -338,9 +338,9 @@ pub fn check_instance_with<'t>(
         ctx.repo,
         ctx.non_test_exts,
     );
-    let model_dirs = ctx.model_patch.map(|p| {
-        swtbench_core::directives::test_directives(p, ctx.repo, ctx.non_test_exts)
-    });
+    let model_dirs = ctx
+        .model_patch
+        .map(|p| swtbench_core::directives::test_directives(p, ctx.repo, ctx.non_test_exts));
     let mut reasons = Vec::new();
     let mut dumps: Vec<(RunKind, Vec<DumpEntry>)> = Vec::new();
     for kind in RunKind::ALL {
@@ -568,9 +568,9 @@ fn pytest_checks(
             && !after
             && !in_range(i)
             && starts_status_word(line)
-            && test.split_once("::").is_some_and(|(file, _)| {
-                selected.is_none_or(|s| s.is_empty() || selects(s, file))
-            })
+            && test
+                .split_once("::")
+                .is_some_and(|(file, _)| selected.is_none_or(|s| s.is_empty() || selects(s, file)))
         {
             reasons.push(Reason::OutsideReport {
                 run: kind,
@@ -675,9 +675,7 @@ fn django_checks(
     selected: Option<&[String]>,
 ) -> Vec<Reason> {
     let mut reasons = Vec::new();
-    let ran = section
-        .iter()
-        .rposition(|l| django_ran_re().is_match(l));
+    let ran = section.iter().rposition(|l| django_ran_re().is_match(l));
     let body_end = ran.unwrap_or(section.len());
     if let Some(r) = ran {
         let tail = section[r + 1..].join("\n");
@@ -711,7 +709,10 @@ fn django_checks(
         let Some(c) = django_result_re().captures(line) else {
             continue;
         };
-        let (name, status) = (c.get(1).map_or("", |m| m.as_str()), c.get(2).map_or("", |m| m.as_str()));
+        let (name, status) = (
+            c.get(1).map_or("", |m| m.as_str()),
+            c.get(2).map_or("", |m| m.as_str()),
+        );
         if let Some(prev) = seen.insert(name, status) {
             if (prev == "ok") != (status == "ok") {
                 reasons.push(Reason::DoubleStatus {
@@ -806,7 +807,9 @@ fn gold_files(patch: &str) -> (BTreeSet<String>, BTreeSet<String>, BTreeSet<Stri
     let mut current: Option<(String, String)> = None;
     for line in patch.split('\n') {
         if line.starts_with("diff --git a/") {
-            current = swtbench_core::diff::git_header_paths(line).into_iter().next();
+            current = swtbench_core::diff::git_header_paths(line)
+                .into_iter()
+                .next();
             if let Some((a, b)) = &current {
                 all.insert(a.clone());
                 all.insert(b.clone());
@@ -875,7 +878,9 @@ fn check_coverage(ctx: &CheckContext<'_>, dumps: &[(RunKind, Vec<DumpEntry>)]) -
                 Some(m) => m.contains(&e.file),
                 None => true,
             };
-            if missing && !(touched_by_model && !kind.is_shared()) {
+            // A pred run's model patch may add the file itself.
+            let model_may_add = touched_by_model && !kind.is_shared();
+            if missing && !model_may_add {
                 reasons.push(Reason::CoverageMissingFile {
                     run: kind,
                     line: e.line,
@@ -1073,7 +1078,10 @@ Ran 2 tests in 0.003s\n\nFAILED (failures=1)\n";
             "test_b (model_fields.tests.T) ... FAIL\ntest_c (other.tests.T) ... ok\ntest_d (model_fields.tests.T) ... ok\n",
         );
         let found = check(&inside);
-        assert!(found.iter().any(|(c, _)| *c == "count_mismatch"), "{found:?}");
+        assert!(
+            found.iter().any(|(c, _)| *c == "count_mismatch"),
+            "{found:?}"
+        );
         assert!(found.contains(&("unselected_test", "test_c (other.tests.T)".to_string())));
     }
 
@@ -1082,7 +1090,10 @@ Ran 2 tests in 0.003s\n\nFAILED (failures=1)\n";
         let log = "sympy/t/tests/test_x.py[2] \ntest_a ok\ntest_b F\n\n\
 ________________________________ summary _______________________________\n\
 ============ tests finished: 1 passed, 1 failed, in 0.17 seconds =============\n";
-        assert_eq!(check_run(RunKind::PredPre, log, Parser::Sympy, None).reasons, vec![]);
+        assert_eq!(
+            check_run(RunKind::PredPre, log, Parser::Sympy, None).reasons,
+            vec![]
+        );
         let forged = format!("{log}test_b ok\n");
         let r = check_run(RunKind::PredPre, &forged, Parser::Sympy, None).reasons;
         assert_eq!(r.len(), 1);
@@ -1098,9 +1109,11 @@ ________________________________ summary _______________________________\n\
         let r = check_run(RunKind::PredPre, log, Parser::ReproductionScript, None).reasons;
         assert_eq!(r[0].check(), "repeated_marker");
         let honest = "+ python3 /testbed/repro.py\n+ echo 1\n1\n";
-        assert!(check_run(RunKind::PredPre, honest, Parser::ReproductionScript, None)
-            .reasons
-            .is_empty());
+        assert!(
+            check_run(RunKind::PredPre, honest, Parser::ReproductionScript, None)
+                .reasons
+                .is_empty()
+        );
     }
 
     const GOLD_FIX: &str = "diff --git a/src/calc.py b/src/calc.py\n--- a/src/calc.py\n+++ b/src/calc.py\n@@ -1 +1 @@\n-x\n+y\n\
@@ -1147,7 +1160,11 @@ diff --git a/src/new.py b/src/new.py\nnew file mode 100644\n--- /dev/null\n+++ b
         let checks: Vec<&str> = found.reasons.iter().map(Reason::check).collect();
         assert_eq!(
             checks,
-            vec!["coverage_lines", "coverage_missing_file", "coverage_untraced_file"]
+            vec![
+                "coverage_lines",
+                "coverage_missing_file",
+                "coverage_untraced_file"
+            ]
         );
         let json = found.to_json();
         assert_eq!(json["verdict"], "suspicious");
@@ -1163,7 +1180,10 @@ diff --git a/src/calc.py b/src/calc.py\n";
         let o = outputs(&forged);
         let r = check_instance(&ctx(Some(edits)), o.each_ref().map(|s| s.as_deref()));
         let checks: Vec<&str> = r.reasons.iter().map(Reason::check).collect();
-        assert_eq!(checks, vec!["coverage_missing_file", "coverage_untraced_file"]);
+        assert_eq!(
+            checks,
+            vec!["coverage_missing_file", "coverage_untraced_file"]
+        );
     }
 
     #[test]

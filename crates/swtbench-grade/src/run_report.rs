@@ -513,7 +513,10 @@ mod tests {
             entries,
             suspicious: [(
                 "b__b-2".to_string(),
-                vec!["pred_post line 9: a result for `t` after the test runner's final summary line".to_string()],
+                vec![
+                    "pred_post line 9: a result for `t` after the test runner's final summary line"
+                        .to_string(),
+                ],
             )]
             .into(),
             ..Default::default()

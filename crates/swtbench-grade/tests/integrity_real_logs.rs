@@ -22,8 +22,8 @@ use swtbench_core::directives::{test_directives, DEFAULT_NON_TEST_EXTS};
 use swtbench_core::RunKind;
 use swtbench_grade::integrity::{check_run, Reason};
 use swtbench_grade::logs::{parser_for, ExecMode};
-use swtbench_grade::Parser;
 use swtbench_grade::py;
+use swtbench_grade::Parser;
 
 fn shared_data() -> Option<PathBuf> {
     let dir = match std::env::var_os("SWTBENCH_SHARED_DATA") {
@@ -114,13 +114,19 @@ fn no_check_fires_on_a_real_log() {
         missed.len(),
         missed.iter().take(5).collect::<Vec<_>>()
     );
-    assert!(caught * 10 >= checked * 9, "found in only {caught} of {checked}");
+    assert!(
+        caught * 10 >= checked * 9,
+        "found in only {caught} of {checked}"
+    );
     eprintln!(
         "{checked} real logs checked ({with_directives} with test directives): {} findings",
         findings.len()
     );
     assert!(checked >= 854, "only {checked} logs checked");
-    assert!(with_directives >= 800, "only {with_directives} with directives");
+    assert!(
+        with_directives >= 800,
+        "only {with_directives} with directives"
+    );
     assert!(
         findings.is_empty(),
         "{} findings on honest logs:\n{}",

@@ -811,7 +811,9 @@ mod tests {
             ..Default::default()
         });
         assert!(
-            page.contains("<span class=\"o o-error sus\" title=\"pred_post line 9: a result for `t.py::x`"),
+            page.contains(
+                "<span class=\"o o-error sus\" title=\"pred_post line 9: a result for `t.py::x`"
+            ),
             "no badge"
         );
     }

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use swtbench_core::layout::{evaluation_results_path, REPORT_FILE};
 use swtbench_core::RunKind;
+use swtbench_grade::integrity::{apply_strict, check_instance_with, CheckContext, Integrity};
 use swtbench_grade::logs::{parse_run, ParsedRun};
 use swtbench_grade::report::{grade_parsed, grading_parser, GradeError, GradeOptions};
 use swtbench_grade::scan::RunScanner;
-use swtbench_grade::integrity::{apply_strict, check_instance_with, CheckContext, Integrity};
 use swtbench_grade::{InstanceReport, Parser};
 
 use crate::events::{InstanceOutcome, RunOutcome};

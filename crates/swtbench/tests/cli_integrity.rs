@@ -109,7 +109,10 @@ fn build_tree(dir: &Path) {
     let logs = dir.join("run_instance_swt_logs");
     let (mut rows, mut preds) = (String::new(), String::new());
     let model_patch = new_file_patch("tests/test_new.py");
-    let (gh, bh) = (sha256_hex("tests/test_m.py"), sha256_hex("tests/test_new.py"));
+    let (gh, bh) = (
+        sha256_hex("tests/test_m.py"),
+        sha256_hex("tests/test_new.py"),
+    );
     for inst in instances() {
         let row = json!({
             "instance_id": inst.id, "repo": "pytest-dev/pytest", "version": "0.1",
@@ -118,8 +121,7 @@ fn build_tree(dir: &Path) {
             "problem_statement": "synthetic", "FAIL_TO_PASS": "[]", "PASS_TO_PASS": "[]",
         });
         rows.push_str(&format!("{row}\n"));
-        let pred =
-            json!({"instance_id": inst.id, "model_name_or_path": MODEL, "model_patch": model_patch});
+        let pred = json!({"instance_id": inst.id, "model_name_or_path": MODEL, "model_patch": model_patch});
         preds.push_str(&format!("{pred}\n"));
         let run = logs.join(RUN);
         let dirs = [

@@ -43,7 +43,8 @@ fn engine_a_test_that_forges_its_result_is_suspicious_and_strict_grading_unresol
     let run_id = unique_run_id("forged");
     let lines: Vec<String> = FORGER.lines().map(str::to_string).collect();
     let patch = new_file_patch("test_model_forged.py", &lines);
-    let pred = serde_json::json!({"instance_id": ID, "model_name_or_path": MODEL, "model_patch": patch});
+    let pred =
+        serde_json::json!({"instance_id": ID, "model_name_or_path": MODEL, "model_patch": patch});
     std::fs::write(fx.data.join("forged.jsonl"), format!("{pred}\n")).unwrap();
     let args = fx.run_args(&run_id, &out, "forged.jsonl", &["--instance-ids", ID]);
     let o = run(&args);
@@ -52,7 +53,11 @@ fn engine_a_test_that_forges_its_result_is_suspicious_and_strict_grading_unresol
     assert!(stderr.contains("1 suspicious: "), "{stderr}");
     assert!(containers_of(&run_id).is_empty(), "containers left");
 
-    let report_dir = out.join("run_instance_swt_logs").join(&run_id).join(MODEL).join(ID);
+    let report_dir = out
+        .join("run_instance_swt_logs")
+        .join(&run_id)
+        .join(MODEL)
+        .join(ID);
     let read = |p: std::path::PathBuf| -> Value {
         serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
     };

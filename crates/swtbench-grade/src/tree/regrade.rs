@@ -383,7 +383,12 @@ fn grade_outputs(
                 reused: false,
                 empty_patch,
             };
-            (entry(id, state), Some((report_path, text)), warning, integrity)
+            (
+                entry(id, state),
+                Some((report_path, text)),
+                warning,
+                integrity,
+            )
         }
         Err(GradeError::UnknownRepo { repo, .. }) => {
             failed(id, ErrorReason::UnknownRepo(repo), warning)

@@ -15,8 +15,8 @@ use std::time::Instant;
 use swtbench_backend::ContainerBackend;
 use swtbench_core::layout::LogsRoot;
 use swtbench_core::Instance;
-use swtbench_grade::report::GradeOptions;
 use swtbench_grade::integrity::Integrity;
+use swtbench_grade::report::GradeOptions;
 use swtbench_grade::InstanceReport;
 use swtbench_spec::ExecSpec;
 
@@ -32,7 +32,7 @@ use crate::plan::{plan_runs, DiskOutputs, InstanceAction, InstancePlan, RunActio
 use crate::plan::{RunPlan, SkipCause};
 use crate::prepare::{extract_patch, ExtractFailure, ExtractJob};
 use crate::report::{
-    grade_from_outputs, limit_hits, CheckInputs, remove_stale_report, write_report, write_summary,
+    grade_from_outputs, limit_hits, remove_stale_report, write_report, write_summary, CheckInputs,
     InstanceSummary, RunLimit, RunSummary,
 };
 

@@ -370,7 +370,12 @@ fn summarize(done: &evaluate::Evaluated, run_id: &str, printer: &Printer) -> Cli
             "{} suspicious: their logs hold results the test runner did not print ({}{}); see \
              `integrity` in their swtbench_instance.json and docs/integrity.md",
             suspicious.len(),
-            suspicious.iter().take(5).copied().collect::<Vec<_>>().join(", "),
+            suspicious
+                .iter()
+                .take(5)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", "),
             if suspicious.len() > 5 { ", …" } else { "" }
         ));
     }
