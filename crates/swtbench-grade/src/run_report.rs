@@ -144,6 +144,15 @@ impl Outcome {
 }
 
 impl EntryState {
+    /// Why the entry has no grade (its error or skip), or its outcome's label.
+    pub fn outcome_reason(&self) -> String {
+        match self {
+            EntryState::Error(r) => r.to_string(),
+            EntryState::Skipped(r) => r.to_string(),
+            EntryState::Graded { .. } => self.outcome().label().to_string(),
+        }
+    }
+
     pub fn outcome(&self) -> Outcome {
         match self {
             EntryState::Graded {

@@ -253,3 +253,72 @@ fn a_forged_result_is_suspicious_and_strict_grading_unresolves_it() {
     assert!(r.get("suspicious_ids").is_none(), "{r}");
     assert!(r.get("suspicious_reasons").is_none(), "{r}");
 }
+
+#[test]
+fn verify_names_suspicious_instances_and_reports_that_disagree_with_their_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    build_tree(dir);
+    let forged = "pytest-dev__pytest-91002";
+    let run_dir = format!("run_instance_swt_logs/{RUN}");
+    let verify: Vec<&str> = vec![
+        "verify",
+        &run_dir,
+        "--dataset",
+        "dataset.jsonl",
+        "--predictions",
+        "preds.jsonl",
+    ];
+    assert_eq!(swtbench(GRADE, dir).status.code(), Some(0));
+
+    // The reports agree with the outputs; the forged log is suspicious: exit code 1.
+    let out = swtbench(&verify, dir);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains(&format!(
+            "suspicious {forged}: pred_post line 12: a result for"
+        )),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("mismatch"), "{stdout}");
+    assert!(
+        stderr.contains("2 instance(s) checked: 2 agree with their outputs, 0 do not"),
+        "{stderr}"
+    );
+
+    // The forged output replaced by an honest one, the report left: a mismatch, nothing
+    // suspicious. Without --predictions the model is the run's only one.
+    let pred_post = dir
+        .join("run_instance_swt_logs")
+        .join(RUN)
+        .join(format!("pred_post__{MODEL_DIR}"))
+        .join(forged)
+        .join("test_output.txt");
+    write(
+        &pred_post,
+        &output(true, "tests/test_new.py", &[("FAILED", "test_new")], ""),
+    );
+    let out = swtbench(&verify[..4], dir);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(&format!("mismatch {forged}: "))
+            && stdout.contains("differs from the grade of its outputs now"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("suspicious"), "{stdout}");
+
+    // Graded again: everything agrees, exit code 0; verify wrote nothing.
+    assert_eq!(swtbench(GRADE, dir).status.code(), Some(0));
+    let before = report_text(dir, forged);
+    let out = swtbench(&verify, dir);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(report_text(dir, forged), before);
+}
