@@ -138,7 +138,7 @@ pub fn run_parameters(
         "on".to_string()
     };
     let secs = elapsed.as_secs();
-    vec![
+    let mut params = vec![
         ("exec mode".into(), eval.exec_mode.as_str().into()),
         ("coverage".into(), coverage),
         (
@@ -170,7 +170,12 @@ pub fn run_parameters(
             "harness".into(),
             format!("swtbench {}", crate::keys::HARNESS_VERSION),
         ),
-    ]
+    ];
+    // Only when on: a run graded as the original grades keeps the original's parameters.
+    if settings.strict_results {
+        params.push(("strict results".into(), "on (docs/integrity.md)".into()));
+    }
+    params
 }
 
 /// The instances under a model's report directory (`<logs>/<run_id>/<model>`) that have a

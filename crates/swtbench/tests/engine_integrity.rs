@@ -99,6 +99,7 @@ fn engine_a_test_that_forges_its_result_is_suspicious_and_strict_grading_unresol
     );
     assert_eq!(run_report["suspicious_ids"], serde_json::json!([ID]));
     assert_eq!(run_report["resolved_ids"], serde_json::json!([ID]));
+    assert!(run_report["run_parameters"].get("strict results").is_none());
 
     // The same outputs, graded strictly.
     let mut strict = args.clone();
@@ -116,5 +117,9 @@ fn engine_a_test_that_forges_its_result_is_suspicious_and_strict_grading_unresol
             .join(format!("{MODEL}.{run_id}.json")),
     );
     assert_eq!(run_report["unresolved_ids"], serde_json::json!([ID]));
+    assert_eq!(
+        run_report["run_parameters"]["strict results"],
+        "on (docs/integrity.md)"
+    );
     assert!(containers_of(&run_id).is_empty(), "containers left");
 }
