@@ -84,6 +84,13 @@ pub enum Reason {
         counted: u64,
         listed: u64,
     },
+    /// A line shaped like a coverage dump entry (`{"/testbed/…": {…}}`) outside the dump
+    /// section: the parser ignores it, but only the tests can have printed it.
+    CoverageOutsideDump {
+        run: RunKind,
+        line: usize,
+        file: String,
+    },
     /// A coverage dump entry for a file the tracer does not trace (not touched by the gold fix).
     CoverageUntracedFile {
         run: RunKind,
@@ -119,6 +126,7 @@ impl Reason {
             | Reason::DoubleStatus { run, .. }
             | Reason::UnselectedTest { run, .. }
             | Reason::CountMismatch { run, .. }
+            | Reason::CoverageOutsideDump { run, .. }
             | Reason::CoverageUntracedFile { run, .. }
             | Reason::CoverageMissingFile { run, .. }
             | Reason::CoverageLines { run, .. } => *run,
@@ -135,6 +143,7 @@ impl Reason {
             | Reason::DoubleStatus { line, .. }
             | Reason::UnselectedTest { line, .. }
             | Reason::CountMismatch { line, .. }
+            | Reason::CoverageOutsideDump { line, .. }
             | Reason::CoverageUntracedFile { line, .. }
             | Reason::CoverageMissingFile { line, .. }
             | Reason::CoverageLines { line, .. } => *line,
@@ -162,6 +171,7 @@ impl Reason {
             Reason::DoubleStatus { .. } => "double_status",
             Reason::UnselectedTest { .. } => "unselected_test",
             Reason::CountMismatch { .. } => "count_mismatch",
+            Reason::CoverageOutsideDump { .. } => "coverage_outside_dump",
             Reason::CoverageUntracedFile { .. } => "coverage_untraced_file",
             Reason::CoverageMissingFile { .. } => "coverage_missing_file",
             Reason::CoverageLines { .. } => "coverage_lines",
@@ -205,6 +215,10 @@ impl fmt::Display for Reason {
             } => write!(
                 f,
                 "{listed} tests listed {status}, but the runner's summary counts {counted}"
+            ),
+            Reason::CoverageOutsideDump { file, .. } => write!(
+                f,
+                "a coverage dump line for `{file}` outside the coverage dump (the tests printed it)"
             ),
             Reason::CoverageUntracedFile { file, .. } => write!(
                 f,
@@ -430,8 +444,27 @@ pub fn check_run(
             marker: DUMP_START.to_string(),
         });
     }
-    if let Some(&first) = dump_starts.first() {
+    let dump_range = dump_starts.first().map(|&first| {
+        let end = (first + 1..lines.len())
+            .find(|&i| lines[i].starts_with("+ git checkout"))
+            .unwrap_or(lines.len());
+        (first, end)
+    });
+    if let Some((first, _)) = dump_range {
         out.dump = dump_entries(&lines, first + 1);
+    }
+    // Dump-shaped lines the tests printed themselves, from the test command on.
+    for (i, line) in lines.iter().enumerate().skip(start) {
+        if dump_range.is_some_and(|(a, b)| a < i && i < b) || !line.starts_with("{\"/testbed/") {
+            continue;
+        }
+        if let Some(entry) = dump_entries(&lines[i..=i], 0).into_iter().next() {
+            out.reasons.push(Reason::CoverageOutsideDump {
+                run: kind,
+                line: i + 1,
+                file: entry.file,
+            });
+        }
     }
     let section = &lines[start..end];
     let found = match parser {
@@ -1034,6 +1067,28 @@ PASSED tests/other.py::test_y\n\
     }
 
     #[test]
+    fn dump_lines_printed_by_the_tests_are_named() {
+        let log = pytest_log(
+            HONEST_SUMMARY,
+            HONEST_FINAL,
+            "{\"/testbed/src/calc.py\": {\"2\": 9}}\n",
+        );
+        let r = run(&log);
+        assert_eq!(
+            r,
+            vec![Reason::CoverageOutsideDump {
+                run: RunKind::PredPost,
+                line: 13,
+                file: "src/calc.py".into()
+            }]
+        );
+        // After the dump's end too; the dump's own lines are not.
+        let log = format!("{}{{\"/testbed/a.py\": {{\"1\": 1}}}}\n", pytest_log(HONEST_SUMMARY, HONEST_FINAL, ""));
+        let checks: Vec<&str> = run(&log).iter().map(Reason::check).collect();
+        assert_eq!(checks, vec!["coverage_outside_dump"]);
+    }
+
+    #[test]
     fn printed_markers_are_named() {
         let log = pytest_log(
             HONEST_SUMMARY,
@@ -1041,7 +1096,12 @@ PASSED tests/other.py::test_y\n\
             ">>>>> Tests Errored\n+ cat coverage.cover\n{\"/testbed/src/calc.py\": {\"2\": 9}}\n+ git checkout x\n",
         );
         let checks: Vec<&str> = run(&log).iter().map(Reason::check).collect();
-        assert_eq!(checks, vec!["failure_marker", "repeated_marker"]);
+        // The forged dump comes first, so the parser reads it and the tracer's own entry is left
+        // outside the dump section.
+        assert_eq!(
+            checks,
+            vec!["failure_marker", "repeated_marker", "coverage_outside_dump"]
+        );
         // A second echoed trace command (which ends the original's test section).
         let log = pytest_log(HONEST_SUMMARY, HONEST_FINAL, &format!("{TRACE}\n"));
         let checks: Vec<&str> = run(&log).iter().map(Reason::check).collect();
