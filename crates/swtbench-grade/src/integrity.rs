@@ -1083,7 +1083,10 @@ PASSED tests/other.py::test_y\n\
             }]
         );
         // After the dump's end too; the dump's own lines are not.
-        let log = format!("{}{{\"/testbed/a.py\": {{\"1\": 1}}}}\n", pytest_log(HONEST_SUMMARY, HONEST_FINAL, ""));
+        let log = format!(
+            "{}{{\"/testbed/a.py\": {{\"1\": 1}}}}\n",
+            pytest_log(HONEST_SUMMARY, HONEST_FINAL, "")
+        );
         let checks: Vec<&str> = run(&log).iter().map(Reason::check).collect();
         assert_eq!(checks, vec!["coverage_outside_dump"]);
     }

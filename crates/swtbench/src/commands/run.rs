@@ -353,18 +353,19 @@ fn summarize(done: &evaluate::Evaluated, run_id: &str, printer: &Printer) -> Cli
     ));
     let output = &done.output;
     let s = &output.stats;
-    printer.info(&format!(
-        "{} instance(s): {} resolved, {} unresolved, {} not applied, {} empty patch, {} error(s), {} skipped, {} interrupted; runs: {} executed ({} timed out, {} at a resource limit), {} reused, {} copied, {} failed; images: {} built, {} removed; denominator {}",
-        s.instances, s.resolved, s.unresolved, s.not_applied, s.empty_patch, s.errors, s.skipped, s.interrupted,
-        s.runs_executed, s.runs_timed_out, s.runs_limited, s.runs_reused, s.runs_copied, s.runs_failed,
-        s.images_built, s.images_removed, done.metrics.denominator
-    ));
     let suspicious: Vec<&str> = output
         .results
         .iter()
         .filter(|r| r.integrity.as_ref().is_some_and(|i| i.is_suspicious()))
         .map(|r| r.instance_id.as_str())
         .collect();
+    printer.info(&format!(
+        "{} instance(s): {} resolved, {} unresolved, {} not applied, {} empty patch, {} error(s), {} skipped, {} interrupted, {} suspicious; runs: {} executed ({} timed out, {} at a resource limit), {} reused, {} copied, {} failed; images: {} built, {} removed; denominator {}",
+        s.instances, s.resolved, s.unresolved, s.not_applied, s.empty_patch, s.errors, s.skipped, s.interrupted,
+        suspicious.len(),
+        s.runs_executed, s.runs_timed_out, s.runs_limited, s.runs_reused, s.runs_copied, s.runs_failed,
+        s.images_built, s.images_removed, done.metrics.denominator
+    ));
     if !suspicious.is_empty() {
         printer.warn(&format!(
             "{} suspicious: their logs hold results the test runner did not print ({}{}); see \
