@@ -166,6 +166,14 @@ pub async fn run<B: ContainerBackend>(
                     (r.instance_id.clone(), hits)
                 })
                 .collect(),
+            suspicious: ordered
+                .iter()
+                .filter_map(|r| {
+                    let i = r.integrity.as_ref().filter(|i| i.is_suspicious())?;
+                    let texts = i.reasons.iter().map(ToString::to_string).collect();
+                    Some((r.instance_id.clone(), texts))
+                })
+                .collect(),
         };
         write_report(&shared, RunReport::new(&input))
     };
@@ -374,6 +382,7 @@ fn panicked<B: ContainerBackend>(
         all_reused: false,
         reasons: vec![reason],
         limit_hits: Vec::new(),
+        integrity: None,
     }
 }
 

@@ -14,6 +14,7 @@ pub mod run;
 pub mod slurm;
 pub mod spec;
 pub mod validate;
+pub mod verify;
 
 use crate::cli::{Cli, Command};
 use crate::error::CliResult;
@@ -25,6 +26,7 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> CliResult {
         Command::Datasets(args) => datasets::run(args, printer),
         Command::ParseLog(args) => parse_log::run(args, printer),
         Command::Grade(args) => grade::run(*args, printer),
+        Command::Verify(args) => verify::run(*args, printer),
         Command::Report(args) => report::run(args, printer),
         Command::Spec(args) => spec::run(args, printer),
         Command::Dataset(args) => dataset::run(args, printer),

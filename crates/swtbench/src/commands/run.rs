@@ -122,6 +122,14 @@ pub struct RunArgs {
           value_parser = parse_positive::<usize>, conflicts_with_all = ["shard", "merge"])]
     pub repeat: usize,
 
+    /// Grade strictly where the logs look forged (docs/integrity.md): a test an integrity check
+    /// names (a result printed after the runner's summary, for a test the run did not select, …)
+    /// counts as failed, and a suspicious instance as unresolved. report.json and the run report
+    /// then differ from the original's; without it the grade is the original's, and the checks
+    /// only report (`integrity` in swtbench_instance.json, `suspicious_ids` in the run report).
+    #[arg(long)]
+    pub strict_results: bool,
+
     /// Raise the soft limit of open files to this (never the hard limit).
     #[arg(long, alias = "open_file_limit", value_name = "N", default_value_t = 4096,
           allow_negative_numbers = true, value_parser = parse_count::<u64>)]
@@ -248,6 +256,7 @@ pub(crate) fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSetti
         reuse_unkeyed: args.reuse_unkeyed_outputs,
         skip_eval: args.skip_eval || args.merge,
         shard: args.shard,
+        strict_results: args.strict_results,
     };
     Ok(options.resolve(host)?)
 }
@@ -473,12 +482,33 @@ fn summarize(done: &evaluate::Evaluated, run_id: &str, printer: &Printer) -> Cli
     ));
     let output = &done.output;
     let s = &output.stats;
+    let suspicious: Vec<&str> = output
+        .results
+        .iter()
+        .filter(|r| r.integrity.as_ref().is_some_and(|i| i.is_suspicious()))
+        .map(|r| r.instance_id.as_str())
+        .collect();
     printer.info(&format!(
-        "{} instance(s): {} resolved, {} unresolved, {} not applied, {} empty patch, {} error(s), {} skipped, {} interrupted; runs: {} executed ({} timed out, {} at a resource limit), {} reused, {} copied, {} failed; images: {} built, {} removed; denominator {}",
+        "{} instance(s): {} resolved, {} unresolved, {} not applied, {} empty patch, {} error(s), {} skipped, {} interrupted, {} suspicious; runs: {} executed ({} timed out, {} at a resource limit), {} reused, {} copied, {} failed; images: {} built, {} removed; denominator {}",
         s.instances, s.resolved, s.unresolved, s.not_applied, s.empty_patch, s.errors, s.skipped, s.interrupted,
+        suspicious.len(),
         s.runs_executed, s.runs_timed_out, s.runs_limited, s.runs_reused, s.runs_copied, s.runs_failed,
         s.images_built, s.images_removed, done.metrics.denominator
     ));
+    if !suspicious.is_empty() {
+        printer.warn(&format!(
+            "{} suspicious: their logs hold results the test runner did not print ({}{}); see \
+             `integrity` in their swtbench_instance.json and docs/integrity.md",
+            suspicious.len(),
+            suspicious
+                .iter()
+                .take(5)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", "),
+            if suspicious.len() > 5 { ", …" } else { "" }
+        ));
+    }
     if let Some(p) = &output.run_report_path {
         printer.info(&format!("run report: {}", p.display()));
     }
