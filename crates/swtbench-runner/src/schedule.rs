@@ -537,7 +537,10 @@ mod tests {
         reversed.reverse();
         let back = partition_grouped(&reversed, 3);
         for (i, it) in reversed.iter().enumerate() {
-            let j = one.iter().position(|o| o.id == it.id).unwrap();
+            let j = one
+                .iter()
+                .position(|o| o.id == it.id)
+                .expect("the same ids");
             assert_eq!(back[i], of[j], "{}", it.id);
         }
         // Without groups it is the plain partition.
