@@ -26,8 +26,8 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::path::Path;
 
 use swtbench_runner::schedule::{
-    order_instances, partition, repo_run_secs, InstanceCost, ENV_BUILD_SECS, INSTANCE_BUILD_SECS,
-    RUN_OVERHEAD_SECS,
+    order_instances, partition, partition_grouped, repo_run_secs, GroupedCost, InstanceCost,
+    ENV_BUILD_SECS, INSTANCE_BUILD_SECS, RUN_OVERHEAD_SECS,
 };
 
 /// SWT-Bench Full per repository: instances (SWE-bench's full test split less the SWT-Bench
@@ -271,21 +271,24 @@ fn simulate(all: &[Instance], setup: Setup) -> Outcome {
         })
         .collect();
     let shard_of = if setup.by_env {
-        // Each env with its instances is one unit of the split: one env build per env.
-        let mut groups: BTreeMap<&str, u64> = BTreeMap::new();
-        for (i, (_, ms)) in all.iter().zip(&costs) {
-            let env_ms = if setup.prebuilt {
-                0
-            } else {
-                (ENV_BUILD_SECS * 1000.0) as u64
-            };
-            *groups.entry(i.env.as_str()).or_insert(env_ms) += ms - env_ms;
-        }
-        let units: Vec<(&str, u64)> = groups.iter().map(|(e, ms)| (*e, *ms)).collect();
-        let of = partition(&units, setup.nodes);
-        let env_shard: BTreeMap<&str, usize> =
-            units.iter().zip(of).map(|((e, _), k)| (*e, k)).collect();
-        all.iter().map(|i| env_shard[i.env.as_str()]).collect()
+        // What `run --shard` does: an env's instances stay together (its build paid once)
+        // unless they are more than a shard's share (`partition_grouped`).
+        let env_ms = if setup.prebuilt {
+            0
+        } else {
+            (ENV_BUILD_SECS * 1000.0) as u64
+        };
+        let items: Vec<GroupedCost> = all
+            .iter()
+            .zip(&costs)
+            .map(|(i, (id, ms))| GroupedCost {
+                id,
+                group: Some(i.env.as_str()),
+                ms: ms - env_ms,
+                group_ms: env_ms,
+            })
+            .collect();
+        partition_grouped(&items, setup.nodes)
     } else {
         partition(&costs, setup.nodes)
     };
