@@ -51,6 +51,8 @@ pub struct GradeSettings<'a> {
     /// The spec table `swtbench run` had (its parsers and non-test extensions), and its file.
     pub table: &'a SpecTable,
     pub spec_table: Option<&'a Path>,
+    /// `--flaky-list`: tests left out of the transitions, by instance.
+    pub flaky: Option<&'a swtbench_grade::stability::FlakyList>,
 }
 
 /// What re-grading did.
@@ -244,6 +246,7 @@ pub fn regrade(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Resul
         options: settings.options,
         rules: &rules,
         empty_patches: selection.empty_patches.as_ref(),
+        flaky: settings.flaky,
     };
     let graded = regrade_tree(&FsTree, &request);
     // Said before anything is written, so that they are not lost if writing fails.
@@ -329,6 +332,7 @@ pub fn verify(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Result
         options: settings.options,
         rules: &rules,
         empty_patches: selection.empty_patches.as_ref(),
+        flaky: settings.flaky,
     };
     let graded = regrade_tree(&FsTree, &request);
     let run = RunTree::new(&FsTree, &root, settings.run_id, &selection.model_dir);

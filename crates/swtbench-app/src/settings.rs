@@ -3,7 +3,7 @@
 //! with the rules that refuse combinations that cannot run. The binary maps its flags onto these
 //! structs one to one; the defaults and the checks live here once.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::anyhow;
@@ -205,6 +205,8 @@ pub struct RunOptions {
     pub shard: Option<swtbench_runner::settings::Shard>,
     /// `--strict-results`.
     pub strict_results: bool,
+    /// `--flaky-list`, read.
+    pub flaky: swtbench_grade::stability::FlakyList,
 }
 
 impl RunOptions {
@@ -250,6 +252,7 @@ impl RunOptions {
         s.skip_eval = self.skip_eval;
         s.shard = self.shard;
         s.strict_results = self.strict_results;
+        s.flaky = self.flaky;
         Ok(s)
     }
 }
@@ -359,4 +362,16 @@ mod tests {
         };
         assert!(!off.options(true).expect("no coverage").coverage);
     }
+}
+
+/// Reads a flaky list (`run --repeat` writes one: `<model>.<run id>.flaky.json`) for
+/// `--flaky-list`.
+pub fn read_flaky_list(path: &Path) -> Result<swtbench_grade::stability::FlakyList> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::input(anyhow!("reading the flaky list {}: {e}", path.display())))?;
+    swtbench_grade::stability::parse_flaky_list(&text).map_err(|e| {
+        Error::input(anyhow!("{}: {e}", path.display())).with_hint(
+            "give the <model>.<run id>.flaky.json that `run --repeat` wrote, or a file of that form",
+        )
+    })
 }

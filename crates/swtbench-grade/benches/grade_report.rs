@@ -170,6 +170,7 @@ fn grade_and_report(instances: &[Instance], root: &LogsRoot, out: &Path) -> Stri
         threads: 0,
         rules: &Default::default(),
         empty_patches: None,
+        flaky: None,
     };
     let graded = regrade(&Fs, &req);
     for (path, text) in &graded.writes {

@@ -101,18 +101,41 @@ pub fn grade_instance(
     inputs: &InstanceRunOutputs<'_>,
     options: &GradeOptions,
 ) -> Result<GradedInstance, GradeError> {
-    let parser = logs::parser_for(inputs.repo, options.exec_mode).ok_or_else(|| {
-        GradeError::UnknownRepo {
-            instance_id: inputs.instance_id.to_string(),
-            repo: inputs.repo.to_string(),
-            known: crate::parsers::REPO_PARSERS
-                .iter()
-                .map(|(r, _)| *r)
-                .collect::<Vec<_>>()
-                .join(", "),
-        }
-    })?;
-    grade_instance_with_parser(inputs, options, parser)
+    grade_instance_with_parser(inputs, options, unit_test_parser(inputs, options)?)
+}
+
+/// The original's parser of `inputs.repo`, or the error that names the repositories it knows.
+fn unit_test_parser(
+    inputs: &InstanceRunOutputs<'_>,
+    options: &GradeOptions,
+) -> Result<Parser, GradeError> {
+    logs::parser_for(inputs.repo, options.exec_mode).ok_or_else(|| GradeError::UnknownRepo {
+        instance_id: inputs.instance_id.to_string(),
+        repo: inputs.repo.to_string(),
+        known: crate::parsers::REPO_PARSERS
+            .iter()
+            .map(|(r, _)| *r)
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}
+
+/// [`grade_instance_with_parser`] (the original's parser when `parser` is `None`) with `tests`
+/// left out of every run's statuses first (`--flaky-list`): no transition names them.
+pub fn grade_instance_without(
+    inputs: &InstanceRunOutputs<'_>,
+    options: &GradeOptions,
+    parser: Option<Parser>,
+    tests: &std::collections::BTreeSet<String>,
+) -> Result<GradedInstance, GradeError> {
+    let unit = match parser {
+        Some(p) => p,
+        None => unit_test_parser(inputs, options)?,
+    };
+    let parser = grading_parser(options, unit);
+    let mut parsed = inputs.outputs.map(|o| logs::parse_run(o, parser));
+    crate::stability::leave_out(&mut parsed, tests);
+    grade_parsed(inputs.instance_id, inputs.gold_code_patch, parsed, options)
 }
 
 /// [`grade_instance`] with the unit-test log parser chosen by the caller (a spec table's

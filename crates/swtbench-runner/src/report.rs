@@ -46,6 +46,8 @@ pub struct CheckInputs<'a> {
     /// The model patch as executed.
     pub model_patch: &'a str,
     pub non_test_exts: &'a [String],
+    /// `--flaky-list`: the instance's tests left out of the transitions.
+    pub flaky: Option<&'a std::collections::BTreeSet<String>>,
 }
 
 /// Grades an instance from the `test_output.txt` of its six runs, and checks their integrity
@@ -88,6 +90,9 @@ pub fn grade_from_outputs(
             Some(p) => p,
             None => parse_run(Some(&read_output(&run.dir, expected)?), parser),
         };
+    }
+    if let Some(tests) = checks.flaky {
+        swtbench_grade::stability::leave_out(&mut parsed, tests);
     }
     let mut graded = grade_parsed(instance_id, gold_code_patch, parsed, options)?;
     let exts: Vec<&str> = checks.non_test_exts.iter().map(String::as_str).collect();
@@ -171,6 +176,16 @@ pub fn run_parameters(
             format!("swtbench {}", crate::keys::HARNESS_VERSION),
         ),
     ];
+    if !settings.flaky.is_empty() {
+        let tests: usize = settings.flaky.values().map(|t| t.len()).sum();
+        params.push((
+            "flaky list".into(),
+            format!(
+                "{tests} test(s) of {} instance(s) left out of the transitions",
+                settings.flaky.len()
+            ),
+        ));
+    }
     // Only when on: a run graded as the original grades keeps the original's parameters.
     if settings.strict_results {
         params.push(("strict results".into(), "on (docs/integrity.md)".into()));

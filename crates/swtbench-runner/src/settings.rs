@@ -190,6 +190,8 @@ pub struct RunSettings {
     /// `--strict-results`: grade strictly where the integrity checks find forged results
     /// (`swtbench_grade::integrity::apply_strict`); off, the original's grade.
     pub strict_results: bool,
+    /// `--flaky-list`: tests left out of the transitions, by instance (empty: none).
+    pub flaky: swtbench_grade::stability::FlakyList,
 }
 
 /// One of `count` parts of an evaluation (`--shard K/N`; `index` is K, from 1).
@@ -249,6 +251,7 @@ impl RunSettings {
             skip_eval: false,
             shard: None,
             strict_results: false,
+            flaky: Default::default(),
         }
     }
 

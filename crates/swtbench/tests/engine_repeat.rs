@@ -155,5 +155,34 @@ fn engine_repeat_finds_a_flaky_test_and_not_a_stable_one() {
         stderr.contains("1 flaky test(s) in 1 instance(s)"),
         "{stderr}"
     );
+    // The flaky list, given back: the flaky test is in no transition, the stable one is.
+    let flaky_file = results.join(format!("{MODEL_DIR}.{run_id}.flaky.json"));
+    let mut regrade = args.clone();
+    let r = regrade.iter().position(|a| a == "--repeat").unwrap();
+    regrade.drain(r..r + 2);
+    regrade.extend(["--skip-eval".to_string(), "--flaky-list".into()]);
+    regrade.push(flaky_file.display().to_string());
+    let o = engine_fixture::run(&regrade);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = std::fs::read_to_string(
+        engine_fixture::report_dir(&out, &run_id)
+            .join("swtfix__calc-1")
+            .join("report.json"),
+    )
+    .unwrap();
+    assert!(!report.contains("test_flaky_counter"), "{report}");
+    assert!(report.contains("test_stable"), "{report}");
+    let run_report = read_run_report(&results, &run_id);
+    assert!(
+        run_report["run_parameters"]["flaky list"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("1 test(s) of 1 instance(s)")),
+        "{run_report}"
+    );
     assert!(containers_of(&run_id).is_empty());
+}
+
+fn read_run_report(results: &std::path::Path, run_id: &str) -> Value {
+    let path = results.join(format!("{MODEL_DIR}.{run_id}.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

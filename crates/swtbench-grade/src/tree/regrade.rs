@@ -42,6 +42,8 @@ pub struct RegradeRequest<'a> {
     /// being an error. `None`: predictions unknown; an instance without runs whose existing
     /// `report.json` says "not applied" (what `run` writes for an empty patch) keeps that report.
     pub empty_patches: Option<&'a BTreeSet<String>>,
+    /// `--flaky-list`: tests left out of the transitions, by instance.
+    pub flaky: Option<&'a crate::stability::FlakyList>,
 }
 
 /// The result of re-grading: the run report's entries (in the given order) and the reports to write.
@@ -350,9 +352,15 @@ fn grade_outputs(
         gold_code_patch: &inst.golden_code_patch,
         outputs: [0, 1, 2, 3, 4, 5].map(|i| outputs[i].as_deref()),
     };
-    let graded = match req.rules.parser(&inst.repo) {
-        Some(parser) => grade_instance_with_parser(&inputs, &req.options, parser),
-        None => grade_instance(&inputs, &req.options),
+    let graded = match (
+        req.flaky.and_then(|f| f.get(id)),
+        req.rules.parser(&inst.repo),
+    ) {
+        (Some(tests), parser) => {
+            crate::report::grade_instance_without(&inputs, &req.options, parser, tests)
+        }
+        (None, Some(parser)) => grade_instance_with_parser(&inputs, &req.options, parser),
+        (None, None) => grade_instance(&inputs, &req.options),
     };
     let parser = req
         .rules
@@ -526,6 +534,7 @@ mod tests {
             instances,
             rewrite,
             options: GradeOptions::default(),
+            flaky: None,
             threads: 1,
             rules,
             empty_patches: empty,

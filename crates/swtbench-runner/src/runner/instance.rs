@@ -552,6 +552,7 @@ fn grade<B: ContainerBackend>(
         instance,
         model_patch: &p.model_patch,
         non_test_exts: &p.spec.non_test_extensions,
+        flaky: shared.settings.flaky.get(&ip.instance_id),
     };
     let graded = grade_from_outputs(&ip.instance_id, &checks, &p.runs, &options, ip.parser);
     match graded {

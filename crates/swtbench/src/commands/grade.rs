@@ -77,6 +77,12 @@ pub struct GradeArgs {
     /// it the grade is the original's and the checks only report.
     #[arg(long)]
     pub strict_results: bool,
+
+    /// Leave the tests of this flaky list (`{"<instance>": ["<test>", …]}`, as `run --repeat`
+    /// writes it in `<model>.<run id>.flaky.json`) out of the transitions; every instance is
+    /// graded again. report.json then differs from the original's.
+    #[arg(long, value_name = "FILE")]
+    pub flaky_list: Option<PathBuf>,
 }
 
 pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
@@ -86,6 +92,10 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
         Some(p) => Some(load_predictions(p, &dataset, printer)?),
         None => None,
     };
+    let flaky = match &args.flaky_list {
+        Some(p) => Some(swtbench_app::settings::read_flaky_list(p)?),
+        None => None,
+    };
     let settings = GradeSettings {
         dataset: &dataset,
         predictions: predictions.as_ref(),
@@ -93,7 +103,7 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
         run_id: &args.run_id,
         logs_root: &args.logs_root,
         output_dir: &args.output_dir,
-        rewrite: args.rewrite,
+        rewrite: args.rewrite || flaky.is_some(),
         options: GradeOptions {
             exec_mode: args.exec_mode,
             coverage_formula: args.coverage_formula,
@@ -101,6 +111,7 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
         },
         table: &table,
         spec_table: args.spec_table.as_deref(),
+        flaky: flaky.as_ref(),
     };
     let mut notices = Vec::new();
     let graded = regrade(&settings, &mut notices);

@@ -130,6 +130,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub strict_results: bool,
 
+    /// Leave the tests of this flaky list (`{"<instance>": ["<test>", …]}`: what a gold run with
+    /// --repeat writes in `<model>.<run id>.flaky.json`) out of the transitions. report.json and
+    /// the run report then differ from the original's (the run report says so).
+    #[arg(long, value_name = "FILE")]
+    pub flaky_list: Option<PathBuf>,
+
     /// Raise the soft limit of open files to this (never the hard limit).
     #[arg(long, alias = "open_file_limit", value_name = "N", default_value_t = 4096,
           allow_negative_numbers = true, value_parser = parse_count::<u64>)]
@@ -257,6 +263,10 @@ pub(crate) fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSetti
         skip_eval: args.skip_eval || args.merge,
         shard: args.shard,
         strict_results: args.strict_results,
+        flaky: match &args.flaky_list {
+            Some(p) => swtbench_app::settings::read_flaky_list(p)?,
+            None => Default::default(),
+        },
     };
     Ok(options.resolve(host)?)
 }

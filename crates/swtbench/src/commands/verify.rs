@@ -121,6 +121,7 @@ pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
         },
         table: &table,
         spec_table: args.spec_table.as_deref(),
+        flaky: None,
     };
     let mut notices = Vec::new();
     let verified = verify(&settings, &mut notices);
