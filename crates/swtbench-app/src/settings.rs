@@ -257,6 +257,18 @@ impl RunOptions {
     }
 }
 
+/// Reads a flaky list (`run --repeat` writes one: `<model>.<run id>.flaky.json`) for
+/// `--flaky-list`.
+pub fn read_flaky_list(path: &Path) -> Result<swtbench_grade::stability::FlakyList> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::input(anyhow!("reading the flaky list {}: {e}", path.display())))?;
+    swtbench_grade::stability::parse_flaky_list(&text).map_err(|e| {
+        Error::input(anyhow!("{}: {e}", path.display())).with_hint(
+            "give the <model>.<run id>.flaky.json that `run --repeat` wrote, or a file of that form",
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,16 +374,4 @@ mod tests {
         };
         assert!(!off.options(true).expect("no coverage").coverage);
     }
-}
-
-/// Reads a flaky list (`run --repeat` writes one: `<model>.<run id>.flaky.json`) for
-/// `--flaky-list`.
-pub fn read_flaky_list(path: &Path) -> Result<swtbench_grade::stability::FlakyList> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::input(anyhow!("reading the flaky list {}: {e}", path.display())))?;
-    swtbench_grade::stability::parse_flaky_list(&text).map_err(|e| {
-        Error::input(anyhow!("{}: {e}", path.display())).with_hint(
-            "give the <model>.<run id>.flaky.json that `run --repeat` wrote, or a file of that form",
-        )
-    })
 }
