@@ -108,10 +108,8 @@ pub fn grade_from_outputs(
     let integrity = check_instance_with(&ctx, |kind| {
         let run = runs.iter().find(|r| r.kind == kind)?;
         let expected = (run.action != RunAction::ReuseUnkeyed).then_some(run.key.as_str());
-        match read_output(&run.dir, expected) {
-            Ok(bytes) => Some(std::borrow::Cow::Owned(
-                swtbench_grade::py::read_text(&bytes).0.into_owned(),
-            )),
+        match scan_output(&run.dir, expected, TailWindow::default, TailWindow::push) {
+            Ok(window) => Some(std::borrow::Cow::Owned(window.text())),
             Err(e) => {
                 read_error.get_or_insert(e);
                 None
@@ -126,6 +124,41 @@ pub fn grade_from_outputs(
         apply_strict(&mut graded.report, &maps, &integrity);
     }
     Ok((graded.report, integrity))
+}
+
+/// How much of an output the integrity checks read: its last this many bytes (from a line start),
+/// so that checking stays within bounded memory whatever a test prints. The runner's summary,
+/// whatever follows it and the coverage dump are at the end.
+pub const CHECKED_TAIL_BYTES: usize = 2 << 20;
+
+/// The last [`CHECKED_TAIL_BYTES`] of an output, read piece by piece.
+#[derive(Debug, Default)]
+struct TailWindow {
+    bytes: Vec<u8>,
+    cut: bool,
+}
+
+impl TailWindow {
+    fn push(&mut self, piece: &[u8]) {
+        self.bytes.extend_from_slice(piece);
+        if self.bytes.len() > CHECKED_TAIL_BYTES + (1 << 20) {
+            let drop = self.bytes.len() - CHECKED_TAIL_BYTES;
+            self.bytes.drain(..drop);
+            self.cut = true;
+        }
+    }
+
+    /// The window as text, starting at a line when it was cut.
+    fn text(mut self) -> String {
+        if self.cut {
+            let start = memchr::memchr(b'\n', &self.bytes).map_or(self.bytes.len(), |i| i + 1);
+            self.bytes.drain(..start);
+        }
+        match String::from_utf8(self.bytes) {
+            Ok(s) => s,
+            Err(e) => swtbench_grade::py::read_text(e.as_bytes()).0.into_owned(),
+        }
+    }
 }
 
 /// How a run was made, for the run report's `run_parameters` (the HTML report of the run, made
