@@ -22,6 +22,7 @@ pub mod html_page;
 pub mod images;
 pub mod inputs;
 pub mod limits;
+pub mod registry;
 pub mod report;
 pub mod settings;
 pub mod shards;

@@ -15,13 +15,13 @@ use std::sync::{Arc, Mutex};
 use swtbench_backend::labels::{LabelFilter, KIND, RUN_ID};
 use swtbench_backend::{
     BackendError, BuildNetwork, BuildOutcome, ContainerBackend, EnsuredImage, ImageBuilder,
-    ImageInfo, ImageRecipe, RebuildPolicy,
+    ImageInfo, ImageRecipe, RebuildPolicy, RegistryCache, RegistryNote,
 };
 use swtbench_spec::ExecSpec;
 use tokio::task::JoinSet;
 
 use super::shared::Shared;
-use crate::events::{Event, ImageOutcome};
+use crate::events::{Event, ImageOutcome, TransferDirection};
 use crate::images::{recipes, ImageLifecycle, InstanceRecipes, RecipeError};
 use crate::lock::Locked;
 use crate::outcome::{BuildFailure, ImageError};
@@ -136,8 +136,10 @@ impl<B: ContainerBackend> ImageState<B> {
         settings: &RunSettings,
         plan: &Plan,
         inventory: ImageInventory,
+        sink: Arc<dyn crate::events::EventSink>,
     ) -> ImageState<B> {
-        let builder = ImageBuilder::new(backend, settings.images.build_workers.max(1), network);
+        let builder = ImageBuilder::new(backend, settings.images.build_workers.max(1), network)
+            .with_registry(registry_cache(settings, sink));
         // The images the plan reuses were looked up moments ago: no engine call per instance
         // to find them again (under load those take seconds, and would let the instances that
         // happen to be answered first take the container slots before the longest ones).
@@ -200,6 +202,114 @@ impl<B: ContainerBackend> ImageState<B> {
     }
 }
 
+/// The builder's registry cache of `--registry`, its notes sent as events.
+pub(crate) fn registry_cache(
+    settings: &RunSettings,
+    sink: Arc<dyn crate::events::EventSink>,
+) -> Option<RegistryCache> {
+    let reg = settings.images.registry.as_ref()?;
+    Some(RegistryCache {
+        prefix: reg.prefix.clone(),
+        pull: true,
+        push: reg.push,
+        auth: reg.auth.clone(),
+        pull_slots: tokio::sync::Semaphore::new(reg.pull_workers.max(1)),
+        attempts: 3,
+        pause: std::time::Duration::from_secs(2),
+        observer: Box::new(note_events(sink)),
+    })
+}
+
+/// Turns registry notes into events; transfer progress is thinned out (a layer finished, or
+/// 8 MiB more since the last one of that image).
+pub fn note_events(
+    sink: Arc<dyn crate::events::EventSink>,
+) -> impl Fn(RegistryNote) + Send + Sync {
+    let last: Mutex<HashMap<(String, bool), (usize, u64)>> = Mutex::new(HashMap::new());
+    move |note| {
+        let ms = |d: std::time::Duration| d.as_millis() as u64;
+        let event = match note {
+            RegistryNote::PullStarted { tag, reference } => {
+                Event::ImagePullStarted { tag, reference }
+            }
+            RegistryNote::Progress {
+                tag,
+                reference,
+                pushing,
+                progress: p,
+            } => {
+                {
+                    let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
+                    let seen = last.entry((tag.clone(), pushing)).or_insert((0, 0));
+                    let layer_done = p.layers_done > seen.0;
+                    if !layer_done && p.bytes < seen.1 + (8 << 20) {
+                        return;
+                    }
+                    *seen = (p.layers_done, p.bytes);
+                }
+                Event::ImageTransfer {
+                    tag,
+                    reference,
+                    direction: if pushing {
+                        TransferDirection::Push
+                    } else {
+                        TransferDirection::Pull
+                    },
+                    layers: p.layers,
+                    layers_done: p.layers_done,
+                    bytes: p.bytes,
+                    total_bytes: p.total_bytes,
+                }
+            }
+            RegistryNote::PullRetry {
+                tag,
+                reference,
+                attempt,
+                pause,
+                reason,
+            } => Event::ImagePullRetry {
+                tag,
+                reference,
+                attempt,
+                pause_ms: ms(pause),
+                reason,
+            },
+            RegistryNote::PullFallback {
+                tag,
+                reference,
+                missing,
+                reason,
+            } => Event::ImagePullFallback {
+                tag,
+                reference,
+                missing,
+                reason,
+            },
+            RegistryNote::Pushed {
+                tag,
+                reference,
+                duration,
+                bytes,
+            } => Event::ImagePushed {
+                tag,
+                reference,
+                duration_ms: ms(duration),
+                bytes,
+            },
+            RegistryNote::PushFailed {
+                tag,
+                reference,
+                reason,
+            } => Event::ImagePushFailed {
+                tag,
+                reference,
+                reason,
+            },
+        };
+        sink.event(&event);
+    }
+}
+
 /// Sends `image_build_started` for a planned build, once per image.
 fn announce<B: ContainerBackend>(shared: &Shared<B>, tag: &str, kind: ImageKind, who: &str) {
     let images = &shared.images;
@@ -214,6 +324,25 @@ fn announce<B: ContainerBackend>(shared: &Shared<B>, tag: &str, kind: ImageKind,
 
 /// Counts and reports a build, once, by the worker whose call built it.
 fn report_built<B: ContainerBackend>(shared: &Shared<B>, e: &EnsuredImage, kind: ImageKind) {
+    if let BuildOutcome::Pulled {
+        reference,
+        duration,
+        bytes,
+    } = &e.outcome
+    {
+        if shared.images.marks.first_built_report(&e.tag) {
+            shared.stats(|s| s.images_pulled += 1);
+            shared.emit(Event::ImageReady {
+                tag: e.tag.clone(),
+                kind,
+                outcome: ImageOutcome::Pulled {
+                    reference: reference.clone(),
+                    duration_ms: duration.as_millis() as u64,
+                    bytes: *bytes,
+                },
+            });
+        }
+    }
     if let BuildOutcome::Built { duration } = e.outcome {
         if shared.images.marks.first_built_report(&e.tag) {
             shared.stats(|s| s.images_built += 1);

@@ -202,6 +202,9 @@ pub struct RunArgs {
     /// most of this run's instances (named on stderr).
     #[arg(long, alias = "gold_run_id", value_name = "RUN_ID")]
     pub gold_run_id: Option<String>,
+
+    #[command(flatten)]
+    pub registry: crate::args::RegistryArgs,
 }
 
 fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSettings, CliError> {
@@ -227,6 +230,7 @@ fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSettings, CliErr
         force_rebuild: args.force_rebuild,
         repo_mirror: args.repo_mirror.clone(),
         build_timeout: args.build_timeout,
+        registry: args.registry.settings()?,
         patch_types: args.patch_types.clone(),
         extract: args.styles.options(),
         reuse_unkeyed: args.reuse_unkeyed_outputs,
