@@ -428,6 +428,18 @@ impl<B: ContainerBackend> ImageBuilder<B> {
         tags
     }
 
+    /// Tags this builder pulled from the registry cache, sorted.
+    pub fn pulled_tags(&self) -> Vec<String> {
+        let cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());
+        let mut tags: Vec<String> = cells
+            .iter()
+            .filter(|(_, c)| matches!(c.get(), Some(Ok(e)) if e.was_pulled()))
+            .map(|(t, _)| t.clone())
+            .collect();
+        tags.sort();
+        tags
+    }
+
     /// Forgets what is known about `tag` (after removing the image, or to retry a failed build).
     pub fn forget(&self, tag: &str) {
         self.cells

@@ -15,13 +15,13 @@ use std::sync::{Arc, Mutex};
 use swtbench_backend::labels::{LabelFilter, KIND, RUN_ID};
 use swtbench_backend::{
     BackendError, BuildNetwork, BuildOutcome, ContainerBackend, EnsuredImage, ImageBuilder,
-    ImageInfo, ImageRecipe, RebuildPolicy, RegistryCache, RegistryNote,
+    ImageInfo, ImageRecipe, RebuildPolicy,
 };
 use swtbench_spec::ExecSpec;
 use tokio::task::JoinSet;
 
 use super::shared::Shared;
-use crate::events::{Event, ImageOutcome, TransferDirection};
+use crate::events::{Event, ImageOutcome};
 use crate::images::{recipes, ImageLifecycle, InstanceRecipes, RecipeError};
 use crate::lock::Locked;
 use crate::outcome::{BuildFailure, ImageError};
@@ -139,7 +139,7 @@ impl<B: ContainerBackend> ImageState<B> {
         sink: Arc<dyn crate::events::EventSink>,
     ) -> ImageState<B> {
         let builder = ImageBuilder::new(backend, settings.images.build_workers.max(1), network)
-            .with_registry(registry_cache(settings, sink));
+            .with_registry(crate::images::registry_cache(settings, sink));
         // The images the plan reuses were looked up moments ago: no engine call per instance
         // to find them again (under load those take seconds, and would let the instances that
         // happen to be answered first take the container slots before the longest ones).
@@ -199,114 +199,6 @@ impl<B: ContainerBackend> ImageState<B> {
             .get(&chain.base)
             .and_then(Option::as_ref)
             .map(|i| i.id.clone())
-    }
-}
-
-/// The builder's registry cache of `--registry`, its notes sent as events.
-pub(crate) fn registry_cache(
-    settings: &RunSettings,
-    sink: Arc<dyn crate::events::EventSink>,
-) -> Option<RegistryCache> {
-    let reg = settings.images.registry.as_ref()?;
-    Some(RegistryCache {
-        prefix: reg.prefix.clone(),
-        pull: true,
-        push: reg.push,
-        auth: reg.auth.clone(),
-        pull_slots: tokio::sync::Semaphore::new(reg.pull_workers.max(1)),
-        attempts: 3,
-        pause: std::time::Duration::from_secs(2),
-        observer: Box::new(note_events(sink)),
-    })
-}
-
-/// Turns registry notes into events; transfer progress is thinned out (a layer finished, or
-/// 8 MiB more since the last one of that image).
-pub fn note_events(
-    sink: Arc<dyn crate::events::EventSink>,
-) -> impl Fn(RegistryNote) + Send + Sync {
-    let last: Mutex<HashMap<(String, bool), (usize, u64)>> = Mutex::new(HashMap::new());
-    move |note| {
-        let ms = |d: std::time::Duration| d.as_millis() as u64;
-        let event = match note {
-            RegistryNote::PullStarted { tag, reference } => {
-                Event::ImagePullStarted { tag, reference }
-            }
-            RegistryNote::Progress {
-                tag,
-                reference,
-                pushing,
-                progress: p,
-            } => {
-                {
-                    let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
-                    let seen = last.entry((tag.clone(), pushing)).or_insert((0, 0));
-                    let layer_done = p.layers_done > seen.0;
-                    if !layer_done && p.bytes < seen.1 + (8 << 20) {
-                        return;
-                    }
-                    *seen = (p.layers_done, p.bytes);
-                }
-                Event::ImageTransfer {
-                    tag,
-                    reference,
-                    direction: if pushing {
-                        TransferDirection::Push
-                    } else {
-                        TransferDirection::Pull
-                    },
-                    layers: p.layers,
-                    layers_done: p.layers_done,
-                    bytes: p.bytes,
-                    total_bytes: p.total_bytes,
-                }
-            }
-            RegistryNote::PullRetry {
-                tag,
-                reference,
-                attempt,
-                pause,
-                reason,
-            } => Event::ImagePullRetry {
-                tag,
-                reference,
-                attempt,
-                pause_ms: ms(pause),
-                reason,
-            },
-            RegistryNote::PullFallback {
-                tag,
-                reference,
-                missing,
-                reason,
-            } => Event::ImagePullFallback {
-                tag,
-                reference,
-                missing,
-                reason,
-            },
-            RegistryNote::Pushed {
-                tag,
-                reference,
-                duration,
-                bytes,
-            } => Event::ImagePushed {
-                tag,
-                reference,
-                duration_ms: ms(duration),
-                bytes,
-            },
-            RegistryNote::PushFailed {
-                tag,
-                reference,
-                reason,
-            } => Event::ImagePushFailed {
-                tag,
-                reference,
-                reason,
-            },
-        };
-        sink.event(&event);
     }
 }
 
