@@ -274,6 +274,7 @@ impl DockerBackend {
     {
         // Per layer: (bytes, total, done).
         let mut layers: BTreeMap<String, (u64, u64, bool)> = BTreeMap::new();
+        let mut anonymous_done = 0usize;
         loop {
             let item = match self
                 .next_alive(stream, None, || format!("{verb} {reference}"))
@@ -289,20 +290,34 @@ impl DockerBackend {
                 Err(other) => return Err(describe(&other)),
             };
             let status = status.unwrap_or_default();
-            let Some(id) = id.filter(|i| i.len() == 12 && i.bytes().all(|b| b.is_ascii_hexdigit()))
-            else {
-                continue;
+            let done = matches!(
+                status.as_str(),
+                "Pull complete" | "Already exists" | "Pushed" | "Layer already exists"
+            ) || status.starts_with("Mounted from");
+            // Pull items name their layer; push items (as bollard models them) do not, so a
+            // pushed layer is told apart by its size while it moves, and counted when done.
+            let key = match (id.filter(|i| i.len() == 12 && i.bytes().all(|b| b.is_ascii_hexdigit())), detail) {
+                (Some(id), _) => id,
+                (None, Some((_, total))) if total > 0 => format!("size:{total}"),
+                (None, _) if done => match layers
+                    .iter()
+                    .find(|(k, l)| k.starts_with("size:") && !l.2)
+                    .map(|(k, _)| k.clone())
+                {
+                    Some(k) => k,
+                    None => {
+                        anonymous_done += 1;
+                        format!("done:{anonymous_done}")
+                    }
+                },
+                _ => continue,
             };
-            let entry = layers.entry(id).or_default();
+            let entry = layers.entry(key).or_default();
             if let Some((cur, total)) = detail {
                 entry.0 = cur.max(0) as u64;
                 entry.1 = entry.1.max(total.max(0) as u64);
             }
-            if matches!(
-                status.as_str(),
-                "Pull complete" | "Already exists" | "Pushed" | "Layer already exists"
-            ) || status.starts_with("Mounted from")
-            {
+            if done {
                 entry.2 = true;
                 entry.0 = entry.1;
             }
