@@ -14,8 +14,8 @@ use swtbench_backend::{
 use swtbench_core::Instance;
 use swtbench_runner::events::{Event, EventSink, ImageOutcome};
 use swtbench_runner::images::{note_events, own_tag, recipes, registry_cache, RecipeError};
-use swtbench_runner::settings::RegistrySettings;
 use swtbench_runner::outcome::BuildFailure;
+use swtbench_runner::settings::RegistrySettings;
 use swtbench_runner::settings::{CacheLevel, ImageKind, OutputRoots};
 use swtbench_runner::RunSettings;
 use swtbench_spec::{Arch, BaseImage, ExecSpec, FileSource, SpecError, SpecTable};
@@ -510,8 +510,12 @@ pub fn check_images(
 /// What `images push|pull` did to one image.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transferred {
-    Pushed { bytes: u64 },
-    Pulled { bytes: u64 },
+    Pushed {
+        bytes: u64,
+    },
+    Pulled {
+        bytes: u64,
+    },
     /// Pull: it is there locally already.
     Present,
 }
@@ -524,7 +528,10 @@ pub async fn transfer_images<B: ContainerBackend>(
     push: bool,
     workers: usize,
     sink: Arc<dyn EventSink>,
-) -> Vec<(SelectedImage, std::result::Result<Transferred, BackendError>)> {
+) -> Vec<(
+    SelectedImage,
+    std::result::Result<Transferred, BackendError>,
+)> {
     let sem = Arc::new(tokio::sync::Semaphore::new(workers.max(1)));
     let notes = Arc::new(note_events(sink.clone()));
     let mut set = tokio::task::JoinSet::new();
@@ -551,25 +558,23 @@ pub async fn transfer_images<B: ContainerBackend>(
             };
             let r = if push {
                 match backend.image_inspect(&tag).await {
-                    Ok(Some(_)) => {
-                        swtbench_backend::push_as(
-                            &*backend,
-                            &tag,
-                            &reference,
-                            reg.auth.as_ref(),
-                            &progress,
-                        )
-                        .await
-                        .map(|bytes| {
-                            sink.event(&Event::ImagePushed {
-                                tag: tag.clone(),
-                                reference: reference.clone(),
-                                duration_ms: started.elapsed().as_millis() as u64,
-                                bytes,
-                            });
-                            Transferred::Pushed { bytes }
-                        })
-                    }
+                    Ok(Some(_)) => swtbench_backend::push_as(
+                        &*backend,
+                        &tag,
+                        &reference,
+                        reg.auth.as_ref(),
+                        &progress,
+                    )
+                    .await
+                    .map(|bytes| {
+                        sink.event(&Event::ImagePushed {
+                            tag: tag.clone(),
+                            reference: reference.clone(),
+                            duration_ms: started.elapsed().as_millis() as u64,
+                            bytes,
+                        });
+                        Transferred::Pushed { bytes }
+                    }),
                     Ok(None) => Err(BackendError::ImageNotFound(format!(
                         "{tag} (build it first: swtbench images build)"
                     ))),

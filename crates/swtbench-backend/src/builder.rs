@@ -155,7 +155,10 @@ pub async fn pull_as<B: ContainerBackend>(
 ) -> Result<u64> {
     let bytes = std::sync::atomic::AtomicU64::new(0);
     let sink = |p: crate::model::TransferProgress| {
-        bytes.store(p.total_bytes.max(p.bytes), std::sync::atomic::Ordering::Relaxed);
+        bytes.store(
+            p.total_bytes.max(p.bytes),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         progress(p);
     };
     backend.image_pull(reference, auth, &sink).await?;
@@ -175,7 +178,10 @@ pub async fn push_as<B: ContainerBackend>(
 ) -> Result<u64> {
     let bytes = std::sync::atomic::AtomicU64::new(0);
     let sink = |p: crate::model::TransferProgress| {
-        bytes.store(p.total_bytes.max(p.bytes), std::sync::atomic::Ordering::Relaxed);
+        bytes.store(
+            p.total_bytes.max(p.bytes),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         progress(p);
     };
     backend.image_tag(tag, reference).await?;
@@ -307,7 +313,15 @@ impl<B: ContainerBackend> ImageBuilder<B> {
                     progress,
                 })
             };
-            match push_as(&*self.backend, tag, &reference, reg.auth.as_ref(), &progress).await {
+            match push_as(
+                &*self.backend,
+                tag,
+                &reference,
+                reg.auth.as_ref(),
+                &progress,
+            )
+            .await
+            {
                 Ok(bytes) => (reg.observer)(RegistryNote::Pushed {
                     tag: tag.to_string(),
                     reference,
@@ -343,8 +357,14 @@ impl<B: ContainerBackend> ImageBuilder<B> {
                     progress,
                 })
             };
-            let pulled =
-                pull_as(&*self.backend, &reference, tag, reg.auth.as_ref(), &progress).await;
+            let pulled = pull_as(
+                &*self.backend,
+                &reference,
+                tag,
+                reg.auth.as_ref(),
+                &progress,
+            )
+            .await;
             let err = match pulled {
                 Ok(bytes) => match self.backend.image_inspect(tag).await {
                     Ok(Some(image)) => {

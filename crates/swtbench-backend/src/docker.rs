@@ -296,7 +296,10 @@ impl DockerBackend {
             ) || status.starts_with("Mounted from");
             // Pull items name their layer; push items (as bollard models them) do not, so a
             // pushed layer is told apart by its size while it moves, and counted when done.
-            let key = match (id.filter(|i| i.len() == 12 && i.bytes().all(|b| b.is_ascii_hexdigit())), detail) {
+            let key = match (
+                id.filter(|i| i.len() == 12 && i.bytes().all(|b| b.is_ascii_hexdigit())),
+                detail,
+            ) {
                 (Some(id), _) => id,
                 (None, Some((_, total))) if total > 0 => format!("size:{total}"),
                 (None, _) if done => match layers
@@ -1092,7 +1095,13 @@ impl ContainerBackend for DockerBackend {
             message,
         };
         let mut stream = Box::pin(stream.map(|i| {
-            i.map(|i| (i.id, i.status, i.progress_detail.and_then(|p| p.current.zip(p.total))))
+            i.map(|i| {
+                (
+                    i.id,
+                    i.status,
+                    i.progress_detail.and_then(|p| p.current.zip(p.total)),
+                )
+            })
         }));
         self.follow_transfer(&mut stream, reference, "pulling", progress)
             .await
@@ -1111,7 +1120,13 @@ impl ContainerBackend for DockerBackend {
             .client
             .push_image(repo, Some(options), auth.map(credentials));
         let mut stream = Box::pin(stream.map(|i| {
-            i.map(|i| (None, i.status, i.progress_detail.and_then(|p| p.current.zip(p.total))))
+            i.map(|i| {
+                (
+                    None,
+                    i.status,
+                    i.progress_detail.and_then(|p| p.current.zip(p.total)),
+                )
+            })
         }));
         self.follow_transfer(&mut stream, reference, "pushing", progress)
             .await
@@ -1123,7 +1138,10 @@ impl ContainerBackend for DockerBackend {
 
     async fn image_tag(&self, source: &str, target: &str) -> Result<()> {
         let (repo, tag) = split_reference(target);
-        let options = TagImageOptionsBuilder::default().repo(repo).tag(tag).build();
+        let options = TagImageOptionsBuilder::default()
+            .repo(repo)
+            .tag(tag)
+            .build();
         self.client
             .tag_image(source, Some(options))
             .await

@@ -92,13 +92,17 @@ pub fn parse_registry_ref(s: &str) -> Result<RegistryRef, RegistryError> {
     }
     // Docker's rule: the first part names a registry when it has a dot, a port, or is localhost.
     if !(host.contains('.') || host.contains(':') || host == "localhost") {
-        return Err(err("the first part must be a registry host (with a dot or a port)"));
+        return Err(err(
+            "the first part must be a registry host (with a dot or a port)",
+        ));
     }
     if ns
         .chars()
         .any(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || "._-/".contains(c)))
     {
-        return Err(err("the namespace may hold only a-z, 0-9, '.', '_', '-' and '/'"));
+        return Err(err(
+            "the namespace may hold only a-z, 0-9, '.', '_', '-' and '/'",
+        ));
     }
     Ok(RegistryRef {
         host: host.to_string(),
@@ -129,7 +133,10 @@ impl RegistryRef {
 
     /// Plain HTTP for loopback registries (as Docker allows them), HTTPS otherwise.
     pub fn base_url(&self) -> String {
-        let name = self.host.rsplit_once(':').map_or(self.host.as_str(), |h| h.0);
+        let name = self
+            .host
+            .rsplit_once(':')
+            .map_or(self.host.as_str(), |h| h.0);
         let loopback = name == "localhost" || name.starts_with("127.") || name == "[::1]";
         format!(
             "{}://{}",
@@ -186,8 +193,8 @@ pub fn parse_docker_config(text: &str) -> Result<DockerConfig, String> {
             if auth.is_empty() {
                 continue;
             }
-            let raw = base64_decode(auth)
-                .ok_or_else(|| format!("auths.{host}.auth is not base64"))?;
+            let raw =
+                base64_decode(auth).ok_or_else(|| format!("auths.{host}.auth is not base64"))?;
             let text = String::from_utf8(raw)
                 .map_err(|_| format!("auths.{host}.auth is not UTF-8 once decoded"))?;
             let (user, pass) = text
@@ -255,7 +262,10 @@ pub fn docker_config_path(docker_config: Option<&Path>, home: Option<&Path>) -> 
 
 /// The credentials for `host`: from the config file at `path` (absent file: none), asking the
 /// credential helper it names when it names one.
-pub fn credentials_for(path: Option<&Path>, host: &str) -> Result<Option<Credentials>, RegistryError> {
+pub fn credentials_for(
+    path: Option<&Path>,
+    host: &str,
+) -> Result<Option<Credentials>, RegistryError> {
     let Some(path) = path else { return Ok(None) };
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
@@ -295,9 +305,7 @@ pub fn helper_get(helper: &str, host: &str) -> Result<Option<Credentials>, Regis
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(host.as_bytes());
     }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| err(e.to_string()))?;
+    let out = child.wait_with_output().map_err(|e| err(e.to_string()))?;
     parse_helper_output(out.status.success(), &out.stdout).map_err(err)
 }
 
@@ -398,7 +406,12 @@ pub fn parse_retry_after(header: Option<&str>) -> Option<Duration> {
 
 /// The pause before attempt `attempt + 1` (attempt counts from 1): the server's `Retry-After`
 /// when it gave one (capped at `cap`), else `base · 2^(attempt-1)` capped at `cap`.
-pub fn backoff(attempt: u32, retry_after: Option<Duration>, base: Duration, cap: Duration) -> Duration {
+pub fn backoff(
+    attempt: u32,
+    retry_after: Option<Duration>,
+    base: Duration,
+    cap: Duration,
+) -> Duration {
     match retry_after {
         Some(d) => d.min(cap),
         None => base
@@ -667,7 +680,10 @@ impl RegistryClient {
                 if let Some(s) = &service {
                     url.push_str(&format!("service={}&", encode(s)));
                 }
-                url.push_str(&format!("scope={}", encode(asked.as_deref().unwrap_or(scope))));
+                url.push_str(&format!(
+                    "scope={}",
+                    encode(asked.as_deref().unwrap_or(scope))
+                ));
                 let mut req = self.agent.get(&url);
                 if let Some(b) = self.basic() {
                     req = req.header("Authorization", b.as_str());
@@ -810,7 +826,10 @@ mod tests {
             c.source_for("index.docker.io"),
             CredentialSource::Inline(alice.clone())
         );
-        assert_eq!(c.source_for("ghcr.io"), CredentialSource::Helper("gh".into()));
+        assert_eq!(
+            c.source_for("ghcr.io"),
+            CredentialSource::Helper("gh".into())
+        );
         assert_eq!(
             c.source_for("other.io"),
             CredentialSource::Helper("desktop".into())
@@ -846,7 +865,10 @@ mod tests {
     fn retry_after_wins_over_the_backoff_and_both_are_capped() {
         let (base, cap) = (Duration::from_millis(500), Duration::from_secs(30));
         assert_eq!(parse_retry_after(Some(" 7 ")), Some(Duration::from_secs(7)));
-        assert_eq!(parse_retry_after(Some("Wed, 21 Oct 2015 07:28:00 GMT")), None);
+        assert_eq!(
+            parse_retry_after(Some("Wed, 21 Oct 2015 07:28:00 GMT")),
+            None
+        );
         assert_eq!(backoff(1, None, base, cap), Duration::from_millis(500));
         assert_eq!(backoff(3, None, base, cap), Duration::from_secs(2));
         assert_eq!(backoff(30, None, base, cap), cap);

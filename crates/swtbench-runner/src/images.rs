@@ -16,12 +16,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use std::sync::Arc;
 use swtbench_backend::labels::{owned_tag, IMAGE, KIND, MANAGED, RUN_ID};
 use swtbench_backend::{
     BuildContext, BuildRequest, ContainerBackend, ImageInfo, ImageRecipe, RegistryCache,
     RegistryNote,
 };
-use std::sync::Arc;
 
 use crate::events::{Event, TransferDirection};
 use swtbench_data::git_mirror::{mirror_dir_name, GitMirror};
@@ -379,9 +379,7 @@ pub fn registry_cache(
 
 /// Turns registry notes into events; transfer progress is thinned out (a layer finished, or
 /// 8 MiB more since the last one of that image).
-pub fn note_events(
-    sink: Arc<dyn crate::events::EventSink>,
-) -> impl Fn(RegistryNote) + Send + Sync {
+pub fn note_events(sink: Arc<dyn crate::events::EventSink>) -> impl Fn(RegistryNote) + Send + Sync {
     let last: Mutex<HashMap<(String, bool), (usize, u64)>> = Mutex::new(HashMap::new());
     move |note| {
         let ms = |d: std::time::Duration| d.as_millis() as u64;

@@ -183,7 +183,11 @@ fn engine_registry_cache_round_trip() {
     for t in ["exec.eval.", "exec.env."] {
         for tag in built.iter().filter(|b| b.starts_with(t)) {
             let rm = Command::new("docker").args(["rmi", tag]).output().unwrap();
-            assert!(rm.status.success(), "{}", String::from_utf8_lossy(&rm.stderr));
+            assert!(
+                rm.status.success(),
+                "{}",
+                String::from_utf8_lossy(&rm.stderr)
+            );
         }
     }
     let mut check = strings(&["images", "check", "--registry", &prefix, "--json"]);
@@ -205,7 +209,8 @@ fn engine_registry_cache_round_trip() {
     let out2 = root.join("out2");
     let dry = swtbench(&run_args(&out2, &["--dry-run"]), &[]);
     assert!(dry.status.success());
-    let plan = String::from_utf8_lossy(&dry.stderr).to_string() + &String::from_utf8_lossy(&dry.stdout);
+    let plan =
+        String::from_utf8_lossy(&dry.stderr).to_string() + &String::from_utf8_lossy(&dry.stdout);
     assert_eq!(plan.matches(": pull from ").count(), 2, "{plan}");
     assert!(plan.contains("2 to pull"), "{plan}");
     let started = std::time::Instant::now();
@@ -213,7 +218,10 @@ fn engine_registry_cache_round_trip() {
     assert!(second.status.success(), "second run failed");
     eprintln!("pull run: {:.1} s", started.elapsed().as_secs_f64());
     let ev2 = events(&out2);
-    assert!(of_kind(&ev2, "image_build_started").is_empty(), "nothing is built");
+    assert!(
+        of_kind(&ev2, "image_build_started").is_empty(),
+        "nothing is built"
+    );
     let pulled: BTreeSet<String> = ev2
         .iter()
         .filter(|e| e["event"] == "image_ready" && e["outcome"]["kind"] == "pulled")
@@ -244,7 +252,11 @@ fn engine_registry_cache_round_trip() {
     assert!(checked.status.success());
     let retries: u64 = String::from_utf8_lossy(&checked.stdout)
         .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["retries"].as_u64().unwrap())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["retries"]
+                .as_u64()
+                .unwrap()
+        })
         .sum();
     assert_eq!(retries, 3, "each 429 is retried once");
     assert!(String::from_utf8_lossy(&checked.stderr).contains("HTTP 429"));
@@ -264,12 +276,23 @@ fn engine_registry_cache_round_trip() {
     check.extend(selection(&[]));
     let ok = swtbench(&check, &[("DOCKER_CONFIG", &good)]);
     assert!(ok.status.success());
-    assert_eq!(String::from_utf8_lossy(&ok.stdout).matches("\"registry\":true").count(), 2);
+    assert_eq!(
+        String::from_utf8_lossy(&ok.stdout)
+            .matches("\"registry\":true")
+            .count(),
+        2
+    );
     let wrong = swtbench(&check, &[("DOCKER_CONFIG", &bad)]);
     assert!(!wrong.status.success());
     let err = String::from_utf8_lossy(&wrong.stderr);
-    assert!(err.contains("rejected the credentials of user \"swt\""), "{err}");
-    assert!(!err.contains("wrong-pass"), "the secret is never printed: {err}");
+    assert!(
+        err.contains("rejected the credentials of user \"swt\""),
+        "{err}"
+    );
+    assert!(
+        !err.contains("wrong-pass"),
+        "the secret is never printed: {err}"
+    );
     let missing = swtbench(&check, &[("DOCKER_CONFIG", &none)]);
     assert!(!missing.status.success());
     assert!(

@@ -171,7 +171,10 @@ pub fn run(args: ImagesArgs, printer: &Printer) -> CliResult {
 }
 
 /// The progress display and, with `--events`, the JSON Lines file.
-fn sinks(events: Option<&std::path::Path>, printer: &Printer) -> Result<Arc<dyn EventSink>, CliError> {
+fn sinks(
+    events: Option<&std::path::Path>,
+    printer: &Printer,
+) -> Result<Arc<dyn EventSink>, CliError> {
     let progress = Progress::new(printer.is_quiet(), std::io::stderr().is_terminal(), 0);
     let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(ProgressSink(progress))];
     if let Some(path) = events {
@@ -273,7 +276,8 @@ fn transfer(args: TransferArgs, push: bool, printer: &Printer) -> CliResult {
         match r {
             Ok(t) => {
                 let what = match t {
-                    app::Transferred::Pushed { bytes: b } | app::Transferred::Pulled { bytes: b } => {
+                    app::Transferred::Pushed { bytes: b }
+                    | app::Transferred::Pulled { bytes: b } => {
                         bytes += b;
                         moved += 1;
                         if push {

@@ -154,10 +154,8 @@ impl Throttle {
                         return;
                     }
                     // HEAD and GET requests only: no body to forward. Close after one answer.
-                    let text = String::from_utf8_lossy(&head).replace(
-                        "Connection: keep-alive",
-                        "Connection: close",
-                    );
+                    let text = String::from_utf8_lossy(&head)
+                        .replace("Connection: keep-alive", "Connection: close");
                     let mut text = text.trim_end().to_string();
                     if !text.to_lowercase().contains("connection: close") {
                         text.push_str("\r\nConnection: close");
