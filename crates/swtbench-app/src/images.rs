@@ -77,16 +77,30 @@ pub struct Listed {
     pub id: String,
     pub created_unix: i64,
     pub run_id: Option<String>,
+    /// `built`, or `pulled from <reference>` (from the local record of pulls).
+    pub source: String,
 }
 
 impl Listed {
     pub fn of(info: &ImageInfo) -> Listed {
+        Listed::with_record(info, &std::collections::BTreeMap::new())
+    }
+
+    /// With `pulls` (image id → reference, [`crate::registry::read_pulls`]).
+    pub fn with_record(
+        info: &ImageInfo,
+        pulls: &std::collections::BTreeMap<String, String>,
+    ) -> Listed {
         Listed {
             kind: info.labels.get(KIND).cloned().unwrap_or_default(),
             tags: info.tags.clone(),
             id: info.id.clone(),
             created_unix: info.created_unix,
             run_id: info.labels.get(RUN_ID).cloned(),
+            source: match pulls.get(&info.id) {
+                Some(r) => format!("pulled from {r}"),
+                None => "built".to_string(),
+            },
         }
     }
 
@@ -100,12 +114,17 @@ impl Listed {
         };
         let run = self.run_id.as_ref();
         format!(
-            "{:<9} {:<12} {}{}",
+            "{:<9} {:<12} {}{}{}",
             self.kind,
             &id[..id.len().min(12)],
             names,
             run.map(|r| format!("  (temporary, run {r})"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            if self.source == "built" {
+                String::new()
+            } else {
+                format!("  ({})", self.source)
+            }
         )
     }
 }
@@ -588,26 +607,34 @@ pub async fn transfer_images<B: ContainerBackend>(
                             tag: tag.clone(),
                             reference: reference.clone(),
                         });
-                        swtbench_backend::pull_as(
+                        let pulled = swtbench_backend::pull_as(
                             &*backend,
                             &reference,
                             &tag,
                             reg.auth.as_ref(),
                             &progress,
                         )
-                        .await
-                        .map(|bytes| {
-                            sink.event(&Event::ImageReady {
-                                tag: tag.clone(),
-                                kind: image.kind,
-                                outcome: ImageOutcome::Pulled {
-                                    reference: reference.clone(),
-                                    duration_ms: started.elapsed().as_millis() as u64,
-                                    bytes,
-                                },
-                            });
-                            Transferred::Pulled { bytes }
-                        })
+                        .await;
+                        match pulled {
+                            Ok(bytes) => {
+                                let id = match backend.image_inspect(&tag).await {
+                                    Ok(Some(i)) => i.id,
+                                    _ => String::new(),
+                                };
+                                sink.event(&Event::ImageReady {
+                                    tag: tag.clone(),
+                                    kind: image.kind,
+                                    outcome: ImageOutcome::Pulled {
+                                        reference: reference.clone(),
+                                        id,
+                                        duration_ms: started.elapsed().as_millis() as u64,
+                                        bytes,
+                                    },
+                                });
+                                Ok(Transferred::Pulled { bytes })
+                            }
+                            Err(e) => Err(e),
+                        }
                     }
                     Err(e) => Err(e),
                 }

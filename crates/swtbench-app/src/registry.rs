@@ -115,3 +115,60 @@ pub fn lookup(
     }
     Ok(results.into_inner().unwrap_or_default())
 }
+
+/// The local record of pulls: `pulled-images.jsonl` beside the download cache (one JSON object
+/// per line: `tag`, `id`, `reference`), so `images list` can say where an image came from.
+pub fn pulls_path(env: &crate::tables::CacheEnv) -> PathBuf {
+    let raw = crate::tables::github_raw_cache_dir(env);
+    raw.parent()
+        .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf)
+        .join("pulled-images.jsonl")
+}
+
+/// Image id → the reference it was last pulled from (an absent or unreadable record: none).
+pub fn read_pulls(path: &std::path::Path) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if let (Some(id), Some(r)) = (v["id"].as_str(), v["reference"].as_str()) {
+            out.insert(id.to_string(), r.to_string());
+        }
+    }
+    out
+}
+
+/// An event sink that appends every pulled image to the record at `path` (one short line per
+/// pull, appended: several processes may write it).
+#[derive(Debug)]
+pub struct PullRecorder {
+    pub path: PathBuf,
+}
+
+impl swtbench_runner::events::EventSink for PullRecorder {
+    fn event(&self, event: &swtbench_runner::Event) {
+        use std::io::Write;
+        let swtbench_runner::Event::ImageReady {
+            tag,
+            outcome: swtbench_runner::events::ImageOutcome::Pulled { reference, id, .. },
+            ..
+        } = event
+        else {
+            return;
+        };
+        if let Some(dir) = self.path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let line = serde_json::json!({"tag": tag, "id": id, "reference": reference}).to_string();
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+        {
+            // Best effort: the record only feeds `images list`.
+            let _ = f.write_all(format!("{line}\n").as_bytes());
+        }
+    }
+}

@@ -1570,9 +1570,51 @@ impl ContainerBackend for DockerBackend {
     }
 }
 
+/// `host/ns/name:tag` → (`host/ns/name`, `tag`); no tag → `latest`.
+fn split_reference(reference: &str) -> (&str, &str) {
+    match reference.rsplit_once(':') {
+        Some((repo, tag)) if !tag.contains('/') => (repo, tag),
+        _ => (reference, "latest"),
+    }
+}
+
+fn credentials(auth: &RegistryAuth) -> bollard::auth::DockerCredentials {
+    bollard::auth::DockerCredentials {
+        username: Some(auth.username.clone()),
+        password: Some(auth.password.clone()),
+        serveraddress: Some(auth.server.clone()),
+        ..Default::default()
+    }
+}
+
+/// Whether a pull error says the registry has no such image (rather than a failure).
+fn is_missing(message: &str) -> bool {
+    let m = message.to_lowercase();
+    m.contains("manifest unknown")
+        || m.contains("not found")
+        || m.contains("does not exist")
+        || m.contains("name unknown")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn references_split_into_repository_and_tag() {
+        assert_eq!(
+            split_reference("127.0.0.1:5000/swt/exec.env.x86_64.abc:latest"),
+            ("127.0.0.1:5000/swt/exec.env.x86_64.abc", "latest")
+        );
+        assert_eq!(
+            split_reference("127.0.0.1:5000/swt/name"),
+            ("127.0.0.1:5000/swt/name", "latest")
+        );
+        assert!(is_missing(
+            "manifest for 127.0.0.1:5000/swt/x:latest not found: manifest unknown"
+        ));
+        assert!(!is_missing("unauthorized: authentication required"));
+    }
 
     #[test]
     fn step_images_are_read_from_the_legacy_builders_log() {
@@ -1627,28 +1669,3 @@ mod tests {
     }
 }
 
-/// `host/ns/name:tag` → (`host/ns/name`, `tag`); no tag → `latest`.
-fn split_reference(reference: &str) -> (&str, &str) {
-    match reference.rsplit_once(':') {
-        Some((repo, tag)) if !tag.contains('/') => (repo, tag),
-        _ => (reference, "latest"),
-    }
-}
-
-fn credentials(auth: &RegistryAuth) -> bollard::auth::DockerCredentials {
-    bollard::auth::DockerCredentials {
-        username: Some(auth.username.clone()),
-        password: Some(auth.password.clone()),
-        serveraddress: Some(auth.server.clone()),
-        ..Default::default()
-    }
-}
-
-/// Whether a pull error says the registry has no such image (rather than a failure).
-fn is_missing(message: &str) -> bool {
-    let m = message.to_lowercase();
-    m.contains("manifest unknown")
-        || m.contains("not found")
-        || m.contains("does not exist")
-        || m.contains("name unknown")
-}

@@ -191,6 +191,7 @@ impl Progress {
                     reference,
                     duration_ms,
                     bytes,
+                    ..
                 } => {
                     if let Some(main) = &st.main {
                         main.set_message("");
@@ -252,14 +253,10 @@ impl Progress {
             ),
             Event::ImagePullFallback {
                 tag,
-                missing,
+                missing: false,
                 reason,
                 ..
-            } => {
-                if !*missing {
-                    self.warn(&st, &format!("{reason}; building {tag} instead"));
-                }
-            }
+            } => self.warn(&st, &format!("{reason}; building {tag} instead")),
             Event::ImagePushed {
                 tag,
                 reference,

@@ -174,6 +174,8 @@ pub enum ImageOutcome {
     /// Pulled from the registry cache (`reference`) instead of built.
     Pulled {
         reference: String,
+        /// The local image id (`sha256:…`).
+        id: String,
         duration_ms: u64,
         bytes: u64,
     },

@@ -229,6 +229,7 @@ fn report_built<B: ContainerBackend>(shared: &Shared<B>, e: &EnsuredImage, kind:
                 kind,
                 outcome: ImageOutcome::Pulled {
                     reference: reference.clone(),
+                    id: e.image.id.clone(),
                     duration_ms: duration.as_millis() as u64,
                     bytes: *bytes,
                 },

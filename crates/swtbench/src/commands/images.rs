@@ -176,7 +176,12 @@ fn sinks(
     printer: &Printer,
 ) -> Result<Arc<dyn EventSink>, CliError> {
     let progress = Progress::new(printer.is_quiet(), std::io::stderr().is_terminal(), 0);
-    let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(ProgressSink(progress))];
+    let mut sinks: Vec<Box<dyn EventSink>> = vec![
+        Box::new(ProgressSink(progress)),
+        Box::new(swtbench_app::registry::PullRecorder {
+            path: crate::settings::pulls_path(),
+        }),
+    ];
     if let Some(path) = events {
         let w = JsonlWriter::create(path).map_err(|e| {
             CliError::input(anyhow!(
@@ -313,7 +318,8 @@ fn transfer(args: TransferArgs, push: bool, printer: &Printer) -> CliResult {
 fn list(args: ListArgs, printer: &Printer) -> CliResult {
     let (rt, backend) = swtbench_app::engine::connect_blocking()?;
     let images = rt.block_on(app::list_images(&backend, args.kind))?;
-    for listed in images.iter().map(app::Listed::of) {
+    let pulls = swtbench_app::registry::read_pulls(&crate::settings::pulls_path());
+    for listed in images.iter().map(|i| app::Listed::with_record(i, &pulls)) {
         if args.json {
             printer.data(&serde_json::to_string(&listed).unwrap_or_default());
         } else {

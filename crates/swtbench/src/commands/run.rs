@@ -298,6 +298,11 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
         planned,
     ));
     let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(ProgressRef(progress.clone()))];
+    if args.registry.registry.is_some() {
+        sinks.push(Box::new(swtbench_app::registry::PullRecorder {
+            path: crate::settings::pulls_path(),
+        }));
+    }
     if let Some(path) = &args.events {
         let w = JsonlWriter::create(path).map_err(|e| {
             CliError::input(anyhow!(
