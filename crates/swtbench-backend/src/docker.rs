@@ -1668,4 +1668,3 @@ mod tests {
         assert!(out.stderr.is_empty());
     }
 }
-

@@ -214,7 +214,8 @@ fn engine_registry_cache_round_trip() {
     assert_eq!(plan.matches(": pull from ").count(), 2, "{plan}");
     assert!(plan.contains("2 to pull"), "{plan}");
     let started = std::time::Instant::now();
-    let second = swtbench(&run_args(&out2, &[]), &[]);
+    let cache = root.join("cache");
+    let second = swtbench(&run_args(&out2, &[]), &[("SWTBENCH_CACHE_DIR", &cache)]);
     assert!(second.status.success(), "second run failed");
     eprintln!("pull run: {:.1} s", started.elapsed().as_secs_f64());
     let ev2 = events(&out2);
@@ -242,6 +243,32 @@ fn engine_registry_cache_round_trip() {
             .unwrap();
         assert!(ok.status.success(), "{tag} is there under its own name");
     }
+
+    // `images list` says where they came from.
+    let listed = swtbench(
+        &strings(&["images", "list", "--json"]),
+        &[("SWTBENCH_CACHE_DIR", &cache)],
+    );
+    assert!(listed.status.success());
+    let sources: BTreeSet<String> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| {
+            v["tags"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| built.contains(t.as_str().unwrap()))
+        })
+        .map(|v| v["source"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        sources,
+        built
+            .iter()
+            .map(|t| format!("pulled from {prefix}/{t}"))
+            .collect::<BTreeSet<_>>()
+    );
 
     // 4. 429 answers are retried (Retry-After: 1) and the look-ups still succeed.
     let throttle = Throttle::start(reg.port, 3);
