@@ -279,6 +279,14 @@ pub enum Event {
         bytes: u64,
         total_bytes: u64,
     },
+    /// A registry look-up got an answer it retries (`status` 429 or 5xx; 0: no answer) and asks
+    /// again after `pause_ms` (the answer's `Retry-After` when it gave one).
+    RegistryRetry {
+        what: String,
+        status: u16,
+        attempt: u32,
+        pause_ms: u64,
+    },
     /// A pull failed and is tried again after `pause_ms`.
     ImagePullRetry {
         tag: String,

@@ -274,6 +274,8 @@ fn engine_registry_cache_round_trip() {
     let throttle = Throttle::start(reg.port, 3);
     let mut check = strings(&["images", "check", "--json", "--registry"]);
     check.push(format!("127.0.0.1:{}/swt", throttle.port));
+    check.push("--events".into());
+    check.push(root.join("check-events.jsonl").display().to_string());
     check.extend(selection(&[]));
     let checked = swtbench(&check, &[]);
     assert!(checked.status.success());
@@ -287,6 +289,16 @@ fn engine_registry_cache_round_trip() {
         .sum();
     assert_eq!(retries, 3, "each 429 is retried once");
     assert!(String::from_utf8_lossy(&checked.stderr).contains("HTTP 429"));
+    let retried: Vec<Value> = std::fs::read_to_string(root.join("check-events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["event"] == "registry_retry")
+        .collect();
+    assert_eq!(retried.len(), 3, "{retried:?}");
+    assert!(retried
+        .iter()
+        .all(|e| e["status"] == 429 && e["pause_ms"] == 1000));
 
     // 5. Basic auth: the right password pushes, a wrong one is a clear error without the secret.
     let secured = Registry::start(Some(("swt", "right-pass")));

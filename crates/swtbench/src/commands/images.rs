@@ -74,7 +74,7 @@ pub struct TransferArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Write the pull/push events as JSON Lines to FILE.
+    /// Write the pull/push events (check: the retried look-ups) as JSON Lines to FILE.
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
 }
@@ -230,7 +230,14 @@ fn check(args: TransferArgs, printer: &Printer) -> CliResult {
     let tags: Vec<String> = images.iter().map(|i| i.tag.clone()).collect();
     let started = std::time::Instant::now();
     let p = *printer;
+    let sink = sinks(args.events.as_deref(), printer)?;
     let found = swtbench_app::registry::lookup(&client, &tags, &|tag, note| {
+        sink.event(&swtbench_runner::Event::RegistryRetry {
+            what: note.what.clone(),
+            status: note.status,
+            attempt: note.attempt,
+            pause_ms: note.pause.as_millis() as u64,
+        });
         p.warn(&format!(
             "looking up {tag}: {} (attempt {}); trying again in {:.1} s",
             if note.status == 0 {
