@@ -122,6 +122,9 @@ pub struct Request {
     pub gold_run_id: Option<String>,
     /// Only the plan is wanted: nothing is written (a shard split is computed, not recorded).
     pub dry_run: bool,
+    /// `--merge`: the reports over a run whose shards all finished, from their outputs (with
+    /// `settings.skip_eval`, nothing runs); refused, naming what is missing, when one did not.
+    pub merge: bool,
 }
 
 /// The runtime and, unless not needed, the engine connection of an evaluation: made first, so
@@ -179,6 +182,8 @@ pub struct Pipeline {
     plan: Plan,
     images: ImageInventory,
     tracer: String,
+    /// When merging: what the shards' run reports said.
+    shard_outcomes: Option<swtbench_runner::ShardOutcomes>,
 }
 
 /// How an evaluation ended.
@@ -305,6 +310,16 @@ impl Pipeline {
             plan = plan_with(&predictions);
             plan.shard = Some(info);
         }
+        let shard_outcomes = match request.merge {
+            true => Some(crate::shards::merge_outcomes(
+                &request.settings.outputs.logs,
+                &request.settings.outputs.results,
+                &model_dir_name(&request.predictions.model),
+                &request.settings.run_id,
+                &plan,
+            )?),
+            false => None,
+        };
         Ok(Pipeline {
             rt,
             backend,
@@ -312,6 +327,7 @@ impl Pipeline {
             plan,
             images,
             tracer,
+            shard_outcomes,
         })
     }
 
@@ -344,6 +360,22 @@ pub struct Locked {
 }
 
 impl Locked {
+    /// The plan being followed.
+    pub fn plan(&self) -> &Plan {
+        &self.pipeline.plan
+    }
+
+    /// The instances of the run report, in dataset order.
+    pub fn instance_ids(&self) -> Vec<String> {
+        self.pipeline
+            .plan
+            .instances
+            .iter()
+            .filter(|ip| ip.in_run())
+            .map(|ip| ip.instance_id.clone())
+            .collect()
+    }
+
     /// Follows the plan; Ctrl-C escalates through [`Signal`]s, each reported to `on_signal`. The
     /// lock is held until this value is dropped, so keep it while the results are shown.
     pub fn execute(
@@ -373,6 +405,7 @@ impl Locked {
                 .map(|k| k.to_string())
                 .collect(),
             network: self.network.clone(),
+            shard_outcomes: this.shard_outcomes.clone(),
         };
         let started = Instant::now();
         let output = match &this.backend {

@@ -272,6 +272,7 @@ pub fn regrade(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Resul
             .map(|s| s.into_iter().collect())
             .unwrap_or_default(),
         parameters: run_parameters(&out),
+        suspicious: suspicious_reasons(&graded.integrity),
         ..Default::default()
     });
     swtbench_data::fsutil::write_atomic(&out, report.to_json().as_bytes())
@@ -283,6 +284,121 @@ pub fn regrade(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Resul
         warnings: graded.warnings,
         not_run,
     })
+}
+
+/// What `verify` found: per instance, whether its `report.json` is what its outputs grade to.
+#[derive(Debug, Clone, Default)]
+pub struct VerifyOutcome {
+    /// Instances checked (graded again from their outputs, or found ungradable).
+    pub checked: usize,
+    /// Instances whose report.json agrees with their outputs.
+    pub agreeing: usize,
+    /// Instance id → why it fails verification (a report.json that differs from its re-grade or
+    /// is missing, an output that no longer matches its key file).
+    pub failures: BTreeMap<String, String>,
+    /// Instances without outputs to grade and without a report.json (consistent: nothing to check).
+    pub ungraded: BTreeMap<String, String>,
+    /// Instance id → the integrity checks' reasons, for the suspicious ones.
+    pub suspicious: BTreeMap<String, Vec<String>>,
+}
+
+impl VerifyOutcome {
+    pub fn is_clean(&self) -> bool {
+        self.failures.is_empty() && self.suspicious.is_empty()
+    }
+}
+
+/// Checks a run without containers and without writing anything: every output against its key
+/// file, every `report.json` against the grade of its outputs now (byte for byte), and the
+/// integrity of every graded instance's logs.
+pub fn verify(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Result<VerifyOutcome> {
+    let selection = select(settings, notices)?;
+    let rules = read_rules(
+        settings.table,
+        selection.instances.iter().map(|i| i.repo.as_str()),
+        settings.spec_table,
+    )?;
+    let root = LogsRoot::new(settings.logs_root);
+    let request = RegradeRequest {
+        logs_root: &root,
+        run_id: settings.run_id,
+        model_dir: &selection.model_dir,
+        instances: &selection.instances,
+        rewrite: true,
+        threads: 0,
+        options: settings.options,
+        rules: &rules,
+        empty_patches: selection.empty_patches.as_ref(),
+    };
+    let graded = regrade_tree(&FsTree, &request);
+    let run = RunTree::new(&FsTree, &root, settings.run_id, &selection.model_dir);
+    let mut out = VerifyOutcome {
+        checked: graded.entries.len(),
+        suspicious: suspicious_reasons(&graded.integrity),
+        ..Default::default()
+    };
+    let writes: BTreeMap<&Path, &str> = graded
+        .writes
+        .iter()
+        .map(|(p, t)| (p.as_path(), t.as_str()))
+        .collect();
+    for entry in &graded.entries {
+        let id = entry.instance_id.clone();
+        let report_path = run.report_path(&id);
+        let on_disk = std::fs::read_to_string(&report_path).ok();
+        match (&entry.state, writes.get(report_path.as_path()), on_disk) {
+            (EntryState::Graded { .. }, Some(regraded), Some(disk)) => {
+                if disk == *regraded {
+                    out.agreeing += 1;
+                } else {
+                    out.failures.insert(
+                        id,
+                        format!(
+                            "{} differs from the grade of its outputs now",
+                            report_path.display()
+                        ),
+                    );
+                }
+            }
+            (EntryState::Graded { .. }, _, None) => {
+                out.failures.insert(
+                    id,
+                    format!("no {}, although its outputs grade", report_path.display()),
+                );
+            }
+            (EntryState::Graded { .. }, None, Some(_)) => out.agreeing += 1,
+            (state, _, Some(_)) => {
+                out.failures.insert(
+                    id,
+                    format!(
+                        "{} exists, but its outputs cannot be graded: {}",
+                        report_path.display(),
+                        state.outcome_reason()
+                    ),
+                );
+            }
+            (state, _, None) => {
+                out.ungraded.insert(id, state.outcome_reason());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Instance id → the reasons' texts, for the instances the integrity checks found suspicious.
+pub fn suspicious_reasons(
+    checked: &BTreeMap<String, swtbench_grade::integrity::Integrity>,
+) -> BTreeMap<String, Vec<String>> {
+    checked
+        .iter()
+        .filter(|(_, i)| i.is_suspicious())
+        .map(|(id, i)| {
+            (
+                id.clone(),
+                i.reasons.iter().map(ToString::to_string).collect(),
+            )
+        })
+        .collect()
 }
 
 /// The parser `parse-log` reads a log with: `parser` when given, else `repo`'s in `mode` (the

@@ -205,6 +205,8 @@ pub struct RunOptions {
     pub skip_eval: bool,
     /// `--shard K/N`.
     pub shard: Option<swtbench_runner::settings::Shard>,
+    /// `--strict-results`.
+    pub strict_results: bool,
 }
 
 impl RunOptions {
@@ -250,6 +252,7 @@ impl RunOptions {
         s.reuse_unkeyed = self.reuse_unkeyed;
         s.skip_eval = self.skip_eval;
         s.shard = self.shard;
+        s.strict_results = self.strict_results;
         Ok(s)
     }
 }

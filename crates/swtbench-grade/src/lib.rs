@@ -21,6 +21,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod coverage;
+pub mod integrity;
 pub mod leaderboard;
 pub mod logs;
 pub mod names;
@@ -28,6 +29,7 @@ pub mod parsers;
 pub mod report;
 pub mod run_report;
 pub mod scan;
+pub mod stability;
 pub mod transitions;
 pub mod tree;
 

@@ -24,6 +24,10 @@ use crate::transitions::{added_fail_to_pass, resolution, Transitions};
 pub struct GradeOptions {
     pub exec_mode: ExecMode,
     pub coverage_formula: CoverageFormula,
+    /// `--strict-results`: a test an integrity reason names counts as failed, and a suspicious
+    /// instance as unresolved ([`crate::integrity::apply_strict`]). Off: the original's grade.
+    #[serde(default)]
+    pub strict_results: bool,
 }
 
 /// What grading one instance needs: its identity, the gold code fix, and each run's

@@ -13,6 +13,8 @@
 //! | `error_reasons` | instance id → why it is in `error_ids` |
 //! | `error_causes` | instance id → the stable name of its error's cause (`image_build_network`, `image_build_step`, `image_build_engine`, `image_build_timeout`, `engine_lost`, `engine`, `container_vanished`, `limit_memory`, `limit_pids`, `limit_disk`, `storage`, …), when any instance is an error of the runner |
 //! | `limit_hits` | instance id → its runs that reached a resource limit (`pred_post: memory`), when any did |
+//! | `suspicious_ids` | instances whose logs the integrity checks found suspicious (see `docs/integrity.md`), when any are |
+//! | `suspicious_reasons` | instance id → the checks' reasons, with `suspicious_ids` |
 //!
 //! Counting follows the original: an instance is *completed* only when its `report.json` came
 //! from an earlier invocation; graded instances are resolved or unresolved (not-applied patches
@@ -142,6 +144,15 @@ impl Outcome {
 }
 
 impl EntryState {
+    /// Why the entry has no grade (its error or skip), or its outcome's label.
+    pub fn outcome_reason(&self) -> String {
+        match self {
+            EntryState::Error(r) => r.to_string(),
+            EntryState::Skipped(r) => r.to_string(),
+            EntryState::Graded { .. } => self.outcome().label().to_string(),
+        }
+    }
+
     pub fn outcome(&self) -> Outcome {
         match self {
             EntryState::Graded {
@@ -188,6 +199,9 @@ pub struct RunReportInput {
     /// Instance id → the stable name of its error's cause (`image_build_network`,
     /// `limit_memory`, `engine_lost`, …), written as `error_causes` when there are any.
     pub error_causes: BTreeMap<String, String>,
+    /// Instance id → why the integrity checks found its logs suspicious, written as
+    /// `suspicious_ids` and `suspicious_reasons` when there are any.
+    pub suspicious: BTreeMap<String, Vec<String>>,
 }
 
 /// Either the integer `0` (no instance with coverage) or a mean.
@@ -241,6 +255,8 @@ pub struct RunReport {
     pub limit_hits: BTreeMap<String, Vec<String>>,
     /// See [`RunReportInput::error_causes`].
     pub error_causes: BTreeMap<String, String>,
+    /// See [`RunReportInput::suspicious`].
+    pub suspicious: BTreeMap<String, Vec<String>>,
 }
 
 impl RunReport {
@@ -268,6 +284,7 @@ impl RunReport {
             not_in_this_report_ids: Vec::new(),
             limit_hits: input.limit_hits.clone(),
             error_causes: input.error_causes.clone(),
+            suspicious: input.suspicious.clone(),
         };
         // Plain left-to-right sums in entry order, as Python's `sum` of a list (up to 3.11).
         let (mut cov_sum, mut delta_sum, mut n) = (0.0f64, 0.0f64, 0usize);
@@ -367,6 +384,11 @@ impl RunReport {
         }
         if !self.limit_hits.is_empty() {
             m.insert("limit_hits".into(), json!(self.limit_hits));
+        }
+        if !self.suspicious.is_empty() {
+            let ids: Vec<&String> = self.suspicious.keys().collect();
+            m.insert("suspicious_ids".into(), json!(ids));
+            m.insert("suspicious_reasons".into(), json!(self.suspicious));
         }
         if !self.not_in_this_report_ids.is_empty() {
             m.insert(
@@ -485,6 +507,37 @@ mod tests {
         assert!(text.contains("\"Mean coverage\": 0,\n    \"Mean coverage delta\": 0,"));
         assert!(text.contains("\"error_reasons\": {}"));
         assert!(!text.contains("run_parameters"));
+    }
+
+    #[test]
+    fn suspicious_instances_are_listed_only_when_there_are_any() {
+        let entries = vec![graded("b__b-2", true, true, None)];
+        let plain = RunReport::new(&RunReportInput {
+            entries: entries.clone(),
+            ..Default::default()
+        })
+        .to_json();
+        assert!(!plain.contains("suspicious"), "{plain}");
+        let r = RunReport::new(&RunReportInput {
+            entries,
+            suspicious: [(
+                "b__b-2".to_string(),
+                vec![
+                    "pred_post line 9: a result for `t` after the test runner's final summary line"
+                        .to_string(),
+                ],
+            )]
+            .into(),
+            ..Default::default()
+        });
+        let text = r.to_json();
+        // The original's keys are untouched: only the two new keys are added.
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        let o = v.as_object_mut().unwrap();
+        assert!(o.remove("suspicious_ids").is_some() && o.remove("suspicious_reasons").is_some());
+        assert_eq!(v, serde_json::from_str::<Value>(&plain).unwrap());
+        assert!(text.contains("\"suspicious_ids\": [\n        \"b__b-2\"\n    ],\n    \"suspicious_reasons\": {\n        \"b__b-2\": [\n            \"pred_post line 9: a result for `t` after"), "{text}");
+        assert_eq!(r.resolved_ids, vec!["b__b-2"]);
     }
 
     #[test]

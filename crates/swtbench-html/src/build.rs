@@ -93,6 +93,8 @@ pub struct RunnerSummary {
     pub reason: Option<String>,
     /// Notes that qualify the grade (timeouts, …).
     pub reasons: Vec<String>,
+    /// The integrity checks' reasons when they found the logs suspicious (`integrity`).
+    pub suspicious: Vec<String>,
 }
 
 impl RunnerSummary {
@@ -111,6 +113,18 @@ impl RunnerSummary {
                 .map(|a| {
                     a.iter()
                         .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            suspicious: v
+                .get("integrity")
+                .filter(|i| i.get("verdict").and_then(|x| x.as_str()) == Some("suspicious"))
+                .and_then(|i| i.get("reasons"))
+                .and_then(|r| r.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.get("text").and_then(|t| t.as_str()))
+                        .map(str::to_string)
                         .collect()
                 })
                 .unwrap_or_default(),
@@ -144,6 +158,11 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
         .as_ref()
         .is_some_and(|r| r.outcome == Some(OutcomeKind::EmptyPatch));
     let mut runner_note = None;
+    let suspicious = runner
+        .as_ref()
+        .map(|r| r.suspicious.clone())
+        .unwrap_or_default();
+    notes.extend(suspicious.iter().map(|s| format!("integrity: {s}")));
     let reason = match runner {
         Some(r) => {
             if !r.reasons.is_empty() {
@@ -235,6 +254,7 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
         repo,
         outcome,
         reason,
+        suspicious,
         added_f2p: report.as_ref().and_then(|r| r.added_f2p),
         coverage_pred: report.as_ref().and_then(|r| r.coverage.coverage_pred),
         coverage_delta_pred: report.as_ref().and_then(|r| r.coverage.coverage_delta_pred),
@@ -763,6 +783,39 @@ mod tests {
         );
         assert!(RunnerSummary::parse("{}").is_none());
         assert!(RunnerSummary::parse("not json").is_none());
+    }
+
+    #[test]
+    fn a_suspicious_verdict_becomes_notes_and_a_badge() {
+        let text = r#"{"outcome": {"kind": "resolved"}, "reasons": [],
+            "integrity": {"verdict": "suspicious", "reasons": [{"check": "after_report",
+            "run": "pred_post", "line": 9, "test": "t.py::x",
+            "text": "pred_post line 9: a result for `t.py::x` after the test runner's final summary line"}]}}"#;
+        let summary = RunnerSummary::parse(text).unwrap();
+        assert_eq!(summary.suspicious.len(), 1);
+        let ok = RunnerSummary::parse(
+            r#"{"outcome": {"kind": "resolved"}, "integrity": {"verdict": "ok", "reasons": []}}"#,
+        )
+        .unwrap();
+        assert!(ok.suspicious.is_empty());
+        let v = build_instance(InstanceInput {
+            id: "a__b-1".into(),
+            repo: "a/b".into(),
+            runner: Some(summary),
+            ..Default::default()
+        });
+        assert_eq!(v.suspicious.len(), 1);
+        assert!(v.detail.notes[0].starts_with("integrity: pred_post line 9: a result for"));
+        let page = crate::render::render_run(&crate::model::RunView {
+            instances: vec![v],
+            ..Default::default()
+        });
+        assert!(
+            page.contains(
+                "<span class=\"o o-error sus\" title=\"pred_post line 9: a result for `t.py::x`"
+            ),
+            "no badge"
+        );
     }
 
     #[test]

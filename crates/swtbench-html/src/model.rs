@@ -107,6 +107,9 @@ pub struct InstanceView {
     pub outcome: Outcome,
     /// Why the instance errored (or any other reason worth a line), shown in the table and detail.
     pub reason: Option<String>,
+    /// The integrity checks' reasons when they found the instance's logs suspicious (a badge in
+    /// the table, the reasons in the detail's notes).
+    pub suspicious: Vec<String>,
     pub added_f2p: Option<u64>,
     pub coverage_pred: Option<f64>,
     pub coverage_delta_pred: Option<f64>,

@@ -585,6 +585,13 @@ fn instance_table(out: &mut String, instances: &[InstanceView]) {
             i.outcome.as_str(),
             i.outcome.label(),
         );
+        if !i.suspicious.is_empty() {
+            let _ = write!(
+                out,
+                " <span class=\"o o-error sus\" title=\"{}\">suspicious</span>",
+                html(&i.suspicious.join("\n"))
+            );
+        }
         if let Some(r) = &i.reason {
             let _ = write!(out, " <span class=\"why\">{}</span>", html(r));
         }

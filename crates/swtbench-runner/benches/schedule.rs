@@ -184,6 +184,7 @@ async fn run(fake: &Arc<FakeBackend>, w: &Workload, st: &RunSettings) -> Duratio
         tracer: None,
         submitted_ids: predictions.keys().map(|k| k.to_string()).collect(),
         network: swtbench_backend::BuildNetwork::none(),
+        shard_outcomes: None,
     };
     let started = tokio::time::Instant::now();
     let out = swtbench_runner::run(

@@ -43,5 +43,5 @@ pub mod shared_lock;
 pub use cancel::Cancel;
 pub use events::{Event, EventSink};
 pub use plan::{plan, Plan, PlanInput};
-pub use runner::{run, Evaluation, InstanceResult, RunOutput};
+pub use runner::{run, Evaluation, InstanceResult, RunOutput, ShardOutcomes};
 pub use settings::{CacheLevel, ImageKind, RunSettings};

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use swtbench_core::layout::{evaluation_results_path, REPORT_FILE};
 use swtbench_core::RunKind;
+use swtbench_grade::integrity::{apply_strict, check_instance_with, CheckContext, Integrity};
 use swtbench_grade::logs::{parse_run, ParsedRun};
 use swtbench_grade::report::{grade_parsed, grading_parser, GradeError, GradeOptions};
 use swtbench_grade::scan::RunScanner;
@@ -38,14 +39,26 @@ pub enum GradingError {
     Grade(#[from] GradeError),
 }
 
-/// Grades an instance from the `test_output.txt` of its six runs.
+/// What the integrity checks of an instance need besides its outputs.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckInputs<'a> {
+    pub instance: &'a swtbench_core::Instance,
+    /// The model patch as executed.
+    pub model_patch: &'a str,
+    pub non_test_exts: &'a [String],
+}
+
+/// Grades an instance from the `test_output.txt` of its six runs, and checks their integrity
+/// (reading each output once more, one at a time). With `options.strict_results` the report is
+/// the strict grade.
 pub fn grade_from_outputs(
     instance_id: &str,
-    gold_code_patch: &str,
+    checks: &CheckInputs<'_>,
     runs: &[RunPlan],
     options: &GradeOptions,
     parser: Option<Parser>,
-) -> Result<InstanceReport, GradingError> {
+) -> Result<(InstanceReport, Integrity), GradingError> {
+    let gold_code_patch = checks.instance.golden_code_patch.as_str();
     let parser = grading_parser(options, parser.unwrap_or(Parser::ReproductionScript));
     let mut parsed: [ParsedRun; 6] = Default::default();
     // One output at a time, dropped once parsed: an output can be hundreds of megabytes.
@@ -76,7 +89,38 @@ pub fn grade_from_outputs(
             None => parse_run(Some(&read_output(&run.dir, expected)?), parser),
         };
     }
-    Ok(grade_parsed(instance_id, gold_code_patch, parsed, options)?.report)
+    let mut graded = grade_parsed(instance_id, gold_code_patch, parsed, options)?;
+    let exts: Vec<&str> = checks.non_test_exts.iter().map(String::as_str).collect();
+    let ctx = CheckContext {
+        repo: &checks.instance.repo,
+        parser,
+        gold_code_patch,
+        gold_test_patch: &checks.instance.golden_test_patch,
+        model_patch: Some(checks.model_patch),
+        non_test_exts: &exts,
+    };
+    let mut read_error = None;
+    let integrity = check_instance_with(&ctx, |kind| {
+        let run = runs.iter().find(|r| r.kind == kind)?;
+        let expected = (run.action != RunAction::ReuseUnkeyed).then_some(run.key.as_str());
+        match read_output(&run.dir, expected) {
+            Ok(bytes) => Some(std::borrow::Cow::Owned(
+                swtbench_grade::py::read_text(&bytes).0.into_owned(),
+            )),
+            Err(e) => {
+                read_error.get_or_insert(e);
+                None
+            }
+        }
+    });
+    if let Some(e) = read_error {
+        return Err(e.into());
+    }
+    if options.strict_results {
+        let maps = graded.runs.each_ref().map(|r| r.tests.clone());
+        apply_strict(&mut graded.report, &maps, &integrity);
+    }
+    Ok((graded.report, integrity))
 }
 
 /// How a run was made, for the run report's `run_parameters` (the HTML report of the run, made
@@ -94,7 +138,7 @@ pub fn run_parameters(
         "on".to_string()
     };
     let secs = elapsed.as_secs();
-    vec![
+    let mut params = vec![
         ("exec mode".into(), eval.exec_mode.as_str().into()),
         ("coverage".into(), coverage),
         (
@@ -126,7 +170,12 @@ pub fn run_parameters(
             "harness".into(),
             format!("swtbench {}", crate::keys::HARNESS_VERSION),
         ),
-    ]
+    ];
+    // Only when on: a run graded as the original grades keeps the original's parameters.
+    if settings.strict_results {
+        params.push(("strict results".into(), "on (docs/integrity.md)".into()));
+    }
+    params
 }
 
 /// The instances under a model's report directory (`<logs>/<run_id>/<model>`) that have a
@@ -182,6 +231,10 @@ pub struct InstanceSummary {
     /// instance that ended with an error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_cause: Option<&'static str>,
+    /// The integrity checks of a graded instance: `{"verdict": "ok"|"suspicious", "reasons":
+    /// [...]}` (docs/integrity.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<Integrity>,
 }
 
 /// A run that reached a resource limit.
@@ -223,6 +276,22 @@ pub fn write_summary(report_dir: &Path, summary: &InstanceSummary) -> std::io::R
     write_atomic(&report_dir.join(INSTANCE_SUMMARY_FILE), text.as_bytes()).map_err(|e| e.source)
 }
 
+/// Where the run report of `run_id` (or of one of its shards) is.
+pub fn run_report_path(
+    results_dir: &Path,
+    model_dir: &str,
+    run_id: &str,
+    shard: Option<crate::settings::Shard>,
+) -> PathBuf {
+    let whole = evaluation_results_path(results_dir, model_dir, run_id);
+    match shard {
+        // A shard's report covers its part: `<model>.<run_id>.shard-K-of-N.json`, beside the
+        // report over the whole run that a run without --shard writes.
+        Some(shard) => whole.with_extension(format!("{}.json", shard.file_tag())),
+        None => whole,
+    }
+}
+
 /// Writes the run report and returns its path.
 pub fn write_run_report(
     results_dir: &Path,
@@ -231,15 +300,7 @@ pub fn write_run_report(
     shard: Option<crate::settings::Shard>,
     report: &swtbench_grade::RunReport,
 ) -> std::io::Result<PathBuf> {
-    let path = match shard {
-        // A shard's report covers its part: `<model>.<run_id>.shard-K-of-N.json`, beside the
-        // report over the whole run that a run without --shard writes.
-        Some(shard) => {
-            let whole = evaluation_results_path(results_dir, model_dir, run_id);
-            whole.with_extension(format!("{}.json", shard.file_tag()))
-        }
-        None => evaluation_results_path(results_dir, model_dir, run_id),
-    };
+    let path = run_report_path(results_dir, model_dir, run_id, shard);
     if let Some(dir) = path.parent() {
         swtbench_data::fsutil::remove_stale_temp_files(dir);
     }
@@ -276,6 +337,7 @@ mod tests {
             }],
             limit_hits: Vec::new(),
             error_cause: Some("storage"),
+            integrity: None,
         };
         assert_eq!(
             serde_json::to_string(&summary).expect("json"),
@@ -291,6 +353,7 @@ mod tests {
                 limit: LimitHit::Memory,
             }],
             error_cause: None,
+            integrity: None,
         };
         assert_eq!(
             serde_json::to_string(&limited).expect("json"),

@@ -157,6 +157,8 @@ pub struct InstanceCost {
     pub longest_run_ms: u64,
     /// All its runs together.
     pub runs_ms: u64,
+    /// Whether `build_ms` holds an env image build (shared with the instances of that env).
+    pub builds_env: bool,
 }
 
 impl InstanceCost {
@@ -173,6 +175,7 @@ impl InstanceCost {
             build_ms,
             longest_run_ms: runs.iter().copied().max().unwrap_or(0),
             runs_ms: runs.iter().sum(),
+            builds_env,
         }
     }
 
@@ -237,6 +240,75 @@ pub fn partition(costs: &[(&str, u64)], count: usize) -> Vec<usize> {
         load[k].0 += costs[i].1;
         load[k].1 += 1;
         shard_of[i] = k;
+    }
+    shard_of
+}
+
+/// One item of [`partition_grouped`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupedCost<'a> {
+    pub id: &'a str,
+    /// The group it shares a one-off cost with (the env image its instance image is built on),
+    /// if any.
+    pub group: Option<&'a str>,
+    /// Its own cost, ms.
+    pub ms: u64,
+    /// The group's one-off cost, ms: paid once by each shard holding members of the group.
+    pub group_ms: u64,
+}
+
+/// [`partition`] for items that share one-off costs: the members of a group stay in one shard
+/// (its one-off cost paid once), unless the group is more than a shard's share of all the work;
+/// then it is cut into about equal pieces of consecutive members (by id), each paying the one-off
+/// cost. Deterministic like [`partition`]: the same items in any order give the same shards.
+pub fn partition_grouped(items: &[GroupedCost<'_>], count: usize) -> Vec<usize> {
+    let count = count.max(1);
+    let mut groups: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for (i, it) in items.iter().enumerate() {
+        groups.entry(it.group.unwrap_or(it.id)).or_default().push(i);
+    }
+    let one_off = |members: &[usize]| {
+        members
+            .iter()
+            .map(|&i| items[i].group_ms)
+            .max()
+            .unwrap_or(0)
+    };
+    let own = |members: &[usize]| members.iter().map(|&i| items[i].ms).sum::<u64>();
+    for members in groups.values_mut() {
+        members.sort_by(|&a, &b| items[a].id.cmp(items[b].id));
+    }
+    let total: u64 = groups.values().map(|m| one_off(m) + own(m)).sum();
+    let share = (total / count as u64).max(1);
+    let mut pieces: Vec<(String, Vec<usize>)> = Vec::new();
+    for (key, members) in &groups {
+        let cost = one_off(members) + own(members);
+        let n = (cost.div_ceil(share) as usize).clamp(1, members.len());
+        // Consecutive members, each piece about 1/n of the group's own cost.
+        let target = own(members).div_ceil(n as u64).max(1);
+        let mut piece = Vec::new();
+        let mut acc = 0u64;
+        let mut made = 0usize;
+        for &i in members {
+            if !piece.is_empty() && acc + items[i].ms > target && made + 1 < n {
+                pieces.push((format!("{key}#{made:06}"), std::mem::take(&mut piece)));
+                made += 1;
+                acc = 0;
+            }
+            acc += items[i].ms;
+            piece.push(i);
+        }
+        pieces.push((format!("{key}#{made:06}"), piece));
+    }
+    let costs: Vec<(&str, u64)> = pieces
+        .iter()
+        .map(|(name, m)| (name.as_str(), one_off(m) + own(m)))
+        .collect();
+    let mut shard_of = vec![0; items.len()];
+    for ((_, members), k) in pieces.iter().zip(partition(&costs, count)) {
+        for &i in members {
+            shard_of[i] = k;
+        }
     }
     shard_of
 }
@@ -420,5 +492,67 @@ mod tests {
         assert_eq!(describe_ms(125_000), "2 min 5 s");
         assert_eq!(describe_ms(600_000), "10 min");
         assert_eq!(describe_ms(3_780_000), "1 h 3 min");
+    }
+
+    #[test]
+    fn grouped_items_stay_together_unless_a_group_is_bigger_than_a_share() {
+        let ids: Vec<String> = (0..12).map(|i| format!("r__r-{i:02}")).collect();
+        let envs = ["e1", "e2", "e3"];
+        // Three envs of four instances (each 2 min on its own, the env 10 min once).
+        let items: Vec<GroupedCost> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| GroupedCost {
+                id,
+                group: Some(envs[i % 3]),
+                ms: 120_000,
+                group_ms: 600_000,
+            })
+            .collect();
+        let of = partition_grouped(&items, 3);
+        for e in 0..3 {
+            let shards: std::collections::BTreeSet<usize> =
+                (0..12).filter(|i| i % 3 == e).map(|i| of[i]).collect();
+            assert_eq!(shards.len(), 1, "env {e} in one shard: {of:?}");
+        }
+        assert_eq!(
+            of.iter().collect::<std::collections::BTreeSet<_>>().len(),
+            3
+        );
+        // One env of twelve over three shards: cut into three pieces of four.
+        let one: Vec<GroupedCost> = items
+            .iter()
+            .map(|it| GroupedCost {
+                group: Some("e"),
+                ..*it
+            })
+            .collect();
+        let of = partition_grouped(&one, 3);
+        let sizes: Vec<usize> = (0..3)
+            .map(|k| of.iter().filter(|&&s| s == k).count())
+            .collect();
+        assert_eq!(sizes, vec![4, 4, 4]);
+        // The same items in another order: the same shard for each.
+        let mut reversed = one.clone();
+        reversed.reverse();
+        let back = partition_grouped(&reversed, 3);
+        for (i, it) in reversed.iter().enumerate() {
+            let j = one
+                .iter()
+                .position(|o| o.id == it.id)
+                .expect("the same ids");
+            assert_eq!(back[i], of[j], "{}", it.id);
+        }
+        // Without groups it is the plain partition.
+        let plain: Vec<GroupedCost> = items
+            .iter()
+            .map(|it| GroupedCost {
+                group: None,
+                group_ms: 0,
+                ..*it
+            })
+            .collect();
+        let costs: Vec<(&str, u64)> = plain.iter().map(|it| (it.id, it.ms)).collect();
+        assert_eq!(partition_grouped(&plain, 5), partition(&costs, 5));
     }
 }

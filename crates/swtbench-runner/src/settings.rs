@@ -211,6 +211,9 @@ pub struct RunSettings {
     pub skip_eval: bool,
     /// `--shard K/N`: this process evaluates the K-th of N parts of the selected instances.
     pub shard: Option<Shard>,
+    /// `--strict-results`: grade strictly where the integrity checks find forged results
+    /// (`swtbench_grade::integrity::apply_strict`); off, the original's grade.
+    pub strict_results: bool,
 }
 
 /// One of `count` parts of an evaluation (`--shard K/N`; `index` is K, from 1).
@@ -269,6 +272,7 @@ impl RunSettings {
             reuse_unkeyed: false,
             skip_eval: false,
             shard: None,
+            strict_results: false,
         }
     }
 

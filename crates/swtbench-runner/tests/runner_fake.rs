@@ -222,6 +222,7 @@ async fn evaluation(fake: &FakeBackend, s: &Setup, settings: &RunSettings) -> Ev
         tracer: None,
         submitted_ids: s.predictions.keys().map(|k| k.to_string()).collect(),
         network: swtbench_backend::BuildNetwork::none(),
+        shard_outcomes: None,
     }
 }
 

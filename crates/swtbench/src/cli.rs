@@ -36,6 +36,10 @@ pub enum Command {
     ParseLog(commands::parse_log::ParseLogArgs),
     /// Re-grade a run from its logs (no containers): per-instance report.json and the run report.
     Grade(Box<commands::grade::GradeArgs>),
+    /// Check a finished run without containers or writing: outputs against their key files,
+    /// report.json files against re-grading the outputs, and the logs' integrity. Exit code 1
+    /// on any disagreement or suspicious instance.
+    Verify(Box<commands::verify::VerifyArgs>),
     /// The leaderboard table (W, S, F→X, F→P, P→P, Δ coverage) of one model's run.
     Report(commands::report::ReportArgs),
     /// Render the Dockerfiles, setup scripts, eval scripts and image keys of instances.
@@ -49,6 +53,10 @@ pub enum Command {
     Images(commands::images::ImagesArgs),
     /// Remove the containers and temporary images a run left behind.
     Clean(commands::clean::CleanArgs),
+    /// Evaluate on a Slurm cluster: the run's shards as an array job and a merge job after it.
+    Slurm(commands::slurm::SlurmArgs),
     /// Turn raw model outputs into git diffs (--patch-types) without running anything.
     Extract(Box<commands::extract::ExtractArgs>),
+    /// Evaluate on Kubernetes: the run's shards as an Indexed Job and a merge Job after it.
+    K8s(commands::k8s::K8sArgs),
 }

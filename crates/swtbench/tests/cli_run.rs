@@ -3,39 +3,14 @@
 //! without a container engine (without one the plan assumes no image exists and says so).
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+#[path = "support/cli.rs"]
+mod cli_support;
+
 use std::process::Command;
 
+use cli_support::{make_fixture, swtbench, workspace};
+
 use serde_json::Value;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The fixture benchmark (dataset, predictions, mirrors) in `dir/fx`.
-fn make_fixture(dir: &Path) -> PathBuf {
-    let fx = dir.join("fx");
-    let made = Command::new("python3")
-        .arg(workspace().join("fixtures/benchmark/make_benchmark.py"))
-        .arg(&fx)
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
-    fx
-}
-
-fn swtbench(args: &[&str], cwd: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_swtbench"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("SWTBENCH_REPO_MIRROR")
-        .output()
-        .unwrap()
-}
 
 #[test]
 fn the_dry_run_plan_of_the_fixture_benchmark() {

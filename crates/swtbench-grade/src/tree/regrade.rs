@@ -10,10 +10,11 @@ use swtbench_core::{Instance, RunKind};
 
 use super::run::{InstanceRuns, RunTree, RunTreeError, SharedHashes};
 use super::{ReadRules, TreeReader};
+use crate::integrity::{apply_strict, check_outputs, CheckContext, Integrity};
 use crate::logs::ExecMode;
 use crate::report::{
-    grade_instance, grade_instance_with_parser, GradeError, GradeOptions, InstanceReport,
-    InstanceRunOutputs,
+    grade_instance, grade_instance_with_parser, grading_parser, GradeError, GradeOptions,
+    InstanceReport, InstanceRunOutputs,
 };
 use crate::run_report::{EntryState, ErrorReason, RunReportEntry};
 
@@ -51,6 +52,9 @@ pub struct Regraded {
     pub writes: Vec<(PathBuf, String)>,
     /// Things worth telling the user (unreadable existing reports that were re-graded, …).
     pub warnings: Vec<String>,
+    /// The integrity checks of every instance whose outputs were read now (not of reports
+    /// reused from earlier invocations).
+    pub integrity: std::collections::BTreeMap<String, Integrity>,
 }
 
 /// Re-grades a run (the original's `make_run_report` loop): per instance, an existing
@@ -92,7 +96,10 @@ pub fn regrade(tree: &dyn TreeReader, req: &RegradeRequest<'_>) -> Regraded {
         })
     };
     let mut out = Regraded::default();
-    for (entry, write, warning) in results.into_iter().flatten() {
+    for (entry, write, warning, integrity) in results.into_iter().flatten() {
+        if let Some(integrity) = integrity {
+            out.integrity.insert(entry.instance_id.clone(), integrity);
+        }
         out.entries.push(entry);
         out.writes.extend(write);
         out.warnings.extend(warning);
@@ -110,7 +117,13 @@ fn read_error(e: RunTreeError) -> ErrorReason {
 }
 
 /// One instance's entry, the report to write (if graded now) and a warning.
-type OneRegraded = (RunReportEntry, Option<(PathBuf, String)>, Option<String>);
+/// The integrity checks' result travels with it when the outputs were read and checked.
+type OneRegraded = (
+    RunReportEntry,
+    Option<(PathBuf, String)>,
+    Option<String>,
+    Option<Integrity>,
+);
 
 fn entry(id: &str, state: EntryState) -> RunReportEntry {
     RunReportEntry {
@@ -120,7 +133,7 @@ fn entry(id: &str, state: EntryState) -> RunReportEntry {
 }
 
 fn failed(id: &str, reason: ErrorReason, warning: Option<String>) -> OneRegraded {
-    (entry(id, EntryState::Error(reason)), None, warning)
+    (entry(id, EntryState::Error(reason)), None, warning, None)
 }
 
 /// Joins the notes about one instance into its one warning.
@@ -147,7 +160,8 @@ fn regrade_one(run: &RunTree<'_>, req: &RegradeRequest<'_>, inst: &Instance) -> 
     let empty_patch = model_patch.trim().is_empty();
     let report_path = run.report_path(id);
     let mut warning = None;
-    if !req.rewrite {
+    // Strict grading needs the outputs: earlier reports are graded again.
+    if !req.rewrite && !req.options.strict_results {
         match run.read(&report_path) {
             Ok(Some(bytes)) => {
                 match InstanceReport::from_report_json(&String::from_utf8_lossy(&bytes), Some(id)) {
@@ -157,7 +171,7 @@ fn regrade_one(run: &RunTree<'_>, req: &RegradeRequest<'_>, inst: &Instance) -> 
                             reused: true,
                             empty_patch,
                         };
-                        return (entry(id, state), None, None);
+                        return (entry(id, state), None, None, None);
                     }
                     Err(e) => {
                         warning = Some(format!(
@@ -228,7 +242,15 @@ fn regrade_one(run: &RunTree<'_>, req: &RegradeRequest<'_>, inst: &Instance) -> 
             ),
         );
     }
-    grade_outputs(req, inst, outputs, empty_patch, report_path, warning)
+    grade_outputs(
+        req,
+        inst,
+        &model_patch,
+        outputs,
+        empty_patch,
+        report_path,
+        warning,
+    )
 }
 
 /// Why the output in `dir` is not the one its key file was written with, if it is not: the
@@ -315,6 +337,7 @@ fn shared_variant_notes(
 fn grade_outputs(
     req: &RegradeRequest<'_>,
     inst: &Instance,
+    model_patch: &str,
     outputs: [Option<Vec<u8>>; 6],
     empty_patch: bool,
     report_path: PathBuf,
@@ -331,15 +354,41 @@ fn grade_outputs(
         Some(parser) => grade_instance_with_parser(&inputs, &req.options, parser),
         None => grade_instance(&inputs, &req.options),
     };
+    let parser = req
+        .rules
+        .parser(&inst.repo)
+        .or_else(|| crate::logs::parser_for(&inst.repo, req.options.exec_mode))
+        .map(|p| grading_parser(&req.options, p));
     match graded {
-        Ok(graded) => {
+        Ok(mut graded) => {
+            let integrity = parser.map(|parser| {
+                let exts = req.rules.non_test_exts.of(&inst.repo);
+                let ctx = CheckContext {
+                    repo: &inst.repo,
+                    parser,
+                    gold_code_patch: &inst.golden_code_patch,
+                    gold_test_patch: &inst.golden_test_patch,
+                    model_patch: Some(model_patch),
+                    non_test_exts: &exts,
+                };
+                check_outputs(&ctx, inputs.outputs)
+            });
+            if let (true, Some(integrity)) = (req.options.strict_results, &integrity) {
+                let maps = graded.runs.each_ref().map(|r| r.tests.clone());
+                apply_strict(&mut graded.report, &maps, integrity);
+            }
             let text = graded.report.to_report_json();
             let state = EntryState::Graded {
                 report: Box::new(graded.report),
                 reused: false,
                 empty_patch,
             };
-            (entry(id, state), Some((report_path, text)), warning)
+            (
+                entry(id, state),
+                Some((report_path, text)),
+                warning,
+                integrity,
+            )
         }
         Err(GradeError::UnknownRepo { repo, .. }) => {
             failed(id, ErrorReason::UnknownRepo(repo), warning)
@@ -381,14 +430,14 @@ fn not_run(run: &RunTree<'_>, req: &RegradeRequest<'_>, id: &str) -> OneRegraded
         // The report `run` wrote for the empty patch (or an earlier grade's) is kept, as any
         // existing report is.
         Some(report) if !req.rewrite && (known_empty || report.is_not_applied()) => {
-            (graded(report, true), None, None)
+            (graded(report, true), None, None, None)
         }
         Some(report) if !known_empty && !report.is_not_applied() => missing(),
         None if !known_empty => missing(),
         _ => {
             let report = InstanceReport::empty_patch(id);
             let text = report.to_report_json();
-            (graded(report, false), Some((report_path, text)), None)
+            (graded(report, false), Some((report_path, text)), None, None)
         }
     }
 }

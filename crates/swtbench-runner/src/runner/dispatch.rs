@@ -4,7 +4,7 @@
 //!
 //! What an instance does is [`super::instance`]'s; images are [`super::image_state`]'s.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -47,6 +47,19 @@ pub struct Evaluation {
     pub submitted_ids: Vec<String>,
     /// CA bundle and proxies for builds.
     pub network: BuildNetwork,
+    /// When merging shards (`run --merge`): what the shards' own run reports said.
+    pub shard_outcomes: Option<ShardOutcomes>,
+}
+
+/// What the shards' run reports said of their instances, for the run report over the whole run
+/// that a merge writes: reused and errors as the shard that evaluated the instance saw them, so
+/// that the report is the one a single process evaluating everything would have written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShardOutcomes {
+    /// Instances whose reports their shard reused from an earlier invocation (`completed_ids`).
+    pub reused: BTreeSet<String>,
+    /// Instances their shard ended with an error: its reason and, when it gave one, its cause.
+    pub errors: BTreeMap<String, (String, Option<String>)>,
 }
 
 /// What an evaluation produced.
@@ -76,6 +89,8 @@ pub async fn run<B: ContainerBackend>(
     cancel: Cancel,
 ) -> RunOutput {
     let started = Instant::now();
+    let mut eval = eval;
+    let carried = eval.shard_outcomes.take();
     let (shared, plan, submitted_ids) = Shared::new(backend, sink, cancel.clone(), eval);
     let shared = Arc::new(shared);
     // Outputs already on disk can be copied by later runs with the same key.
@@ -118,18 +133,29 @@ pub async fn run<B: ContainerBackend>(
         (None, None)
     } else {
         let input = RunReportInput {
-            entries: ordered.iter().map(report_entry).collect(),
+            entries: ordered
+                .iter()
+                .map(|r| report_entry(r, carried.as_ref()))
+                .collect(),
             submitted_ids,
             unstopped_containers: unstopped,
             unremoved_images: Vec::new(),
             parameters: run_parameters(&shared.settings, started.elapsed()),
             error_causes: ordered
                 .iter()
-                .filter_map(|r| match &r.outcome {
-                    InstanceOutcome::Error { reason } => {
-                        Some((r.instance_id.clone(), reason.cause().to_string()))
+                .filter_map(|r| {
+                    match (
+                        &r.outcome,
+                        carried.as_ref().and_then(|c| c.errors.get(&r.instance_id)),
+                    ) {
+                        (InstanceOutcome::Error { .. }, Some((_, cause))) => {
+                            Some((r.instance_id.clone(), cause.clone()?))
+                        }
+                        (InstanceOutcome::Error { reason }, None) => {
+                            Some((r.instance_id.clone(), reason.cause().to_string()))
+                        }
+                        _ => None,
                     }
-                    _ => None,
                 })
                 .collect(),
             limit_hits: ordered
@@ -138,6 +164,14 @@ pub async fn run<B: ContainerBackend>(
                 .map(|r| {
                     let hits = r.limit_hits.iter().map(ToString::to_string).collect();
                     (r.instance_id.clone(), hits)
+                })
+                .collect(),
+            suspicious: ordered
+                .iter()
+                .filter_map(|r| {
+                    let i = r.integrity.as_ref().filter(|i| i.is_suspicious())?;
+                    let texts = i.reasons.iter().map(ToString::to_string).collect();
+                    Some((r.instance_id.clone(), texts))
                 })
                 .collect(),
         };
@@ -348,6 +382,7 @@ fn panicked<B: ContainerBackend>(
         all_reused: false,
         reasons: vec![reason],
         limit_hits: Vec::new(),
+        integrity: None,
     }
 }
 
@@ -368,8 +403,8 @@ fn tally(mut s: EvaluationStats, results: &[InstanceResult]) -> EvaluationStats 
     s
 }
 
-/// The run report's entry of an instance.
-fn report_entry(r: &InstanceResult) -> RunReportEntry {
+/// The run report's entry of an instance (as its shard saw it, when merging).
+fn report_entry(r: &InstanceResult, carried: Option<&ShardOutcomes>) -> RunReportEntry {
     let state = match (&r.outcome, &r.report) {
         (InstanceOutcome::EmptyPatch, report) => EntryState::Graded {
             report: Box::new(
@@ -383,7 +418,7 @@ fn report_entry(r: &InstanceResult) -> RunReportEntry {
         (InstanceOutcome::Resolved | InstanceOutcome::Unresolved { .. }, Some(report)) => {
             EntryState::Graded {
                 report: Box::new(report.clone()),
-                reused: r.all_reused,
+                reused: carried.map_or(r.all_reused, |c| c.reused.contains(&r.instance_id)),
                 empty_patch: false,
             }
         }
@@ -391,9 +426,12 @@ fn report_entry(r: &InstanceResult) -> RunReportEntry {
             EntryState::Skipped(SkipReason::Other(reason.to_string()))
         }
         (InstanceOutcome::Interrupted, _) => EntryState::Skipped(SkipReason::Interrupted),
-        (InstanceOutcome::Error { reason }, _) => {
-            EntryState::Error(ErrorReason::Run(reason.to_string()))
-        }
+        (InstanceOutcome::Error { reason }, _) => EntryState::Error(ErrorReason::Run(
+            match carried.and_then(|c| c.errors.get(&r.instance_id)) {
+                Some((said, _)) => said.clone(),
+                None => reason.to_string(),
+            },
+        )),
         (_, None) => EntryState::Error(ErrorReason::Run("no grade".into())),
     };
     RunReportEntry {

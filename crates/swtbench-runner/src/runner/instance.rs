@@ -15,6 +15,7 @@ use std::time::Instant;
 use swtbench_backend::ContainerBackend;
 use swtbench_core::layout::LogsRoot;
 use swtbench_core::Instance;
+use swtbench_grade::integrity::Integrity;
 use swtbench_grade::report::GradeOptions;
 use swtbench_grade::InstanceReport;
 use swtbench_spec::ExecSpec;
@@ -31,7 +32,7 @@ use crate::plan::{plan_runs, DiskOutputs, InstanceAction, InstancePlan, RunActio
 use crate::plan::{RunPlan, SkipCause};
 use crate::prepare::{extract_patch, ExtractFailure, ExtractJob};
 use crate::report::{
-    grade_from_outputs, limit_hits, remove_stale_report, write_report, write_summary,
+    grade_from_outputs, limit_hits, remove_stale_report, write_report, write_summary, CheckInputs,
     InstanceSummary, RunLimit, RunSummary,
 };
 
@@ -47,6 +48,8 @@ pub struct InstanceResult {
     pub reasons: Vec<String>,
     /// Its runs that reached a resource limit.
     pub limit_hits: Vec<RunLimit>,
+    /// The integrity checks of its logs, when it was graded.
+    pub integrity: Option<Integrity>,
 }
 
 /// How an instance ends: what [`finish`] records.
@@ -56,6 +59,7 @@ struct Ending {
     all_reused: bool,
     reasons: Vec<String>,
     runs: Vec<RunSummary>,
+    integrity: Option<Integrity>,
 }
 
 impl Ending {
@@ -71,6 +75,7 @@ impl Ending {
             all_reused: false,
             reasons,
             runs: Vec::new(),
+            integrity: None,
         }
     }
 
@@ -104,6 +109,7 @@ pub(super) fn interrupted<B: ContainerBackend>(shared: &Shared<B>, id: &str) -> 
         all_reused: false,
         reasons: vec![reason],
         limit_hits: Vec::new(),
+        integrity: None,
     }
 }
 
@@ -141,6 +147,7 @@ fn finish<B: ContainerBackend>(
         all_reused,
         reasons,
         runs,
+        integrity,
     } = ending;
     let id = &ip.instance_id;
     match &report {
@@ -166,6 +173,7 @@ fn finish<B: ContainerBackend>(
             InstanceOutcome::Error { reason } => Some(reason.cause()),
             _ => None,
         },
+        integrity: integrity.clone(),
     };
     if let Err(e) = write_summary(&ip.report_dir, &summary) {
         shared.warn(format!("{id}: writing the instance summary failed: {e}"));
@@ -182,6 +190,7 @@ fn finish<B: ContainerBackend>(
         all_reused,
         reasons,
         limit_hits,
+        integrity,
     }
 }
 
@@ -535,18 +544,18 @@ fn grade<B: ContainerBackend>(
     shared.phase(&ip.instance_id, Phase::Grading);
     let options = GradeOptions {
         exec_mode: shared.settings.grade_mode(),
+        strict_results: shared.settings.strict_results,
         ..Default::default()
     };
     let instance = p.instance;
-    let graded = grade_from_outputs(
-        &ip.instance_id,
-        &instance.golden_code_patch,
-        &p.runs,
-        &options,
-        ip.parser,
-    );
+    let checks = CheckInputs {
+        instance,
+        model_patch: &p.model_patch,
+        non_test_exts: &p.spec.non_test_extensions,
+    };
+    let graded = grade_from_outputs(&ip.instance_id, &checks, &p.runs, &options, ip.parser);
     match graded {
-        Ok(report) => {
+        Ok((report, integrity)) => {
             let outcome = if report.resolved {
                 InstanceOutcome::Resolved
             } else {
@@ -560,6 +569,7 @@ fn grade<B: ContainerBackend>(
                 all_reused: !executed_any,
                 reasons,
                 runs: summaries,
+                integrity: Some(integrity),
             }
         }
         Err(e) => {

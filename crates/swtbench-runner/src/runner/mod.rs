@@ -41,5 +41,5 @@ mod shared;
 mod slots;
 mod watch;
 
-pub use dispatch::{run, Evaluation, RunOutput};
+pub use dispatch::{run, Evaluation, RunOutput, ShardOutcomes};
 pub use instance::InstanceResult;

@@ -74,6 +74,7 @@ impl<B: ContainerBackend> Shared<B> {
             tracer,
             submitted_ids,
             network,
+            shard_outcomes: _,
         } = eval;
         let tracer = tracer
             .filter(|_| settings.eval.coverage)

@@ -69,6 +69,14 @@ pub struct GradeArgs {
     /// has no parser for, and their `non_test_extensions` name the shared gold/base directories.
     #[arg(long, alias = "spec_table", value_name = "FILE")]
     pub spec_table: Option<PathBuf>,
+
+    /// Grade strictly where the logs look forged (docs/integrity.md): a test an integrity check
+    /// names (a result printed after the runner's summary, for a test the run did not select, …)
+    /// counts as failed, and a suspicious instance as unresolved. Every instance is graded again
+    /// from its outputs. report.json and the run report then differ from the original's; without
+    /// it the grade is the original's and the checks only report.
+    #[arg(long)]
+    pub strict_results: bool,
 }
 
 pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
@@ -89,6 +97,7 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
         options: GradeOptions {
             exec_mode: args.exec_mode,
             coverage_formula: args.coverage_formula,
+            strict_results: args.strict_results,
         },
         table: &table,
         spec_table: args.spec_table.as_deref(),
@@ -112,6 +121,26 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
         count(|o| *o == Outcome::EmptyPatch),
         report.error_ids.len(),
     ));
+    if !report.suspicious.is_empty() {
+        printer.warn(&format!(
+            "{} suspicious instance(s): their logs hold results the test runner did not print{} \
+             (see suspicious_reasons in the run report, docs/integrity.md)",
+            report.suspicious.len(),
+            if args.strict_results {
+                "; graded strictly"
+            } else {
+                "; graded as the original grades them (--strict-results to count them as failed)"
+            }
+        ));
+        for (id, reasons) in report.suspicious.iter().take(10) {
+            let first = reasons.first().map(String::as_str).unwrap_or_default();
+            let more = match reasons.len() {
+                0 | 1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            };
+            printer.info(&format!("  {id}: {first}{more}"));
+        }
+    }
     for (id, why) in report.error_reasons.iter().take(10) {
         printer.info(&format!("  {id}: {why}"));
     }

@@ -119,6 +119,12 @@ pub struct BuildArgs {
     /// Write the image events (builds, pulls, pushes) as JSON Lines to FILE.
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
+
+    /// Build the images of the K-th of N parts of the selected instances (like 2/8): instances
+    /// that share an env image are in one part, parts of about equal build work, the same on
+    /// every machine.
+    #[arg(long, value_name = "K/N", value_parser = swtbench_runner::settings::Shard::parse)]
+    pub shard: Option<swtbench_runner::settings::Shard>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -411,8 +417,21 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
         network,
         registry: args.registry.settings()?,
     };
+    let mut specs = app::render_specs(&dataset.instances, &table, &files);
+    if let Some(shard) = args.shard {
+        let keys: Vec<(&str, Option<&str>)> = specs
+            .iter()
+            .map(|(id, s)| (id.as_str(), s.as_ref().ok().map(|s| s.keys.env.as_str())))
+            .collect();
+        let mine = swtbench_app::shards::image_shard(&keys, shard);
+        let of = specs.len();
+        specs = mine.into_iter().map(|i| specs[i].clone()).collect();
+        printer.info(&format!(
+            "shard {shard}: {} of {of} instance(s)",
+            specs.len()
+        ));
+    }
     let sink = sinks(args.events.as_deref(), printer)?;
-    let specs = app::render_specs(&dataset.instances, &table, &files);
     let built = rt.block_on(app::build_images(Arc::new(backend), specs, options, sink));
     let mut failed = 0;
     for (id, r) in &built.results {

@@ -1,16 +1,20 @@
 //! One module per subcommand. Each exposes `*Args` (clap) and `run(args, printer) -> CliResult`.
 
 pub mod clean;
+pub mod cluster;
 pub mod dataset;
 pub mod datasets;
 pub mod extract;
 pub mod grade;
 pub mod images;
+pub mod k8s;
 pub mod parse_log;
 pub mod report;
 pub mod run;
+pub mod slurm;
 pub mod spec;
 pub mod validate;
+pub mod verify;
 
 use crate::cli::{Cli, Command};
 use crate::error::CliResult;
@@ -22,12 +26,15 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> CliResult {
         Command::Datasets(args) => datasets::run(args, printer),
         Command::ParseLog(args) => parse_log::run(args, printer),
         Command::Grade(args) => grade::run(*args, printer),
+        Command::Verify(args) => verify::run(*args, printer),
         Command::Report(args) => report::run(args, printer),
         Command::Spec(args) => spec::run(args, printer),
         Command::Dataset(args) => dataset::run(args, printer),
         Command::Run(args) => run::run(*args, printer),
         Command::Images(args) => images::run(args, printer),
         Command::Clean(args) => clean::run(args, printer),
+        Command::Slurm(args) => slurm::run(args, printer),
         Command::Extract(args) => extract::run(*args, printer),
+        Command::K8s(args) => k8s::run(args, printer),
     }
 }

@@ -106,6 +106,30 @@ pub struct RunArgs {
     #[arg(long, value_name = "K/N", value_parser = swtbench_runner::settings::Shard::parse)]
     pub shard: Option<swtbench_runner::settings::Shard>,
 
+    /// Once every shard of the run finished: write the run report, the HTML page and the table
+    /// over all of them from their outputs, running nothing (the same flags as the shards,
+    /// without --shard). The reports are the ones a single process evaluating everything writes;
+    /// shards or instances that are missing are named and nothing is written.
+    #[arg(long, conflicts_with_all = ["shard", "skip_eval"])]
+    pub merge: bool,
+
+    /// Evaluate everything N times, each in fresh containers (nothing reused between repeats):
+    /// the scores are the first repeat's; tests whose transition changes between repeats are
+    /// flaky, listed per instance with how often each instance was resolved, in
+    /// `<model>.<run id>.stability.json`, and as a flaky list (`--flaky-list` input) in
+    /// `<model>.<run id>.flaky.json`. Repeats 2..N go to `<output dir>/repeats/<run id>/<k>/`.
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true,
+          value_parser = parse_positive::<usize>, conflicts_with_all = ["shard", "merge"])]
+    pub repeat: usize,
+
+    /// Grade strictly where the logs look forged (docs/integrity.md): a test an integrity check
+    /// names (a result printed after the runner's summary, for a test the run did not select, …)
+    /// counts as failed, and a suspicious instance as unresolved. report.json and the run report
+    /// then differ from the original's; without it the grade is the original's, and the checks
+    /// only report (`integrity` in swtbench_instance.json, `suspicious_ids` in the run report).
+    #[arg(long)]
+    pub strict_results: bool,
+
     /// Raise the soft limit of open files to this (never the hard limit).
     #[arg(long, alias = "open_file_limit", value_name = "N", default_value_t = 4096,
           allow_negative_numbers = true, value_parser = parse_count::<u64>)]
@@ -207,7 +231,7 @@ pub struct RunArgs {
     pub registry: crate::args::RegistryArgs,
 }
 
-fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSettings, CliError> {
+pub(crate) fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSettings, CliError> {
     let options = RunOptions {
         run_id: args.run_id.clone(),
         output_dir: args.output_dir.clone(),
@@ -234,8 +258,9 @@ fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSettings, CliErr
         patch_types: args.patch_types.clone(),
         extract: args.styles.options(),
         reuse_unkeyed: args.reuse_unkeyed_outputs,
-        skip_eval: args.skip_eval,
+        skip_eval: args.skip_eval || args.merge,
         shard: args.shard,
+        strict_results: args.strict_results,
     };
     Ok(options.resolve(host)?)
 }
@@ -254,7 +279,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
         printer.warn(&w.to_string());
     }
     // The engine first: an unreachable engine is one clear error before any work.
-    let engine = Engine::connect(match (args.skip_eval, args.dry_run) {
+    let engine = Engine::connect(match (args.skip_eval || args.merge, args.dry_run) {
         (true, _) => EngineUse::Never,
         (false, true) => EngineUse::IfReachable,
         (false, false) => EngineUse::Required,
@@ -264,23 +289,16 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
     }
     let settings = settings_from(&args, &engine.host_facts())?;
     let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
-    let files =
-        crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
     let dataset = args.dataset.load_valid(printer)?;
     let predictions = load_predictions(&args.predictions, &dataset, printer)?;
-    let request = Request {
-        settings,
+    let inputs = Inputs {
+        table,
         dataset,
         predictions,
-        table,
-        files,
-        ca_bundle: args.ca_bundle.clone(),
-        selection: !args.dataset.instance_ids.is_empty(),
-        filter_swt: args.dataset.filter_swt,
-        html: !args.no_html,
-        gold_run_id: args.gold_run_id.clone(),
-        dry_run: args.dry_run,
     };
+    let repeats = (args.repeat > 1).then(|| inputs.clone());
+    let model_dir = swtbench_core::layout::model_dir_name(&inputs.predictions.model);
+    let request = request(&args, settings, inputs, !args.no_html)?;
     let pipeline = Pipeline::prepare(engine, request)?;
     if args.dry_run {
         if args.json {
@@ -297,13 +315,78 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
         std::io::stderr().is_terminal(),
         planned,
     ));
-    let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(ProgressRef(progress.clone()))];
-    if args.registry.registry.is_some() {
+    let sinks = sinks(
+        progress.clone(),
+        args.events.as_deref(),
+        args.registry.registry.is_some(),
+    )?;
+    let on_signal = signal_handler(printer);
+    let finished = pipeline.execute(Arc::new(FanOut(sinks)), on_signal);
+    // Warnings were shown as they happened (the progress display renders the events).
+    progress.finish();
+    let code = match finished? {
+        Finished::Killed => {
+            printer.info("killed: containers removed, no reports written");
+            return Ok(ExitCode::Interrupted);
+        }
+        Finished::Done(done) => summarize(&done, &args.run_id, printer)?,
+    };
+    match repeats {
+        Some(inputs) if code != ExitCode::Interrupted => {
+            let instances = pipeline.instance_ids();
+            drop(pipeline);
+            repeat_rest(&args, inputs, &model_dir, &instances, code, printer)
+        }
+        _ => Ok(code),
+    }
+}
+
+/// What every repeat of an evaluation reads.
+#[derive(Clone)]
+struct Inputs {
+    table: swtbench_spec::SpecTable,
+    dataset: swtbench_data::dataset::LoadedDataset,
+    predictions: swtbench_data::predictions::LoadedPredictions,
+}
+
+fn request(
+    args: &RunArgs,
+    settings: RunSettings,
+    inputs: Inputs,
+    html: bool,
+) -> Result<Request, CliError> {
+    let files =
+        crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
+    Ok(Request {
+        settings,
+        dataset: inputs.dataset,
+        predictions: inputs.predictions,
+        table: inputs.table,
+        files,
+        ca_bundle: args.ca_bundle.clone(),
+        selection: !args.dataset.instance_ids.is_empty(),
+        filter_swt: args.dataset.filter_swt,
+        html,
+        gold_run_id: args.gold_run_id.clone(),
+        dry_run: args.dry_run,
+        merge: args.merge,
+    })
+}
+
+/// The progress display and, with `--events`, the events file.
+fn sinks(
+    progress: Arc<Progress>,
+    events: Option<&std::path::Path>,
+    registry: bool,
+) -> Result<Vec<Box<dyn EventSink>>, CliError> {
+    let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(ProgressRef(progress))];
+    if registry {
+        // Pulled images are recorded for `images list`.
         sinks.push(Box::new(swtbench_app::registry::PullRecorder {
             path: crate::settings::pulls_path(),
         }));
     }
-    if let Some(path) = &args.events {
+    if let Some(path) = events {
         let w = JsonlWriter::create(path).map_err(|e| {
             CliError::input(anyhow!(
                 "cannot create the events file {}: {e}",
@@ -312,8 +395,83 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
         })?;
         sinks.push(Box::new(w));
     }
+    Ok(sinks)
+}
+
+/// Repeats 2..N of `run --repeat N` (the first is done), then the stability over all of them.
+/// The exit code is the first repeat's unless a later one could not finish.
+fn repeat_rest(
+    args: &RunArgs,
+    inputs: Inputs,
+    model_dir: &str,
+    instances: &[String],
+    first: ExitCode,
+    printer: &Printer,
+) -> CliResult {
+    let n = args.repeat;
+    for k in 2..=n {
+        let dir = swtbench_app::repeat::output_dir(&args.output_dir, &args.run_id, k);
+        printer.info(&format!("repeat {k} of {n}, in {}", dir.display()));
+        let engine = Engine::connect(match args.skip_eval {
+            true => EngineUse::Never,
+            false => EngineUse::Required,
+        })?;
+        let mut settings = settings_from(args, &engine.host_facts())?;
+        settings.outputs = swtbench_runner::settings::OutputRoots::under(&dir);
+        let pipeline = Pipeline::prepare(engine, request(args, settings, inputs.clone(), false)?)?;
+        let pipeline = pipeline.lock()?;
+        let progress = Arc::new(Progress::new(
+            printer.is_quiet(),
+            std::io::stderr().is_terminal(),
+            pipeline.plan().counts.instances,
+        ));
+        let events = args.events.as_ref().map(|_| dir.join("events.jsonl"));
+        let sinks = sinks(
+            progress.clone(),
+            events.as_deref(),
+            args.registry.registry.is_some(),
+        )?;
+        let finished = pipeline.execute(Arc::new(FanOut(sinks)), signal_handler(printer));
+        progress.finish();
+        match finished? {
+            Finished::Killed => {
+                printer.info("killed: containers removed, no reports written");
+                return Ok(ExitCode::Interrupted);
+            }
+            Finished::Done(done) => {
+                if let Some(reason) = &done.output.aborted {
+                    return Err(CliError::environment(anyhow!(
+                        "repeat {k} stopped early: {reason}"
+                    ))
+                    .with_hint(
+                        "fix that and run the same command again: finished runs are reused",
+                    ));
+                }
+                if done.output.cancelled.is_some() {
+                    return Ok(ExitCode::Interrupted);
+                }
+                let s = &done.output.stats;
+                printer.info(&format!(
+                    "repeat {k}: {} resolved, {} unresolved, {} error(s); runs: {} executed, {} reused",
+                    s.resolved, s.unresolved, s.errors, s.runs_executed, s.runs_reused
+                ));
+            }
+        }
+    }
+    let written =
+        swtbench_app::repeat::analyse(&args.output_dir, &args.run_id, model_dir, n, instances)?;
+    printer.info(&format!("stability: {}", written.stability.summary()));
+    printer.info(&format!(
+        "stability report: {}; flaky tests: {}",
+        written.stability_path.display(),
+        written.flaky_path.display()
+    ));
+    Ok(first)
+}
+
+fn signal_handler(printer: &Printer) -> Arc<dyn Fn(Signal) + Send + Sync> {
     let p = *printer;
-    let on_signal = Arc::new(move |s: Signal| {
+    Arc::new(move |s: Signal| {
         match s {
         Signal::Interrupt => p.info(
             "interrupted: stopping containers and writing partial reports (Ctrl-C again to skip the reports)",
@@ -324,17 +482,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
             std::process::exit(ExitCode::Interrupted.as_i32());
         }
     }
-    });
-    let finished = pipeline.execute(Arc::new(FanOut(sinks)), on_signal);
-    // Warnings were shown as they happened (the progress display renders the events).
-    progress.finish();
-    match finished? {
-        Finished::Killed => {
-            printer.info("killed: containers removed, no reports written");
-            Ok(ExitCode::Interrupted)
-        }
-        Finished::Done(done) => summarize(&done, &args.run_id, printer),
-    }
+    })
 }
 
 /// The HTML page's path, the leaderboard table on stdout, the summary line, and the exit code.
@@ -353,12 +501,33 @@ fn summarize(done: &evaluate::Evaluated, run_id: &str, printer: &Printer) -> Cli
     ));
     let output = &done.output;
     let s = &output.stats;
+    let suspicious: Vec<&str> = output
+        .results
+        .iter()
+        .filter(|r| r.integrity.as_ref().is_some_and(|i| i.is_suspicious()))
+        .map(|r| r.instance_id.as_str())
+        .collect();
     printer.info(&format!(
-        "{} instance(s): {} resolved, {} unresolved, {} not applied, {} empty patch, {} error(s), {} skipped, {} interrupted; runs: {} executed ({} timed out, {} at a resource limit), {} reused, {} copied, {} failed; images: {} built, {} removed; denominator {}",
+        "{} instance(s): {} resolved, {} unresolved, {} not applied, {} empty patch, {} error(s), {} skipped, {} interrupted, {} suspicious; runs: {} executed ({} timed out, {} at a resource limit), {} reused, {} copied, {} failed; images: {} built, {} removed; denominator {}",
         s.instances, s.resolved, s.unresolved, s.not_applied, s.empty_patch, s.errors, s.skipped, s.interrupted,
+        suspicious.len(),
         s.runs_executed, s.runs_timed_out, s.runs_limited, s.runs_reused, s.runs_copied, s.runs_failed,
         s.images_built, s.images_removed, done.metrics.denominator
     ));
+    if !suspicious.is_empty() {
+        printer.warn(&format!(
+            "{} suspicious: their logs hold results the test runner did not print ({}{}); see \
+             `integrity` in their swtbench_instance.json and docs/integrity.md",
+            suspicious.len(),
+            suspicious
+                .iter()
+                .take(5)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", "),
+            if suspicious.len() > 5 { ", …" } else { "" }
+        ));
+    }
     if let Some(p) = &output.run_report_path {
         printer.info(&format!("run report: {}", p.display()));
     }

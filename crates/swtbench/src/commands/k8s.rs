@@ -1,0 +1,296 @@
+//! `swtbench k8s manifest`: an evaluation as Kubernetes objects (see [`swtbench_app::k8s`]): an
+//! Indexed Job whose pods run `swtbench run <run flags> --shard K/N` and a merge Job that waits
+//! for it and runs `--merge`. It takes `swtbench run`'s flags as they are, checks them as `run`
+//! does (without reading the dataset or predictions: their paths are the pods' paths on the
+//! volume), and prints the objects (or writes them to `--out`); `kubectl apply -f` submits them.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::anyhow;
+use swtbench_app::k8s::{self, Engine, HelperImages, ManifestSpec, NewClaim, Sizing};
+use swtbench_app::limits::HostFacts;
+
+use super::cluster::{self, OwnFlag};
+use super::run::RunArgs;
+use crate::error::{CliError, CliResult, ExitCode};
+use crate::printer::Printer;
+
+#[derive(Debug, clap::Args)]
+pub struct K8sArgs {
+    #[command(subcommand)]
+    pub command: K8sCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum K8sCommand {
+    /// Print the Kubernetes objects of an evaluation: an Indexed Job of N shards (pod K runs
+    /// `swtbench run <run flags> --shard K/N`) and a merge Job that waits for it (`--merge`), on
+    /// a ReadWriteMany volume mounted as the working directory. Apply with `kubectl apply -f`.
+    Manifest(Box<ManifestArgs>),
+}
+
+/// `k8s manifest`'s own flags (everything else is a run flag).
+const OWN: [OwnFlag; 16] = [
+    own("shards"),
+    own("parallelism"),
+    own("image"),
+    own("namespace"),
+    own("name"),
+    own("volume-claim"),
+    own("volume-size"),
+    own("storage-class"),
+    own("mount-path"),
+    own("engine"),
+    own("out"),
+    own("format"),
+    own("backoff-limit-per-index"),
+    own("wait-timeout"),
+    own("engine-image"),
+    own("kubectl-image"),
+];
+
+const fn own(long: &'static str) -> OwnFlag {
+    OwnFlag { long, value: true }
+}
+
+/// How the objects are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A YAML stream, one document per object.
+    Yaml,
+    /// One `v1/List` in JSON.
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ManifestArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Number of shards (the Job's completions), N of --shard K/N.
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = swtbench_app::settings::parse_positive::<usize>)]
+    pub shards: usize,
+
+    /// Shard pods running at once (default: all of them).
+    #[arg(long, value_name = "P", allow_negative_numbers = true,
+          value_parser = swtbench_app::settings::parse_positive::<usize>)]
+    pub parallelism: Option<usize>,
+
+    /// The image the pods run: `swtbench` on its PATH and /bin/sh.
+    #[arg(long, value_name = "IMAGE")]
+    pub image: String,
+
+    /// Namespace of every object (default: kubectl's current one).
+    #[arg(long, value_name = "NS")]
+    pub namespace: Option<String>,
+
+    /// Base name of the objects (default: swtbench-<run id>); <name>-shards, <name>-merge and
+    /// <name>-wait are made from it.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+
+    /// The ReadWriteMany PersistentVolumeClaim mounted as every pod's working directory: the
+    /// output directory, the dataset and predictions files, the mirrors must be on it.
+    #[arg(long, value_name = "NAME", default_value = "swtbench-work")]
+    pub volume_claim: String,
+
+    /// Also create the claim with this size (e.g. 500Gi); without it the claim must exist.
+    #[arg(long, value_name = "SIZE")]
+    pub volume_size: Option<String>,
+
+    /// Storage class of the claim created with --volume-size (one that offers ReadWriteMany).
+    #[arg(long, value_name = "CLASS", requires = "volume_size")]
+    pub storage_class: Option<String>,
+
+    /// Where the claim is mounted in the pods, and their working directory: relative paths in
+    /// the run flags are relative to it.
+    #[arg(long, value_name = "DIR", default_value = "/work")]
+    pub mount_path: String,
+
+    /// The container engine of each shard pod: dind (a privileged Docker-in-Docker sidecar),
+    /// podman (a rootless Podman sidecar; needs /dev/fuse and unconfined seccomp and AppArmor)
+    /// or socket (the node's /var/run/docker.sock: the pods are root on their node).
+    #[arg(long, value_name = "ENGINE", default_value = "dind")]
+    pub engine: Engine,
+
+    /// Write the objects to this file instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// yaml (a stream of documents) or json (a v1 List).
+    #[arg(long, value_enum, default_value = "yaml")]
+    pub format: Format,
+
+    /// Retries of each shard pod before its index counts as failed. The back-off doubles from
+    /// 10 s: the default 4 outlasts an NFSv4 lease (90 s), so that a pod replacing one on a lost
+    /// node gets the shard's lock once the server lets the old one go. Evictions and
+    /// preemptions are not counted.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub backoff_limit_per_index: i32,
+
+    /// How long the merge waits for the shards, as kubectl takes it (e.g. 72h).
+    #[arg(long, value_name = "DURATION", default_value = "168h")]
+    pub wait_timeout: String,
+
+    /// Image of the engine sidecar (default: docker:28-dind for dind,
+    /// quay.io/podman/stable:latest for podman).
+    #[arg(long, value_name = "IMAGE")]
+    pub engine_image: Option<String>,
+
+    /// Image with kubectl for the merge's wait.
+    #[arg(long, value_name = "IMAGE")]
+    pub kubectl_image: Option<String>,
+}
+
+pub fn run(args: K8sArgs, printer: &Printer) -> CliResult {
+    match args.command {
+        K8sCommand::Manifest(a) => manifest(*a, printer),
+    }
+}
+
+/// Whether `path` (a path in the pods) is on the volume mounted at `mount`.
+fn on_volume(path: &Path, mount: &Path) -> bool {
+    path.is_relative() || path.starts_with(mount)
+}
+
+fn manifest(args: ManifestArgs, printer: &Printer) -> CliResult {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let run_flags = cluster::run_flags(
+        &cluster::after_subcommand(&argv, &["k8s", "manifest"]),
+        &OWN,
+    );
+    if let Some(flag) = cluster::refused(&run_flags) {
+        return Err(CliError::input(anyhow!(
+            "{flag} is set by `k8s manifest` itself (each pod runs its --shard, the merge Job --merge)"
+        ))
+        .with_hint("leave it out"));
+    }
+    let run = &args.run;
+    swtbench_app::evaluate::check_run_id(&run.run_id)?;
+    super::run::settings_from(run, &HostFacts::default())?;
+    let Some(memory) = run.memory else {
+        return Err(CliError::input(anyhow!(
+            "`k8s manifest` needs --memory: the pods' memory is --max-workers × --memory"
+        ))
+        .with_hint("give each test container's limit, e.g. --memory 4g"));
+    };
+    if !args.mount_path.starts_with('/') {
+        return Err(CliError::input(anyhow!(
+            "--mount-path {}: not an absolute path",
+            args.mount_path
+        ))
+        .with_hint("e.g. --mount-path /work"));
+    }
+    let name = match &args.name {
+        Some(n) => match k8s::object_name(n, k8s::MAX_BASE_NAME) {
+            Some(ok) if ok == *n => ok,
+            _ => {
+                return Err(CliError::input(anyhow!(
+                    "--name {n}: not a name Kubernetes takes (lowercase letters, digits and -, at most {} characters)",
+                    k8s::MAX_BASE_NAME
+                ))
+                .with_hint("leave --name out to derive one from the run id"))
+            }
+        },
+        None => k8s::object_name(&format!("swtbench-{}", run.run_id), k8s::MAX_BASE_NAME)
+            .unwrap_or_else(|| "swtbench".to_string()),
+    };
+    let mount = Path::new(&args.mount_path);
+    let paths = [
+        ("--output-dir", Some(run.output_dir.clone())),
+        (
+            "--predictions",
+            (run.predictions != "gold").then(|| PathBuf::from(&run.predictions)),
+        ),
+        (
+            "--dataset",
+            Some(PathBuf::from(&run.dataset.dataset)).filter(|p| p.is_absolute()),
+        ),
+        ("--repo-mirror", run.repo_mirror.clone()),
+    ];
+    for (flag, path) in paths {
+        if let Some(p) = path.filter(|p| !on_volume(p, mount)) {
+            printer.warn(&format!(
+                "{flag} {} is not under --mount-path {}: the pods see only the volume (and their image)",
+                p.display(),
+                args.mount_path
+            ));
+        }
+    }
+    let defaults = HelperImages::default();
+    let helpers = HelperImages {
+        dind: args.engine_image.clone().unwrap_or(defaults.dind),
+        podman: args.engine_image.clone().unwrap_or(defaults.podman),
+        kubectl: args.kubectl_image.clone().unwrap_or(defaults.kubectl),
+    };
+    let run_command = std::iter::once("swtbench run".to_string())
+        .chain(run_flags.iter().map(|f| cluster::shell_quote(f)))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let spec = ManifestSpec {
+        name,
+        namespace: args.namespace.clone(),
+        image: args.image.clone(),
+        shards: args.shards,
+        parallelism: args.parallelism.unwrap_or(args.shards).min(args.shards),
+        run_command,
+        claim: args.volume_claim.clone(),
+        new_claim: args.volume_size.clone().map(|size| NewClaim {
+            size,
+            storage_class: args.storage_class.clone(),
+        }),
+        mount_path: args.mount_path.clone(),
+        engine: args.engine,
+        sizing: Sizing {
+            workers: run.max_workers,
+            build_workers: run.build_workers,
+            memory,
+            cpus: run.cpus,
+        },
+        backoff_limit_per_index: args.backoff_limit_per_index,
+        wait_timeout: args.wait_timeout.clone(),
+        helpers,
+    };
+    let m = k8s::manifest(&spec);
+    let text = match args.format {
+        Format::Yaml => k8s::to_yaml(&m),
+        Format::Json => k8s::to_json_list(&m).map(|mut s| {
+            s.push('\n');
+            s
+        }),
+    }
+    .map_err(|e| CliError::environment(anyhow!("writing the manifest: {e}")))?;
+    match &args.out {
+        Some(path) => {
+            swtbench_data::fsutil::write_atomic(path, text.as_bytes()).map_err(|e| {
+                CliError::environment(anyhow!("writing {}: {e}", path.display()))
+                    .with_hint("check that the directory exists and is writable")
+            })?;
+            printer.info(&format!(
+                "wrote {}: Jobs {} ({} shards) and {}; apply with `kubectl apply -f {}`",
+                path.display(),
+                m.shards_job,
+                spec.shards,
+                m.merge_job,
+                path.display()
+            ));
+        }
+        None => printer.data(&text),
+    }
+    Ok(ExitCode::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_on_the_volume() {
+        let mount = Path::new("/work");
+        assert!(on_volume(Path::new("data/d.jsonl"), mount));
+        assert!(on_volume(Path::new("/work/data/d.jsonl"), mount));
+        assert!(!on_volume(Path::new("/home/me/d.jsonl"), mount));
+        assert!(!on_volume(Path::new("/workspace/d.jsonl"), mount));
+    }
+}

@@ -1,0 +1,365 @@
+//! `swtbench slurm submit|status`: an evaluation as a Slurm array job of `--shard`s plus a merge
+//! job (see [`swtbench_app::slurm`]). `submit` takes `swtbench run`'s flags as they are and checks
+//! them as `run` does (dataset and predictions included) before anything is submitted.
+
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use swtbench_app::limits::HostFacts;
+use swtbench_app::slurm::{self, Job, SbatchOptions};
+use swtbench_core::layout::model_dir_name;
+use swtbench_runner::settings::OutputRoots;
+
+use super::cluster::{self, OwnFlag};
+use super::run::RunArgs;
+use crate::args::load_predictions;
+use crate::error::{CliError, CliResult, ExitCode};
+use crate::printer::Printer;
+
+#[derive(Debug, clap::Args)]
+pub struct SlurmArgs {
+    #[command(subcommand)]
+    pub command: SlurmCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum SlurmCommand {
+    /// Write an array job (task K runs `swtbench run <run flags> --shard K/N`) and a merge job
+    /// that runs after it (`--merge`), and submit them with sbatch. Submitting again submits
+    /// only the shards that did not finish. Every node needs a container engine (Docker, or
+    /// rootless Podman's socket in DOCKER_HOST) and the output directory on a shared file system.
+    Submit(Box<SubmitArgs>),
+    /// Each shard's progress (from the shared output tree) and its job's state (from the
+    /// scheduler), for the run id given to `submit`.
+    Status(StatusArgs),
+}
+
+/// `slurm submit`'s own flags (everything else is a run flag).
+const OWN: [OwnFlag; 10] = [
+    OwnFlag {
+        long: "shards",
+        value: true,
+    },
+    OwnFlag {
+        long: "partition",
+        value: true,
+    },
+    OwnFlag {
+        long: "time",
+        value: true,
+    },
+    OwnFlag {
+        long: "cpus-per-task",
+        value: true,
+    },
+    OwnFlag {
+        long: "mem",
+        value: true,
+    },
+    OwnFlag {
+        long: "account",
+        value: true,
+    },
+    OwnFlag {
+        long: "qos",
+        value: true,
+    },
+    OwnFlag {
+        long: "sbatch-arg",
+        value: true,
+    },
+    OwnFlag {
+        long: "print",
+        value: false,
+    },
+    OwnFlag {
+        long: "swtbench",
+        value: true,
+    },
+];
+
+#[derive(Debug, clap::Args)]
+pub struct SubmitArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Number of shards (array tasks), N of --shard K/N.
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = swtbench_app::settings::parse_positive::<usize>)]
+    pub shards: usize,
+
+    /// sbatch --partition of every job.
+    #[arg(long, value_name = "P")]
+    pub partition: Option<String>,
+
+    /// sbatch --time of every job (e.g. 04:00:00).
+    #[arg(long, value_name = "T")]
+    pub time: Option<String>,
+
+    /// sbatch --cpus-per-task of each shard (the merge takes one).
+    #[arg(long, value_name = "C", allow_negative_numbers = true,
+          value_parser = swtbench_app::settings::parse_positive::<u32>)]
+    pub cpus_per_task: Option<u32>,
+
+    /// sbatch --mem of each shard (e.g. 64G; the containers' limits come on top of swtbench's
+    /// own ~50 MB only when the engine runs inside the job's cgroup, as rootless Podman does).
+    #[arg(long, value_name = "M")]
+    pub mem: Option<String>,
+
+    /// sbatch --account of every job.
+    #[arg(long, value_name = "A")]
+    pub account: Option<String>,
+
+    /// sbatch --qos of every job.
+    #[arg(long, value_name = "Q")]
+    pub qos: Option<String>,
+
+    /// Another #SBATCH option of the shards, as sbatch takes it (repeatable), e.g.
+    /// `--sbatch-arg=--constraint=docker`.
+    #[arg(long, value_name = "OPTION", allow_hyphen_values = true)]
+    pub sbatch_arg: Vec<String>,
+
+    /// Only write the scripts (under <output dir>/slurm/<run id>/) and say how to submit them.
+    #[arg(long)]
+    pub print: bool,
+
+    /// The swtbench binary as the nodes see it (default: this one).
+    #[arg(long, value_name = "PATH")]
+    pub swtbench: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    /// The run id given to `slurm submit`.
+    #[arg(long, alias = "run_id", value_name = "RUN_ID")]
+    pub run_id: String,
+
+    /// The output directory given to `slurm submit`.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub output_dir: PathBuf,
+
+    /// Print the status as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: SlurmArgs, printer: &Printer) -> CliResult {
+    match args.command {
+        SlurmCommand::Submit(a) => submit(*a, printer),
+        SlurmCommand::Status(a) => status(a, printer),
+    }
+}
+
+/// Job states that are not over yet.
+fn active(state: &str) -> bool {
+    matches!(
+        state,
+        "PENDING"
+            | "RUNNING"
+            | "CONFIGURING"
+            | "COMPLETING"
+            | "SUSPENDED"
+            | "REQUEUED"
+            | "RESIZING"
+    )
+}
+
+fn submit(args: SubmitArgs, printer: &Printer) -> CliResult {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let run_flags = cluster::run_flags(
+        &cluster::after_subcommand(&argv, &["slurm", "submit"]),
+        &OWN,
+    );
+    if let Some(flag) = cluster::refused(&run_flags) {
+        return Err(CliError::input(anyhow!(
+            "{flag} is set by `slurm submit` itself (each task runs its --shard, the merge job --merge)"
+        ))
+        .with_hint("leave it out"));
+    }
+    let run = &args.run;
+    swtbench_app::evaluate::check_run_id(&run.run_id)?;
+    super::run::settings_from(run, &HostFacts::default())?;
+    // The inputs are checked here, before anything waits in a queue.
+    let dataset = run.dataset.load_valid(printer)?;
+    let predictions = load_predictions(&run.predictions, &dataset, printer)?;
+    let model_dir = model_dir_name(&predictions.model);
+    let output_dir = std::path::absolute(&run.output_dir)
+        .map_err(|e| CliError::input(anyhow!("--output-dir {}: {e}", run.output_dir.display())))?;
+    let roots = OutputRoots::under(&output_dir);
+    let statuses =
+        swtbench_app::shards::status(&roots.logs, &roots.results, &model_dir, &run.run_id)?;
+    let indices = slurm::shards_to_submit(statuses.as_deref(), args.shards, &run.run_id)?;
+    let script_dir = slurm::script_dir(&output_dir, &run.run_id);
+    let earlier = slurm::read_submission(&script_dir)?;
+    if let (Some(e), false) = (&earlier, args.print) {
+        let ids: Vec<String> = e
+            .array_job
+            .iter()
+            .cloned()
+            .chain([e.merge_job.clone()])
+            .collect();
+        let states = slurm::scheduler_states(&ids)?;
+        if let Some((job, state)) = states.iter().find(|(_, s)| active(s)) {
+            return Err(CliError::input(anyhow!(
+                "run id {} is still submitted: job {job} is {state}",
+                run.run_id
+            ))
+            .with_hint(format!(
+                "wait for it (`swtbench slurm status --run-id {} --output-dir {}`), or cancel its \
+                 jobs (scancel {}) and submit again",
+                run.run_id,
+                run.output_dir.display(),
+                ids.join(" ")
+            )));
+        }
+    }
+    let binary = match &args.swtbench {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().map_err(|e| {
+            CliError::environment(anyhow!("finding this swtbench binary: {e}"))
+                .with_hint("give --swtbench PATH")
+        })?,
+    };
+    let workdir = std::env::current_dir()
+        .map_err(|e| CliError::environment(anyhow!("the working directory: {e}")))?;
+    let job = Job {
+        run_id: run.run_id.clone(),
+        shards: args.shards,
+        binary,
+        workdir,
+        run_flags,
+        options: SbatchOptions {
+            partition: args.partition.clone(),
+            time: args.time.clone(),
+            cpus_per_task: args.cpus_per_task,
+            mem: args.mem.clone(),
+            account: args.account.clone(),
+            qos: args.qos.clone(),
+            extra: args.sbatch_arg.clone(),
+        },
+        script_dir,
+    };
+    let finished = args.shards - indices.len();
+    if finished > 0 {
+        printer.info(&format!(
+            "{finished} of {} shard(s) finished before; submitting {}",
+            args.shards,
+            match indices.is_empty() {
+                true => "only the merge".to_string(),
+                false => format!("shard(s) {}", slurm::array_ranges(&indices)),
+            }
+        ));
+    }
+    let scripts = slurm::write_scripts(&job, &indices)?;
+    if args.print {
+        let mut text = String::new();
+        if let Some(a) = &scripts.array {
+            text.push_str(&format!("{}\n", a.display()));
+        }
+        text.push_str(&format!("{}\n", scripts.merge.display()));
+        printer.data(text.trim_end());
+        let how = match &scripts.array {
+            Some(a) => format!(
+                "submit with: id=$(sbatch --parsable {}) && sbatch --dependency=afterany:$id {}",
+                cluster::shell_quote(&a.display().to_string()),
+                cluster::shell_quote(&scripts.merge.display().to_string())
+            ),
+            None => format!("submit with: sbatch {}", scripts.merge.display()),
+        };
+        printer.info(&how);
+        return Ok(ExitCode::Success);
+    }
+    let submitted = slurm::submit(
+        &job,
+        &scripts,
+        &indices,
+        &model_dir,
+        &output_dir,
+        earlier.as_ref(),
+    )?;
+    if let Some(a) = &submitted.array_job {
+        printer.data(&format!(
+            "array job {a}: shard(s) {} of {}",
+            slurm::array_ranges(&indices),
+            args.shards
+        ));
+    }
+    printer.data(&format!(
+        "merge job {} (after the shards)",
+        submitted.merge_job
+    ));
+    printer.info(&format!(
+        "progress: swtbench slurm status --run-id {} --output-dir {}",
+        cluster::shell_quote(&run.run_id),
+        cluster::shell_quote(&output_dir.display().to_string())
+    ));
+    Ok(ExitCode::Success)
+}
+
+fn status(args: StatusArgs, printer: &Printer) -> CliResult {
+    let script_dir = slurm::script_dir(&args.output_dir, &args.run_id);
+    let Some(sub) = slurm::read_submission(&script_dir)? else {
+        return Err(CliError::input(anyhow!(
+            "run id {} was not submitted to Slurm from {} (no {})",
+            args.run_id,
+            args.output_dir.display(),
+            script_dir.join(slurm::JOBS_FILE).display()
+        ))
+        .with_hint("give the --run-id and --output-dir given to `swtbench slurm submit`"));
+    };
+    let roots = OutputRoots::under(&args.output_dir);
+    let statuses =
+        swtbench_app::shards::status(&roots.logs, &roots.results, &sub.model_dir, &sub.run_id)?
+            .unwrap_or_default();
+    let ids: Vec<String> = sub
+        .array_job
+        .iter()
+        .cloned()
+        .chain([sub.merge_job.clone()])
+        .collect();
+    let states = match slurm::scheduler_states(&ids) {
+        Ok(s) => s,
+        Err(e) => {
+            printer.warn(&format!("{e}; showing the output tree only"));
+            Default::default()
+        }
+    };
+    let merged =
+        swtbench_runner::report::run_report_path(&roots.results, &sub.model_dir, &sub.run_id, None)
+            .is_file();
+    if args.json {
+        let value = serde_json::json!({
+            "run_id": sub.run_id,
+            "shards": statuses,
+            "jobs": states,
+            "array_job": sub.array_job,
+            "merge_job": sub.merge_job,
+            "merged": merged,
+        });
+        printer.data(&serde_json::to_string_pretty(&value).unwrap_or_default());
+        return Ok(ExitCode::Success);
+    }
+    let mut lines = Vec::new();
+    if statuses.is_empty() {
+        lines.push(format!("no shard of run {} started yet", sub.run_id));
+    }
+    for s in &statuses {
+        let task_job = sub
+            .array_job
+            .as_deref()
+            .filter(|_| sub.submitted.contains(&s.shard.index));
+        lines.push(slurm::shard_line(s, task_job, &states));
+    }
+    let merge_state = states
+        .get(&sub.merge_job)
+        .map_or("not known to the scheduler (ended)".to_string(), |s| {
+            s.clone()
+        });
+    lines.push(format!(
+        "merge job {}: {merge_state}; run report over all shards {}",
+        sub.merge_job,
+        if merged { "written" } else { "not written yet" }
+    ));
+    printer.data(&lines.join("\n"));
+    Ok(ExitCode::Success)
+}

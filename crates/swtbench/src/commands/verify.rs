@@ -1,0 +1,151 @@
+//! `swtbench verify RUN_DIR`: checks a finished run without containers and without writing
+//! anything, through [`swtbench_app::grade::verify`]: every output against its key file, every
+//! `report.json` against the grade of its outputs now, and the integrity of the logs
+//! (docs/integrity.md). Exit code 0 when everything agrees and nothing is suspicious, else 1.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::anyhow;
+use swtbench_app::grade::{verify, GradeSettings};
+use swtbench_grade::logs::ExecMode;
+use swtbench_grade::{CoverageFormula, GradeOptions};
+
+use crate::args::{load_predictions, DatasetArgs};
+use crate::error::{CliError, CliResult, ExitCode};
+use crate::printer::Printer;
+use crate::settings::load_spec_table;
+
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// The run's directory: `<logs root>/<run id>` (e.g. `run_instance_swt_logs/my-run`).
+    #[arg(value_name = "RUN_DIR")]
+    pub run_dir: PathBuf,
+
+    #[command(flatten)]
+    pub dataset: DatasetArgs,
+
+    /// The model (`model_name_or_path`). Defaults to the model of --predictions, else to the only
+    /// `pred_pre__<model>` directory in RUN_DIR.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+
+    /// The predictions of the run (`gold` works): their instances are the ones checked.
+    #[arg(long, alias = "predictions_path", value_name = "FILE|gold")]
+    pub predictions: Option<String>,
+
+    /// How the tests were run: unit_test or reproduction_script.
+    #[arg(
+        long,
+        alias = "exec_mode",
+        value_name = "MODE",
+        default_value = "unit_test"
+    )]
+    pub exec_mode: ExecMode,
+
+    /// The coverage formula the reports were made with (`original` or `corrected`).
+    #[arg(long, value_name = "FORMULA", default_value = "original")]
+    pub coverage_formula: CoverageFormula,
+
+    /// The spec table the run had.
+    #[arg(long, alias = "spec_table", value_name = "FILE")]
+    pub spec_table: Option<PathBuf>,
+
+    /// The reports were made with --strict-results.
+    #[arg(long)]
+    pub strict_results: bool,
+}
+
+/// The only `pred_pre__<model>` directory of a run.
+fn only_model(run_dir: &Path) -> Result<String, CliError> {
+    let mut models: Vec<String> = std::fs::read_dir(run_dir)
+        .map_err(|e| CliError::input(anyhow!("cannot read {}: {e}", run_dir.display())))?
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_prefix("pred_pre__")
+                .map(str::to_string)
+        })
+        .collect();
+    models.sort();
+    match models.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(CliError::input(anyhow!(
+            "{} has no pred_pre__<model> directory: not a run directory",
+            run_dir.display()
+        ))
+        .with_hint("RUN_DIR is <logs root>/<run id>, e.g. run_instance_swt_logs/my-run")),
+        many => Err(CliError::input(anyhow!(
+            "{} holds runs of several models ({})",
+            run_dir.display(),
+            many.join(", ")
+        ))
+        .with_hint("choose one with --model or --predictions")),
+    }
+}
+
+pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
+    let run_dir = args.run_dir.components().collect::<PathBuf>();
+    let run_id = run_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| CliError::input(anyhow!("{}: not a run directory", run_dir.display())))?
+        .to_string();
+    let logs_root = match run_dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let table = load_spec_table(args.spec_table.as_deref())?;
+    let dataset = args.dataset.load_valid(printer)?;
+    let predictions = match &args.predictions {
+        Some(p) => Some(load_predictions(p, &dataset, printer)?),
+        None => None,
+    };
+    let model = match (&args.model, &predictions) {
+        (Some(m), _) => Some(m.clone()),
+        (None, Some(_)) => None,
+        (None, None) => Some(only_model(&run_dir)?),
+    };
+    let settings = GradeSettings {
+        dataset: &dataset,
+        predictions: predictions.as_ref(),
+        model: model.as_deref(),
+        run_id: &run_id,
+        logs_root: &logs_root,
+        output_dir: &logs_root,
+        rewrite: true,
+        options: GradeOptions {
+            exec_mode: args.exec_mode,
+            coverage_formula: args.coverage_formula,
+            strict_results: args.strict_results,
+        },
+        table: &table,
+        spec_table: args.spec_table.as_deref(),
+    };
+    let mut notices = Vec::new();
+    let verified = verify(&settings, &mut notices);
+    printer.notices(&notices);
+    let v = verified?;
+    for (id, why) in &v.failures {
+        printer.data(&format!("mismatch {id}: {why}"));
+    }
+    for (id, reasons) in &v.suspicious {
+        for r in reasons {
+            printer.data(&format!("suspicious {id}: {r}"));
+        }
+    }
+    printer.info(&format!(
+        "{} instance(s) checked: {} agree with their outputs, {} do not, {} have nothing to grade; \
+         {} suspicious",
+        v.checked,
+        v.agreeing,
+        v.failures.len(),
+        v.ungraded.len(),
+        v.suspicious.len()
+    ));
+    Ok(if v.is_clean() {
+        ExitCode::Success
+    } else {
+        ExitCode::Partial
+    })
+}
