@@ -39,3 +39,8 @@ pub const SWTBENCH_ENGINE_QUIET_SECS: &str = "SWTBENCH_ENGINE_QUIET_SECS";
 /// `swtbench_backend::network::PROXY_VARIABLES`.
 #[allow(dead_code)] // read inside the backend library; listed so every variable is named here
 pub const HTTPS_PROXY: &str = "HTTPS_PROXY";
+/// Directory of Docker's `config.json` (default `~/.docker`): registry credentials for
+/// `--registry` (`auths`, `credHelpers`, `credsStore`).
+pub const DOCKER_CONFIG: &str = "DOCKER_CONFIG";
+/// The home directory, for `~/.docker/config.json`.
+pub const HOME: &str = "HOME";

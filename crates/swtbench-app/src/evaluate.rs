@@ -255,6 +255,21 @@ impl Pipeline {
                 .map_err(Error::environment)?,
             None => ImageInventory::new(),
         };
+        // With a registry cache: which of the missing images it holds (the plan pulls those).
+        let registry: Option<swtbench_runner::plan::RegistryInventory> =
+            match (&request.settings.images.registry, &backend) {
+                (Some(reg), Some(_)) => {
+                    let missing: Vec<String> = images
+                        .iter()
+                        .filter(|(_, v)| v.is_none())
+                        .map(|(k, _)| k.clone())
+                        .collect();
+                    let client = crate::registry::client(reg)?;
+                    let found = crate::registry::lookup(&client, &missing, &|_, _| {})?;
+                    Some(found.into_iter().map(|(k, l)| (k, l.present)).collect())
+                }
+                _ => None,
+            };
         let tracer = swtbench_tracer::TRACER_PY.to_string();
         let tracer_sha = swtbench_core::hash::sha256_hex(&tracer);
         let plan_with =
@@ -268,6 +283,7 @@ impl Pipeline {
                         specs: &specs,
                         table: &request.table,
                         images: &images,
+                        registry: registry.as_ref(),
                         tracer_sha256: Some(&tracer_sha),
                     },
                     &DiskOutputs,

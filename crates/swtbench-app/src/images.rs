@@ -12,8 +12,10 @@ use swtbench_backend::{
     ImageInfo, RebuildPolicy,
 };
 use swtbench_core::Instance;
-use swtbench_runner::images::{own_tag, recipes, RecipeError};
+use swtbench_runner::events::{Event, EventSink, ImageOutcome};
+use swtbench_runner::images::{note_events, own_tag, recipes, registry_cache, RecipeError};
 use swtbench_runner::outcome::BuildFailure;
+use swtbench_runner::settings::RegistrySettings;
 use swtbench_runner::settings::{CacheLevel, ImageKind, OutputRoots};
 use swtbench_runner::RunSettings;
 use swtbench_spec::{Arch, BaseImage, ExecSpec, FileSource, SpecError, SpecTable};
@@ -75,16 +77,30 @@ pub struct Listed {
     pub id: String,
     pub created_unix: i64,
     pub run_id: Option<String>,
+    /// `built`, or `pulled from <reference>` (from the local record of pulls).
+    pub source: String,
 }
 
 impl Listed {
     pub fn of(info: &ImageInfo) -> Listed {
+        Listed::with_record(info, &std::collections::BTreeMap::new())
+    }
+
+    /// With `pulls` (image id → reference, [`crate::registry::read_pulls`]).
+    pub fn with_record(
+        info: &ImageInfo,
+        pulls: &std::collections::BTreeMap<String, String>,
+    ) -> Listed {
         Listed {
             kind: info.labels.get(KIND).cloned().unwrap_or_default(),
             tags: info.tags.clone(),
             id: info.id.clone(),
             created_unix: info.created_unix,
             run_id: info.labels.get(RUN_ID).cloned(),
+            source: match pulls.get(&info.id) {
+                Some(r) => format!("pulled from {r}"),
+                None => "built".to_string(),
+            },
         }
     }
 
@@ -98,12 +114,17 @@ impl Listed {
         };
         let run = self.run_id.as_ref();
         format!(
-            "{:<9} {:<12} {}{}",
+            "{:<9} {:<12} {}{}{}",
             self.kind,
             &id[..id.len().min(12)],
             names,
             run.map(|r| format!("  (temporary, run {r})"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            if self.source == "built" {
+                String::new()
+            } else {
+                format!("  ({})", self.source)
+            }
         )
     }
 }
@@ -195,6 +216,8 @@ pub struct BuildOptions {
     /// Base directory of `image_build_logs/`.
     pub output_dir: PathBuf,
     pub network: BuildNetwork,
+    /// `--registry [--push]`: pull what is missing instead of building it, push after.
+    pub registry: Option<RegistrySettings>,
 }
 
 /// Why one instance's images could not be built.
@@ -222,6 +245,8 @@ pub enum ImageChainError {
 pub struct Built {
     pub results: Vec<(String, std::result::Result<String, ImageChainError>)>,
     pub images_built: usize,
+    /// Images pulled from the registry cache instead of built.
+    pub images_pulled: usize,
 }
 
 /// Renders the spec of every instance (requirement files are read here, before any build
@@ -245,6 +270,7 @@ pub async fn build_images<B: ContainerBackend>(
     backend: Arc<B>,
     specs: Vec<(String, std::result::Result<ExecSpec, SpecError>)>,
     options: BuildOptions,
+    sink: Arc<dyn EventSink>,
 ) -> Built {
     let workers = options.build_workers.max(1);
     let mut settings = RunSettings::new("images-build", &options.output_dir);
@@ -252,7 +278,11 @@ pub async fn build_images<B: ContainerBackend>(
     // Pre-built images are meant to stay: no temporary run label.
     settings.images.cache_level = CacheLevel::Instance;
     settings.images.repo_mirror = options.repo_mirror.clone();
-    let builder = Arc::new(ImageBuilder::new(backend.clone(), workers, options.network));
+    settings.images.registry = options.registry.clone();
+    let builder = Arc::new(
+        ImageBuilder::new(backend.clone(), workers, options.network)
+            .with_registry(registry_cache(&settings, sink.clone())),
+    );
     let policy = if options.force_rebuild {
         RebuildPolicy::Force
     } else {
@@ -286,9 +316,11 @@ pub async fn build_images<B: ContainerBackend>(
         }
     }
     results.sort_by(|a, b| a.0.cmp(&b.0));
+    let pulled = builder.pulled_tags().len();
     Built {
         results,
-        images_built: builder.built_tags().len(),
+        images_built: builder.built_tags().len() - pulled,
+        images_pulled: pulled,
     }
 }
 
@@ -361,4 +393,261 @@ async fn build_chain<B: ContainerBackend>(
         .await
         .map_err(failed(instance_recipe.tag(), ImageKind::Instance))?;
     Ok(inst.tag)
+}
+
+/// One image of a selection, and the instances that need it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SelectedImage {
+    pub tag: String,
+    #[serde(serialize_with = "kind_str")]
+    pub kind: ImageKind,
+    pub instances: Vec<String>,
+}
+
+fn kind_str<S: serde::Serializer>(k: &ImageKind, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(k.as_str())
+}
+
+/// The images of the rendered specs up to `level` (base images only when swtbench builds them;
+/// a local base image is not swtbench's), each once, by kind then tag; and the specs that
+/// could not be rendered.
+pub fn selected_images(
+    specs: &[(String, std::result::Result<ExecSpec, SpecError>)],
+    level: CacheLevel,
+) -> (Vec<SelectedImage>, Vec<(String, String)>) {
+    let mut by_tag: std::collections::BTreeMap<String, SelectedImage> = Default::default();
+    let mut failed = Vec::new();
+    for (id, spec) in specs {
+        let spec = match spec {
+            Ok(s) => s,
+            Err(e) => {
+                failed.push((id.clone(), e.to_string()));
+                continue;
+            }
+        };
+        let mut chain = Vec::new();
+        if spec.base_dockerfile.is_some() {
+            chain.push((spec.keys.base.clone(), ImageKind::Base));
+        }
+        if level >= CacheLevel::Env {
+            chain.push((spec.keys.env.clone(), ImageKind::Env));
+        }
+        if level >= CacheLevel::Instance {
+            chain.push((spec.keys.instance.clone(), ImageKind::Instance));
+        }
+        for (tag, kind) in chain {
+            by_tag
+                .entry(tag.clone())
+                .or_insert_with(|| SelectedImage {
+                    tag,
+                    kind,
+                    instances: Vec::new(),
+                })
+                .instances
+                .push(id.clone());
+        }
+    }
+    let mut out: Vec<SelectedImage> = by_tag.into_values().collect();
+    out.sort_by(|a, b| a.kind.cmp(&b.kind).then(a.tag.cmp(&b.tag)));
+    (out, failed)
+}
+
+/// Where one image would come from (`images check`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Checked {
+    #[serde(flatten)]
+    pub image: SelectedImage,
+    pub local: bool,
+    pub registry: bool,
+    /// The manifest digest the registry names.
+    pub digest: Option<String>,
+    /// Answers (429, 5xx) retried during the look-up.
+    pub retries: u32,
+    /// `present` (local), `pull` (in the registry) or `build`.
+    pub action: &'static str,
+}
+
+impl Checked {
+    /// `action  kind  tag  (N instance(s))`.
+    pub fn row(&self) -> String {
+        format!(
+            "{:<8} {:<9} {}  ({} instance(s))",
+            self.action,
+            self.image.kind.as_str(),
+            self.image.tag,
+            self.image.instances.len()
+        )
+    }
+}
+
+/// Which images are local (one engine look-up each).
+pub async fn local_presence<B: ContainerBackend>(
+    backend: &B,
+    images: &[SelectedImage],
+) -> Result<std::collections::BTreeMap<String, bool>> {
+    let mut out = std::collections::BTreeMap::new();
+    for i in images {
+        let found = backend
+            .image_inspect(&i.tag)
+            .await
+            .map_err(Error::environment)?;
+        out.insert(i.tag.clone(), found.is_some());
+    }
+    Ok(out)
+}
+
+/// Joins the local and registry answers into what would happen to each image.
+pub fn check_images(
+    images: Vec<SelectedImage>,
+    local: &std::collections::BTreeMap<String, bool>,
+    registry: &std::collections::BTreeMap<String, swtbench_data::registry::Lookup>,
+) -> Vec<Checked> {
+    images
+        .into_iter()
+        .map(|image| {
+            let is_local = local.get(&image.tag).copied().unwrap_or(false);
+            let found = registry.get(&image.tag);
+            let in_registry = found.is_some_and(|l| l.present);
+            Checked {
+                local: is_local,
+                registry: in_registry,
+                digest: found.and_then(|l| l.digest.clone()),
+                retries: found.map_or(0, |l| l.retries),
+                action: if is_local {
+                    "present"
+                } else if in_registry {
+                    "pull"
+                } else {
+                    "build"
+                },
+                image,
+            }
+        })
+        .collect()
+}
+
+/// What `images push|pull` did to one image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transferred {
+    Pushed {
+        bytes: u64,
+    },
+    Pulled {
+        bytes: u64,
+    },
+    /// Pull: it is there locally already.
+    Present,
+}
+
+/// Pushes (`push`) or pulls each image, `workers` at a time; events go to `sink`.
+pub async fn transfer_images<B: ContainerBackend>(
+    backend: Arc<B>,
+    registry: &RegistrySettings,
+    images: Vec<SelectedImage>,
+    push: bool,
+    workers: usize,
+    sink: Arc<dyn EventSink>,
+) -> Vec<(
+    SelectedImage,
+    std::result::Result<Transferred, BackendError>,
+)> {
+    let sem = Arc::new(tokio::sync::Semaphore::new(workers.max(1)));
+    let notes = Arc::new(note_events(sink.clone()));
+    let mut set = tokio::task::JoinSet::new();
+    for image in images {
+        let (backend, sem, notes, sink, reg) = (
+            backend.clone(),
+            sem.clone(),
+            notes.clone(),
+            sink.clone(),
+            registry.clone(),
+        );
+        set.spawn(async move {
+            let _permit = sem.acquire_owned().await;
+            let tag = image.tag.clone();
+            let reference = reg.reference(&tag);
+            let started = std::time::Instant::now();
+            let progress = |p| {
+                notes(swtbench_backend::RegistryNote::Progress {
+                    tag: tag.clone(),
+                    reference: reference.clone(),
+                    pushing: push,
+                    progress: p,
+                })
+            };
+            let r = if push {
+                match backend.image_inspect(&tag).await {
+                    Ok(Some(_)) => swtbench_backend::push_as(
+                        &*backend,
+                        &tag,
+                        &reference,
+                        reg.auth.as_ref(),
+                        &progress,
+                    )
+                    .await
+                    .map(|bytes| {
+                        sink.event(&Event::ImagePushed {
+                            tag: tag.clone(),
+                            reference: reference.clone(),
+                            duration_ms: started.elapsed().as_millis() as u64,
+                            bytes,
+                        });
+                        Transferred::Pushed { bytes }
+                    }),
+                    Ok(None) => Err(BackendError::ImageNotFound(format!(
+                        "{tag} (build it first: swtbench images build)"
+                    ))),
+                    Err(e) => Err(e),
+                }
+            } else {
+                match backend.image_inspect(&tag).await {
+                    Ok(Some(_)) => Ok(Transferred::Present),
+                    Ok(None) => {
+                        sink.event(&Event::ImagePullStarted {
+                            tag: tag.clone(),
+                            reference: reference.clone(),
+                        });
+                        let pulled = swtbench_backend::pull_as(
+                            &*backend,
+                            &reference,
+                            &tag,
+                            reg.auth.as_ref(),
+                            &progress,
+                        )
+                        .await;
+                        match pulled {
+                            Ok(bytes) => {
+                                let id = match backend.image_inspect(&tag).await {
+                                    Ok(Some(i)) => i.id,
+                                    _ => String::new(),
+                                };
+                                sink.event(&Event::ImageReady {
+                                    tag: tag.clone(),
+                                    kind: image.kind,
+                                    outcome: ImageOutcome::Pulled {
+                                        reference: reference.clone(),
+                                        id,
+                                        duration_ms: started.elapsed().as_millis() as u64,
+                                        bytes,
+                                    },
+                                });
+                                Ok(Transferred::Pulled { bytes })
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                    Err(e) => Err(e),
+                }
+            };
+            (image, r)
+        });
+    }
+    let mut out = Vec::new();
+    while let Some(r) = set.join_next().await {
+        if let Ok(r) = r {
+            out.push(r);
+        }
+    }
+    out.sort_by(|a, b| a.0.kind.cmp(&b.0.kind).then(a.0.tag.cmp(&b.0.tag)));
+    out
 }

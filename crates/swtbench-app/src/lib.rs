@@ -23,6 +23,7 @@ pub mod images;
 pub mod inputs;
 pub mod k8s;
 pub mod limits;
+pub mod registry;
 pub mod repeat;
 pub mod report;
 pub mod settings;

@@ -197,6 +197,8 @@ pub struct RunOptions {
     pub repo_mirror: Option<PathBuf>,
     /// Seconds an image build may take.
     pub build_timeout: Option<u64>,
+    /// `--registry` (resolved by [`crate::registry::registry_settings`]).
+    pub registry: Option<swtbench_runner::settings::RegistrySettings>,
     pub patch_types: Vec<PatchType>,
     pub extract: ExtractOptions,
     pub reuse_unkeyed: bool,
@@ -243,6 +245,7 @@ impl RunOptions {
             build_workers: self.build_workers,
             repo_mirror: self.repo_mirror,
             build_timeout: self.build_timeout.map(Duration::from_secs),
+            registry: self.registry,
         };
         s.max_workers = self.max_workers;
         s.memory_budget = host.memory_bytes;

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::labels::LabelFilter;
 use crate::model::{
     BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineInfo, ExecOutput, ExecRequest,
-    ImageInfo, ImportRequest, Written,
+    ImageInfo, ImportRequest, ProgressSink, RegistryAuth, Written,
 };
 use crate::output::OutputSink;
 
@@ -58,6 +58,43 @@ pub trait ContainerBackend: Send + Sync + 'static {
         &self,
         request: ImportRequest,
     ) -> impl Future<Output = Result<ImageInfo>> + Send;
+
+    /// Pulls `reference` (`host/ns/name:tag`) from its registry. A registry without the image
+    /// gives [`crate::BackendError::PullFailed`] with `missing`.
+    fn image_pull(
+        &self,
+        reference: &str,
+        auth: Option<&RegistryAuth>,
+        progress: ProgressSink<'_>,
+    ) -> impl Future<Output = Result<()>> + Send {
+        let _ = (auth, progress);
+        std::future::ready(Err(crate::BackendError::PullFailed {
+            reference: reference.to_string(),
+            message: "this engine cannot pull images".into(),
+            missing: false,
+        }))
+    }
+
+    /// Pushes the local image `reference` to its registry.
+    fn image_push(
+        &self,
+        reference: &str,
+        auth: Option<&RegistryAuth>,
+        progress: ProgressSink<'_>,
+    ) -> impl Future<Output = Result<()>> + Send {
+        let _ = (auth, progress);
+        std::future::ready(Err(crate::BackendError::PushFailed {
+            reference: reference.to_string(),
+            message: "this engine cannot push images".into(),
+        }))
+    }
+
+    /// Gives the image `source` the additional name `target` (`name:tag`).
+    fn image_tag(&self, source: &str, target: &str) -> impl Future<Output = Result<()>> + Send {
+        std::future::ready(Err(crate::BackendError::Invalid(format!(
+            "this engine cannot tag {source} as {target}"
+        ))))
+    }
 
     /// Creates (does not start) a container; returns its id.
     fn container_create(&self, spec: &ContainerSpec)

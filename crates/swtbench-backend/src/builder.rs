@@ -60,6 +60,134 @@ pub enum BuildOutcome {
     Reused,
     /// This process built it.
     Built { duration: Duration },
+    /// This process pulled it from the registry cache (`reference`) and gave it its local name.
+    Pulled {
+        reference: String,
+        duration: Duration,
+        bytes: u64,
+    },
+}
+
+/// What happens between the builder and a registry cache, for progress and events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegistryNote {
+    PullStarted {
+        tag: String,
+        reference: String,
+    },
+    Progress {
+        tag: String,
+        reference: String,
+        pushing: bool,
+        progress: crate::model::TransferProgress,
+    },
+    /// A pull attempt failed and is tried again after `pause`.
+    PullRetry {
+        tag: String,
+        reference: String,
+        attempt: u32,
+        pause: Duration,
+        reason: String,
+    },
+    /// The registry does not have the image, or the pull failed after its retries: it is built.
+    PullFallback {
+        tag: String,
+        reference: String,
+        missing: bool,
+        reason: String,
+    },
+    Pushed {
+        tag: String,
+        reference: String,
+        duration: Duration,
+        bytes: u64,
+    },
+    PushFailed {
+        tag: String,
+        reference: String,
+        reason: String,
+    },
+}
+
+/// A registry used as a cache of the images a builder makes: `<prefix>/<tag>` is pulled before
+/// a build (when the image is missing locally and not forced), and pushed after (with `push`).
+pub struct RegistryCache {
+    /// `host[:port][/namespace]`.
+    pub prefix: String,
+    pub pull: bool,
+    pub push: bool,
+    pub auth: Option<crate::model::RegistryAuth>,
+    /// Bounds concurrent pulls (`--pull-workers`).
+    pub pull_slots: Semaphore,
+    /// Attempts per pull; failures other than "missing" are retried after `pauses[i]`.
+    pub attempts: u32,
+    pub pause: Duration,
+    pub observer: Box<dyn Fn(RegistryNote) + Send + Sync>,
+}
+
+impl std::fmt::Debug for RegistryCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryCache")
+            .field("prefix", &self.prefix)
+            .field("pull", &self.pull)
+            .field("push", &self.push)
+            .field("auth", &self.auth)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RegistryCache {
+    /// The registry reference of a local tag.
+    pub fn reference(&self, tag: &str) -> String {
+        let tag = tag.strip_prefix("localhost/").unwrap_or(tag);
+        format!("{}/{tag}", self.prefix.trim_end_matches('/'))
+    }
+}
+
+/// Pulls `reference` and names it `tag` locally (the registry name is removed again, so the
+/// image looks as if built here). Returns the bytes moved.
+pub async fn pull_as<B: ContainerBackend>(
+    backend: &B,
+    reference: &str,
+    tag: &str,
+    auth: Option<&crate::model::RegistryAuth>,
+    progress: crate::model::ProgressSink<'_>,
+) -> Result<u64> {
+    let bytes = std::sync::atomic::AtomicU64::new(0);
+    let sink = |p: crate::model::TransferProgress| {
+        bytes.store(
+            p.total_bytes.max(p.bytes),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        progress(p);
+    };
+    backend.image_pull(reference, auth, &sink).await?;
+    backend.image_tag(reference, tag).await?;
+    let _ = backend.image_remove(reference, false).await;
+    Ok(bytes.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+/// Pushes the local `tag` as `reference` (tagged for the push, untagged after). Returns the
+/// bytes moved.
+pub async fn push_as<B: ContainerBackend>(
+    backend: &B,
+    tag: &str,
+    reference: &str,
+    auth: Option<&crate::model::RegistryAuth>,
+    progress: crate::model::ProgressSink<'_>,
+) -> Result<u64> {
+    let bytes = std::sync::atomic::AtomicU64::new(0);
+    let sink = |p: crate::model::TransferProgress| {
+        bytes.store(
+            p.total_bytes.max(p.bytes),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        progress(p);
+    };
+    backend.image_tag(tag, reference).await?;
+    let pushed = backend.image_push(reference, auth, &sink).await;
+    let _ = backend.image_remove(reference, false).await;
+    pushed.map(|()| bytes.load(std::sync::atomic::Ordering::Relaxed))
 }
 
 /// An image that is now available.
@@ -74,6 +202,10 @@ impl EnsuredImage {
     pub fn was_built(&self) -> bool {
         matches!(self.outcome, BuildOutcome::Built { .. })
     }
+
+    pub fn was_pulled(&self) -> bool {
+        matches!(self.outcome, BuildOutcome::Pulled { .. })
+    }
 }
 
 type Cell = Arc<OnceCell<Result<EnsuredImage>>>;
@@ -85,6 +217,9 @@ pub struct ImageBuilder<B> {
     network: BuildNetwork,
     slots: Semaphore,
     cells: Mutex<HashMap<String, Cell>>,
+    registry: Option<RegistryCache>,
+    /// One push per tag.
+    pushes: Mutex<HashMap<String, Arc<OnceCell<()>>>>,
 }
 
 impl<B: ContainerBackend> ImageBuilder<B> {
@@ -96,7 +231,19 @@ impl<B: ContainerBackend> ImageBuilder<B> {
             network,
             slots: Semaphore::new(max_parallel_builds.max(1)),
             cells: Mutex::new(HashMap::new()),
+            registry: None,
+            pushes: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Uses `registry` as a cache: pull before building, push after (see [`RegistryCache`]).
+    pub fn with_registry(mut self, registry: Option<RegistryCache>) -> Self {
+        self.registry = registry;
+        self
+    }
+
+    pub fn registry(&self) -> Option<&RegistryCache> {
+        self.registry.as_ref()
     }
 
     pub fn backend(&self) -> &Arc<B> {
@@ -127,18 +274,136 @@ impl<B: ContainerBackend> ImageBuilder<B> {
             let mut cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());
             cells.entry(recipe.tag().to_string()).or_default().clone()
         };
-        cell.get_or_init(|| async {
-            let first = self.ensure_uncached(recipe, policy, parent).await;
-            match first.as_ref().err().and_then(&retry) {
-                Some(pause) => {
-                    tokio::time::sleep(pause).await;
-                    self.ensure_uncached(recipe, policy, parent).await
+        let got = cell
+            .get_or_init(|| async {
+                let first = self.ensure_uncached(recipe, policy, parent).await;
+                match first.as_ref().err().and_then(&retry) {
+                    Some(pause) => {
+                        tokio::time::sleep(pause).await;
+                        self.ensure_uncached(recipe, policy, parent).await
+                    }
+                    None => first,
                 }
-                None => first,
+            })
+            .await
+            .clone();
+        if let (Ok(image), Some(reg)) = (&got, &self.registry) {
+            if reg.push && !image.was_pulled() {
+                self.push_once(reg, &image.tag).await;
+            }
+        }
+        got
+    }
+
+    /// Pushes `tag` to the registry cache once per builder; a failure is a note, not an error
+    /// (the image is there locally and the evaluation goes on).
+    async fn push_once(&self, reg: &RegistryCache, tag: &str) {
+        let cell = {
+            let mut p = self.pushes.lock().unwrap_or_else(|p| p.into_inner());
+            p.entry(tag.to_string()).or_default().clone()
+        };
+        cell.get_or_init(|| async {
+            let reference = reg.reference(tag);
+            let started = Instant::now();
+            let progress = |progress| {
+                (reg.observer)(RegistryNote::Progress {
+                    tag: tag.to_string(),
+                    reference: reference.clone(),
+                    pushing: true,
+                    progress,
+                })
+            };
+            match push_as(
+                &*self.backend,
+                tag,
+                &reference,
+                reg.auth.as_ref(),
+                &progress,
+            )
+            .await
+            {
+                Ok(bytes) => (reg.observer)(RegistryNote::Pushed {
+                    tag: tag.to_string(),
+                    reference,
+                    duration: started.elapsed(),
+                    bytes,
+                }),
+                Err(e) => (reg.observer)(RegistryNote::PushFailed {
+                    tag: tag.to_string(),
+                    reference,
+                    reason: e.to_string(),
+                }),
             }
         })
-        .await
-        .clone()
+        .await;
+    }
+
+    /// Tries to pull `tag` from the registry cache (its retries included). `None`: build it.
+    async fn try_pull(&self, reg: &RegistryCache, tag: &str) -> Option<EnsuredImage> {
+        let reference = reg.reference(tag);
+        let _slot = reg.pull_slots.acquire().await.ok()?;
+        (reg.observer)(RegistryNote::PullStarted {
+            tag: tag.to_string(),
+            reference: reference.clone(),
+        });
+        let started = Instant::now();
+        let attempts = reg.attempts.max(1);
+        for attempt in 1..=attempts {
+            let progress = |progress| {
+                (reg.observer)(RegistryNote::Progress {
+                    tag: tag.to_string(),
+                    reference: reference.clone(),
+                    pushing: false,
+                    progress,
+                })
+            };
+            let pulled = pull_as(
+                &*self.backend,
+                &reference,
+                tag,
+                reg.auth.as_ref(),
+                &progress,
+            )
+            .await;
+            let err = match pulled {
+                Ok(bytes) => match self.backend.image_inspect(tag).await {
+                    Ok(Some(image)) => {
+                        return Some(EnsuredImage {
+                            tag: tag.to_string(),
+                            image,
+                            outcome: BuildOutcome::Pulled {
+                                reference,
+                                duration: started.elapsed(),
+                                bytes,
+                            },
+                        })
+                    }
+                    Ok(None) => BackendError::ImageNotFound(tag.to_string()),
+                    Err(e) => e,
+                },
+                Err(e) => e,
+            };
+            let missing = matches!(err, BackendError::PullFailed { missing: true, .. });
+            if missing || attempt == attempts {
+                (reg.observer)(RegistryNote::PullFallback {
+                    tag: tag.to_string(),
+                    reference,
+                    missing,
+                    reason: err.to_string(),
+                });
+                return None;
+            }
+            let pause = reg.pause.saturating_mul(1u32 << (attempt - 1).min(8));
+            (reg.observer)(RegistryNote::PullRetry {
+                tag: tag.to_string(),
+                reference: reference.clone(),
+                attempt,
+                pause,
+                reason: err.to_string(),
+            });
+            tokio::time::sleep(pause).await;
+        }
+        None
     }
 
     /// Ensures a chain in order (base, env, instance); each element's parent is the previous one.
@@ -170,12 +435,25 @@ impl<B: ContainerBackend> ImageBuilder<B> {
         }));
     }
 
-    /// Tags this builder built (not the reused ones), sorted; what a cache-level cleanup removes.
+    /// Tags this builder built or pulled (not the reused ones), sorted; what a cache-level
+    /// cleanup removes.
     pub fn built_tags(&self) -> Vec<String> {
         let cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());
         let mut tags: Vec<String> = cells
             .iter()
-            .filter(|(_, c)| matches!(c.get(), Some(Ok(e)) if e.was_built()))
+            .filter(|(_, c)| matches!(c.get(), Some(Ok(e)) if e.was_built() || e.was_pulled()))
+            .map(|(t, _)| t.clone())
+            .collect();
+        tags.sort();
+        tags
+    }
+
+    /// Tags this builder pulled from the registry cache, sorted.
+    pub fn pulled_tags(&self) -> Vec<String> {
+        let cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());
+        let mut tags: Vec<String> = cells
+            .iter()
+            .filter(|(_, c)| matches!(c.get(), Some(Ok(e)) if e.was_pulled()))
             .map(|(t, _)| t.clone())
             .collect();
         tags.sort();
@@ -207,6 +485,14 @@ impl<B: ContainerBackend> ImageBuilder<B> {
                     image: image.clone(),
                     outcome: BuildOutcome::Reused,
                 });
+            }
+        }
+        // Missing locally and not forced: the registry cache may have it.
+        if let (None, RebuildPolicy::Reuse, Some(reg)) = (&existing, policy, &self.registry) {
+            if reg.pull {
+                if let Some(pulled) = self.try_pull(reg, &tag).await {
+                    return Ok(pulled);
+                }
             }
         }
 

@@ -24,7 +24,8 @@ use bollard::query_parameters::{
     BuildImageOptionsBuilder, CreateContainerOptionsBuilder, CreateImageOptionsBuilder,
     DownloadFromContainerOptionsBuilder, InspectContainerOptionsBuilder,
     KillContainerOptionsBuilder, ListContainersOptionsBuilder, ListImagesOptionsBuilder,
-    RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder, UploadToContainerOptionsBuilder,
+    PushImageOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
+    TagImageOptionsBuilder, UploadToContainerOptionsBuilder,
 };
 use bollard::Docker;
 use futures_util::StreamExt;
@@ -36,7 +37,8 @@ use crate::labels::LabelFilter;
 use crate::liveness::{next_or_probe, Wait};
 use crate::model::{
     BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineHost, EngineInfo, EngineKind,
-    ExecOutput, ExecRequest, ImageInfo, ImportRequest, NetworkAccess, RootfsSource, Written,
+    ExecOutput, ExecRequest, ImageInfo, ImportRequest, NetworkAccess, ProgressSink, RegistryAuth,
+    RootfsSource, TransferProgress, Written,
 };
 use crate::output::{strip_ansi, LineSplitter, OutputCollector, OutputSink};
 
@@ -251,6 +253,85 @@ impl DockerBackend {
                 message: describe(&other),
             },
         }
+    }
+
+    /// Follows a pull or push stream to its end, summing the layers' progress. Items are
+    /// `(layer id, status, (current, total))`; the push stream names layers in its status only.
+    async fn follow_transfer<S>(
+        &self,
+        stream: &mut S,
+        reference: &str,
+        verb: &str,
+        progress: ProgressSink<'_>,
+    ) -> std::result::Result<(), String>
+    where
+        S: futures_util::Stream<
+                Item = std::result::Result<
+                    (Option<String>, Option<String>, Option<(i64, i64)>),
+                    BollardError,
+                >,
+            > + Unpin,
+    {
+        // Per layer: (bytes, total, done).
+        let mut layers: BTreeMap<String, (u64, u64, bool)> = BTreeMap::new();
+        let mut anonymous_done = 0usize;
+        loop {
+            let item = match self
+                .next_alive(stream, None, || format!("{verb} {reference}"))
+                .await
+                .map_err(|e| e.to_string())?
+            {
+                Wait::Item(Some(item)) => item,
+                _ => break,
+            };
+            let (id, status, detail) = match item {
+                Ok(i) => i,
+                Err(BollardError::DockerStreamError { error }) => return Err(error),
+                Err(other) => return Err(describe(&other)),
+            };
+            let status = status.unwrap_or_default();
+            let done = matches!(
+                status.as_str(),
+                "Pull complete" | "Already exists" | "Pushed" | "Layer already exists"
+            ) || status.starts_with("Mounted from");
+            // Pull items name their layer; push items (as bollard models them) do not, so a
+            // pushed layer is told apart by its size while it moves, and counted when done.
+            let key = match (
+                id.filter(|i| i.len() == 12 && i.bytes().all(|b| b.is_ascii_hexdigit())),
+                detail,
+            ) {
+                (Some(id), _) => id,
+                (None, Some((_, total))) if total > 0 => format!("size:{total}"),
+                (None, _) if done => match layers
+                    .iter()
+                    .find(|(k, l)| k.starts_with("size:") && !l.2)
+                    .map(|(k, _)| k.clone())
+                {
+                    Some(k) => k,
+                    None => {
+                        anonymous_done += 1;
+                        format!("done:{anonymous_done}")
+                    }
+                },
+                _ => continue,
+            };
+            let entry = layers.entry(key).or_default();
+            if let Some((cur, total)) = detail {
+                entry.0 = cur.max(0) as u64;
+                entry.1 = entry.1.max(total.max(0) as u64);
+            }
+            if done {
+                entry.2 = true;
+                entry.0 = entry.1;
+            }
+            progress(TransferProgress {
+                layers: layers.len(),
+                layers_done: layers.values().filter(|l| l.2).count(),
+                bytes: layers.values().map(|l| l.0).sum(),
+                total_bytes: layers.values().map(|l| l.1).sum(),
+            });
+        }
+        Ok(())
     }
 
     /// Runs a short helper command as root and waits for it (used to kill process groups).
@@ -994,6 +1075,79 @@ impl ContainerBackend for DockerBackend {
             })
     }
 
+    async fn image_pull(
+        &self,
+        reference: &str,
+        auth: Option<&RegistryAuth>,
+        progress: ProgressSink<'_>,
+    ) -> Result<()> {
+        let (repo, tag) = split_reference(reference);
+        let options = CreateImageOptionsBuilder::default()
+            .from_image(repo)
+            .tag(tag)
+            .build();
+        let stream = self
+            .client
+            .create_image(Some(options), None, auth.map(credentials));
+        let fail = |message: String| BackendError::PullFailed {
+            reference: reference.to_string(),
+            missing: is_missing(&message),
+            message,
+        };
+        let mut stream = Box::pin(stream.map(|i| {
+            i.map(|i| {
+                (
+                    i.id,
+                    i.status,
+                    i.progress_detail.and_then(|p| p.current.zip(p.total)),
+                )
+            })
+        }));
+        self.follow_transfer(&mut stream, reference, "pulling", progress)
+            .await
+            .map_err(fail)
+    }
+
+    async fn image_push(
+        &self,
+        reference: &str,
+        auth: Option<&RegistryAuth>,
+        progress: ProgressSink<'_>,
+    ) -> Result<()> {
+        let (repo, tag) = split_reference(reference);
+        let options = PushImageOptionsBuilder::default().tag(tag).build();
+        let stream = self
+            .client
+            .push_image(repo, Some(options), auth.map(credentials));
+        let mut stream = Box::pin(stream.map(|i| {
+            i.map(|i| {
+                (
+                    None,
+                    i.status,
+                    i.progress_detail.and_then(|p| p.current.zip(p.total)),
+                )
+            })
+        }));
+        self.follow_transfer(&mut stream, reference, "pushing", progress)
+            .await
+            .map_err(|message| BackendError::PushFailed {
+                reference: reference.to_string(),
+                message,
+            })
+    }
+
+    async fn image_tag(&self, source: &str, target: &str) -> Result<()> {
+        let (repo, tag) = split_reference(target);
+        let options = TagImageOptionsBuilder::default()
+            .repo(repo)
+            .tag(tag)
+            .build();
+        self.client
+            .tag_image(source, Some(options))
+            .await
+            .map_err(|e| self.err(format!("tagging {source} as {target}"), e))
+    }
+
     async fn container_create(&self, spec: &ContainerSpec) -> Result<String> {
         let host_config = HostConfig {
             init: Some(spec.init),
@@ -1416,9 +1570,51 @@ impl ContainerBackend for DockerBackend {
     }
 }
 
+/// `host/ns/name:tag` → (`host/ns/name`, `tag`); no tag → `latest`.
+fn split_reference(reference: &str) -> (&str, &str) {
+    match reference.rsplit_once(':') {
+        Some((repo, tag)) if !tag.contains('/') => (repo, tag),
+        _ => (reference, "latest"),
+    }
+}
+
+fn credentials(auth: &RegistryAuth) -> bollard::auth::DockerCredentials {
+    bollard::auth::DockerCredentials {
+        username: Some(auth.username.clone()),
+        password: Some(auth.password.clone()),
+        serveraddress: Some(auth.server.clone()),
+        ..Default::default()
+    }
+}
+
+/// Whether a pull error says the registry has no such image (rather than a failure).
+fn is_missing(message: &str) -> bool {
+    let m = message.to_lowercase();
+    m.contains("manifest unknown")
+        || m.contains("not found")
+        || m.contains("does not exist")
+        || m.contains("name unknown")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn references_split_into_repository_and_tag() {
+        assert_eq!(
+            split_reference("127.0.0.1:5000/swt/exec.env.x86_64.abc:latest"),
+            ("127.0.0.1:5000/swt/exec.env.x86_64.abc", "latest")
+        );
+        assert_eq!(
+            split_reference("127.0.0.1:5000/swt/name"),
+            ("127.0.0.1:5000/swt/name", "latest")
+        );
+        assert!(is_missing(
+            "manifest for 127.0.0.1:5000/swt/x:latest not found: manifest unknown"
+        ));
+        assert!(!is_missing("unauthorized: authentication required"));
+    }
 
     #[test]
     fn step_images_are_read_from_the_legacy_builders_log() {

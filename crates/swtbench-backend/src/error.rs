@@ -76,6 +76,18 @@ pub enum BackendError {
     #[error("{context}: {message}")]
     Io { context: String, message: String },
 
+    /// Pulling an image from a registry failed; `missing`: the registry does not have it.
+    #[error("pulling {reference} failed: {message}")]
+    PullFailed {
+        reference: String,
+        message: String,
+        missing: bool,
+    },
+
+    /// Pushing an image to a registry failed.
+    #[error("pushing {reference} failed: {message}")]
+    PushFailed { reference: String, message: String },
+
     /// The caller asked for something the backend cannot express (bad path, bad label, …).
     #[error("invalid request: {0}")]
     Invalid(String),

@@ -25,7 +25,10 @@ pub mod network;
 pub mod output;
 
 pub use backend::{ContainerBackend, LogSink};
-pub use builder::{BuildOutcome, EnsuredImage, ImageBuilder, ImageRecipe, RebuildPolicy};
+pub use builder::{
+    pull_as, push_as, BuildOutcome, EnsuredImage, ImageBuilder, ImageRecipe, RebuildPolicy,
+    RegistryCache, RegistryNote,
+};
 pub use cleanup::{remove_containers, remove_images, CleanupReport, ContainerGuard};
 pub use context::{BuildContext, ContextFile};
 pub use docker::{DockerBackend, DockerOptions};
@@ -34,8 +37,8 @@ pub use fake::{FakeBackend, FakeCall, FakeExec, FakeExecContext};
 pub use labels::LabelFilter;
 pub use model::{
     BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineHost, EngineInfo, EngineKind,
-    ExecOutput, ExecRequest, ImageInfo, ImportRequest, NetworkAccess, ResourceLimits, RootfsSource,
-    Written,
+    ExecOutput, ExecRequest, ImageInfo, ImportRequest, NetworkAccess, ProgressSink, RegistryAuth,
+    ResourceLimits, RootfsSource, TransferProgress, Written,
 };
 pub use network::BuildNetwork;
 pub use output::OutputSink;

@@ -357,3 +357,37 @@ impl ExecOutput {
         !self.timed_out && self.exit_code == Some(0)
     }
 }
+
+/// Credentials the engine presents to a registry. `Debug` never shows the password.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RegistryAuth {
+    pub username: String,
+    pub password: String,
+    /// `host[:port]` of the registry.
+    pub server: String,
+}
+
+impl std::fmt::Debug for RegistryAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryAuth")
+            .field("username", &self.username)
+            .field("password", &"<redacted>")
+            .field("server", &self.server)
+            .finish()
+    }
+}
+
+/// Progress of a pull or push, summed over its layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TransferProgress {
+    /// Layers the engine reported.
+    pub layers: usize,
+    /// Layers finished (downloaded and extracted, pushed, or already there).
+    pub layers_done: usize,
+    /// Bytes moved so far and the total the engine announced.
+    pub bytes: u64,
+    pub total_bytes: u64,
+}
+
+/// Receives [`TransferProgress`] as a transfer goes.
+pub type ProgressSink<'a> = &'a (dyn Fn(TransferProgress) + Send + Sync);

@@ -24,6 +24,7 @@ pub mod git_mirror;
 pub mod http;
 pub mod hub;
 pub mod predictions;
+pub mod registry;
 pub mod repo_files;
 pub mod rows;
 pub mod slim_repo;

@@ -187,9 +187,90 @@ impl Progress {
                         ),
                     );
                 }
+                ImageOutcome::Pulled {
+                    reference,
+                    duration_ms,
+                    bytes,
+                    ..
+                } => {
+                    if let Some(main) = &st.main {
+                        main.set_message("");
+                    }
+                    self.line(
+                        &st,
+                        &format!(
+                            "pulled {} image {tag} from {reference} ({}) in {:.1} s",
+                            kind.as_str(),
+                            mib(*bytes),
+                            *duration_ms as f64 / 1000.0
+                        ),
+                    );
+                }
                 ImageOutcome::Failed { reason } => self.warn(&st, &reason.to_string()),
                 ImageOutcome::Reused => {}
             },
+            Event::ImagePullStarted { tag, reference } => {
+                let text = format!("pulling {tag} from {reference}");
+                match &st.main {
+                    Some(main) => main.set_message(text),
+                    None => self.line(&st, &text),
+                }
+            }
+            Event::ImageTransfer {
+                tag,
+                direction,
+                layers,
+                layers_done,
+                bytes,
+                total_bytes,
+                ..
+            } => {
+                // Bars only: in line mode the start and the end are enough.
+                if let Some(main) = &st.main {
+                    let verb = match direction {
+                        swtbench_runner::events::TransferDirection::Pull => "pulling",
+                        swtbench_runner::events::TransferDirection::Push => "pushing",
+                    };
+                    main.set_message(format!(
+                        "{verb} {tag}: {layers_done}/{layers} layers, {} of {}",
+                        mib(*bytes),
+                        mib(*total_bytes)
+                    ));
+                }
+            }
+            Event::ImagePullRetry {
+                tag,
+                attempt,
+                pause_ms,
+                reason,
+                ..
+            } => self.warn(
+                &st,
+                &format!(
+                    "pulling {tag} (attempt {attempt}): {reason}; trying again in {:.1} s",
+                    *pause_ms as f64 / 1000.0
+                ),
+            ),
+            Event::ImagePullFallback {
+                tag,
+                missing: false,
+                reason,
+                ..
+            } => self.warn(&st, &format!("{reason}; building {tag} instead")),
+            Event::ImagePushed {
+                tag,
+                reference,
+                duration_ms,
+                bytes,
+            } => self.line(
+                &st,
+                &format!(
+                    "pushed {tag} to {reference} ({}) in {:.1} s",
+                    mib(*bytes),
+                    *duration_ms as f64 / 1000.0
+                ),
+            ),
+            Event::ImagePushFailed { reason, .. } => self.warn(&st, reason),
             Event::RunFinished {
                 instance_id,
                 run,
@@ -264,4 +345,9 @@ impl Progress {
             let _ = m.clear();
         }
     }
+}
+
+/// Bytes as MiB with one decimal.
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
 }

@@ -167,6 +167,7 @@ async fn run(fake: &Arc<FakeBackend>, w: &Workload, st: &RunSettings) -> Duratio
             specs: &specs,
             table: &table,
             images: &images,
+            registry: None,
             tracer_sha256: None,
         },
         &DiskOutputs,

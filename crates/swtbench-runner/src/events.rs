@@ -171,10 +171,26 @@ pub enum ImageOutcome {
         duration_ms: u64,
     },
     Reused,
+    /// Pulled from the registry cache (`reference`) instead of built.
+    Pulled {
+        reference: String,
+        /// The local image id (`sha256:…`).
+        id: String,
+        duration_ms: u64,
+        bytes: u64,
+    },
     Failed {
         #[serde(serialize_with = "as_text")]
         reason: BuildFailure,
     },
+}
+
+/// Which way an image moves between the engine and the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransferDirection {
+    Pull,
+    Push,
 }
 
 /// Why a run is being cancelled, ordered by urgency.
@@ -210,6 +226,8 @@ pub struct EvaluationStats {
     /// are failed runs).
     pub runs_limited: usize,
     pub images_built: usize,
+    /// Images pulled from the registry cache instead of built.
+    pub images_pulled: usize,
     pub images_removed: usize,
 }
 
@@ -247,6 +265,56 @@ pub enum Event {
         tag: String,
         kind: ImageKind,
         outcome: ImageOutcome,
+    },
+    /// A pull of a missing image from the registry cache started.
+    ImagePullStarted { tag: String, reference: String },
+    /// Progress of a pull or push (`direction`: `pull` or `push`), summed over its layers; sent
+    /// when a layer finishes and at most every 8 MiB in between.
+    ImageTransfer {
+        tag: String,
+        reference: String,
+        direction: TransferDirection,
+        layers: usize,
+        layers_done: usize,
+        bytes: u64,
+        total_bytes: u64,
+    },
+    /// A registry look-up got an answer it retries (`status` 429 or 5xx; 0: no answer) and asks
+    /// again after `pause_ms` (the answer's `Retry-After` when it gave one).
+    RegistryRetry {
+        what: String,
+        status: u16,
+        attempt: u32,
+        pause_ms: u64,
+    },
+    /// A pull failed and is tried again after `pause_ms`.
+    ImagePullRetry {
+        tag: String,
+        reference: String,
+        attempt: u32,
+        pause_ms: u64,
+        reason: String,
+    },
+    /// The image is built after all: the registry does not have it (`missing`), or the pull
+    /// failed after its retries.
+    ImagePullFallback {
+        tag: String,
+        reference: String,
+        missing: bool,
+        reason: String,
+    },
+    /// The image was pushed to the registry cache (`--push`).
+    ImagePushed {
+        tag: String,
+        reference: String,
+        duration_ms: u64,
+        bytes: u64,
+    },
+    /// A push failed; the evaluation goes on with the local image.
+    ImagePushFailed {
+        tag: String,
+        reference: String,
+        reason: String,
     },
     /// A shared run waits for another swtbench process (another model's evaluation on the same
     /// output directory, another shard) that is executing it; it reuses that output when the

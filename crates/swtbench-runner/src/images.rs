@@ -16,8 +16,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use std::sync::Arc;
 use swtbench_backend::labels::{owned_tag, IMAGE, KIND, MANAGED, RUN_ID};
-use swtbench_backend::{BuildContext, BuildRequest, ContainerBackend, ImageInfo, ImageRecipe};
+use swtbench_backend::{
+    BuildContext, BuildRequest, ContainerBackend, ImageInfo, ImageRecipe, RegistryCache,
+    RegistryNote,
+};
+
+use crate::events::{Event, TransferDirection};
 use swtbench_data::git_mirror::{mirror_dir_name, GitMirror};
 use swtbench_spec::{ExecSpec, MIRROR_CONTEXT_DIR};
 
@@ -350,6 +356,112 @@ impl ImageLifecycle {
             self.kinds.iter().map(|(t, k)| (t.clone(), *k)).collect();
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         v
+    }
+}
+
+/// The builder's registry cache of `--registry`, its notes sent as events.
+pub fn registry_cache(
+    settings: &RunSettings,
+    sink: Arc<dyn crate::events::EventSink>,
+) -> Option<RegistryCache> {
+    let reg = settings.images.registry.as_ref()?;
+    Some(RegistryCache {
+        prefix: reg.prefix.clone(),
+        pull: true,
+        push: reg.push,
+        auth: reg.auth.clone(),
+        pull_slots: tokio::sync::Semaphore::new(reg.pull_workers.max(1)),
+        attempts: 3,
+        pause: std::time::Duration::from_secs(2),
+        observer: Box::new(note_events(sink)),
+    })
+}
+
+/// Turns registry notes into events; transfer progress is thinned out (a layer finished, or
+/// 8 MiB more since the last one of that image).
+pub fn note_events(sink: Arc<dyn crate::events::EventSink>) -> impl Fn(RegistryNote) + Send + Sync {
+    let last: Mutex<HashMap<(String, bool), (usize, u64)>> = Mutex::new(HashMap::new());
+    move |note| {
+        let ms = |d: std::time::Duration| d.as_millis() as u64;
+        let event = match note {
+            RegistryNote::PullStarted { tag, reference } => {
+                Event::ImagePullStarted { tag, reference }
+            }
+            RegistryNote::Progress {
+                tag,
+                reference,
+                pushing,
+                progress: p,
+            } => {
+                {
+                    let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
+                    let seen = last.entry((tag.clone(), pushing)).or_insert((0, 0));
+                    let layer_done = p.layers_done > seen.0;
+                    if !layer_done && p.bytes < seen.1 + (8 << 20) {
+                        return;
+                    }
+                    *seen = (p.layers_done, p.bytes);
+                }
+                Event::ImageTransfer {
+                    tag,
+                    reference,
+                    direction: if pushing {
+                        TransferDirection::Push
+                    } else {
+                        TransferDirection::Pull
+                    },
+                    layers: p.layers,
+                    layers_done: p.layers_done,
+                    bytes: p.bytes,
+                    total_bytes: p.total_bytes,
+                }
+            }
+            RegistryNote::PullRetry {
+                tag,
+                reference,
+                attempt,
+                pause,
+                reason,
+            } => Event::ImagePullRetry {
+                tag,
+                reference,
+                attempt,
+                pause_ms: ms(pause),
+                reason,
+            },
+            RegistryNote::PullFallback {
+                tag,
+                reference,
+                missing,
+                reason,
+            } => Event::ImagePullFallback {
+                tag,
+                reference,
+                missing,
+                reason,
+            },
+            RegistryNote::Pushed {
+                tag,
+                reference,
+                duration,
+                bytes,
+            } => Event::ImagePushed {
+                tag,
+                reference,
+                duration_ms: ms(duration),
+                bytes,
+            },
+            RegistryNote::PushFailed {
+                tag,
+                reference,
+                reason,
+            } => Event::ImagePushFailed {
+                tag,
+                reference,
+                reason,
+            },
+        };
+        sink.event(&event);
     }
 }
 

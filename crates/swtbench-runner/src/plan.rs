@@ -460,7 +460,13 @@ pub enum ImageAction {
     Rebuild(String),
     /// A local base image that exists (never built by swtbench).
     External,
+    /// Missing locally and in the registry cache: pulled from this reference (built if the
+    /// pull fails).
+    Pull(String),
 }
+
+/// Which image keys the registry cache has (`--registry`): tag → whether its manifest is there.
+pub type RegistryInventory = BTreeMap<String, bool>;
 
 /// One image the run needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -486,6 +492,8 @@ pub struct PlanCounts {
     pub runs_same_as: usize,
     pub images_build: usize,
     pub images_reuse: usize,
+    /// Images pulled from the registry cache.
+    pub images_pull: usize,
 }
 
 /// The whole plan.
@@ -533,6 +541,8 @@ pub struct PlanInput<'a> {
     pub specs: &'a BTreeMap<String, Result<ExecSpec, SpecError>>,
     pub table: &'a SpecTable,
     pub images: &'a ImageInventory,
+    /// What the registry cache holds (`None`: no registry, or not looked up).
+    pub registry: Option<&'a RegistryInventory>,
     /// SHA-256 of the tracer copied into containers (goes into keys when coverage is on).
     pub tracer_sha256: Option<&'a str>,
 }
@@ -1171,7 +1181,14 @@ fn plan_images(input: &PlanInput<'_>, instances: &[InstancePlan]) -> Vec<ImagePl
         let plain = |tag: &str| match exists(tag) {
             Some(_) if settings.images.force_rebuild => ImageAction::Rebuild("forced".into()),
             Some(_) => ImageAction::Reuse,
-            None => ImageAction::Build,
+            None => match (&settings.images.registry, input.registry) {
+                (Some(reg), Some(inv))
+                    if !settings.images.force_rebuild && inv.get(tag) == Some(&true) =>
+                {
+                    ImageAction::Pull(reg.reference(tag))
+                }
+                _ => ImageAction::Build,
+            },
         };
         let base_id = if chain.base_external {
             add(&chain.base, ImageKind::Base, ImageAction::External, id);
@@ -1267,6 +1284,7 @@ fn count(instances: &[InstancePlan], images: &[ImagePlan]) -> PlanCounts {
         match img.action {
             ImageAction::Build | ImageAction::Rebuild(_) => c.images_build += 1,
             ImageAction::Reuse => c.images_reuse += 1,
+            ImageAction::Pull(_) => c.images_pull += 1,
             ImageAction::External => {}
         }
     }
@@ -1350,6 +1368,7 @@ impl Plan {
                     ImageAction::Build => "build".to_string(),
                     ImageAction::Rebuild(why) => format!("rebuild ({why})"),
                     ImageAction::External => "local base image (used as it is)".to_string(),
+                    ImageAction::Pull(reference) => format!("pull from {reference}"),
                 };
                 let _ = writeln!(
                     s,
@@ -1376,6 +1395,11 @@ impl Plan {
             c.images_build,
             c.images_reuse
         );
+        if c.images_pull > 0 {
+            // Only with a registry cache: the line stays as it was without one.
+            s.truncate(s.trim_end_matches('\n').len());
+            let _ = writeln!(s, ", {} to pull", c.images_pull);
+        }
         s
     }
 

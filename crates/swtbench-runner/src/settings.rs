@@ -159,6 +159,30 @@ pub struct ImageSettings {
     pub repo_mirror: Option<PathBuf>,
     /// Abandon an image build after this long.
     pub build_timeout: Option<Duration>,
+    /// A registry used as a cache of swtbench's images (`--registry`).
+    pub registry: Option<RegistrySettings>,
+}
+
+/// `--registry REF [--push] [--pull-workers N]`: images missing locally are pulled from
+/// `<prefix>/<key>` before they would be built; with `push`, the images the run ensures are
+/// pushed there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistrySettings {
+    /// `host[:port][/namespace]`.
+    pub prefix: String,
+    pub push: bool,
+    /// Pulls at the same time (at least 1).
+    pub pull_workers: usize,
+    /// Credentials for the engine to present (from Docker's config); never printed.
+    pub auth: Option<swtbench_backend::RegistryAuth>,
+}
+
+impl RegistrySettings {
+    /// The registry reference of an image key.
+    pub fn reference(&self, tag: &str) -> String {
+        let tag = tag.strip_prefix("localhost/").unwrap_or(tag);
+        format!("{}/{tag}", self.prefix.trim_end_matches('/'))
+    }
 }
 
 /// Everything that decides what a run does.

@@ -139,6 +139,7 @@ fn make_plan(
             specs: &specs,
             table: &s.table,
             images,
+            registry: None,
             tracer_sha256: None,
         },
         outputs,

@@ -278,3 +278,39 @@ impl EvalArgs {
         Ok(choice.options(skip_install)?)
     }
 }
+
+/// `--registry REF [--push] [--pull-workers N]`: a registry as a cache of swtbench's images
+/// (`run`, `images build`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct RegistryArgs {
+    /// Registry (HOST[:PORT][/NAMESPACE]) holding swtbench's images: an image missing locally is
+    /// pulled from REF/<image key> before it would be built. Credentials come from
+    /// ~/.docker/config.json ($DOCKER_CONFIG).
+    #[arg(long, value_name = "REF")]
+    pub registry: Option<String>,
+
+    /// Push the images to --registry after they are built (or found locally).
+    #[arg(long, requires = "registry")]
+    pub push: bool,
+
+    /// Pulls at the same time.
+    #[arg(long, value_name = "N", default_value_t = 4, allow_negative_numbers = true,
+          value_parser = swtbench_app::settings::parse_positive::<usize>)]
+    pub pull_workers: usize,
+}
+
+impl RegistryArgs {
+    /// The resolved registry settings, or `None` without `--registry`.
+    pub fn settings(
+        &self,
+    ) -> Result<Option<swtbench_runner::settings::RegistrySettings>, CliError> {
+        match &self.registry {
+            None => Ok(None),
+            Some(r) => Ok(Some(swtbench_app::registry::registry_settings(
+                r,
+                self.push,
+                self.pull_workers,
+            )?)),
+        }
+    }
+}

@@ -27,6 +27,15 @@ pub fn github_raw_cache_dir() -> PathBuf {
     })
 }
 
+/// The local record of pulled images (see `swtbench_app::registry::pulls_path`).
+pub fn pulls_path() -> PathBuf {
+    swtbench_app::registry::pulls_path(&CacheEnv {
+        swtbench_cache_dir: std::env::var_os(env_vars::SWTBENCH_CACHE_DIR),
+        xdg_cache_home: std::env::var_os("XDG_CACHE_HOME"),
+        home: std::env::var_os("HOME"),
+    })
+}
+
 /// The file source for requirement files, with the cache and the GitHub raw base from the
 /// environment (see `swtbench_app::tables::repo_files`).
 pub fn repo_files(mirror: Option<&Path>, offline: bool) -> Result<RepoFiles, CliError> {

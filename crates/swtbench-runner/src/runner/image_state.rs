@@ -136,8 +136,10 @@ impl<B: ContainerBackend> ImageState<B> {
         settings: &RunSettings,
         plan: &Plan,
         inventory: ImageInventory,
+        sink: Arc<dyn crate::events::EventSink>,
     ) -> ImageState<B> {
-        let builder = ImageBuilder::new(backend, settings.images.build_workers.max(1), network);
+        let builder = ImageBuilder::new(backend, settings.images.build_workers.max(1), network)
+            .with_registry(crate::images::registry_cache(settings, sink));
         // The images the plan reuses were looked up moments ago: no engine call per instance
         // to find them again (under load those take seconds, and would let the instances that
         // happen to be answered first take the container slots before the longest ones).
@@ -214,6 +216,26 @@ fn announce<B: ContainerBackend>(shared: &Shared<B>, tag: &str, kind: ImageKind,
 
 /// Counts and reports a build, once, by the worker whose call built it.
 fn report_built<B: ContainerBackend>(shared: &Shared<B>, e: &EnsuredImage, kind: ImageKind) {
+    if let BuildOutcome::Pulled {
+        reference,
+        duration,
+        bytes,
+    } = &e.outcome
+    {
+        if shared.images.marks.first_built_report(&e.tag) {
+            shared.stats(|s| s.images_pulled += 1);
+            shared.emit(Event::ImageReady {
+                tag: e.tag.clone(),
+                kind,
+                outcome: ImageOutcome::Pulled {
+                    reference: reference.clone(),
+                    id: e.image.id.clone(),
+                    duration_ms: duration.as_millis() as u64,
+                    bytes: *bytes,
+                },
+            });
+        }
+    }
     if let BuildOutcome::Built { duration } = e.outcome {
         if shared.images.marks.first_built_report(&e.tag) {
             shared.stats(|s| s.images_built += 1);

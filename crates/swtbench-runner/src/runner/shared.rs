@@ -83,7 +83,14 @@ impl<B: ContainerBackend> Shared<B> {
                 text,
             });
         let shared = Shared {
-            images: ImageState::new(backend.clone(), network, &settings, &plan, images),
+            images: ImageState::new(
+                backend.clone(),
+                network,
+                &settings,
+                &plan,
+                images,
+                sink.clone(),
+            ),
             backend,
             sink,
             cancel,

@@ -10,6 +10,11 @@ use swtbench_app::images::{self as app, name_of, BuildOptions, Removal};
 use swtbench_backend::BuildNetwork;
 use swtbench_runner::settings::{CacheLevel, ImageKind};
 
+use std::io::IsTerminal;
+
+use swtbench_reporter::Progress;
+use swtbench_runner::events::{EventSink, FanOut, JsonlWriter};
+
 use crate::args::DatasetArgs;
 use crate::env_vars;
 use crate::error::{CliError, CliResult, ExitCode};
@@ -30,6 +35,48 @@ pub enum ImagesCommand {
     List(ListArgs),
     /// Remove images swtbench built, by kind or run id.
     Rm(RmArgs),
+    /// Which images of the selected instances are present locally, which are in the registry
+    /// (manifest look-ups, no pull), and which would be built.
+    Check(Box<TransferArgs>),
+    /// Push the local images of the selected instances to --registry.
+    Push(Box<TransferArgs>),
+    /// Pull the images of the selected instances that are missing locally from --registry.
+    Pull(Box<TransferArgs>),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TransferArgs {
+    #[command(flatten)]
+    pub dataset: DatasetArgs,
+
+    /// Registry (HOST[:PORT][/NAMESPACE]) holding swtbench's images as REF/<image key>.
+    #[arg(long, value_name = "REF")]
+    pub registry: String,
+
+    /// Images up to this layer: base, env or instance.
+    #[arg(long, value_name = "LEVEL", default_value = "instance")]
+    pub level: CacheLevel,
+
+    /// Transfers (or look-ups) at the same time.
+    #[arg(long, value_name = "N", default_value_t = 4, allow_negative_numbers = true,
+          value_parser = swtbench_app::settings::parse_positive::<usize>)]
+    pub workers: usize,
+
+    /// Directory of bare git mirrors <owner>__<name>.git (for requirement files).
+    #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
+    pub repo_mirror: Option<PathBuf>,
+
+    /// Extra spec table entries (TOML, or JSON for *.json).
+    #[arg(long, alias = "spec_table", value_name = "FILE")]
+    pub spec_table: Option<PathBuf>,
+
+    /// One JSON object per line on stdout (check) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Write the pull/push events (check: the retried look-ups) as JSON Lines to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -65,6 +112,13 @@ pub struct BuildArgs {
     /// Base directory of image_build_logs/.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub output_dir: PathBuf,
+
+    #[command(flatten)]
+    pub registry: crate::args::RegistryArgs,
+
+    /// Write the image events (builds, pulls, pushes) as JSON Lines to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
 
     /// Build the images of the K-th of N parts of the selected instances (like 2/8): instances
     /// that share an env image are in one part, parts of about equal build work, the same on
@@ -116,13 +170,169 @@ pub fn run(args: ImagesArgs, printer: &Printer) -> CliResult {
         ImagesCommand::Build(a) => build(*a, printer),
         ImagesCommand::List(a) => list(a, printer),
         ImagesCommand::Rm(a) => rm(a, printer),
+        ImagesCommand::Check(a) => check(*a, printer),
+        ImagesCommand::Push(a) => transfer(*a, true, printer),
+        ImagesCommand::Pull(a) => transfer(*a, false, printer),
     }
+}
+
+/// The progress display and, with `--events`, the JSON Lines file.
+fn sinks(
+    events: Option<&std::path::Path>,
+    printer: &Printer,
+) -> Result<Arc<dyn EventSink>, CliError> {
+    let progress = Progress::new(printer.is_quiet(), std::io::stderr().is_terminal(), 0);
+    let mut sinks: Vec<Box<dyn EventSink>> = vec![
+        Box::new(ProgressSink(progress)),
+        Box::new(swtbench_app::registry::PullRecorder {
+            path: crate::settings::pulls_path(),
+        }),
+    ];
+    if let Some(path) = events {
+        let w = JsonlWriter::create(path).map_err(|e| {
+            CliError::input(anyhow!(
+                "cannot create the events file {}: {e}",
+                path.display()
+            ))
+        })?;
+        sinks.push(Box::new(w));
+    }
+    Ok(Arc::new(FanOut(sinks)))
+}
+
+struct ProgressSink(Progress);
+
+impl EventSink for ProgressSink {
+    fn event(&self, event: &swtbench_runner::Event) {
+        self.0.event(event);
+    }
+}
+
+/// The selected instances' images up to `--level`.
+fn selection(args: &TransferArgs, printer: &Printer) -> Result<Vec<app::SelectedImage>, CliError> {
+    if args.level == CacheLevel::None {
+        return Err(CliError::input(anyhow!(
+            "--level none selects no image; use base, env or instance"
+        )));
+    }
+    let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    let files =
+        crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
+    let dataset = args.dataset.load_valid(printer)?;
+    let specs = app::render_specs(&dataset.instances, &table, &files);
+    let (images, failed) = app::selected_images(&specs, args.level);
+    for (id, why) in &failed {
+        printer.warn(&format!("{id}: {why}"));
+    }
+    Ok(images)
+}
+
+fn check(args: TransferArgs, printer: &Printer) -> CliResult {
+    let reg = swtbench_app::registry::registry_settings(&args.registry, false, args.workers)?;
+    let images = selection(&args, printer)?;
+    let (rt, backend) = swtbench_app::engine::connect_blocking()?;
+    let local = rt.block_on(app::local_presence(&backend, &images))?;
+    let client = swtbench_app::registry::client(&reg)?;
+    let tags: Vec<String> = images.iter().map(|i| i.tag.clone()).collect();
+    let started = std::time::Instant::now();
+    let p = *printer;
+    let sink = sinks(args.events.as_deref(), printer)?;
+    let found = swtbench_app::registry::lookup(&client, &tags, &|tag, note| {
+        sink.event(&swtbench_runner::Event::RegistryRetry {
+            what: note.what.clone(),
+            status: note.status,
+            attempt: note.attempt,
+            pause_ms: note.pause.as_millis() as u64,
+        });
+        p.warn(&format!(
+            "looking up {tag}: {} (attempt {}); trying again in {:.1} s",
+            if note.status == 0 {
+                "no answer".to_string()
+            } else {
+                format!("HTTP {}", note.status)
+            },
+            note.attempt,
+            note.pause.as_secs_f64()
+        ))
+    })?;
+    let checked = app::check_images(images, &local, &found);
+    for c in &checked {
+        if args.json {
+            printer.data(&serde_json::to_string(c).unwrap_or_default());
+        } else {
+            printer.data(&c.row());
+        }
+    }
+    let count = |a: &str| checked.iter().filter(|c| c.action == a).count();
+    printer.info(&format!(
+        "{} image(s): {} present, {} to pull, {} to build ({} look-up(s) in {:.2} s)",
+        checked.len(),
+        count("present"),
+        count("pull"),
+        count("build"),
+        tags.len(),
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(ExitCode::Success)
+}
+
+fn transfer(args: TransferArgs, push: bool, printer: &Printer) -> CliResult {
+    let reg = swtbench_app::registry::registry_settings(&args.registry, push, args.workers)?;
+    let images = selection(&args, printer)?;
+    let sink = sinks(args.events.as_deref(), printer)?;
+    let (rt, backend) = swtbench_app::engine::connect_blocking()?;
+    let results = rt.block_on(app::transfer_images(
+        Arc::new(backend),
+        &reg,
+        images,
+        push,
+        args.workers,
+        sink,
+    ));
+    let (mut failed, mut bytes, mut moved) = (0, 0u64, 0);
+    for (image, r) in &results {
+        match r {
+            Ok(t) => {
+                let what = match t {
+                    app::Transferred::Pushed { bytes: b }
+                    | app::Transferred::Pulled { bytes: b } => {
+                        bytes += b;
+                        moved += 1;
+                        if push {
+                            "pushed"
+                        } else {
+                            "pulled"
+                        }
+                    }
+                    app::Transferred::Present => "present",
+                };
+                printer.data(&format!("{what}\t{}", image.tag));
+            }
+            Err(e) => {
+                failed += 1;
+                printer.warn(&format!("{}: {e}", image.tag));
+                printer.data(&format!("error\t{}", image.tag));
+            }
+        }
+    }
+    printer.info(&format!(
+        "{} image(s): {moved} {}, {:.1} MiB, {failed} failed",
+        results.len(),
+        if push { "pushed" } else { "pulled" },
+        bytes as f64 / (1024.0 * 1024.0)
+    ));
+    Ok(if failed > 0 {
+        ExitCode::Partial
+    } else {
+        ExitCode::Success
+    })
 }
 
 fn list(args: ListArgs, printer: &Printer) -> CliResult {
     let (rt, backend) = swtbench_app::engine::connect_blocking()?;
     let images = rt.block_on(app::list_images(&backend, args.kind))?;
-    for listed in images.iter().map(app::Listed::of) {
+    let pulls = swtbench_app::registry::read_pulls(&crate::settings::pulls_path());
+    for listed in images.iter().map(|i| app::Listed::with_record(i, &pulls)) {
         if args.json {
             printer.data(&serde_json::to_string(&listed).unwrap_or_default());
         } else {
@@ -205,6 +415,7 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
         repo_mirror: args.repo_mirror.clone(),
         output_dir: args.output_dir.clone(),
         network,
+        registry: args.registry.settings()?,
     };
     let mut specs = app::render_specs(&dataset.instances, &table, &files);
     if let Some(shard) = args.shard {
@@ -220,7 +431,8 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
             specs.len()
         ));
     }
-    let built = rt.block_on(app::build_images(Arc::new(backend), specs, options));
+    let sink = sinks(args.events.as_deref(), printer)?;
+    let built = rt.block_on(app::build_images(Arc::new(backend), specs, options, sink));
     let mut failed = 0;
     for (id, r) in &built.results {
         match r {
@@ -233,9 +445,10 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
         }
     }
     printer.info(&format!(
-        "{} instance(s): {} image(s) built, {} failed",
+        "{} instance(s): {} image(s) built, {} pulled, {} failed",
         built.results.len(),
         built.images_built,
+        built.images_pulled,
         failed
     ));
     Ok(if failed > 0 {

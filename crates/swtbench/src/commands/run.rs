@@ -232,6 +232,9 @@ pub struct RunArgs {
     /// most of this run's instances (named on stderr).
     #[arg(long, alias = "gold_run_id", value_name = "RUN_ID")]
     pub gold_run_id: Option<String>,
+
+    #[command(flatten)]
+    pub registry: crate::args::RegistryArgs,
 }
 
 pub(crate) fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSettings, CliError> {
@@ -257,6 +260,7 @@ pub(crate) fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSetti
         force_rebuild: args.force_rebuild,
         repo_mirror: args.repo_mirror.clone(),
         build_timeout: args.build_timeout,
+        registry: args.registry.settings()?,
         patch_types: args.patch_types.clone(),
         extract: args.styles.options(),
         reuse_unkeyed: args.reuse_unkeyed_outputs,
@@ -321,7 +325,11 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
         std::io::stderr().is_terminal(),
         planned,
     ));
-    let sinks = sinks(progress.clone(), args.events.as_deref())?;
+    let sinks = sinks(
+        progress.clone(),
+        args.events.as_deref(),
+        args.registry.registry.is_some(),
+    )?;
     let on_signal = signal_handler(printer);
     let finished = pipeline.execute(Arc::new(FanOut(sinks)), on_signal);
     // Warnings were shown as they happened (the progress display renders the events).
@@ -379,8 +387,15 @@ fn request(
 fn sinks(
     progress: Arc<Progress>,
     events: Option<&std::path::Path>,
+    registry: bool,
 ) -> Result<Vec<Box<dyn EventSink>>, CliError> {
     let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(ProgressRef(progress))];
+    if registry {
+        // Pulled images are recorded for `images list`.
+        sinks.push(Box::new(swtbench_app::registry::PullRecorder {
+            path: crate::settings::pulls_path(),
+        }));
+    }
     if let Some(path) = events {
         let w = JsonlWriter::create(path).map_err(|e| {
             CliError::input(anyhow!(
@@ -421,7 +436,11 @@ fn repeat_rest(
             pipeline.plan().counts.instances,
         ));
         let events = args.events.as_ref().map(|_| dir.join("events.jsonl"));
-        let sinks = sinks(progress.clone(), events.as_deref())?;
+        let sinks = sinks(
+            progress.clone(),
+            events.as_deref(),
+            args.registry.registry.is_some(),
+        )?;
         let finished = pipeline.execute(Arc::new(FanOut(sinks)), signal_handler(printer));
         progress.finish();
         match finished? {

@@ -1,0 +1,174 @@
+//! The registry cache of swtbench's images (`--registry REF`): resolving the reference and its
+//! credentials into [`RegistrySettings`], and looking up which image keys the registry holds
+//! (manifest HEADs, several at once) for the plan and `images check`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use swtbench_backend::RegistryAuth;
+use swtbench_data::registry::{
+    credentials_for, docker_config_path, parse_registry_ref, Credentials, Lookup, RegistryClient,
+    RegistryError, RetryNote,
+};
+use swtbench_runner::settings::RegistrySettings;
+
+use crate::env_vars;
+use crate::{Error, Result};
+
+/// Look-ups at the same time.
+pub const LOOKUP_WORKERS: usize = 8;
+
+/// Where Docker's config file is (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`).
+pub fn docker_config() -> Option<PathBuf> {
+    let dc = std::env::var_os(env_vars::DOCKER_CONFIG).map(PathBuf::from);
+    let home = std::env::var_os(env_vars::HOME).map(PathBuf::from);
+    docker_config_path(dc.as_deref(), home.as_deref())
+}
+
+fn registry_error(e: RegistryError) -> Error {
+    let hint = match &e {
+        RegistryError::Reference { .. } => "--registry names HOST[:PORT][/NAMESPACE]",
+        RegistryError::NoCredentials { .. } | RegistryError::Rejected { .. } => {
+            "log in with `docker login HOST` (swtbench reads ~/.docker/config.json or $DOCKER_CONFIG)"
+        }
+        RegistryError::Unreachable { .. } => "is the registry running, and is --registry right?",
+        _ => "check the registry and its credentials",
+    };
+    let input = matches!(e, RegistryError::Reference { .. });
+    let err = if input {
+        Error::input(e)
+    } else {
+        Error::environment(e)
+    };
+    err.with_hint(hint)
+}
+
+/// `--registry REF [--push] [--pull-workers N]` resolved: the reference checked, the
+/// credentials read from Docker's config (asking its credential helper if it names one).
+pub fn registry_settings(
+    reference: &str,
+    push: bool,
+    pull_workers: usize,
+) -> Result<RegistrySettings> {
+    let r = parse_registry_ref(reference).map_err(registry_error)?;
+    let creds = credentials_for(docker_config().as_deref(), &r.host).map_err(registry_error)?;
+    Ok(RegistrySettings {
+        prefix: reference.trim_end_matches('/').to_string(),
+        push,
+        pull_workers: pull_workers.max(1),
+        auth: creds.map(|c| RegistryAuth {
+            username: c.username,
+            password: c.secret,
+            server: r.host.clone(),
+        }),
+    })
+}
+
+/// A look-up client for the registry of `settings`.
+pub fn client(settings: &RegistrySettings) -> Result<RegistryClient> {
+    let r = parse_registry_ref(&settings.prefix).map_err(registry_error)?;
+    let creds = settings.auth.as_ref().map(|a| Credentials {
+        username: a.username.clone(),
+        secret: a.password.clone(),
+    });
+    Ok(RegistryClient::new(r, creds))
+}
+
+/// Which of `tags` the registry has, [`LOOKUP_WORKERS`] look-ups at a time. `on_retry` hears
+/// every retried answer (429, 5xx, a dropped connection). The first failure (credentials,
+/// an unreachable registry) is the error.
+pub fn lookup(
+    client: &RegistryClient,
+    tags: &[String],
+    on_retry: &(dyn Fn(&str, &RetryNote) + Sync),
+) -> Result<BTreeMap<String, Lookup>> {
+    let queue = Mutex::new(tags.iter());
+    let results = Mutex::new(BTreeMap::new());
+    let first_error: Mutex<Option<RegistryError>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..LOOKUP_WORKERS.min(tags.len()) {
+            scope.spawn(|| loop {
+                if first_error.lock().is_ok_and(|e| e.is_some()) {
+                    return;
+                }
+                let next = queue.lock().ok().and_then(|mut q| q.next().cloned());
+                let Some(tag) = next else { return };
+                match client.manifest_exists(&tag, &|note| on_retry(&tag, note)) {
+                    Ok(l) => {
+                        if let Ok(mut r) = results.lock() {
+                            r.insert(tag, l);
+                        }
+                    }
+                    Err(e) => {
+                        if let Ok(mut f) = first_error.lock() {
+                            f.get_or_insert(e);
+                        }
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = first_error.into_inner().ok().flatten() {
+        return Err(registry_error(e));
+    }
+    Ok(results.into_inner().unwrap_or_default())
+}
+
+/// The local record of pulls: `pulled-images.jsonl` beside the download cache (one JSON object
+/// per line: `tag`, `id`, `reference`), so `images list` can say where an image came from.
+pub fn pulls_path(env: &crate::tables::CacheEnv) -> PathBuf {
+    let raw = crate::tables::github_raw_cache_dir(env);
+    raw.parent()
+        .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf)
+        .join("pulled-images.jsonl")
+}
+
+/// Image id → the reference it was last pulled from (an absent or unreadable record: none).
+pub fn read_pulls(path: &std::path::Path) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if let (Some(id), Some(r)) = (v["id"].as_str(), v["reference"].as_str()) {
+            out.insert(id.to_string(), r.to_string());
+        }
+    }
+    out
+}
+
+/// An event sink that appends every pulled image to the record at `path` (one short line per
+/// pull, appended: several processes may write it).
+#[derive(Debug)]
+pub struct PullRecorder {
+    pub path: PathBuf,
+}
+
+impl swtbench_runner::events::EventSink for PullRecorder {
+    fn event(&self, event: &swtbench_runner::Event) {
+        use std::io::Write;
+        let swtbench_runner::Event::ImageReady {
+            tag,
+            outcome: swtbench_runner::events::ImageOutcome::Pulled { reference, id, .. },
+            ..
+        } = event
+        else {
+            return;
+        };
+        if let Some(dir) = self.path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let line = serde_json::json!({"tag": tag, "id": id, "reference": reference}).to_string();
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+        {
+            // Best effort: the record only feeds `images list`.
+            let _ = f.write_all(format!("{line}\n").as_bytes());
+        }
+    }
+}
