@@ -39,7 +39,8 @@ pub use eval::{
 };
 pub use pins::{FrozenPins, PinChoice};
 pub use render::{
-    insert_after_from, Arch, EnvPins, ExecSpec, FileSource, ImageKeys, MIRROR_CONTEXT_DIR, UV_VERSION,
+    insert_after_from, Arch, EnvPins, ExecSpec, FileSource, ImageKeys, MIRROR_CONTEXT_DIR,
+    UV_VERSION,
 };
 pub use table::{
     BaseImage, Provider, RepoSpec, SpecTable, TableSyntax, VersionSpec, DEFAULT_PYTHON_IMAGE,

@@ -113,14 +113,20 @@ impl FrozenPins {
         let pins: FrozenPins =
             serde_json::from_str(&text).map_err(|e| err(format!("not the expected JSON: {e}")))?;
         if pins.format != 1 {
-            return Err(err(format!("format {} (this swtbench reads 1)", pins.format)));
+            return Err(err(format!(
+                "format {} (this swtbench reads 1)",
+                pins.format
+            )));
         }
         if let Some((id, i)) = pins
             .instances
             .iter()
             .find(|(_, i)| !pins.environments.contains_key(&i.env))
         {
-            return Err(err(format!("{id} names environment {} which is missing", i.env)));
+            return Err(err(format!(
+                "{id} names environment {} which is missing",
+                i.env
+            )));
         }
         Ok(pins)
     }
@@ -165,7 +171,10 @@ mod tests {
     use super::*;
 
     fn names(env: &FrozenEnv) -> Vec<&str> {
-        env.pins.iter().map(|p| p.split("==").next().unwrap()).collect()
+        env.pins
+            .iter()
+            .map(|p| p.split("==").next().unwrap())
+            .collect()
     }
 
     #[test]
@@ -184,7 +193,8 @@ mod tests {
     #[test]
     fn astropy_12907_keeps_pip_pins_and_drops_conda_only_packages() {
         let t = FrozenPins::embedded();
-        let PinChoice::Own { env } = t.for_instance("astropy__astropy-12907", "astropy/astropy", "4.3")
+        let PinChoice::Own { env } =
+            t.for_instance("astropy__astropy-12907", "astropy/astropy", "4.3")
         else {
             panic!("astropy__astropy-12907 has its own frozen environment");
         };
@@ -198,9 +208,22 @@ mod tests {
         // setuptools: the pip pin (68.0.0) wins over nothing else here
         assert!(env.pins.contains(&"setuptools==68.0.0".to_string()));
         let n = names(env);
-        for conda_only in ["python", "libgcc-ng", "openssl", "ca-certificates", "_libgcc_mutex",
-            "ncurses", "readline", "sqlite", "tk", "xz", "zlib", "libffi", "ld_impl_linux-64", "tzdata"]
-        {
+        for conda_only in [
+            "python",
+            "libgcc-ng",
+            "openssl",
+            "ca-certificates",
+            "_libgcc_mutex",
+            "ncurses",
+            "readline",
+            "sqlite",
+            "tk",
+            "xz",
+            "zlib",
+            "libffi",
+            "ld_impl_linux-64",
+            "tzdata",
+        ] {
             assert!(!n.contains(&conda_only), "{conda_only} in {n:?}");
         }
         assert!(env.dropped.contains(&"conda-only: libgcc-ng".to_string()));
@@ -218,20 +241,31 @@ mod tests {
             .iter()
             .find(|(_, i)| {
                 i.repo == "pydata/xarray"
-                    && t.environments[&i.env].dropped.iter().any(|d| d.contains("matplotlib-base"))
+                    && t.environments[&i.env]
+                        .dropped
+                        .iter()
+                        .any(|d| d.contains("matplotlib-base"))
                     || i.repo == "pydata/xarray"
-                        && t.environments[&i.env].pins.iter().any(|p| p.starts_with("matplotlib=="))
+                        && t.environments[&i.env]
+                            .pins
+                            .iter()
+                            .any(|p| p.starts_with("matplotlib=="))
             })
             .expect("an xarray instance with matplotlib");
         let i = &t.instances[id];
         let env = t.environments[&i.env].clone();
         let n = names(&env);
         assert!(n.contains(&"matplotlib"), "{id}: {n:?}");
-        assert!(!n.contains(&"matplotlib-base") && !n.contains(&"numpy-base"), "{n:?}");
+        assert!(
+            !n.contains(&"matplotlib-base") && !n.contains(&"numpy-base"),
+            "{n:?}"
+        );
         assert!(!n.contains(&"xarray"), "{n:?}");
         // One pin per normalised name.
-        let mut norm: Vec<String> =
-            n.iter().map(|s| s.to_lowercase().replace(['_', '.'], "-")).collect();
+        let mut norm: Vec<String> = n
+            .iter()
+            .map(|s| s.to_lowercase().replace(['_', '.'], "-"))
+            .collect();
         let len = norm.len();
         norm.sort();
         norm.dedup();
@@ -250,7 +284,10 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(t.for_instance("acme__w-1", "acme/w", "1.0"), PinChoice::None);
+        assert_eq!(
+            t.for_instance("acme__w-1", "acme/w", "1.0"),
+            PinChoice::None
+        );
         // A known id with another version is not its own environment.
         assert!(matches!(
             t.for_instance("django__django-11099", "django/django", "9.9"),
@@ -260,7 +297,9 @@ mod tests {
 
     #[test]
     fn corrupt_tables_are_refused_with_their_origin() {
-        let e = FrozenPins::from_gzip(b"not gzip", "x.json.gz").unwrap_err().to_string();
+        let e = FrozenPins::from_gzip(b"not gzip", "x.json.gz")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("x.json.gz") && e.contains("gzip"), "{e}");
     }
 }

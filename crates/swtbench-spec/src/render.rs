@@ -11,9 +11,11 @@ use swtbench_core::hash::sha256_prefix;
 use swtbench_core::Instance;
 
 use crate::error::{ReadError, SpecError};
-use crate::reqs::{self, ENV_NAME};
 use crate::pins::{FrozenPins, PinChoice};
-use crate::table::{python_image, BaseImage, Entry, Provider, SpecTable, VersionSpec, DEFAULT_PYTHON_IMAGE};
+use crate::reqs::{self, ENV_NAME};
+use crate::table::{
+    python_image, BaseImage, Entry, Provider, SpecTable, VersionSpec, DEFAULT_PYTHON_IMAGE,
+};
 
 /// Where the repository lives inside the images (`/testbed`, from the env name).
 pub const REPO_DIR: &str = "/testbed";
@@ -299,7 +301,11 @@ impl ExecSpec {
         let req_install_commands = req_install_commands(&entry, commit, files, pins.as_ref())?;
 
         let mut env_lines: Vec<&str> = vec!["#!/bin/bash", "set -euxo pipefail"];
-        let no_deps = if spec.no_deps == Some(true) { " --no-deps" } else { "" };
+        let no_deps = if spec.no_deps == Some(true) {
+            " --no-deps"
+        } else {
+            ""
+        };
         let pip_line = match (spec.provider, &spec.pip_packages) {
             // The frozen set is the whole environment.
             (Provider::Uv, _) if pins.is_some() => None,
@@ -617,7 +623,11 @@ fn req_install_commands(
             }
         }
         Provider::Uv => {
-            let no_deps = if spec.no_deps == Some(true) { " --no-deps" } else { "" };
+            let no_deps = if spec.no_deps == Some(true) {
+                " --no-deps"
+            } else {
+                ""
+            };
             // The Python image has neither git (setup_repo.sh clones) nor the user the tests may
             // run as; uv comes from PyPI, its cache is not kept in the image.
             out.push("export UV_NO_CACHE=1".to_string());
