@@ -169,6 +169,9 @@ pub struct RunArgs {
     #[arg(long, alias = "spec_table", value_name = "FILE")]
     pub spec_table: Option<PathBuf>,
 
+    #[command(flatten)]
+    pub env_provider: crate::args::EnvProviderArgs,
+
     /// CA bundle passed into image builds (default: $SSL_CERT_FILE when it names a file).
     #[arg(long, value_name = "FILE")]
     pub ca_bundle: Option<PathBuf>,
@@ -267,6 +270,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
     }
     let settings = settings_from(&args, &engine.host_facts())?;
     let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    let table = args.env_provider.apply(table, printer)?;
     let files =
         crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
     let dataset = args.dataset.load_valid(printer)?;
