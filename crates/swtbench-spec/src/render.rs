@@ -309,7 +309,12 @@ impl ExecSpec {
         let pip_line = match (spec.provider, &spec.pip_packages) {
             // The frozen set is the whole environment.
             (Provider::Uv, _) if pins.is_some() => None,
-            (Provider::Uv, Some(p)) => Some(format!("uv pip install{no_deps} {}", p.join(" "))),
+            (Provider::Uv, Some(p)) if uv_serves(spec) => {
+                Some(format!("uv pip install{no_deps} {}", p.join(" ")))
+            }
+            (Provider::Uv, Some(p)) => {
+                Some(format!("python -m pip install{no_deps} {}", p.join(" ")))
+            }
             (_, Some(p)) if spec.no_deps == Some(true) => {
                 Some(format!("python -m pip install --no-deps {}", p.join(" ")))
             }
@@ -628,22 +633,35 @@ fn req_install_commands(
             } else {
                 ""
             };
+            // uv makes no environments for Python < 3.8: there, the same image's venv and pip.
+            let with_uv = uv_serves(spec);
+            let pip = if with_uv {
+                "uv pip install"
+            } else {
+                "python -m pip install"
+            };
             // The Python image has neither git (setup_repo.sh clones) nor the user the tests may
             // run as; uv comes from PyPI, its cache is not kept in the image.
-            out.push("export UV_NO_CACHE=1".to_string());
+            if with_uv {
+                out.push("export UV_NO_CACHE=1".to_string());
+            }
             out.push(
                 "command -v git >/dev/null || { apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/*; }"
                     .to_string(),
             );
             out.push("id -u nonroot >/dev/null 2>&1 || useradd -m nonroot".to_string());
-            out.push(format!(
-                "python -m pip install --no-cache-dir --disable-pip-version-check uv=={UV_VERSION}"
-            ));
-            // --seed: pip, and for Python < 3.12 setuptools and wheel, for the spec's install
-            // commands (`python -m pip install -e .`); frozen pins then set their versions.
-            out.push(format!(
-                "uv venv --seed --python \"$(command -v python)\" {VENV_DIR}"
-            ));
+            if with_uv {
+                out.push(format!(
+                    "python -m pip install --no-cache-dir --disable-pip-version-check uv=={UV_VERSION}"
+                ));
+                // --seed: pip, and for Python < 3.12 setuptools and wheel, for the spec's install
+                // commands (`python -m pip install -e .`); frozen pins then set their versions.
+                out.push(format!(
+                    "uv venv --seed --python \"$(command -v python)\" {VENV_DIR}"
+                ));
+            } else {
+                out.push(format!("python -m venv {VENV_DIR}"));
+            }
             out.push(format!("source {VENV_DIR}/bin/activate"));
             if let Some(p) = pins {
                 let mut text = p.pins.join("\n");
@@ -651,7 +669,7 @@ fn req_install_commands(
                     text.push_str("# no pins");
                 }
                 out.push(heredoc("$HOME/requirements.txt", &text));
-                out.push("uv pip install --no-deps -r $HOME/requirements.txt".to_string());
+                out.push(format!("{pip} --no-deps -r $HOME/requirements.txt"));
                 out.push("rm $HOME/requirements.txt".to_string());
                 return Ok(out);
             }
@@ -660,7 +678,7 @@ fn req_install_commands(
                     let paths = entry.repo_spec.requirements_paths.as_deref().unwrap_or(&[]);
                     let text = reqs::requirements_text(repo, commit, paths, get)?;
                     out.push(heredoc("$HOME/requirements.txt", &text));
-                    out.push(format!("uv pip install{no_deps} -r $HOME/requirements.txt"));
+                    out.push(format!("{pip}{no_deps} -r $HOME/requirements.txt"));
                     out.push("rm $HOME/requirements.txt".to_string());
                 }
                 "environment.yml" => {
@@ -671,11 +689,21 @@ fn req_install_commands(
                     })
                 }
                 pkgs if crate::py::strip(pkgs).is_empty() => {}
-                pkgs => out.push(format!("uv pip install{no_deps} {pkgs}")),
+                pkgs => out.push(format!("{pip}{no_deps} {pkgs}")),
             }
         }
     }
     Ok(out)
+}
+
+/// Whether uv makes the environment of a uv entry: Python 3.8 or newer, or no `python` on an
+/// explicit base image (its interpreter is taken as it is). Older Pythons get `python -m venv`
+/// and pip on the same image.
+fn uv_serves(spec: &VersionSpec) -> bool {
+    match spec.python.as_deref() {
+        None | Some("") => spec.base != BaseImage::Default,
+        Some(p) => crate::table::python_at_least(p, crate::table::UV_MIN_PYTHON),
+    }
 }
 
 fn heredoc(path: &str, text: &str) -> String {

@@ -422,9 +422,9 @@ impl SpecTable {
     /// [`DEFAULT_PYTHON_IMAGE`]) instead of its base image, installs the instance's frozen pins
     /// (`frozen_pins = true`), and keeps `packages` (a conda package list is installed from PyPI
     /// under the same names, for instances without frozen pins), `pip_packages`, `pre_install`,
-    /// `install` and everything the eval scripts use. Entries uv cannot serve stay as they are,
-    /// and each is named in the returned notes: Python older than 3.8 (uv makes no environments
-    /// for it). `conda` and `venv` only set the provider (a venv entry needs a base image with an
+    /// `install` and everything the eval scripts use. Python older than 3.8, which uv makes no
+    /// environments for, is served by `python -m venv` and pip in the same image (see the
+    /// render); the returned notes name those entries. `conda` and `venv` only set the provider (a venv entry needs a base image with an
     /// interpreter, see `docs/spec-table.md`).
     pub fn with_env_provider(
         &self,
@@ -446,13 +446,7 @@ impl SpecTable {
                 }
                 let python = spec.python.clone().unwrap_or_default();
                 if !python_at_least(&python, UV_MIN_PYTHON) {
-                    notes.push(format!(
-                        "{repo} {version}: Python {python:?} is older than {}.{}, which uv cannot make environments for; kept on provider {}",
-                        UV_MIN_PYTHON.0,
-                        UV_MIN_PYTHON.1,
-                        spec.provider.as_str()
-                    ));
-                    continue;
+                    notes.push(format!("{repo} {version} (Python {python})"));
                 }
                 spec.provider = Provider::Uv;
                 spec.base = BaseImage::Default;

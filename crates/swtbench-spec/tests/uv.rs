@@ -255,29 +255,46 @@ fn activation_line_stands_where_conda_activates_testbed() {
 }
 
 #[test]
-fn env_provider_uv_keeps_what_uv_cannot_serve_and_says_so() {
+fn env_provider_uv_serves_old_pythons_with_venv_and_pip() {
     let (t, notes) = SpecTable::embedded().with_env_provider(Provider::Uv, None);
-    let django = t.lookup("django/django", "3.0").unwrap();
-    assert_eq!(django.spec.provider, Provider::Conda);
-    assert!(
-        notes
-            .iter()
-            .any(|n| n.starts_with("django/django 3.0: Python \"3.6\"")),
-        "{notes:?}"
-    );
-    let astropy = t.lookup("astropy/astropy", "4.3").unwrap();
-    assert_eq!(astropy.spec.provider, Provider::Uv);
-    assert_eq!(astropy.spec.base, BaseImage::Default);
-    assert_eq!(astropy.spec.frozen_pins, Some(true));
-    // Every entry is either uv or named in a note.
-    let kept = t
+    assert!(t
         .repos
         .values()
         .flat_map(|r| r.versions.values())
-        .filter(|s| s.provider != Provider::Uv)
-        .count();
-    assert_eq!(kept, notes.len());
-    assert!(kept > 0 && kept < t.len());
+        .all(|s| s.provider == Provider::Uv));
+    assert!(
+        notes.contains(&"django/django 3.0 (Python 3.6)".to_string()),
+        "{notes:?}"
+    );
+    assert!(
+        !notes.iter().any(|n| n.starts_with("astropy/astropy 4.3")),
+        "{notes:?}"
+    );
+    let astropy = t.lookup("astropy/astropy", "4.3").unwrap();
+    assert_eq!(astropy.spec.base, BaseImage::Default);
+    assert_eq!(astropy.spec.frozen_pins, Some(true));
+    // django 3.0 (Python 3.6): the frozen pins, installed by pip in a venv of the Python image.
+    let s = ExecSpec::new(
+        &instance("django__django-11099", "django/django", "3.0"),
+        &t,
+        Arch::X86_64,
+        &no_files,
+    )
+    .unwrap();
+    assert_eq!(s.keys.base, "python:3.6-slim-bookworm");
+    let sh = &s.setup_env_sh;
+    assert!(!sh.contains("uv "), "{sh}");
+    assert!(
+        sh.contains(
+            "\npython -m venv /opt/swtbench-venv\nsource /opt/swtbench-venv/bin/activate\n"
+        ),
+        "{sh}"
+    );
+    assert!(
+        sh.contains("\nasgiref==3.4.1\n") && !sh.lines().any(|l| l.starts_with("django==")),
+        "{sh}"
+    );
+    assert!(sh.ends_with("python -m pip install --no-deps -r $HOME/requirements.txt\nrm $HOME/requirements.txt\n"), "{sh}");
 }
 
 #[test]

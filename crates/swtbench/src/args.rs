@@ -328,11 +328,10 @@ impl EnvProviderArgs {
         }
         let (table, notes) = table.with_env_provider(provider, self.python_image.as_deref());
         if !notes.is_empty() {
-            printer.warn(&format!(
-                "--env-provider {}: {} spec entries stay on their own provider:\n  {}",
-                provider.as_str(),
+            printer.info(&format!(
+                "note: --env-provider uv: {} spec entries have a Python older than uv serves; their environments are made with python -m venv and pip on the same Python image: {}",
                 notes.len(),
-                notes.join("\n  ")
+                notes.join(", ")
             ));
         }
         Ok(table)
