@@ -398,7 +398,15 @@ impl ExecSpec {
             base_commit: instance.base_commit.clone(),
             environment_setup_commit: instance.environment_setup_commit.clone(),
             arch,
-            spec: spec.clone(),
+            // A uv entry's Python image is an existing image like any `base_image`: the runner
+            // looks it up and never builds it.
+            spec: {
+                let mut s = spec.clone();
+                if s.provider == Provider::Uv && s.base == BaseImage::Default {
+                    s.base = BaseImage::Image(base_key.clone());
+                }
+                s
+            },
             test_command_prefix: entry.test_command().map(str::to_string),
             non_test_extensions: table
                 .non_test_extensions(&instance.repo)

@@ -115,8 +115,13 @@ fn show(args: ShowArgs, printer: &Printer) -> CliResult {
     match &spec.pins {
         Some(p) => {
             line(format!("pins:      {} ({})", p.pins.len(), p.source));
+            let tool = if spec.setup_env_sh.contains("\nuv pip install --no-deps -r") {
+                "uv pip install --no-deps"
+            } else {
+                "pip install --no-deps (Python older than uv serves)"
+            };
             line(format!(
-                "           frozen Python {}; installed with uv pip install --no-deps",
+                "           frozen Python {}; installed with {tool}",
                 p.frozen_python
             ));
             for pin in &p.pins {
