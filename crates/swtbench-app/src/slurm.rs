@@ -416,6 +416,7 @@ pub fn shards_to_submit(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -234,22 +234,17 @@ mod tests {
     #[test]
     fn conda_names_are_mapped_to_pypi_names() {
         let t = FrozenPins::embedded();
-        // matplotlib instances: conda matplotlib-base / pyqt become matplotlib's dependencies under
-        // their PyPI names; matplotlib itself (the project) is left out.
+        // xarray environments have conda's matplotlib-base: it becomes the PyPI matplotlib pin
+        // (the xarray project itself is left out).
         let (id, _) = t
             .instances
             .iter()
             .find(|(_, i)| {
                 i.repo == "pydata/xarray"
                     && t.environments[&i.env]
-                        .dropped
+                        .pins
                         .iter()
-                        .any(|d| d.contains("matplotlib-base"))
-                    || i.repo == "pydata/xarray"
-                        && t.environments[&i.env]
-                            .pins
-                            .iter()
-                            .any(|p| p.starts_with("matplotlib=="))
+                        .any(|p| p.starts_with("matplotlib=="))
             })
             .expect("an xarray instance with matplotlib");
         let i = &t.instances[id];

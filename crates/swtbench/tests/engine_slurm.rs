@@ -82,7 +82,7 @@ fn submit(conf: &Path, fx: &Fixture, run_id: &str, out: &Path) -> Output {
     swtbench(conf, &fx.root, &args)
 }
 
-fn status(conf: &Path, fx: &Fixture, run_id: &str, out: &Path) -> Value {
+fn status(conf: &Path, run_id: &str, out: &Path) -> Value {
     let args: Vec<String> = [
         "slurm",
         "status",
@@ -105,10 +105,10 @@ fn status(conf: &Path, fx: &Fixture, run_id: &str, out: &Path) -> Value {
 }
 
 /// Until the scheduler has no job of the submission left that is not over.
-fn wait_until_over(conf: &Path, fx: &Fixture, run_id: &str, out: &Path) -> Value {
+fn wait_until_over(conf: &Path, run_id: &str, out: &Path) -> Value {
     let deadline = Instant::now() + Duration::from_secs(900);
     loop {
-        let s = status(conf, fx, run_id, out);
+        let s = status(conf, run_id, out);
         let busy = s["jobs"].as_object().unwrap().values().any(|state| {
             matches!(
                 state.as_str().unwrap_or_default(),
@@ -195,7 +195,7 @@ fn engine_slurm_shards_and_merge_equal_one_process_and_a_cancelled_shard_is_resu
     assert!(o.status.success());
     let said = String::from_utf8_lossy(&o.stdout);
     assert!(said.contains("shard(s) 1-3 of 3"), "{said}");
-    let s = wait_until_over(&conf, &fx, &id, &out);
+    let s = wait_until_over(&conf, &id, &out);
     let sharded = started.elapsed();
     eprintln!(
         "one process {:.1} s; 3 Slurm shards and the merge {:.1} s",
@@ -216,14 +216,14 @@ fn engine_slurm_shards_and_merge_equal_one_process_and_a_cancelled_shard_is_resu
     let (id, out) = (unique_run_id("slurm-cancel"), fx.root.join("cancelled"));
     let o = submit(&conf, &fx, &id, &out);
     assert!(o.status.success());
-    let array = status(&conf, &fx, &id, &out)["array_job"]
+    let array = status(&conf, &id, &out)["array_job"]
         .as_str()
         .unwrap()
         .to_string();
     // The shard with the most instances (it runs longest), once it runs.
     let deadline = Instant::now() + Duration::from_secs(300);
     let victim = loop {
-        let s = status(&conf, &fx, &id, &out);
+        let s = status(&conf, &id, &out);
         let biggest = s["shards"].as_array().and_then(|v| {
             v.iter()
                 .max_by_key(|sh| sh["instances"].as_array().map_or(0, |i| i.len()))
@@ -246,7 +246,7 @@ fn engine_slurm_shards_and_merge_equal_one_process_and_a_cancelled_shard_is_resu
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let s = wait_until_over(&conf, &fx, &id, &out);
+    let s = wait_until_over(&conf, &id, &out);
     assert_eq!(s["merged"], false, "the merge refuses a missing shard: {s}");
     let merge_out = std::fs::read_to_string(out.join("slurm").join(&id).join("merge.out")).unwrap();
     assert!(
@@ -260,7 +260,7 @@ fn engine_slurm_shards_and_merge_equal_one_process_and_a_cancelled_shard_is_resu
         said.contains(&format!("shard(s) {victim} of 3")),
         "only the cancelled shard is submitted again: {said}"
     );
-    let s = wait_until_over(&conf, &fx, &id, &out);
+    let s = wait_until_over(&conf, &id, &out);
     assert_eq!(s["merged"], true, "{s}");
     assert_same_result(&out, &id, &ref_out, &ref_id, true);
     assert!(containers_of(&id).is_empty(), "no container left");

@@ -6,6 +6,7 @@
 //!   byte, as with the table's venv provider;
 //! - the env image of a small pinned entry (`no_deps = true`) holds exactly its pins
 //!   (`uv pip freeze`).
+//!
 //! Every image this test builds is removed at its end (the fixture's venv images are shared with
 //! the other engine tests and kept).
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
