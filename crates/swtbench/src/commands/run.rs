@@ -290,6 +290,16 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
         merge: args.merge,
     };
     let pipeline = Pipeline::prepare(engine, request)?;
+    let env_warnings = pipeline.env_warnings();
+    for w in env_warnings.iter().take(5) {
+        printer.warn(w);
+    }
+    if env_warnings.len() > 5 {
+        printer.warn(&format!(
+            "… and {} more instance(s) without frozen pins (swtbench envs show ID)",
+            env_warnings.len() - 5
+        ));
+    }
     if args.dry_run {
         if args.json {
             printer.data(&pipeline.plan().to_json());
