@@ -184,6 +184,8 @@ pub struct Pipeline {
     tracer: String,
     /// When merging: what the shards' run reports said.
     shard_outcomes: Option<swtbench_runner::ShardOutcomes>,
+    /// What the instances' environments cannot serve as asked (uv without frozen pins), sorted.
+    env_warnings: Vec<String>,
 }
 
 /// How an evaluation ended.
@@ -238,6 +240,11 @@ impl Pipeline {
             .filter(|i| request.predictions.predictions.contains_key(&i.instance_id))
             .collect();
         let specs = render_specs(&with_prediction, &request.table, &request.files);
+        let env_warnings: Vec<String> = specs
+            .values()
+            .filter_map(|s| s.as_ref().ok())
+            .flat_map(|s| s.env_warnings.iter().cloned())
+            .collect();
         let tags: Vec<String> = specs
             .values()
             .filter_map(|s| s.as_ref().ok())
@@ -328,7 +335,14 @@ impl Pipeline {
             images,
             tracer,
             shard_outcomes,
+            env_warnings,
         })
+    }
+
+    /// What the instances' environments cannot serve as asked, one line per instance (uv
+    /// entries without frozen pins install the spec's packages unpinned).
+    pub fn env_warnings(&self) -> &[String] {
+        &self.env_warnings
     }
 
     /// The plan: what would be built, run, reused and skipped.

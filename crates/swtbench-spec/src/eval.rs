@@ -526,6 +526,9 @@ fn install_json(spec: &VersionSpec) -> Value {
         BaseImage::Dockerfile { path, .. } => put("base_dockerfile", Some(json!(path))),
     }
     put("interpreter", spec.interpreter.as_ref().map(|v| json!(v)));
+    put("python_image", spec.python_image.as_ref().map(|v| json!(v)));
+    put("no_deps", spec.no_deps.map(|v| json!(v)));
+    put("frozen_pins", spec.frozen_pins.map(|v| json!(v)));
     Value::Object(m)
 }
 

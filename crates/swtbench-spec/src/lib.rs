@@ -27,6 +27,7 @@
 
 mod error;
 pub mod eval;
+pub mod pins;
 pub mod py;
 pub mod render;
 pub mod reqs;
@@ -36,5 +37,11 @@ pub use error::{ReadError, SpecError};
 pub use eval::{
     EvalOptions, ExecMode, ExecSpecJsonContext, RenderedRun, RunInputs, TEST_EXIT_FILE,
 };
-pub use render::{insert_after_from, Arch, ExecSpec, FileSource, ImageKeys, MIRROR_CONTEXT_DIR};
-pub use table::{BaseImage, Provider, RepoSpec, SpecTable, TableSyntax, VersionSpec};
+pub use pins::{FrozenPins, PinChoice};
+pub use render::{
+    insert_after_from, Arch, EnvPins, ExecSpec, FileSource, ImageKeys, MIRROR_CONTEXT_DIR,
+    UV_VERSION,
+};
+pub use table::{
+    BaseImage, Provider, RepoSpec, SpecTable, TableSyntax, VersionSpec, DEFAULT_PYTHON_IMAGE,
+};

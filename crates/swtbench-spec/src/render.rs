@@ -11,13 +11,18 @@ use swtbench_core::hash::sha256_prefix;
 use swtbench_core::Instance;
 
 use crate::error::{ReadError, SpecError};
+use crate::pins::{FrozenPins, PinChoice};
 use crate::reqs::{self, ENV_NAME};
-use crate::table::{BaseImage, Entry, Provider, SpecTable, VersionSpec};
+use crate::table::{
+    python_image, BaseImage, Entry, Provider, SpecTable, VersionSpec, DEFAULT_PYTHON_IMAGE,
+};
 
 /// Where the repository lives inside the images (`/testbed`, from the env name).
 pub const REPO_DIR: &str = "/testbed";
 /// Directory of the virtual environment made by the `venv` provider.
 pub const VENV_DIR: &str = "/opt/swtbench-venv";
+/// The uv release the `uv` provider installs from PyPI (the `uv` wheel carries the binary).
+pub const UV_VERSION: &str = "0.9.5";
 /// Heredoc delimiter of the embedded requirement files in `setup_env.sh`.
 pub const ENV_HEREDOC: &str = "EOF_59812759871";
 /// Directory name of the bare mirror inside the build context of a mirror instance build.
@@ -85,6 +90,10 @@ WORKDIR /testbed/
 # Automatically activate the testbed environment
 RUN echo "source /opt/swtbench-venv/bin/activate" > /root/.bashrc
 "#;
+
+// The uv provider: the same shape as the venv one (the activation line is the venv's), on a Python
+// image.
+const ENV_DOCKERFILE_UV: &str = ENV_DOCKERFILE_VENV;
 
 const INSTANCE_DOCKERFILE: &str = r#"FROM --platform={platform} {env_image_name}
 
@@ -233,6 +242,23 @@ pub struct ExecSpec {
     pub keys: ImageKeys,
     /// The environment-creating part of `setup_env.sh` (the original's `req_install_commands`).
     pub req_install_commands: Vec<String>,
+    /// uv with `frozen_pins`: the pinned set installed and where it came from.
+    pub pins: Option<EnvPins>,
+    /// What the environment cannot serve as asked (no frozen pins: packages unpinned), for people.
+    pub env_warnings: Vec<String>,
+}
+
+/// The frozen pins an instance's uv environment installs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvPins {
+    /// `name==version`, as installed (`--no-deps`).
+    pub pins: Vec<String>,
+    /// The frozen environment's exact Python version.
+    pub frozen_python: String,
+    /// Where the pins come from ([`PinChoice::describe`]).
+    pub source: String,
+    /// What the conversion left out of the frozen environment.
+    pub dropped: Vec<String>,
 }
 
 impl ExecSpec {
@@ -248,20 +274,63 @@ impl ExecSpec {
         let arch = Arch::for_instance(host, instance.instance_id.as_str(), table);
         let spec = entry.spec;
         let commit = instance.environment_setup_commit.as_str();
-        let req_install_commands = req_install_commands(&entry, commit, files)?;
+        let mut env_warnings = Vec::new();
+        let choice = if spec.provider == Provider::Uv && spec.frozen_pins == Some(true) {
+            let c = FrozenPins::embedded().for_instance(
+                instance.instance_id.as_str(),
+                &instance.repo,
+                &instance.version,
+            );
+            if c == PinChoice::None {
+                env_warnings.push(format!(
+                    "{}: {}",
+                    instance.instance_id,
+                    c.describe(instance.instance_id.as_str())
+                ));
+            }
+            c
+        } else {
+            PinChoice::None
+        };
+        let pins = choice.env().map(|env| EnvPins {
+            pins: env.pins.clone(),
+            frozen_python: env.python.clone(),
+            source: choice.describe(instance.instance_id.as_str()),
+            dropped: env.dropped.clone(),
+        });
+        let req_install_commands = req_install_commands(&entry, commit, files, pins.as_ref())?;
 
         let mut env_lines: Vec<&str> = vec!["#!/bin/bash", "set -euxo pipefail"];
-        let pip_line = spec
-            .pip_packages
-            .as_ref()
-            .map(|p| format!("python -m pip install {}", p.join(" ")));
+        let no_deps = if spec.no_deps == Some(true) {
+            " --no-deps"
+        } else {
+            ""
+        };
+        let pip_line = match (spec.provider, &spec.pip_packages) {
+            // The frozen set is the whole environment.
+            (Provider::Uv, _) if pins.is_some() => None,
+            (Provider::Uv, Some(p)) if uv_serves(spec) => {
+                Some(format!("uv pip install{no_deps} {}", p.join(" ")))
+            }
+            (Provider::Uv, Some(p)) => {
+                Some(format!("python -m pip install{no_deps} {}", p.join(" ")))
+            }
+            (_, Some(p)) if spec.no_deps == Some(true) => {
+                Some(format!("python -m pip install --no-deps {}", p.join(" ")))
+            }
+            (_, p) => p
+                .as_ref()
+                .map(|p| format!("python -m pip install {}", p.join(" "))),
+        };
         match spec.provider {
             Provider::Conda => {
                 env_lines.push("source /opt/miniconda3/bin/activate");
                 env_lines.extend(req_install_commands.iter().map(String::as_str));
                 env_lines.push("conda activate testbed");
             }
-            Provider::Venv => env_lines.extend(req_install_commands.iter().map(String::as_str)),
+            Provider::Venv | Provider::Uv => {
+                env_lines.extend(req_install_commands.iter().map(String::as_str))
+            }
         }
         if let Some(l) = &pip_line {
             env_lines.push(l);
@@ -271,6 +340,14 @@ impl ExecSpec {
 
         let platform = arch.platform();
         let (base_key, base_dockerfile) = match &spec.base {
+            // The Python image is an existing image (never built by swtbench).
+            BaseImage::Default if spec.provider == Provider::Uv => (
+                python_image(
+                    spec.python_image.as_deref().unwrap_or(DEFAULT_PYTHON_IMAGE),
+                    spec.python.as_deref().unwrap_or_default(),
+                ),
+                None,
+            ),
             BaseImage::Default => (
                 format!("exec.base.{}:latest", arch.as_str()),
                 Some(
@@ -292,6 +369,7 @@ impl ExecSpec {
         let env_template = match spec.provider {
             Provider::Conda => ENV_DOCKERFILE_CONDA,
             Provider::Venv => ENV_DOCKERFILE_VENV,
+            Provider::Uv => ENV_DOCKERFILE_UV,
         };
         let env_dockerfile = env_template
             .replace("{platform}", platform)
@@ -320,7 +398,15 @@ impl ExecSpec {
             base_commit: instance.base_commit.clone(),
             environment_setup_commit: instance.environment_setup_commit.clone(),
             arch,
-            spec: spec.clone(),
+            // A uv entry's Python image is an existing image like any `base_image`: the runner
+            // looks it up and never builds it.
+            spec: {
+                let mut s = spec.clone();
+                if s.provider == Provider::Uv && s.base == BaseImage::Default {
+                    s.base = BaseImage::Image(base_key.clone());
+                }
+                s
+            },
             test_command_prefix: entry.test_command().map(str::to_string),
             non_test_extensions: table
                 .non_test_extensions(&instance.repo)
@@ -339,6 +425,8 @@ impl ExecSpec {
                 instance: instance_key,
             },
             req_install_commands,
+            pins,
+            env_warnings,
         })
     }
 
@@ -391,7 +479,7 @@ impl ExecSpec {
                 "source /opt/miniconda3/bin/activate",
                 "conda activate testbed",
             ],
-            Provider::Venv => &["source /opt/swtbench-venv/bin/activate"],
+            Provider::Venv | Provider::Uv => &["source /opt/swtbench-venv/bin/activate"],
         }
     }
 }
@@ -455,7 +543,7 @@ fn repo_script(instance: &Instance, entry: &Entry<'_>) -> String {
             "conda activate testbed",
             "echo \"Current environment: $CONDA_DEFAULT_ENV\"",
         ]),
-        Provider::Venv => lines.extend([
+        Provider::Venv | Provider::Uv => lines.extend([
             "source /opt/swtbench-venv/bin/activate",
             "echo \"Current environment: $VIRTUAL_ENV\"",
         ]),
@@ -476,6 +564,7 @@ fn req_install_commands(
     entry: &Entry<'_>,
     commit: &str,
     files: &dyn FileSource,
+    pins: Option<&EnvPins>,
 ) -> Result<Vec<String>, SpecError> {
     let spec = entry.spec;
     let repo = entry.repo;
@@ -540,11 +629,89 @@ fn req_install_commands(
                     })
                 }
                 pkgs if crate::py::strip(pkgs).is_empty() => {}
+                pkgs if spec.no_deps == Some(true) => {
+                    out.push(format!("python -m pip install --no-deps {pkgs}"))
+                }
                 pkgs => out.push(format!("python -m pip install {pkgs}")),
+            }
+        }
+        Provider::Uv => {
+            let no_deps = if spec.no_deps == Some(true) {
+                " --no-deps"
+            } else {
+                ""
+            };
+            // uv makes no environments for Python < 3.8: there, the same image's venv and pip.
+            let with_uv = uv_serves(spec);
+            let pip = if with_uv {
+                "uv pip install"
+            } else {
+                "python -m pip install"
+            };
+            // The Python image has neither git (setup_repo.sh clones) nor the user the tests may
+            // run as; uv comes from PyPI, its cache is not kept in the image.
+            if with_uv {
+                out.push("export UV_NO_CACHE=1".to_string());
+            }
+            out.push(
+                "command -v git >/dev/null || { apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/*; }"
+                    .to_string(),
+            );
+            out.push("id -u nonroot >/dev/null 2>&1 || useradd -m nonroot".to_string());
+            if with_uv {
+                out.push(format!(
+                    "python -m pip install --no-cache-dir --disable-pip-version-check uv=={UV_VERSION}"
+                ));
+                // --seed: pip, and for Python < 3.12 setuptools and wheel, for the spec's install
+                // commands (`python -m pip install -e .`); frozen pins then set their versions.
+                out.push(format!(
+                    "uv venv --seed --python \"$(command -v python)\" {VENV_DIR}"
+                ));
+            } else {
+                out.push(format!("python -m venv {VENV_DIR}"));
+            }
+            out.push(format!("source {VENV_DIR}/bin/activate"));
+            if let Some(p) = pins {
+                let mut text = p.pins.join("\n");
+                if text.is_empty() {
+                    text.push_str("# no pins");
+                }
+                out.push(heredoc("$HOME/requirements.txt", &text));
+                out.push(format!("{pip} --no-deps -r $HOME/requirements.txt"));
+                out.push("rm $HOME/requirements.txt".to_string());
+                return Ok(out);
+            }
+            match packages {
+                "requirements.txt" => {
+                    let paths = entry.repo_spec.requirements_paths.as_deref().unwrap_or(&[]);
+                    let text = reqs::requirements_text(repo, commit, paths, get)?;
+                    out.push(heredoc("$HOME/requirements.txt", &text));
+                    out.push(format!("{pip}{no_deps} -r $HOME/requirements.txt"));
+                    out.push("rm $HOME/requirements.txt".to_string());
+                }
+                "environment.yml" => {
+                    return Err(SpecError::Unsupported {
+                        repo: repo.to_string(),
+                        version: entry.version.to_string(),
+                        message: "packages = \"environment.yml\" is a conda environment and this instance has no frozen pins; use provider = \"conda\" or list the packages".to_string(),
+                    })
+                }
+                pkgs if crate::py::strip(pkgs).is_empty() => {}
+                pkgs => out.push(format!("{pip}{no_deps} {pkgs}")),
             }
         }
     }
     Ok(out)
+}
+
+/// Whether uv makes the environment of a uv entry: Python 3.8 or newer, or no `python` on an
+/// explicit base image (its interpreter is taken as it is). Older Pythons get `python -m venv`
+/// and pip on the same image.
+fn uv_serves(spec: &VersionSpec) -> bool {
+    match spec.python.as_deref() {
+        None | Some("") => spec.base != BaseImage::Default,
+        Some(p) => crate::table::python_at_least(p, crate::table::UV_MIN_PYTHON),
+    }
 }
 
 fn heredoc(path: &str, text: &str) -> String {

@@ -35,10 +35,13 @@
 //! execute_test_as_nonroot = false
 //! test_cmd = "…"                              # kept from the original table, never used
 //! test_command = "pytest -rA -x"              # overrides the repository's test_command
-//! provider = "conda"                          # or "venv"
+//! provider = "conda"                          # or "venv" or "uv"
 //! base_image = "my-base:tag"                  # an existing local image …
 //! base_dockerfile = "base.Dockerfile"         # … or a Dockerfile (relative to the table file)
 //! interpreter = "python3"                     # venv only: the interpreter that creates the venv
+//! python_image = "python:{version}-slim"       # uv only: the Python image ({version} = python)
+//! frozen_pins = true                          # uv only: the instance's frozen SWE-bench pins
+//! no_deps = true                              # install packages without their dependencies
 //! ```
 //!
 //! Unknown keys are errors, so typos do not silently change an environment. When a table is merged
@@ -63,6 +66,9 @@ pub enum Provider {
     Conda,
     /// `python3 -m venv /opt/swtbench-venv` with an interpreter already in the base image, then pip.
     Venv,
+    /// uv from PyPI on a Python image (`python:<version>-slim-bookworm` by default): `uv venv`
+    /// into `/opt/swtbench-venv`, then `uv pip install` (the frozen pins, when the entry asks).
+    Uv,
 }
 
 impl Provider {
@@ -70,8 +76,31 @@ impl Provider {
         match self {
             Provider::Conda => "conda",
             Provider::Venv => "venv",
+            Provider::Uv => "uv",
         }
     }
+
+    /// Parses `conda`, `venv` or `uv`.
+    pub fn parse(s: &str) -> Option<Provider> {
+        match s {
+            "conda" => Some(Provider::Conda),
+            "venv" => Some(Provider::Venv),
+            "uv" => Some(Provider::Uv),
+            _ => None,
+        }
+    }
+}
+
+/// The Python image the `uv` provider builds on when an entry names none: `{version}` is the
+/// entry's `python`.
+pub const DEFAULT_PYTHON_IMAGE: &str = "python:{version}-slim-bookworm";
+
+/// The oldest Python uv creates environments for.
+pub const UV_MIN_PYTHON: (u32, u32) = (3, 8);
+
+/// `template` with `{version}` replaced by `python`.
+pub fn python_image(template: &str, python: &str) -> String {
+    template.replace("{version}", python)
 }
 
 /// Which image the env image is built on.
@@ -113,6 +142,15 @@ pub struct VersionSpec {
     pub base: BaseImage,
     /// venv only: the interpreter that creates the venv (default `python3`).
     pub interpreter: Option<String>,
+    /// uv only: the Python image template (`{version}` = `python`) used when `base` is the
+    /// default; `None` means [`DEFAULT_PYTHON_IMAGE`].
+    pub python_image: Option<String>,
+    /// Install packages without their dependencies (`--no-deps`), so the set is exactly the one
+    /// listed.
+    pub no_deps: Option<bool>,
+    /// uv only: install the instance's frozen SWE-bench environment (see [`crate::pins`]) instead
+    /// of `packages` and `pip_packages`.
+    pub frozen_pins: Option<bool>,
 }
 
 impl VersionSpec {
@@ -229,6 +267,9 @@ struct FileSpec {
     base_image: Option<String>,
     base_dockerfile: Option<String>,
     interpreter: Option<String>,
+    python_image: Option<String>,
+    no_deps: Option<bool>,
+    frozen_pins: Option<bool>,
 }
 
 impl SpecTable {
@@ -301,13 +342,12 @@ impl SpecTable {
                     return Err(invalid(format!("{at}: `versions` is empty")));
                 }
                 let provider = match fs.provider.as_deref() {
-                    None | Some("conda") => Provider::Conda,
-                    Some("venv") => Provider::Venv,
-                    Some(other) => {
-                        return Err(invalid(format!(
-                            "{at}: provider = {other:?} is unknown (use \"conda\" or \"venv\")"
-                        )))
-                    }
+                    None => Provider::Conda,
+                    Some(p) => Provider::parse(p).ok_or_else(|| {
+                        invalid(format!(
+                            "{at}: provider = {p:?} is unknown (use \"conda\", \"venv\" or \"uv\")"
+                        ))
+                    })?,
                 };
                 let base = match (fs.base_image, fs.base_dockerfile) {
                     (Some(_), Some(_)) => {
@@ -329,9 +369,21 @@ impl SpecTable {
                         "{at}: `python` is required for conda environments"
                     )));
                 }
-                if provider == Provider::Conda && fs.interpreter.is_some() {
+                if provider != Provider::Venv && fs.interpreter.is_some() {
                     return Err(invalid(format!(
                         "{at}: `interpreter` applies to provider = \"venv\" only"
+                    )));
+                }
+                if provider != Provider::Uv
+                    && (fs.python_image.is_some() || fs.frozen_pins.is_some())
+                {
+                    return Err(invalid(format!(
+                        "{at}: `python_image` and `frozen_pins` apply to provider = \"uv\" only"
+                    )));
+                }
+                if provider == Provider::Uv && base == BaseImage::Default && fs.python.is_none() {
+                    return Err(invalid(format!(
+                        "{at}: `python` is required for uv environments (it picks the Python image), unless `base_image` or `base_dockerfile` is given"
                     )));
                 }
                 let spec = VersionSpec {
@@ -348,6 +400,9 @@ impl SpecTable {
                     provider,
                     base,
                     interpreter: fs.interpreter,
+                    python_image: fs.python_image,
+                    no_deps: fs.no_deps,
+                    frozen_pins: fs.frozen_pins,
                 };
                 for v in fs.versions {
                     if rs.versions.insert(v.clone(), spec.clone()).is_some() {
@@ -360,6 +415,49 @@ impl SpecTable {
             table.repos.insert(repo, rs);
         }
         Ok(table)
+    }
+
+    /// Every entry moved to `provider` for a whole run (`--env-provider`). For `uv`: the entry
+    /// builds on the Python image of its `python` (`python_image`, a template with `{version}`, or
+    /// [`DEFAULT_PYTHON_IMAGE`]) instead of its base image, installs the instance's frozen pins
+    /// (`frozen_pins = true`), and keeps `packages` (a conda package list is installed from PyPI
+    /// under the same names, for instances without frozen pins), `pip_packages`, `pre_install`,
+    /// `install` and everything the eval scripts use. Python older than 3.8, which uv makes no
+    /// environments for, is served by `python -m venv` and pip in the same image (see the
+    /// render); the returned notes name those entries. `conda` and `venv` only set the provider (a venv entry needs a base image with an
+    /// interpreter, see `docs/spec-table.md`).
+    pub fn with_env_provider(
+        &self,
+        provider: Provider,
+        python_image_template: Option<&str>,
+    ) -> (SpecTable, Vec<String>) {
+        let mut out = self.clone();
+        let mut notes = Vec::new();
+        for (repo, r) in &mut out.repos {
+            for (version, spec) in &mut r.versions {
+                if provider != Provider::Uv {
+                    spec.provider = provider;
+                    if provider == Provider::Conda {
+                        spec.interpreter = None;
+                    }
+                    spec.python_image = None;
+                    spec.frozen_pins = None;
+                    continue;
+                }
+                let python = spec.python.clone().unwrap_or_default();
+                if !python_at_least(&python, UV_MIN_PYTHON) {
+                    notes.push(format!("{repo} {version} (Python {python})"));
+                }
+                spec.provider = Provider::Uv;
+                spec.base = BaseImage::Default;
+                spec.interpreter = None;
+                if let Some(t) = python_image_template {
+                    spec.python_image = Some(t.to_string());
+                }
+                spec.frozen_pins = Some(true);
+            }
+        }
+        (out, notes)
     }
 
     /// Applies `overlay` on top of this table (see the module doc for the rules).
@@ -440,6 +538,15 @@ impl SpecTable {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// Whether `python` (`3.9`, `3.9.20`) is at least `min`; unparsable versions are not.
+pub fn python_at_least(python: &str, min: (u32, u32)) -> bool {
+    let mut parts = python.split('.').map(|p| p.parse::<u32>());
+    match (parts.next(), parts.next()) {
+        (Some(Ok(major)), Some(Ok(minor))) => (major, minor) >= min,
+        _ => false,
     }
 }
 

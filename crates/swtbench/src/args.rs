@@ -314,3 +314,62 @@ impl RegistryArgs {
         }
     }
 }
+
+/// `--env-provider` and `--python-image`, shared by `run`, `images build`, `spec` and `envs show`:
+/// every (repo, version) entry of the spec table moved to one environment provider.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct EnvProviderArgs {
+    /// Build every (repo, version) environment with this provider instead of the table's:
+    /// conda, venv or uv (uv from PyPI on a Python image, with the instance's frozen SWE-bench
+    /// pins; see docs/environments.md).
+    #[arg(long, value_name = "conda|venv|uv", value_parser = parse_provider)]
+    pub env_provider: Option<swtbench_spec::Provider>,
+
+    /// The Python image uv environments build on, `{version}` standing for the entry's Python
+    /// version (default python:{version}-slim-bookworm). It must exist locally.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub python_image: Option<String>,
+}
+
+fn parse_provider(s: &str) -> Result<swtbench_spec::Provider, String> {
+    swtbench_spec::Provider::parse(s)
+        .ok_or_else(|| format!("unknown provider {s:?} (conda, venv or uv)"))
+}
+
+impl EnvProviderArgs {
+    /// The table with the provider applied (see `SpecTable::with_env_provider`); the entries
+    /// kept on their provider are named in one warning.
+    pub fn apply(
+        &self,
+        table: swtbench_spec::SpecTable,
+        printer: &Printer,
+    ) -> Result<swtbench_spec::SpecTable, CliError> {
+        let provider = match (self.env_provider, &self.python_image) {
+            (Some(p), _) => p,
+            (None, Some(_)) => swtbench_spec::Provider::Uv,
+            (None, None) => return Ok(table),
+        };
+        if let Some(t) = &self.python_image {
+            if provider != swtbench_spec::Provider::Uv {
+                return Err(CliError::input(anyhow::anyhow!(
+                    "--python-image applies to --env-provider uv only (got {})",
+                    provider.as_str()
+                )));
+            }
+            if !t.contains("{version}") {
+                printer.warn(&format!(
+                    "--python-image {t:?} has no {{version}}: every uv environment builds on the same image"
+                ));
+            }
+        }
+        let (table, notes) = table.with_env_provider(provider, self.python_image.as_deref());
+        if !notes.is_empty() {
+            printer.info(&format!(
+                "note: --env-provider uv: {} spec entries have a Python older than uv serves; their environments are made with python -m venv and pip on the same Python image: {}",
+                notes.len(),
+                notes.join(", ")
+            ));
+        }
+        Ok(table)
+    }
+}

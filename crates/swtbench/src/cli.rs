@@ -51,6 +51,8 @@ pub enum Command {
     Run(Box<commands::run::RunArgs>),
     /// Pre-build images for a dataset selection, list or remove the images swtbench made.
     Images(commands::images::ImagesArgs),
+    /// Show the Python environment an instance gets (provider, frozen pins and their source).
+    Envs(commands::envs::EnvsArgs),
     /// Remove the containers and temporary images a run left behind.
     Clean(commands::clean::CleanArgs),
     /// Evaluate on a Slurm cluster: the run's shards as an array job and a merge job after it.

@@ -105,6 +105,9 @@ pub struct BuildArgs {
     #[arg(long, alias = "spec_table", value_name = "FILE")]
     pub spec_table: Option<PathBuf>,
 
+    #[command(flatten)]
+    pub env_provider: crate::args::EnvProviderArgs,
+
     /// CA bundle passed into builds (default: $SSL_CERT_FILE when it names a file).
     #[arg(long, value_name = "FILE")]
     pub ca_bundle: Option<PathBuf>,
@@ -403,6 +406,7 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
     }
     let (rt, backend) = swtbench_app::engine::connect_blocking()?;
     let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    let table = args.env_provider.apply(table, printer)?;
     let files =
         crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
     let dataset = args.dataset.load_valid(printer)?;

@@ -4,6 +4,7 @@ pub mod clean;
 pub mod cluster;
 pub mod dataset;
 pub mod datasets;
+pub mod envs;
 pub mod extract;
 pub mod grade;
 pub mod images;
@@ -32,6 +33,7 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> CliResult {
         Command::Dataset(args) => dataset::run(args, printer),
         Command::Run(args) => run::run(*args, printer),
         Command::Images(args) => images::run(args, printer),
+        Command::Envs(args) => envs::run(args, printer),
         Command::Clean(args) => clean::run(args, printer),
         Command::Slurm(args) => slurm::run(args, printer),
         Command::Extract(args) => extract::run(*args, printer),

@@ -192,6 +192,9 @@ pub struct RunArgs {
     #[arg(long, alias = "spec_table", value_name = "FILE")]
     pub spec_table: Option<PathBuf>,
 
+    #[command(flatten)]
+    pub env_provider: crate::args::EnvProviderArgs,
+
     /// CA bundle passed into image builds (default: $SSL_CERT_FILE when it names a file).
     #[arg(long, value_name = "FILE")]
     pub ca_bundle: Option<PathBuf>,
@@ -299,6 +302,7 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
     }
     let settings = settings_from(&args, &engine.host_facts())?;
     let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    let table = args.env_provider.apply(table, printer)?;
     let dataset = args.dataset.load_valid(printer)?;
     let predictions = load_predictions(&args.predictions, &dataset, printer)?;
     let inputs = Inputs {
@@ -310,6 +314,16 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
     let model_dir = swtbench_core::layout::model_dir_name(&inputs.predictions.model);
     let request = request(&args, settings, inputs, !args.no_html)?;
     let pipeline = Pipeline::prepare(engine, request)?;
+    let env_warnings = pipeline.env_warnings();
+    for w in env_warnings.iter().take(5) {
+        printer.warn(w);
+    }
+    if env_warnings.len() > 5 {
+        printer.warn(&format!(
+            "… and {} more instance(s) without frozen pins (swtbench envs show ID)",
+            env_warnings.len() - 5
+        ));
+    }
     if args.dry_run {
         if args.json {
             printer.data(&pipeline.plan().to_json());

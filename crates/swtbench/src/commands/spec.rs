@@ -41,6 +41,9 @@ pub struct SpecArgs {
     #[arg(long, alias = "spec_table", value_name = "FILE")]
     pub spec_table: Option<PathBuf>,
 
+    #[command(flatten)]
+    pub env_provider: crate::args::EnvProviderArgs,
+
     /// Render for this host architecture instead of this machine's (x86_64 or arm64).
     #[arg(long, value_name = "ARCH", value_parser = parse_arch)]
     pub arch: Option<Arch>,
@@ -61,6 +64,7 @@ fn parse_arch(s: &str) -> Result<Arch, String> {
 pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
     let options = args.eval.options(args.skip_eval_install)?;
     let table = load_spec_table(args.spec_table.as_deref())?;
+    let table = args.env_provider.apply(table, printer)?;
     let offline = args.dataset.is_offline();
     let files = repo_files(args.repo_mirror.as_deref(), offline)?;
     let host = args.arch.unwrap_or_else(Arch::host);

@@ -1,0 +1,151 @@
+//! `swtbench envs show ID`: what Python environment an instance gets under a provider (by default
+//! uv) and where its packages come from: its own frozen SWE-bench Verified environment, one
+//! borrowed from a Verified instance of the same repository and version, or the spec's packages
+//! unpinned. The rules are `swtbench_spec::pins` and the rendering is `swtbench_spec::ExecSpec`;
+//! this prints them.
+
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use swtbench_data::dataset::LoadOptions;
+use swtbench_spec::{Arch, ExecSpec, Provider};
+
+use crate::args::EnvProviderArgs;
+use crate::env_vars;
+use crate::error::{CliError, CliResult, ExitCode};
+use crate::printer::Printer;
+
+#[derive(Debug, clap::Args)]
+pub struct EnvsArgs {
+    #[command(subcommand)]
+    pub command: EnvsCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum EnvsCommand {
+    /// Print the environment an instance gets: provider, Python image, the pinned packages and
+    /// where they came from, what the frozen environment had that is left out.
+    Show(ShowArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The instance id.
+    pub instance_id: String,
+
+    /// The dataset the instance is in (an alias, a file, a hub name).
+    #[arg(long, value_name = "DATASET", default_value = "verified")]
+    pub dataset: String,
+
+    /// Dataset split.
+    #[arg(long, value_name = "SPLIT", default_value = "test")]
+    pub split: String,
+
+    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
+    #[arg(long, value_name = "FILE")]
+    pub spec_table: Option<PathBuf>,
+
+    /// Directory of bare git mirrors (requirement files of instances without frozen pins).
+    #[arg(long, value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
+    pub repo_mirror: Option<PathBuf>,
+
+    /// Never use the network.
+    #[arg(long)]
+    pub offline: bool,
+
+    #[command(flatten)]
+    pub env_provider: EnvProviderArgs,
+}
+
+pub fn run(args: EnvsArgs, printer: &Printer) -> CliResult {
+    match args.command {
+        EnvsCommand::Show(a) => show(a, printer),
+    }
+}
+
+fn show(args: ShowArgs, printer: &Printer) -> CliResult {
+    let offline = args.offline || swtbench_app::inputs::offline_from_env();
+    let options = LoadOptions {
+        dataset: args.dataset.clone(),
+        split: args.split.clone(),
+        filter_swt: false,
+        filter_list: None,
+        is_swt: false,
+        offline,
+        instance_ids: vec![args.instance_id.clone()],
+    };
+    let loaded = swtbench_app::inputs::load_dataset(&options, &mut |_, _, _| {})?;
+    let Some(instance) = loaded
+        .instances
+        .iter()
+        .find(|i| i.instance_id.as_str() == args.instance_id)
+    else {
+        return Err(CliError::input(anyhow!(
+            "instance {} is not in dataset {}",
+            args.instance_id,
+            args.dataset
+        ))
+        .with_hint("name the dataset it is in with --dataset (lite, verified, full or a file)"));
+    };
+    let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    let mut provider_args = args.env_provider.clone();
+    if provider_args.env_provider.is_none() {
+        provider_args.env_provider = Some(Provider::Uv);
+    }
+    let table = provider_args.apply(table, printer)?;
+    let files = crate::settings::repo_files(args.repo_mirror.as_deref(), offline)?;
+    let spec = ExecSpec::new(instance, &table, Arch::host(), &files).map_err(|e| {
+        CliError::input(anyhow!("{}: {e}", instance.instance_id))
+            .with_hint("--repo-mirror DIR reads requirement files from local mirrors")
+    })?;
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    line(format!("instance:  {}", instance.instance_id));
+    line(format!("repo:      {} {}", instance.repo, instance.version));
+    line(format!("provider:  {}", spec.provider().as_str()));
+    line(format!(
+        "python:    {} (base image {})",
+        spec.spec.python.as_deref().unwrap_or("?"),
+        spec.keys.base
+    ));
+    line(format!("env image: {}", spec.keys.env));
+    match &spec.pins {
+        Some(p) => {
+            line(format!("pins:      {} ({})", p.pins.len(), p.source));
+            let tool = if spec.setup_env_sh.contains("\nuv pip install --no-deps -r") {
+                "uv pip install --no-deps"
+            } else {
+                "pip install --no-deps (Python older than uv serves)"
+            };
+            line(format!(
+                "           frozen Python {}; installed with {tool}",
+                p.frozen_python
+            ));
+            for pin in &p.pins {
+                line(format!("  {pin}"));
+            }
+            line(format!(
+                "left out of the frozen environment: {}",
+                p.dropped.len()
+            ));
+            for d in &p.dropped {
+                line(format!("  {d}"));
+            }
+        }
+        None => {
+            line("pins:      none".to_string());
+            line("setup_env.sh install lines:".to_string());
+            for l in spec.setup_env_sh.lines().filter(|l| l.contains("install")) {
+                line(format!("  {l}"));
+            }
+        }
+    }
+    printer.data(out.trim_end_matches('\n'));
+    for w in &spec.env_warnings {
+        printer.warn(w);
+    }
+    Ok(ExitCode::Success)
+}
