@@ -145,6 +145,20 @@ fn run_flags_the_cluster_sets_itself_and_bad_inputs_are_refused_before_submittin
             text(&o.stderr)
         );
     }
+    let o = swtbench(
+        &args(
+            &["slurm", "submit", "--shards", "2", "--print"],
+            &flags,
+            &["--repeat", "3"],
+        ),
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("does not combine with shards"),
+        "{}",
+        text(&o.stderr)
+    );
     // Predictions that do not exist: an input error, nothing written.
     let mut bad = flags.clone();
     let p = bad.iter().position(|a| a == "--predictions").unwrap();

@@ -86,6 +86,8 @@ fn spawn_through(
         .args(["--instance-ids", ids])
         .args(["--timeout", "600", "--max-workers", "1"])
         .args(["--cache-level", "instance", "--no-coverage", "--no-html"])
+        .arg("--events")
+        .arg(out.join("events.jsonl"))
         .env("DOCKER_HOST", proxy.host())
         .env_remove("SWTBENCH_ENGINE_DEADLINE_SECS")
         .env_remove("SWTBENCH_ENGINE_QUIET_SECS")
@@ -194,6 +196,18 @@ fn engine_hung_mid_run_ends_with_exit_code_3_and_a_run_report() {
         "exited {took:?} after the hang (bound {bound:?})"
     );
     assert!(stderr.contains("stopped answering"), "{stderr}");
+    // What happened in which order (shown when an assertion below fails).
+    for line in std::fs::read_to_string(out.join("events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| {
+            l.contains("\"instance_phase\"")
+                || l.contains("\"run_finished\"")
+                || l.contains("\"instance_finished\"")
+        })
+    {
+        eprintln!("{line}");
+    }
     let report = run_report(&out, &run_id);
     let graded = report["resolved_instances"].as_u64().unwrap()
         + report["unresolved_instances"].as_u64().unwrap();

@@ -127,9 +127,19 @@ pub(super) async fn evaluate_instance<B: ContainerBackend>(
             instance_id: ip.instance_id.clone(),
         });
     }
-    let ending = evaluate(&shared, &ip, opener).await;
+    let ending = tokio::select! {
+        biased;
+        _ = shared.cancel.cancelled() => return interrupted(&shared, &ip.instance_id),
+        e = evaluate(&shared, &ip, opener) => e,
+    };
     let result = finish(&shared, &ip, started, ending);
-    release_instance_image(&shared, &ip).await;
+    // Housekeeping: the instance's result stands whatever happens to it (an engine that stops
+    // answering now must not turn a graded instance into an interrupted one).
+    tokio::select! {
+        biased;
+        _ = shared.cancel.cancelled() => {}
+        _ = release_instance_image(&shared, &ip) => {}
+    }
     result
 }
 
@@ -316,7 +326,7 @@ async fn extract_then_plan<B: ContainerBackend>(
     };
     // The extraction's container takes a slot like a run's, before any run: the instance's runs
     // wait for it.
-    let slot = shared.slots.acquire(u64::MAX).await;
+    let slot = shared.slots.acquire(u64::MAX, 0).await;
     let patch = extract_patch(
         shared.backend.clone(),
         &shared.settings,
@@ -468,15 +478,30 @@ async fn one_run<B: ContainerBackend>(
 }
 
 /// A run's place in the queue for container slots: its expected duration in milliseconds (the
-/// plan's estimate; runs planned after an extraction are estimated from the repository).
-fn run_priority<B: ContainerBackend>(shared: &Shared<B>, ip: &InstancePlan, run: &RunPlan) -> u64 {
-    match run.expected {
+/// plan's estimate; runs planned after an extraction are estimated from the repository), and
+/// among equals the plan's order (the instance's place in it, then the run's).
+fn run_priority<B: ContainerBackend>(
+    shared: &Shared<B>,
+    ip: &InstancePlan,
+    run: &RunPlan,
+) -> (u64, u64) {
+    let ms = match run.expected {
         Some(e) => e.ms,
         None => {
             let timeout_ms = shared.settings.exec.timeout.as_millis() as u64;
             crate::schedule::estimate_run(run.kind, None, &[], &ip.repo, timeout_ms).ms
         }
-    }
+    };
+    let rank = shared
+        .ranks
+        .get(&ip.instance_id)
+        .copied()
+        .unwrap_or(u64::MAX / 8);
+    let run_index = swtbench_core::RunKind::ALL
+        .iter()
+        .position(|k| *k == run.kind)
+        .unwrap_or(0) as u64;
+    (ms, rank.saturating_mul(8).saturating_add(run_index))
 }
 
 /// The note of a run that hit the timeout (here, or where its output was copied from).
@@ -590,7 +615,7 @@ fn grade<B: ContainerBackend>(
 async fn execute_or_copy<B: ContainerBackend>(
     shared: &Shared<B>,
     job: &RunJob<'_>,
-    priority: u64,
+    priority: (u64, u64),
     stop: &AtomicBool,
 ) -> Option<RunOutcome> {
     loop {
@@ -606,7 +631,7 @@ async fn execute_or_copy<B: ContainerBackend>(
                     Ok(Claimed::Ours(claim)) => claim,
                     Err(e) => return Err(NoOutput::Failed(e)),
                 };
-                let _slot = shared.slots.acquire(priority).await;
+                let _slot = shared.slots.acquire(priority.0, priority.1).await;
                 if stop.load(Ordering::SeqCst) {
                     return Err(NoOutput::NotStarted);
                 }

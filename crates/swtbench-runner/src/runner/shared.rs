@@ -47,6 +47,9 @@ pub(super) struct Shared<B: ContainerBackend> {
     pub flights: Flights,
     /// The places of the test containers (and extractions) that may run at once.
     pub slots: Arc<Slots>,
+    /// Each instance's place in the plan's start order: among runs expected to take as long,
+    /// the earlier instance's go first.
+    pub ranks: std::collections::HashMap<String, u64>,
     /// The plan's instances by id.
     pub instances: BTreeMap<String, Instance>,
     /// `None` without coverage.
@@ -97,6 +100,12 @@ impl<B: ContainerBackend> Shared<B> {
             registry: ContainerRegistry::default(),
             flights: Flights::default(),
             slots: Slots::new(plan.concurrency.containers),
+            ranks: plan
+                .order
+                .iter()
+                .enumerate()
+                .map(|(rank, id)| (id.clone(), rank as u64))
+                .collect(),
             instances,
             tracer,
             model_dir: model_dir_name(&plan.model),

@@ -32,6 +32,9 @@ struct State {
 
 struct Waiter {
     priority: u64,
+    /// Among equal priorities, the smaller first (the plan's order), so that the order the
+    /// waiters happened to arrive in does not decide.
+    tiebreak: u64,
     seq: u64,
     serve: oneshot::Sender<Slot>,
 }
@@ -51,10 +54,12 @@ impl PartialOrd for Waiter {
 }
 
 impl Ord for Waiter {
-    /// The greatest is served first: the highest priority, then the earliest.
+    /// The greatest is served first: the highest priority, then the smallest tiebreak, then the
+    /// earliest.
     fn cmp(&self, other: &Self) -> Ordering {
         self.priority
             .cmp(&other.priority)
+            .then_with(|| other.tiebreak.cmp(&self.tiebreak))
             .then_with(|| other.seq.cmp(&self.seq))
     }
 }
@@ -101,8 +106,8 @@ impl Slots {
     }
 
     /// A slot, once every waiter with a higher `priority` (an expected duration in ms), and every
-    /// earlier one with the same, was served.
-    pub async fn acquire(self: &Arc<Self>, priority: u64) -> Slot {
+    /// one with the same and a smaller `tiebreak` (then: earlier), was served.
+    pub async fn acquire(self: &Arc<Self>, priority: u64, tiebreak: u64) -> Slot {
         let served = {
             let mut st = self.state.locked();
             if st.free > 0 && st.waiting.is_empty() && !st.closed {
@@ -116,6 +121,7 @@ impl Slots {
             st.next_seq += 1;
             st.waiting.push(Waiter {
                 priority,
+                tiebreak,
                 seq,
                 serve,
             });
@@ -195,7 +201,7 @@ mod tests {
     #[tokio::test]
     async fn the_longest_waiting_work_is_served_first_then_the_earliest() {
         let slots = Slots::new(1);
-        let first = slots.acquire(5).await;
+        let first = slots.acquire(5, 0).await;
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut tasks = tokio::task::JoinSet::new();
         for (name, priority) in [
@@ -206,7 +212,7 @@ mod tests {
         ] {
             let (slots, order) = (slots.clone(), order.clone());
             tasks.spawn(async move {
-                let _slot = slots.acquire(priority).await;
+                let _slot = slots.acquire(priority, 0).await;
                 order.locked().push(name);
                 settle().await;
             });
@@ -222,11 +228,11 @@ mod tests {
     #[tokio::test]
     async fn no_more_than_the_capacity_are_held_and_a_newcomer_does_not_jump_the_queue() {
         let slots = Slots::new(2);
-        let a = slots.acquire(1).await;
-        let _b = slots.acquire(1).await;
+        let a = slots.acquire(1, 0).await;
+        let _b = slots.acquire(1, 0).await;
         let waiting = {
             let slots = slots.clone();
-            tokio::spawn(async move { slots.acquire(1).await })
+            tokio::spawn(async move { slots.acquire(1, 0).await })
         };
         settle().await;
         assert_eq!(slots.held(), 2);
@@ -248,7 +254,7 @@ mod tests {
         for (name, priority) in [("short", 1), ("medium", 50), ("long", 90)] {
             let (slots, order, token) = (slots.clone(), order.clone(), opener.clone());
             tasks.spawn(async move {
-                let acquiring = slots.acquire(priority);
+                let acquiring = slots.acquire(priority, 0);
                 drop(token);
                 let _slot = acquiring.await;
                 order.locked().push(name);
@@ -267,21 +273,41 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn cancelled_waiters_take_nothing() {
         let slots = Slots::new(1);
-        let held = slots.acquire(1).await;
+        let held = slots.acquire(1, 0).await;
         // Cancelled while waiting.
-        let gave_up = tokio::time::timeout(Duration::from_millis(10), slots.acquire(9)).await;
+        let gave_up = tokio::time::timeout(Duration::from_millis(10), slots.acquire(9, 0)).await;
         assert!(gave_up.is_err());
         // Cancelled while waiting as a task that was aborted.
         let late = {
             let slots = slots.clone();
-            tokio::spawn(async move { slots.acquire(3).await })
+            tokio::spawn(async move { slots.acquire(3, 0).await })
         };
         settle().await;
         late.abort();
         let _ = late.await;
         drop(held);
         assert_eq!(slots.held(), 0, "every slot came back");
-        let again = tokio::time::timeout(Duration::from_millis(10), slots.acquire(1)).await;
+        let again = tokio::time::timeout(Duration::from_millis(10), slots.acquire(1, 0)).await;
         assert!(again.is_ok(), "and can be taken");
+    }
+
+    #[tokio::test]
+    async fn among_equal_priorities_the_smaller_tiebreak_goes_first_whatever_the_arrival() {
+        let slots = Slots::new(1);
+        let first = slots.acquire(5, 0).await;
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks = tokio::task::JoinSet::new();
+        // Arrive in the order 30, 10, 20 (all expected to take as long).
+        for tiebreak in [30u64, 10, 20] {
+            let (slots, order) = (slots.clone(), order.clone());
+            tasks.spawn(async move {
+                let _slot = slots.acquire(7, tiebreak).await;
+                order.locked().push(tiebreak);
+            });
+            settle().await;
+        }
+        drop(first);
+        while tasks.join_next().await.is_some() {}
+        assert_eq!(*order.locked(), vec![10, 20, 30]);
     }
 }

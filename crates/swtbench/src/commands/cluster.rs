@@ -73,6 +73,17 @@ pub fn refused(flags: &[String]) -> Option<String> {
 
 pub use swtbench_app::shell::quote as shell_quote;
 
+/// Run flags that do not combine with shards, refused by the cluster commands with the reason.
+pub fn not_with_shards(run: &super::run::RunArgs) -> Option<crate::error::CliError> {
+    (run.repeat > 1).then(|| {
+        crate::error::CliError::input(anyhow::anyhow!(
+            "--repeat {} does not combine with shards (each repeat is a whole evaluation of its own)",
+            run.repeat
+        ))
+        .with_hint("submit one cluster job per repeat (another --run-id each), or leave --repeat out")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

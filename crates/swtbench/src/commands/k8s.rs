@@ -167,6 +167,9 @@ fn manifest(args: ManifestArgs, printer: &Printer) -> CliResult {
         .with_hint("leave it out"));
     }
     let run = &args.run;
+    if let Some(e) = cluster::not_with_shards(run) {
+        return Err(e);
+    }
     swtbench_app::evaluate::check_run_id(&run.run_id)?;
     super::run::settings_from(run, &HostFacts::default())?;
     let Some(memory) = run.memory else {

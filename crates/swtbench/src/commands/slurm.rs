@@ -177,6 +177,9 @@ fn submit(args: SubmitArgs, printer: &Printer) -> CliResult {
         .with_hint("leave it out"));
     }
     let run = &args.run;
+    if let Some(e) = cluster::not_with_shards(run) {
+        return Err(e);
+    }
     swtbench_app::evaluate::check_run_id(&run.run_id)?;
     super::run::settings_from(run, &HostFacts::default())?;
     // The inputs are checked here, before anything waits in a queue.
