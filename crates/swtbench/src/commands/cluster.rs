@@ -73,15 +73,36 @@ pub fn refused(flags: &[String]) -> Option<String> {
 
 pub use swtbench_app::shell::quote as shell_quote;
 
-/// Run flags that do not combine with shards, refused by the cluster commands with the reason.
-pub fn not_with_shards(run: &super::run::RunArgs) -> Option<crate::error::CliError> {
-    (run.repeat > 1).then(|| {
-        crate::error::CliError::input(anyhow::anyhow!(
+/// The run flags the cluster command `path` (e.g. `["slurm", "submit"]`) was given, as given
+/// (its `own` flags left out), once they are checked as `swtbench run` checks them: flags the
+/// cluster sets itself, or that do not combine with shards, are refused; `unit` names what runs
+/// a shard in the message ("task", "pod").
+pub fn checked_run_flags(
+    path: &[&str],
+    own: &[OwnFlag],
+    unit: &str,
+    run: &super::run::RunArgs,
+) -> Result<Vec<String>, crate::error::CliError> {
+    use crate::error::CliError;
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let flags = run_flags(&after_subcommand(&argv, path), own);
+    let command = path.join(" ");
+    if let Some(flag) = refused(&flags) {
+        return Err(CliError::input(anyhow::anyhow!(
+            "{flag} is set by `{command}` itself (each {unit} runs its --shard, the merge --merge)"
+        ))
+        .with_hint("leave it out"));
+    }
+    if run.repeat > 1 {
+        return Err(CliError::input(anyhow::anyhow!(
             "--repeat {} does not combine with shards (each repeat is a whole evaluation of its own)",
             run.repeat
         ))
-        .with_hint("submit one cluster job per repeat (another --run-id each), or leave --repeat out")
-    })
+        .with_hint("submit one cluster job per repeat (another --run-id each), or leave --repeat out"));
+    }
+    swtbench_app::evaluate::check_run_id(&run.run_id)?;
+    super::run::settings_from(run, &swtbench_app::limits::HostFacts::default())?;
+    Ok(flags)
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use swtbench_app::k8s::{self, Engine, HelperImages, ManifestSpec, NewClaim, Sizing};
-use swtbench_app::limits::HostFacts;
 
 use super::cluster::{self, OwnFlag};
 use super::run::RunArgs;
@@ -155,23 +154,8 @@ fn on_volume(path: &Path, mount: &Path) -> bool {
 }
 
 fn manifest(args: ManifestArgs, printer: &Printer) -> CliResult {
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let run_flags = cluster::run_flags(
-        &cluster::after_subcommand(&argv, &["k8s", "manifest"]),
-        &OWN,
-    );
-    if let Some(flag) = cluster::refused(&run_flags) {
-        return Err(CliError::input(anyhow!(
-            "{flag} is set by `k8s manifest` itself (each pod runs its --shard, the merge Job --merge)"
-        ))
-        .with_hint("leave it out"));
-    }
     let run = &args.run;
-    if let Some(e) = cluster::not_with_shards(run) {
-        return Err(e);
-    }
-    swtbench_app::evaluate::check_run_id(&run.run_id)?;
-    super::run::settings_from(run, &HostFacts::default())?;
+    let run_flags = cluster::checked_run_flags(&["k8s", "manifest"], &OWN, "pod", run)?;
     let Some(memory) = run.memory else {
         return Err(CliError::input(anyhow!(
             "`k8s manifest` needs --memory: the pods' memory is --max-workers × --memory"

@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 
 use anyhow::anyhow;
-use swtbench_app::limits::HostFacts;
 use swtbench_app::slurm::{self, Job, SbatchOptions};
 use swtbench_core::layout::model_dir_name;
 use swtbench_runner::settings::OutputRoots;
@@ -165,23 +164,8 @@ fn active(state: &str) -> bool {
 }
 
 fn submit(args: SubmitArgs, printer: &Printer) -> CliResult {
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let run_flags = cluster::run_flags(
-        &cluster::after_subcommand(&argv, &["slurm", "submit"]),
-        &OWN,
-    );
-    if let Some(flag) = cluster::refused(&run_flags) {
-        return Err(CliError::input(anyhow!(
-            "{flag} is set by `slurm submit` itself (each task runs its --shard, the merge job --merge)"
-        ))
-        .with_hint("leave it out"));
-    }
     let run = &args.run;
-    if let Some(e) = cluster::not_with_shards(run) {
-        return Err(e);
-    }
-    swtbench_app::evaluate::check_run_id(&run.run_id)?;
-    super::run::settings_from(run, &HostFacts::default())?;
+    let run_flags = cluster::checked_run_flags(&["slurm", "submit"], &OWN, "task", run)?;
     // The inputs are checked here, before anything waits in a queue.
     let dataset = run.dataset.load_valid(printer)?;
     let predictions = load_predictions(&run.predictions, &dataset, printer)?;
