@@ -101,8 +101,9 @@ pub struct RunArgs {
     /// Evaluate the K-th of N parts of the selected instances (like 2/8): parts of about equal
     /// expected work, the same on every machine (the first shard to start records the split in
     /// the output directory; the others follow it). Shards share the output directory and run
-    /// side by side; each writes `<model>.<run id>.shard-K-of-N.json`. Once all are done, the
-    /// same command without --shard reuses every run and writes the reports over the whole run.
+    /// side by side; each writes `<model>.<run id>.shard-K-of-N.json`. An env image's instances
+    /// stay in one part when it has to be built. Once all are done, --merge writes the reports
+    /// over the whole run.
     #[arg(long, value_name = "K/N", value_parser = swtbench_runner::settings::Shard::parse)]
     pub shard: Option<swtbench_runner::settings::Shard>,
 
