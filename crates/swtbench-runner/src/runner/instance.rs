@@ -492,14 +492,16 @@ fn run_priority<B: ContainerBackend>(
             crate::schedule::estimate_run(run.kind, None, &[], &ip.repo, timeout_ms).ms
         }
     };
-    let rank = shared
-        .ranks
-        .get(&ip.instance_id)
-        .copied()
-        .unwrap_or(u64::MAX / 8);
+    // A run identical to another instance's waits on the same execution, whichever of them
+    // starts it: the execution's place is the one of the run the plan has execute it.
+    let (owner, kind) = match &run.action {
+        RunAction::SameAs { instance_id, run } => (instance_id.as_str(), *run),
+        _ => (ip.instance_id.as_str(), run.kind),
+    };
+    let rank = shared.ranks.get(owner).copied().unwrap_or(u64::MAX / 8);
     let run_index = swtbench_core::RunKind::ALL
         .iter()
-        .position(|k| *k == run.kind)
+        .position(|k| *k == kind)
         .unwrap_or(0) as u64;
     (ms, rank.saturating_mul(8).saturating_add(run_index))
 }
