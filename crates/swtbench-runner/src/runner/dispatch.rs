@@ -102,7 +102,7 @@ pub async fn run<B: ContainerBackend>(
         .cloned()
         .collect();
     if !shared.settings.skip_eval {
-        remove_leftovers(&shared).await;
+        remove_leftovers(&shared, true).await;
     }
     announce_start(&shared, &plan, &in_run);
     let mut results = schedule_and_join(&shared, &in_run, &plan.order).await;
@@ -115,6 +115,11 @@ pub async fn run<B: ContainerBackend>(
             let r = interrupted(&shared, &ip.instance_id);
             results.insert(r.instance_id.clone(), r);
         }
+    }
+    // A container a killed earlier process had asked for can appear after the first sweep:
+    // once more at the end of a run that ended normally (the engine answers).
+    if !shared.settings.skip_eval && cancel.level().is_none() {
+        remove_leftovers(&shared, false).await;
     }
     let unstopped = if shared.settings.skip_eval {
         Vec::new()
@@ -486,7 +491,7 @@ fn write_report<B: ContainerBackend>(
 /// Containers of this run id left by an earlier process of the same run (killed with -9). Those
 /// of a process that is still running (the same run id in another output directory) are left
 /// alone.
-async fn remove_leftovers<B: ContainerBackend>(shared: &Shared<B>) {
+async fn remove_leftovers<B: ContainerBackend>(shared: &Shared<B>, warn_foreign: bool) {
     let run_id = shared.settings.run_id.as_str();
     let filter = LabelFilter::new(RUN_ID, run_id);
     let found = match shared.backend.containers_with_label(&filter).await {
@@ -509,7 +514,7 @@ async fn remove_leftovers<B: ContainerBackend>(shared: &Shared<B>) {
     if n > 0 {
         shared.emit(Event::LeftoversRemoved { containers: n });
     }
-    if foreign > 0 {
+    if foreign > 0 && warn_foreign {
         shared.warn(format!(
             "{foreign} container(s) of run id {run_id} belong to another swtbench process that \
              may still be running (another output directory or host); left alone \
