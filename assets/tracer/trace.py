@@ -34,7 +34,7 @@ import os
 import re
 import sys
 
-TRACER_VERSION = "1.1.1"
+TRACER_VERSION = "1.2.0"
 PROG = "trace.py"
 USAGE = (
     "usage: trace.py --count -C FILE [--include-pattern REGEX]... "
@@ -496,6 +496,14 @@ def write_results(cover_file):
         _warn("cannot render the coverage: %s: %s" % (type(err).__name__, err))
         return
     if text:
+        # swtbench's evidence hook (when the harness installed one for this process) keeps a
+        # copy the tests cannot edit in the cover file.
+        evidence = sys.modules.get("_swtbench_evidence")
+        if evidence is not None:
+            try:
+                evidence.coverage(text)
+            except Exception:
+                pass
         append_to_file(cover_file, text)
 
 

@@ -191,6 +191,8 @@ pub struct RunOptions {
     /// The containers' resource limits as asked for ([`crate::limits`] fills in the defaults).
     pub limits: LimitOptions,
     pub allow_network: bool,
+    /// `--no-evidence` turns it off.
+    pub evidence: bool,
     pub cache_level: CacheLevel,
     pub clean: bool,
     pub force_rebuild: bool,
@@ -237,6 +239,7 @@ impl RunOptions {
             limits: limits.limits,
             limits_note: Some(limits.note),
             allow_network: self.allow_network,
+            evidence: self.evidence,
         };
         s.images = ImageSettings {
             cache_level: self.cache_level,

@@ -113,6 +113,30 @@ pub enum Reason {
         listed: u64,
         expected: u64,
     },
+    /// The evidence hook took the run's secret, but its evidence file was gone (or too large)
+    /// after the run ([`crate::evidence`]).
+    EvidenceLost { run: RunKind, state: String },
+    /// A line of the evidence file fails verification: written without the run's secret, or a
+    /// line before it was removed or changed.
+    EvidenceTampered {
+        run: RunKind,
+        evidence_line: usize,
+        problem: String,
+    },
+    /// The log gives a test another outcome (pass against fail or error) than the test runner
+    /// reported to the evidence hook.
+    EvidenceDisagrees {
+        run: RunKind,
+        test: String,
+        log: String,
+        evidence: String,
+    },
+    /// The log has a passing result for a test of a selected file that the test runner, which
+    /// reached its end, never reported.
+    EvidenceUnknownTest { run: RunKind, test: String },
+    /// The coverage dump in the log and the coverage the tracer handed to the evidence hook
+    /// differ for a file (lines or hits the tracer never counted, or counted lines missing).
+    CoverageFileDisagrees { run: RunKind, file: String },
 }
 
 impl Reason {
@@ -129,11 +153,17 @@ impl Reason {
             | Reason::CoverageOutsideDump { run, .. }
             | Reason::CoverageUntracedFile { run, .. }
             | Reason::CoverageMissingFile { run, .. }
-            | Reason::CoverageLines { run, .. } => *run,
+            | Reason::CoverageLines { run, .. }
+            | Reason::EvidenceLost { run, .. }
+            | Reason::EvidenceTampered { run, .. }
+            | Reason::EvidenceDisagrees { run, .. }
+            | Reason::EvidenceUnknownTest { run, .. }
+            | Reason::CoverageFileDisagrees { run, .. } => *run,
         }
     }
 
-    /// The 1-based line of the run's `test_output.txt`.
+    /// The 1-based line of the run's `test_output.txt` (0: the reason is about the run's
+    /// evidence, not a line of its log).
     pub fn line(&self) -> usize {
         match self {
             Reason::FailureMarker { line, .. }
@@ -147,6 +177,11 @@ impl Reason {
             | Reason::CoverageUntracedFile { line, .. }
             | Reason::CoverageMissingFile { line, .. }
             | Reason::CoverageLines { line, .. } => *line,
+            Reason::EvidenceLost { .. }
+            | Reason::EvidenceTampered { .. }
+            | Reason::EvidenceDisagrees { .. }
+            | Reason::EvidenceUnknownTest { .. }
+            | Reason::CoverageFileDisagrees { .. } => 0,
         }
     }
 
@@ -156,7 +191,9 @@ impl Reason {
             Reason::AfterReport { test, .. }
             | Reason::OutsideReport { test, .. }
             | Reason::DoubleStatus { test, .. }
-            | Reason::UnselectedTest { test, .. } => Some(test),
+            | Reason::UnselectedTest { test, .. }
+            | Reason::EvidenceDisagrees { test, .. }
+            | Reason::EvidenceUnknownTest { test, .. } => Some(test),
             _ => None,
         }
     }
@@ -175,14 +212,21 @@ impl Reason {
             Reason::CoverageUntracedFile { .. } => "coverage_untraced_file",
             Reason::CoverageMissingFile { .. } => "coverage_missing_file",
             Reason::CoverageLines { .. } => "coverage_lines",
+            Reason::EvidenceLost { .. } => "evidence_lost",
+            Reason::EvidenceTampered { .. } => "evidence_tampered",
+            Reason::EvidenceDisagrees { .. } => "evidence_disagrees",
+            Reason::EvidenceUnknownTest { .. } => "evidence_unknown_test",
+            Reason::CoverageFileDisagrees { .. } => "coverage_file_disagrees",
         }
     }
 }
 
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let at = |f: &mut fmt::Formatter<'_>| write!(f, "{} line {}: ", self.run(), self.line());
-        at(f)?;
+        match self.line() {
+            0 => write!(f, "{}: ", self.run())?,
+            line => write!(f, "{} line {line}: ", self.run())?,
+        }
         match self {
             Reason::FailureMarker { marker, .. } => write!(
                 f,
@@ -237,6 +281,37 @@ impl fmt::Display for Reason {
                 f,
                 "coverage of `{file}` lists {listed} lines where the tracer lists the file's \
                  {expected} executable lines"
+            ),
+            Reason::EvidenceLost { state, .. } => write!(
+                f,
+                "the test runner's evidence file is {} after the run (the hook had taken the \
+                 run's secret)",
+                if state == "oversized" { "too large" } else { "gone" }
+            ),
+            Reason::EvidenceTampered {
+                evidence_line,
+                problem,
+                ..
+            } => write!(
+                f,
+                "line {evidence_line} of the evidence file: {problem}"
+            ),
+            Reason::EvidenceDisagrees {
+                test,
+                log,
+                evidence,
+                ..
+            } => write!(
+                f,
+                "the log says `{test}` {log}, the test runner reported it {evidence}"
+            ),
+            Reason::EvidenceUnknownTest { test, .. } => write!(
+                f,
+                "the log says `{test}` PASSED, but the test runner never reported it"
+            ),
+            Reason::CoverageFileDisagrees { file, .. } => write!(
+                f,
+                "the coverage dump of `{file}` differs from what the tracer recorded"
             ),
         }
     }
@@ -304,6 +379,20 @@ impl Integrity {
             })
             .collect();
         serde_json::json!({ "verdict": self.verdict().as_str(), "reasons": reasons })
+    }
+}
+
+impl Integrity {
+    /// These reasons and `more`, sorted as [`check_instance_with`] sorts them.
+    pub fn with(mut self, more: Vec<Reason>) -> Integrity {
+        if more.is_empty() {
+            return self;
+        }
+        self.reasons.extend(more);
+        self.reasons
+            .sort_by_key(|r| (RunKind::ALL.iter().position(|k| *k == r.run()), r.line()));
+        self.reasons.dedup();
+        self
     }
 }
 
@@ -546,7 +635,7 @@ fn count_re() -> &'static Regex {
 }
 
 /// Whether a directive selects the file `file` (the directive itself, or a directory above it).
-fn selects(selected: &[String], file: &str) -> bool {
+pub(crate) fn selects(selected: &[String], file: &str) -> bool {
     selected.iter().any(|d| {
         let d = d.trim_end_matches('/');
         file == d || file.strip_prefix(d).is_some_and(|r| r.starts_with('/'))

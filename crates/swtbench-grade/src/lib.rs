@@ -21,6 +21,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod coverage;
+pub mod evidence;
 pub mod integrity;
 pub mod leaderboard;
 pub mod logs;

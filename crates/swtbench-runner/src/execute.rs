@@ -292,6 +292,7 @@ pub fn write_run_inputs(
     swtbench_data::fsutil::remove_stale_temp_files(dir);
     let key = dir.join(KEY_FILE);
     remove_if_exists(&key).map_err(io_err(&key))?;
+    crate::evidence::remove_stale(dir).map_err(io_err(dir))?;
     let render_err = |message: String| ExecError::Render {
         run: job.run.kind.to_string(),
         message,
@@ -424,7 +425,11 @@ pub async fn execute_run<B: ContainerBackend>(
         timed_out,
         limit,
         stopped_for_disk,
+        evidence,
     } = result?;
+    if let Some(evidence) = &evidence {
+        crate::evidence::write(dir, evidence).map_err(io_err(dir))?;
+    }
     let marker = if timed_out {
         Some(timeout_marker(settings.exec.timeout))
     } else if stopped_for_disk {
@@ -499,6 +504,8 @@ struct InContainer {
     limit: Option<LimitHit>,
     /// The disk watch ended the script.
     stopped_for_disk: bool,
+    /// The test runner's evidence, when the hook was put in place.
+    evidence: Option<crate::evidence::Collected>,
 }
 
 async fn run_in_container<B: ContainerBackend>(
@@ -515,8 +522,29 @@ async fn run_in_container<B: ContainerBackend>(
     if let Some(tracer) = job.tracer {
         files.push(ContainerFile::new(TRACE_PATH, tracer.to_string()));
     }
+    let plan = if settings.exec.evidence {
+        match crate::evidence::EvidencePlan::new() {
+            Ok(plan) => Some(plan),
+            Err(e) => {
+                log(
+                    &job.run.dir,
+                    &format!("no evidence for this run: reading random bytes failed: {e}"),
+                );
+                None
+            }
+        }
+    } else {
+        None
+    };
+    if let Some(plan) = &plan {
+        files.extend(plan.files());
+    }
     backend.copy_in(id, &files).await.map_err(engine)?;
     drop(files);
+    let sites = match &plan {
+        Some(plan) => crate::evidence::install(backend, id, plan).await,
+        None => Vec::new(),
+    };
     let limits = &settings.exec.limits;
     let mut request = ExecRequest::new(["/bin/bash", "/eval.sh"]).timeout(settings.exec.timeout);
     request.output_limit = settings.exec.max_output;
@@ -545,6 +573,14 @@ async fn run_in_container<B: ContainerBackend>(
         let counters = cgroup_counters(backend, id).await;
         classify(limits, out.disk_limit_hit, written, counters)
     };
+    let evidence = match (&plan, sites.is_empty()) {
+        (Some(plan), false) => Some(
+            crate::evidence::collect(backend, id, plan, sites)
+                .await
+                .map_err(engine)?,
+        ),
+        _ => None,
+    };
     Ok(InContainer {
         output,
         duration: out.duration,
@@ -553,6 +589,7 @@ async fn run_in_container<B: ContainerBackend>(
         timed_out: out.timed_out,
         limit,
         stopped_for_disk: out.disk_limit_hit,
+        evidence,
     })
 }
 
@@ -608,6 +645,7 @@ pub fn copy_run(
     .map_err(ExecError::Output)?
     .and_then(|out| out.finish(None))
     .map_err(|e| io_err(&e.path)(e.source))?;
+    crate::evidence::copy(from, &job.run.dir).map_err(io_err(&job.run.dir))?;
     write_key_file(job.run, result, copied.sha256)?;
     log(
         &job.run.dir,

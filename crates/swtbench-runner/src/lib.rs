@@ -21,6 +21,7 @@
 
 pub mod cancel;
 pub mod events;
+pub mod evidence;
 pub mod execute;
 pub mod fsutil;
 pub mod images;

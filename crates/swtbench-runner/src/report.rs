@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use swtbench_core::layout::{evaluation_results_path, REPORT_FILE};
 use swtbench_core::RunKind;
+use swtbench_grade::evidence::RunEvidence;
 use swtbench_grade::integrity::{apply_strict, check_instance_with, CheckContext, Integrity};
 use swtbench_grade::logs::{parse_run, ParsedRun};
 use swtbench_grade::report::{grade_parsed, grading_parser, GradeError, GradeOptions};
@@ -119,8 +120,29 @@ pub fn grade_from_outputs(
     if let Some(e) = read_error {
         return Err(e.into());
     }
+    // The runner's own results and the tracer's coverage, where they were collected.
+    let mut evidence: [RunEvidence; 6] = Default::default();
+    let mut load_reasons = Vec::new();
+    for (slot, kind) in evidence.iter_mut().zip(RunKind::ALL) {
+        let Some(run) = runs.iter().find(|r| r.kind == kind) else {
+            continue;
+        };
+        let (meta, raw) = crate::evidence::read_files(&run.dir).map_err(|e| {
+            GradingError::Output(crate::keys::OutputError::Io {
+                path: run.dir.display().to_string(),
+                message: format!("reading the run's evidence: {e}"),
+            })
+        })?;
+        let (ev, reason) = swtbench_grade::evidence::load(kind, meta.as_deref().map(str::as_bytes), raw.as_deref());
+        *slot = ev;
+        load_reasons.extend(reason);
+    }
+    let logs = graded.runs.each_ref().map(|r| r.tests.clone());
+    let mut found = swtbench_grade::evidence::check_instance(&ctx, &logs, &graded.coverage_maps, &evidence);
+    found.extend(load_reasons);
+    let integrity = integrity.with(found);
     if options.strict_results {
-        let maps = graded.runs.each_ref().map(|r| r.tests.clone());
+        let maps = swtbench_grade::evidence::strict_maps(parser, &logs, &evidence);
         apply_strict(&mut graded.report, &maps, &integrity);
     }
     Ok((graded.report, integrity))

@@ -128,6 +128,8 @@ pub struct ExecSettings {
     /// Give test containers the engine's default network (the original always did). Off by default:
     /// tests run without network.
     pub allow_network: bool,
+    /// Collect the test runner's structured evidence next to each log (docs/integrity.md).
+    pub evidence: bool,
 }
 
 impl Default for ExecSettings {
@@ -138,6 +140,7 @@ impl Default for ExecSettings {
             limits: ResourceLimits::default(),
             limits_note: None,
             allow_network: false,
+            evidence: true,
         }
     }
 }

@@ -22,7 +22,7 @@ pub const TRACER_PY: &str = include_str!("../../../assets/tracer/trace.py");
 
 /// Version of the tracer script (`TRACER_VERSION` inside it). Bump it with every behaviour change
 /// so that cached results produced by an older tracer can be told apart.
-pub const TRACER_VERSION: &str = "1.1.1";
+pub const TRACER_VERSION: &str = "1.2.0";
 
 /// Where the eval script expects the tracer inside the container.
 pub const CONTAINER_PATH: &str = "/root/trace.py";

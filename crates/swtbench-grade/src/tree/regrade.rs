@@ -10,6 +10,7 @@ use swtbench_core::{Instance, RunKind};
 
 use super::run::{InstanceRuns, RunTree, RunTreeError, SharedHashes};
 use super::{ReadRules, TreeReader};
+use crate::evidence::{RunEvidence, EVIDENCE_FILE, EVIDENCE_META_FILE};
 use crate::integrity::{apply_strict, check_outputs, CheckContext, Integrity};
 use crate::logs::ExecMode;
 use crate::report::{
@@ -225,6 +226,22 @@ fn regrade_one(run: &RunTree<'_>, req: &RegradeRequest<'_>, inst: &Instance) -> 
             }
         }
     }
+    // The runners' evidence beside each output, where it was collected.
+    let mut evidence: [EvidenceFiles; 6] = Default::default();
+    for (i, slot) in evidence.iter_mut().enumerate() {
+        let dir = if i == 0 {
+            Some(&pred_pre)
+        } else {
+            runs.dirs[i].as_ref()
+        };
+        let Some(dir) = dir else { continue };
+        for (file, name) in [(&mut slot.0, EVIDENCE_META_FILE), (&mut slot.1, EVIDENCE_FILE)] {
+            match run.read(&dir.join(name)) {
+                Ok(o) => *file = o,
+                Err(e) => return failed(id, read_error(e), warning),
+            }
+        }
+    }
     for note in shared_variant_notes(run, req, id, &runs, &outputs) {
         add_note(&mut warning, note);
     }
@@ -248,12 +265,15 @@ fn regrade_one(run: &RunTree<'_>, req: &RegradeRequest<'_>, inst: &Instance) -> 
         req,
         inst,
         &model_patch,
-        outputs,
+        (outputs, evidence),
         empty_patch,
         report_path,
         warning,
     )
 }
+
+/// A run's `swtbench_evidence.json` and `test_evidence.jsonl`, where present.
+pub type EvidenceFiles = (Option<Vec<u8>>, Option<Vec<u8>>);
 
 /// Why the output in `dir` is not the one its key file was written with, if it is not: the
 /// key file's `output_sha256` against the output's. No key file (the original's trees): nothing
@@ -340,7 +360,7 @@ fn grade_outputs(
     req: &RegradeRequest<'_>,
     inst: &Instance,
     model_patch: &str,
-    outputs: [Option<Vec<u8>>; 6],
+    (outputs, evidence_files): ([Option<Vec<u8>>; 6], [EvidenceFiles; 6]),
     empty_patch: bool,
     report_path: PathBuf,
     warning: Option<String>,
@@ -379,12 +399,30 @@ fn grade_outputs(
                     model_patch: Some(model_patch),
                     non_test_exts: &exts,
                 };
-                check_outputs(&ctx, inputs.outputs)
+                let mut found = Vec::new();
+                let evidence: [RunEvidence; 6] = std::array::from_fn(|i| {
+                    let (meta, raw) = &evidence_files[i];
+                    let (ev, reason) =
+                        crate::evidence::load(RunKind::ALL[i], meta.as_deref(), raw.as_deref());
+                    found.extend(reason);
+                    ev
+                });
+                let logs = graded.runs.each_ref().map(|r| r.tests.clone());
+                found.extend(crate::evidence::check_instance(
+                    &ctx,
+                    &logs,
+                    &graded.coverage_maps,
+                    &evidence,
+                ));
+                (check_outputs(&ctx, inputs.outputs).with(found), evidence, logs, parser)
             });
-            if let (true, Some(integrity)) = (req.options.strict_results, &integrity) {
-                let maps = graded.runs.each_ref().map(|r| r.tests.clone());
+            if let (true, Some((integrity, evidence, logs, parser))) =
+                (req.options.strict_results, &integrity)
+            {
+                let maps = crate::evidence::strict_maps(*parser, logs, evidence);
                 apply_strict(&mut graded.report, &maps, integrity);
             }
+            let integrity = integrity.map(|(i, ..)| i);
             let text = graded.report.to_report_json();
             let state = EntryState::Graded {
                 report: Box::new(graded.report),

@@ -184,6 +184,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub allow_network: bool,
 
+    /// Do not collect the test runner's own results and the tracer's coverage beside each log
+    /// (the evidence the integrity checks compare the log with; docs/integrity.md).
+    #[arg(long)]
+    pub no_evidence: bool,
+
     /// Directory of bare git mirrors <owner>__<name>.git: images clone from there and
     /// requirement files are read from there instead of GitHub.
     #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
@@ -259,6 +264,7 @@ pub(crate) fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSetti
             file: args.file_limit,
         },
         allow_network: args.allow_network,
+        evidence: !args.no_evidence,
         cache_level: args.cache_level,
         clean: args.clean,
         force_rebuild: args.force_rebuild,
