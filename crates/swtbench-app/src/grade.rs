@@ -303,6 +303,10 @@ pub struct VerifyOutcome {
     pub ungraded: BTreeMap<String, String>,
     /// Instance id → the integrity checks' reasons, for the suspicious ones.
     pub suspicious: BTreeMap<String, Vec<String>>,
+    /// Instance id → its runs without verified evidence of the test runner beside the log.
+    pub without_evidence: BTreeMap<String, Vec<String>>,
+    /// Runs checked, over the instances graded from their outputs.
+    pub runs_checked: usize,
 }
 
 impl VerifyOutcome {
@@ -339,6 +343,16 @@ pub fn verify(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Result
     let mut out = VerifyOutcome {
         checked: graded.entries.len(),
         suspicious: suspicious_reasons(&graded.integrity),
+        without_evidence: graded
+            .integrity
+            .iter()
+            .filter(|(_, i)| !i.without_evidence.is_empty())
+            .map(|(id, i)| {
+                let runs = i.without_evidence.iter().map(|k| k.to_string()).collect();
+                (id.clone(), runs)
+            })
+            .collect(),
+        runs_checked: graded.integrity.len() * 6,
         ..Default::default()
     };
     let writes: BTreeMap<&Path, &str> = graded

@@ -517,6 +517,16 @@ pub fn check_instance(
     reasons
 }
 
+/// The runs (in [`RunKind::ALL`] order) without verified evidence.
+pub fn without_evidence(evidence: &[RunEvidence; 6]) -> Vec<RunKind> {
+    RunKind::ALL
+        .into_iter()
+        .zip(evidence)
+        .filter(|(_, e)| e.collected().is_none())
+        .map(|(k, _)| k)
+        .collect()
+}
+
 /// The status maps strict grading uses: a run's evidence map where its evidence was collected
 /// and verified, else its log's.
 pub fn strict_maps(parser: Parser, logs: &[StatusMap; 6], evidence: &[RunEvidence; 6]) -> [StatusMap; 6] {

@@ -340,6 +340,10 @@ impl Verdict {
 pub struct Integrity {
     /// Sorted by run, then line.
     pub reasons: Vec<Reason>,
+    /// The runs whose output has no verified evidence of the test runner beside it (collected
+    /// by an older swtbench, with --no-evidence, for a runner or image the evidence hook does not
+    /// serve, or lost); set by the callers that read the evidence.
+    pub without_evidence: Vec<RunKind>,
 }
 
 impl Integrity {
@@ -378,7 +382,16 @@ impl Integrity {
                 v
             })
             .collect();
-        serde_json::json!({ "verdict": self.verdict().as_str(), "reasons": reasons })
+        let mut v = serde_json::json!({ "verdict": self.verdict().as_str(), "reasons": reasons });
+        if !self.without_evidence.is_empty() {
+            v["without_evidence"] = self
+                .without_evidence
+                .iter()
+                .map(|k| k.as_str())
+                .collect::<Vec<_>>()
+                .into();
+        }
+        v
     }
 }
 
@@ -459,7 +472,10 @@ pub fn check_instance_with<'t>(
     reasons.extend(check_coverage(ctx, &dumps));
     reasons.sort_by_key(|r| (RunKind::ALL.iter().position(|k| *k == r.run()), r.line()));
     reasons.dedup();
-    Integrity { reasons }
+    Integrity {
+        reasons,
+        without_evidence: Vec::new(),
+    }
 }
 
 /// One entry (one JSON line) of a run's coverage dump.
@@ -1361,6 +1377,7 @@ diff --git a/src/calc.py b/src/calc.py\n";
                 line: 3,
                 test: "t::a".into(),
             }],
+            ..Default::default()
         };
         let mut ok = report.clone();
         apply_strict(&mut ok, &runs, &Integrity::default());

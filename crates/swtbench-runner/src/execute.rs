@@ -541,10 +541,12 @@ async fn run_in_container<B: ContainerBackend>(
     }
     backend.copy_in(id, &files).await.map_err(engine)?;
     drop(files);
+    let evidence_started = Instant::now();
     let sites = match &plan {
         Some(plan) => crate::evidence::install(backend, id, plan).await,
         None => Vec::new(),
     };
+    let mut evidence_time = evidence_started.elapsed();
     let limits = &settings.exec.limits;
     let mut request = ExecRequest::new(["/bin/bash", "/eval.sh"]).timeout(settings.exec.timeout);
     request.output_limit = settings.exec.max_output;
@@ -573,6 +575,7 @@ async fn run_in_container<B: ContainerBackend>(
         let counters = cgroup_counters(backend, id).await;
         classify(limits, out.disk_limit_hit, written, counters)
     };
+    let collect_started = Instant::now();
     let evidence = match (&plan, sites.is_empty()) {
         (Some(plan), false) => Some(
             crate::evidence::collect(backend, id, plan, sites)
@@ -581,6 +584,24 @@ async fn run_in_container<B: ContainerBackend>(
         ),
         _ => None,
     };
+    evidence_time += collect_started.elapsed();
+    if plan.is_some() {
+        log(
+            &job.run.dir,
+            &match &evidence {
+                Some(e) => format!(
+                    "evidence: {} ({} bytes) in {} ms",
+                    e.meta.state.as_str(),
+                    e.meta.bytes,
+                    evidence_time.as_millis()
+                ),
+                None => format!(
+                    "evidence: no Python environment for the hook in the image ({} ms)",
+                    evidence_time.as_millis()
+                ),
+            },
+        );
+    }
     Ok(InContainer {
         output,
         duration: out.duration,

@@ -140,7 +140,8 @@ pub fn grade_from_outputs(
     let logs = graded.runs.each_ref().map(|r| r.tests.clone());
     let mut found = swtbench_grade::evidence::check_instance(&ctx, &logs, &graded.coverage_maps, &evidence);
     found.extend(load_reasons);
-    let integrity = integrity.with(found);
+    let mut integrity = integrity.with(found);
+    integrity.without_evidence = swtbench_grade::evidence::without_evidence(&evidence);
     if options.strict_results {
         let maps = swtbench_grade::evidence::strict_maps(parser, &logs, &evidence);
         apply_strict(&mut graded.report, &maps, &integrity);

@@ -414,7 +414,9 @@ fn grade_outputs(
                     &graded.coverage_maps,
                     &evidence,
                 ));
-                (check_outputs(&ctx, inputs.outputs).with(found), evidence, logs, parser)
+                let mut integrity = check_outputs(&ctx, inputs.outputs).with(found);
+                integrity.without_evidence = crate::evidence::without_evidence(&evidence);
+                (integrity, evidence, logs, parser)
             });
             if let (true, Some((integrity, evidence, logs, parser))) =
                 (req.options.strict_results, &integrity)

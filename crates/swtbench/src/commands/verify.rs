@@ -135,14 +135,20 @@ pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
             printer.data(&format!("suspicious {id}: {r}"));
         }
     }
+    for (id, runs) in &v.without_evidence {
+        printer.data(&format!("no evidence {id}: {}", runs.join(", ")));
+    }
+    let unevidenced: usize = v.without_evidence.values().map(Vec::len).sum();
     printer.info(&format!(
         "{} instance(s) checked: {} agree with their outputs, {} do not, {} have nothing to grade; \
-         {} suspicious",
+         {} suspicious; {} of {} run(s) have the test runner's evidence beside the log",
         v.checked,
         v.agreeing,
         v.failures.len(),
         v.ungraded.len(),
-        v.suspicious.len()
+        v.suspicious.len(),
+        v.runs_checked - unevidenced,
+        v.runs_checked
     ));
     Ok(if v.is_clean() {
         ExitCode::Success
