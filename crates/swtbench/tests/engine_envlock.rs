@@ -394,7 +394,11 @@ fn engine_env_lock_installs_exactly_and_a_changed_entry_reruns_only_its_instance
             .sum::<usize>()
     };
     assert!(calc(&again) > 0, "calc runs again: {again:?}");
-    assert_eq!(calc(&again), calc(&before), "every calc run again: {before:?} {again:?}");
+    assert_eq!(
+        calc(&again),
+        calc(&before),
+        "every calc run again: {before:?} {again:?}"
+    );
     assert_eq!(after_edit, want, "same scores after the edit");
     assert!(leftover.is_empty(), "leftover containers {leftover:?}");
 }
