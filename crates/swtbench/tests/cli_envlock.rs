@@ -131,6 +131,10 @@ fn env_lock_changes_only_the_locked_environment_and_refuses_bad_files() {
         "{stdout}"
     );
     assert!(stdout.contains("\n  iniconfig==2.0.0\n"), "{stdout}");
+    assert!(
+        stdout.contains("locked for Python 3.11; installed with uv pip install --no-deps"),
+        "{stdout}"
+    );
 
     // Bad files: exit code 2, the file and the line.
     let bad = |name: &str, text: &str| {

@@ -241,8 +241,15 @@ fn show(args: ShowArgs, printer: &Printer) -> CliResult {
             } else {
                 "pip install --no-deps (Python older than uv serves)"
             };
+            let python = if p.source.starts_with("environment lock")
+                && p.dropped.is_empty()
+            {
+                "locked for Python"
+            } else {
+                "frozen Python"
+            };
             line(format!(
-                "           frozen Python {}; installed with {tool}",
+                "           {python} {}; installed with {tool}",
                 p.frozen_python
             ));
             for pin in &p.pins {
