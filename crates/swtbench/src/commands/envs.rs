@@ -241,9 +241,7 @@ fn show(args: ShowArgs, printer: &Printer) -> CliResult {
             } else {
                 "pip install --no-deps (Python older than uv serves)"
             };
-            let python = if p.source.starts_with("environment lock")
-                && p.dropped.is_empty()
-            {
+            let python = if p.source.starts_with("environment lock") && p.dropped.is_empty() {
                 "locked for Python"
             } else {
                 "frozen Python"
