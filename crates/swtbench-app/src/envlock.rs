@@ -198,7 +198,10 @@ async fn resolve<B: ContainerBackend>(
             let how = if out.timed_out {
                 format!("it ran out of time ({} s)", settings.timeout.as_secs())
             } else {
-                format!("the install exited with {:?}", out.exit_code)
+                match out.exit_code {
+                    Some(code) => format!("the install exited with {code}"),
+                    None => "the install was killed".to_string(),
+                }
             };
             return Err(Error::environment(anyhow!(
                 "{how}; the last lines:\n{}",
@@ -217,4 +220,156 @@ async fn resolve<B: ContainerBackend>(
         return Err(Error::environment(anyhow!("the installed set is empty")));
     }
     Ok(pins)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use swtbench_backend::{FakeBackend, FakeExec};
+    use swtbench_core::{Instance, PatchLayout};
+    use swtbench_spec::lock::LOCK_OUTPUT_PATH;
+    use swtbench_spec::{Arch, Provider, ReadError, TableSyntax};
+
+    use super::*;
+
+    const TABLE: &str = r#"
+[repos."swtfix/calc"]
+test_command = "pytest -rA"
+[[repos."swtfix/calc".specs]]
+versions = ["0.1"]
+python = "3.11"
+provider = "uv"
+pip_packages = ["pytest==8.3.3"]
+"#;
+
+    fn specs() -> Vec<ExecSpec> {
+        let no =
+            |p: &str| -> std::result::Result<String, ReadError> { Err(format!("no {p}").into()) };
+        let mut t = SpecTable::embedded().clone();
+        t.merge(SpecTable::parse(TABLE, "t.toml", TableSyntax::Toml, &no).unwrap());
+        let t = t.with_env_provider(Provider::Uv, Some("py:{version}")).0;
+        let no_files =
+            |_: &str, _: &str, p: &str| -> std::result::Result<Option<String>, ReadError> {
+                Err(format!("no {p}").into())
+            };
+        ["swtfix__calc-1", "swtfix__calc-2"]
+            .iter()
+            .map(|id| {
+                let row = serde_json::json!({
+                    "instance_id": id, "repo": "swtfix/calc", "version": "0.1",
+                    "base_commit": "b0", "patch": "diff --git a/x.py b/x.py\n",
+                    "test_patch": "diff --git a/tests/test_x.py b/tests/test_x.py\n",
+                });
+                let i = Instance::from_row(&row, PatchLayout::Swebench).unwrap();
+                ExecSpec::new(&i, &t, Arch::X86_64, &no_files).unwrap()
+            })
+            .collect()
+    }
+
+    fn settings() -> LockSettings {
+        LockSettings {
+            network: BuildNetwork::from_parts(Some(b"CERT".to_vec()), |k| {
+                (k == "HTTPS_PROXY").then(|| "http://proxy:3128".to_string())
+            }),
+            timeout: Duration::from_secs(60),
+            label: "envs-lock-test".into(),
+        }
+    }
+
+    fn lock_with(fake: &Arc<FakeBackend>) -> Result<(EnvLock, Vec<LockedEnv>)> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let specs = specs();
+        rt.block_on(lock_environments(
+            fake.clone(),
+            &specs,
+            &settings(),
+            &mut |_| {},
+        ))
+    }
+
+    #[test]
+    fn one_labelled_networked_container_per_environment_removed_after() {
+        let fake = Arc::new(FakeBackend::new());
+        fake.add_image("py:3.11", BTreeMap::new());
+        fake.on_exec_with(|ctx| {
+            let s = ctx.spec;
+            assert_eq!(s.network, NetworkAccess::Enabled);
+            assert_eq!(s.labels.get(KIND).map(String::as_str), Some("env-lock"));
+            assert_eq!(
+                s.labels.get(RUN_ID).map(String::as_str),
+                Some("envs-lock-test")
+            );
+            assert!(s.auto_remove, "the container stops and goes by itself");
+            let env: BTreeMap<&str, &str> = s
+                .env
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            assert_eq!(env.get("SSL_CERT_FILE"), Some(&CA_IMAGE_PATH));
+            assert_eq!(env.get("PIP_CERT"), Some(&CA_IMAGE_PATH));
+            assert_eq!(env.get("HTTPS_PROXY"), Some(&"http://proxy:3128"));
+            assert_eq!(ctx.file_text(CA_IMAGE_PATH).as_deref(), Some("CERT"));
+            let script = ctx.file_text("/root/swtbench-env-lock.sh").unwrap();
+            assert!(script.contains("uv pip install pytest==8.3.3"), "{script}");
+            Some(FakeExec::ok("").writing(ContainerFile::new(
+                LOCK_OUTPUT_PATH,
+                "pytest==8.3.3\niniconfig==2.0.0\n",
+            )))
+        });
+        let (lock, envs) = lock_with(&fake).unwrap();
+        assert_eq!(envs.len(), 1);
+        assert_eq!(envs[0].instances, 2);
+        assert!(envs[0].resolve_time.is_some());
+        assert_eq!(lock.entries.len(), 1);
+        assert_eq!(lock.entries[0].pins, ["iniconfig==2.0.0", "pytest==8.3.3"]);
+        assert!(
+            lock.entries[0].origin.contains("uv pip freeze"),
+            "{}",
+            lock.entries[0].origin
+        );
+        assert_eq!(
+            fake.count_calls(|c| matches!(c, swtbench_backend::FakeCall::ContainerCreate { .. })),
+            1,
+            "two instances, one environment, one resolve"
+        );
+        assert!(fake.containers().is_empty(), "{:?}", fake.containers());
+    }
+
+    #[test]
+    fn a_failed_resolve_names_the_environment_and_leaves_no_container() {
+        let fake = Arc::new(FakeBackend::new());
+        fake.add_image("py:3.11", BTreeMap::new());
+        fake.set_default_exec(FakeExec::exit(
+            1,
+            "Collecting pytest\nerror: no route to pypi.org\n",
+        ));
+        let e = lock_with(&fake).unwrap_err();
+        let text = format!("{e}");
+        assert!(
+            text.contains("resolving the environment of swtfix/calc 0.1 in py:3.11 failed")
+                && text.contains("the install exited with 1")
+                && text.contains("no route to pypi.org"),
+            "{text}"
+        );
+        assert!(e.hint.unwrap_or_default().contains("CA bundle"));
+        assert!(fake.containers().is_empty(), "{:?}", fake.containers());
+
+        // No image: nothing is created, and the hint says swtbench does not pull it.
+        let fake = Arc::new(FakeBackend::new());
+        let e = lock_with(&fake).unwrap_err();
+        assert!(
+            format!("{e}").contains("py:3.11 does not exist locally"),
+            "{e}"
+        );
+        assert!(e.hint.unwrap_or_default().contains("never pulls"));
+        assert_eq!(
+            fake.count_calls(|c| matches!(c, swtbench_backend::FakeCall::ContainerCreate { .. })),
+            0
+        );
+    }
 }
