@@ -14,6 +14,7 @@ pub mod clean;
 pub mod dataset;
 pub mod engine;
 pub mod env_vars;
+pub mod envlock;
 pub mod error;
 pub mod evaluate;
 pub mod extract;

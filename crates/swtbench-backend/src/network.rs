@@ -101,6 +101,12 @@ impl BuildNetwork {
         self.ca_bundle.is_some()
     }
 
+    /// The CA bundle's bytes, when one is configured (for containers that need the network,
+    /// such as `envs lock`'s resolve containers).
+    pub fn ca_bundle(&self) -> Option<&[u8]> {
+        self.ca_bundle.as_deref()
+    }
+
     pub fn proxies(&self) -> &BTreeMap<String, String> {
         &self.proxies
     }

@@ -48,6 +48,8 @@ pub enum SpecError {
         version: String,
         message: String,
     },
+    #[error("{instance}: {message}")]
+    EnvLock { instance: String, message: String },
     #[error("reproduction-script mode needs the script name (--reproduction-script-name)")]
     MissingScriptName,
 }

@@ -27,6 +27,7 @@
 
 mod error;
 pub mod eval;
+pub mod lock;
 pub mod pins;
 pub mod py;
 pub mod render;
@@ -37,6 +38,7 @@ pub use error::{ReadError, SpecError};
 pub use eval::{
     EvalOptions, ExecMode, ExecSpecJsonContext, RenderedRun, RunInputs, TEST_EXIT_FILE,
 };
+pub use lock::{EnvLock, LockEntry, LockError, LockSource};
 pub use pins::{FrozenPins, PinChoice};
 pub use render::{
     insert_after_from, Arch, EnvPins, ExecSpec, FileSource, ImageKeys, MIRROR_CONTEXT_DIR,

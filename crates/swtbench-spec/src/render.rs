@@ -23,6 +23,10 @@ pub const REPO_DIR: &str = "/testbed";
 pub const VENV_DIR: &str = "/opt/swtbench-venv";
 /// The uv release the `uv` provider installs from PyPI (the `uv` wheel carries the binary).
 pub const UV_VERSION: &str = "0.9.5";
+/// `setup_env.sh` of a uv entry: git for `setup_repo.sh`, when the Python image lacks it.
+const UV_GIT_LINE: &str = "command -v git >/dev/null || { apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/*; }";
+/// `setup_env.sh` of a uv entry: the user tests may run as.
+const UV_NONROOT_LINE: &str = "id -u nonroot >/dev/null 2>&1 || useradd -m nonroot";
 /// Heredoc delimiter of the embedded requirement files in `setup_env.sh`.
 pub const ENV_HEREDOC: &str = "EOF_59812759871";
 /// Directory name of the bare mirror inside the build context of a mirror instance build.
@@ -264,18 +268,52 @@ pub struct EnvPins {
 impl ExecSpec {
     /// Renders the image texts of `instance`. Requirement files are read through `files` only
     /// when the entry's `packages` style needs them.
+    ///
+    /// With an environment lock on the table ([`SpecTable::with_env_lock`]), an instance whose
+    /// environment has a lock entry installs the entry's pins instead (see [`crate::lock`]).
     pub fn new(
         instance: &Instance,
         table: &SpecTable,
         host: Arch,
         files: &dyn FileSource,
     ) -> Result<ExecSpec, SpecError> {
+        let unlocked = ExecSpec::render(instance, table, host, files, None)?;
+        let Some(lock) = &table.env_lock else {
+            return Ok(unlocked);
+        };
+        match lock.find(&instance.repo, &instance.version, &unlocked.keys.env) {
+            Some(entry) => {
+                let pins = entry.env_pins(&lock.origin, unlocked.pins.as_ref());
+                ExecSpec::render(instance, table, host, files, Some(pins))
+            }
+            None => match lock.made_for(instance.instance_id.as_str(), &instance.repo, &instance.version) {
+                Some(entry) => Err(SpecError::EnvLock {
+                    instance: instance.instance_id.to_string(),
+                    message: format!(
+                        "the environment lock {}:{} has an entry for it made from other inputs (environment {}, now {}): the spec entry, the provider or the Python image changed since; write the lock again with `swtbench envs lock`",
+                        lock.origin, entry.line, entry.unlocked_env, unlocked.keys.env
+                    ),
+                }),
+                None => Ok(unlocked),
+            },
+        }
+    }
+
+    fn render(
+        instance: &Instance,
+        table: &SpecTable,
+        host: Arch,
+        files: &dyn FileSource,
+        locked: Option<EnvPins>,
+    ) -> Result<ExecSpec, SpecError> {
         let entry = table.lookup(&instance.repo, &instance.version)?;
         let arch = Arch::for_instance(host, instance.instance_id.as_str(), table);
         let spec = entry.spec;
         let commit = instance.environment_setup_commit.as_str();
         let mut env_warnings = Vec::new();
-        let choice = if spec.provider == Provider::Uv && spec.frozen_pins == Some(true) {
+        let choice = if locked.is_some() {
+            PinChoice::None
+        } else if spec.provider == Provider::Uv && spec.frozen_pins == Some(true) {
             let c = FrozenPins::embedded().for_instance(
                 instance.instance_id.as_str(),
                 &instance.repo,
@@ -292,11 +330,13 @@ impl ExecSpec {
         } else {
             PinChoice::None
         };
-        let pins = choice.env().map(|env| EnvPins {
-            pins: env.pins.clone(),
-            frozen_python: env.python.clone(),
-            source: choice.describe(instance.instance_id.as_str()),
-            dropped: env.dropped.clone(),
+        let pins = locked.or_else(|| {
+            choice.env().map(|env| EnvPins {
+                pins: env.pins.clone(),
+                frozen_python: env.python.clone(),
+                source: choice.describe(instance.instance_id.as_str()),
+                dropped: env.dropped.clone(),
+            })
         });
         let req_install_commands = req_install_commands(&entry, commit, files, pins.as_ref())?;
 
@@ -470,6 +510,25 @@ impl ExecSpec {
         let mut s = serde_json::to_string_pretty(&self.keys).unwrap_or_default();
         s.push('\n');
         s
+    }
+
+    /// The script `swtbench envs lock` runs in a throwaway container of the Python image to
+    /// resolve a uv environment: `setup_env.sh` without what only the image needs (git, the
+    /// `nonroot` user), then the installed set, one requirement a line, written to `output`
+    /// (`uv pip freeze`; `pip freeze --all` where the environment is made with pip).
+    pub fn lock_script(&self, output: &str) -> String {
+        let mut lines: Vec<&str> = self
+            .setup_env_sh
+            .split('\n')
+            .filter(|l| !l.is_empty() && *l != UV_GIT_LINE && *l != UV_NONROOT_LINE)
+            .collect();
+        let freeze = if uv_serves(&self.spec) {
+            format!("uv pip freeze > {output}")
+        } else {
+            format!("python -m pip freeze --all > {output}")
+        };
+        lines.push(&freeze);
+        script(&lines)
     }
 
     /// The lines that activate the environment in scripts run inside the container.
@@ -653,11 +712,8 @@ fn req_install_commands(
             if with_uv {
                 out.push("export UV_NO_CACHE=1".to_string());
             }
-            out.push(
-                "command -v git >/dev/null || { apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/*; }"
-                    .to_string(),
-            );
-            out.push("id -u nonroot >/dev/null 2>&1 || useradd -m nonroot".to_string());
+            out.push(UV_GIT_LINE.to_string());
+            out.push(UV_NONROOT_LINE.to_string());
             if with_uv {
                 out.push(format!(
                     "python -m pip install --no-cache-dir --disable-pip-version-check uv=={UV_VERSION}"

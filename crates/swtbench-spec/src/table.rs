@@ -54,6 +54,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 
 use crate::error::{ReadError, SpecError};
+use crate::lock::{EnvLock, LockError};
 
 /// The table compiled into the binary.
 pub const EMBEDDED_TABLE: &str = include_str!("../../../assets/spec-table/swtbench.toml");
@@ -187,6 +188,8 @@ pub struct SpecTable {
     pub non_test_extensions: Option<Vec<String>>,
     pub use_x86: BTreeSet<String>,
     pub repos: BTreeMap<String, RepoSpec>,
+    /// `--env-lock`: the environments installed exactly as a lock file says (see [`crate::lock`]).
+    pub env_lock: Option<EnvLock>,
 }
 
 /// A successful lookup.
@@ -325,6 +328,7 @@ impl SpecTable {
             non_test_extensions: file.non_test_extensions,
             use_x86: file.use_x86.unwrap_or_default().into_iter().collect(),
             repos: BTreeMap::new(),
+            env_lock: None,
         };
         for (repo, frepo) in file.repos {
             let mut rs = RepoSpec {
@@ -458,6 +462,16 @@ impl SpecTable {
             }
         }
         (out, notes)
+    }
+
+    /// This table with `lock` applied to the environments it has entries for. Every entry must
+    /// match an entry of this table (repository, version, provider and Python), so apply it
+    /// after `--spec-table` files and `--env-provider`.
+    pub fn with_env_lock(&self, lock: EnvLock) -> Result<SpecTable, LockError> {
+        lock.check(self)?;
+        let mut out = self.clone();
+        out.env_lock = Some(lock);
+        Ok(out)
     }
 
     /// Applies `overlay` on top of this table (see the module doc for the rules).

@@ -329,6 +329,12 @@ pub struct EnvProviderArgs {
     /// version (default python:{version}-slim-bookworm). It must exist locally.
     #[arg(long, value_name = "TEMPLATE")]
     pub python_image: Option<String>,
+
+    /// Install the environments a lock file written by `swtbench envs lock` has entries for
+    /// exactly as it says (its pins, --no-deps); they are part of those environments' image keys
+    /// and so of every affected run's content key. Other environments are unchanged.
+    #[arg(long, value_name = "FILE")]
+    pub env_lock: Option<std::path::PathBuf>,
 }
 
 fn parse_provider(s: &str) -> Result<swtbench_spec::Provider, String> {
@@ -337,9 +343,21 @@ fn parse_provider(s: &str) -> Result<swtbench_spec::Provider, String> {
 }
 
 impl EnvProviderArgs {
-    /// The table with the provider applied (see `SpecTable::with_env_provider`); the entries
-    /// kept on their provider are named in one warning.
+    /// The table with the provider applied (see `SpecTable::with_env_provider`), then the
+    /// `--env-lock` file; the entries kept on their provider are named in one warning.
     pub fn apply(
+        &self,
+        table: swtbench_spec::SpecTable,
+        printer: &Printer,
+    ) -> Result<swtbench_spec::SpecTable, CliError> {
+        let table = self.apply_provider(table, printer)?;
+        match &self.env_lock {
+            Some(path) => Ok(swtbench_app::envlock::apply_lock_file(table, path)?),
+            None => Ok(table),
+        }
+    }
+
+    fn apply_provider(
         &self,
         table: swtbench_spec::SpecTable,
         printer: &Printer,

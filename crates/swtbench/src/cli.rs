@@ -51,7 +51,8 @@ pub enum Command {
     Run(Box<commands::run::RunArgs>),
     /// Pre-build images for a dataset selection, list or remove the images swtbench made.
     Images(commands::images::ImagesArgs),
-    /// Show the Python environment an instance gets (provider, frozen pins and their source).
+    /// Show the Python environment an instance gets (provider, frozen pins and their source), or
+    /// lock the environments of a selection into a file that --env-lock installs exactly.
     Envs(commands::envs::EnvsArgs),
     /// Remove the containers and temporary images a run left behind.
     Clean(commands::clean::CleanArgs),

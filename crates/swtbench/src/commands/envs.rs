@@ -1,16 +1,21 @@
 //! `swtbench envs show ID`: what Python environment an instance gets under a provider (by default
 //! uv) and where its packages come from: its own frozen SWE-bench Verified environment, one
-//! borrowed from a Verified instance of the same repository and version, or the spec's packages
-//! unpinned. The rules are `swtbench_spec::pins` and the rendering is `swtbench_spec::ExecSpec`;
-//! this prints them.
+//! borrowed from a Verified instance of the same repository and version, the spec's packages
+//! unpinned, or an `--env-lock` entry. The rules are `swtbench_spec::pins` and
+//! `swtbench_spec::lock` and the rendering is `swtbench_spec::ExecSpec`; this prints them.
+//!
+//! `swtbench envs lock --output FILE`: the environments of a selection resolved once into a lock
+//! file (`swtbench_app::envlock` runs the resolves).
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::anyhow;
 use swtbench_data::dataset::LoadOptions;
 use swtbench_spec::{Arch, ExecSpec, Provider};
 
-use crate::args::EnvProviderArgs;
+use crate::args::{DatasetArgs, EnvProviderArgs};
 use crate::env_vars;
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
@@ -26,6 +31,40 @@ pub enum EnvsCommand {
     /// Print the environment an instance gets: provider, Python image, the pinned packages and
     /// where they came from, what the frozen environment had that is left out.
     Show(ShowArgs),
+    /// Resolve the environments of the selected instances once (uv, in a throwaway container of
+    /// each environment's Python image) and write a lock file that `--env-lock FILE` installs
+    /// exactly.
+    Lock(Box<LockArgs>),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LockArgs {
+    #[command(flatten)]
+    pub dataset: DatasetArgs,
+
+    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
+    #[arg(long, value_name = "FILE")]
+    pub spec_table: Option<PathBuf>,
+
+    /// Directory of bare git mirrors (requirement files).
+    #[arg(long, value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
+    pub repo_mirror: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub env_provider: EnvProviderArgs,
+
+    /// The lock file to write (TOML, format 1; see docs/environments.md).
+    #[arg(long, short, value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// CA bundle passed into the resolve containers (default: $SSL_CERT_FILE when it names a
+    /// file).
+    #[arg(long, value_name = "FILE")]
+    pub ca_bundle: Option<PathBuf>,
+
+    /// Time limit of one environment's resolve, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 1800)]
+    pub timeout: u64,
 }
 
 #[derive(Debug, clap::Args)]
@@ -60,7 +99,89 @@ pub struct ShowArgs {
 pub fn run(args: EnvsArgs, printer: &Printer) -> CliResult {
     match args.command {
         EnvsCommand::Show(a) => show(a, printer),
+        EnvsCommand::Lock(a) => lock(*a, printer),
     }
+}
+
+fn lock(args: LockArgs, printer: &Printer) -> CliResult {
+    if args.env_provider.env_lock.is_some() {
+        return Err(CliError::input(anyhow!(
+            "envs lock writes a lock file; --env-lock reads one"
+        ))
+        .with_hint("give the file to write with --output"));
+    }
+    let dataset = args.dataset.load_valid(printer)?;
+    let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    let mut provider_args = args.env_provider.clone();
+    if provider_args.env_provider.is_none() {
+        provider_args.env_provider = Some(Provider::Uv);
+    }
+    let table = provider_args.apply(table, printer)?;
+    let files =
+        crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
+    let mut specs = Vec::new();
+    let mut failed = Vec::new();
+    for i in &dataset.instances {
+        match ExecSpec::new(i, &table, Arch::host(), &files) {
+            Ok(s) => specs.push(s),
+            Err(e) => failed.push(format!("{}: {e}", i.instance_id)),
+        }
+    }
+    if !failed.is_empty() {
+        let shown: Vec<&str> = failed.iter().take(10).map(String::as_str).collect();
+        return Err(CliError::input(anyhow!(
+            "{} instances cannot be rendered, so their environments cannot be locked:\n  {}",
+            failed.len(),
+            shown.join("\n  ")
+        ))
+        .with_hint("--instance-ids selects the instances to lock; --repo-mirror DIR reads requirement files from local mirrors"));
+    }
+    if specs.is_empty() {
+        return Err(CliError::input(anyhow!(
+            "no instances selected: nothing to lock"
+        )));
+    }
+    let network = swtbench_backend::BuildNetwork::from_env(args.ca_bundle.as_deref())
+        .map_err(|e| CliError::input(e).with_hint("--ca-bundle must name a readable file"))?;
+    let settings = swtbench_app::envlock::LockSettings {
+        network,
+        timeout: Duration::from_secs(args.timeout.max(1)),
+        label: format!("envs-lock-{}", std::process::id()),
+    };
+    let (rt, backend) = swtbench_app::engine::connect_blocking()?;
+    let mut on_env = |e: &swtbench_app::envlock::LockedEnv| {
+        let how = match e.resolve_time {
+            Some(t) => format!("resolved in {:.1} s", t.as_secs_f64()),
+            None => "frozen pins, written as they are".to_string(),
+        };
+        printer.info(&format!(
+            "{}: {} pins ({how}; {}, {} instances)",
+            e.entries.join(", "),
+            e.pins,
+            e.python_image,
+            e.instances
+        ));
+    };
+    let (lock, envs) = rt.block_on(swtbench_app::envlock::lock_environments(
+        Arc::new(backend),
+        &specs,
+        &settings,
+        &mut on_env,
+    ))?;
+    let text = lock.render();
+    swtbench_data::fsutil::write_atomic(&args.output, text.as_bytes()).map_err(|e| {
+        CliError::environment(anyhow!("cannot write {}: {e}", args.output.display()))
+    })?;
+    let resolved = envs.iter().filter(|e| e.resolve_time.is_some()).count();
+    printer.info(&format!(
+        "wrote {}: {} entries, {} environments ({resolved} resolved, {} frozen) of {} instances",
+        args.output.display(),
+        lock.entries.len(),
+        envs.len(),
+        envs.len() - resolved,
+        specs.len()
+    ));
+    Ok(ExitCode::Success)
 }
 
 fn show(args: ShowArgs, printer: &Printer) -> CliResult {
@@ -120,8 +241,13 @@ fn show(args: ShowArgs, printer: &Printer) -> CliResult {
             } else {
                 "pip install --no-deps (Python older than uv serves)"
             };
+            let python = if p.source.starts_with("environment lock") && p.dropped.is_empty() {
+                "locked for Python"
+            } else {
+                "frozen Python"
+            };
             line(format!(
-                "           frozen Python {}; installed with {tool}",
+                "           {python} {}; installed with {tool}",
                 p.frozen_python
             ));
             for pin in &p.pins {

@@ -1,0 +1,375 @@
+//! `swtbench envs lock` and `--env-lock FILE`: reading a lock file onto the spec table, and
+//! resolving the environments of a selection once, each in a throwaway container of its Python
+//! image, into a lock file.
+//!
+//! The rules (what an entry is, which environment it applies to, what gets resolved and what is
+//! written as it is) are `swtbench_spec::lock`; this module reads and writes the file and runs
+//! the containers. Resolve containers carry swtbench's labels (`swtbench.kind=env-lock`), stop by
+//! themselves after their time limit, and are removed when their resolve ends, failed or not.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::anyhow;
+use swtbench_backend::labels::{KIND, MANAGED, RUN_ID};
+use swtbench_backend::network::{CA_IMAGE_PATH, CA_VARIABLES};
+use swtbench_backend::{
+    BuildNetwork, ContainerBackend, ContainerFile, ContainerGuard, ContainerSpec, ExecRequest,
+    NetworkAccess,
+};
+use swtbench_spec::lock::{self, LockHow, LockJob};
+use swtbench_spec::{EnvLock, ExecSpec, SpecTable, UV_VERSION};
+
+use crate::{Error, Result};
+
+/// Reads `path` and applies it to `table` (after `--spec-table` and `--env-provider`).
+pub fn apply_lock_file(table: SpecTable, path: &Path) -> Result<SpecTable> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::input(anyhow!(
+            "cannot read environment lock {}: {e}",
+            path.display()
+        ))
+        .with_hint("write one with `swtbench envs lock --output FILE`")
+    })?;
+    let lock = EnvLock::parse(&text, &path.display().to_string()).map_err(|e| {
+        Error::input(e).with_hint("the format is described in docs/environments.md")
+    })?;
+    table.with_env_lock(lock).map_err(|e| {
+        Error::input(e).with_hint(
+            "an environment lock applies to the spec table and --env-provider it was written with",
+        )
+    })
+}
+
+/// How `envs lock` resolves.
+#[derive(Debug, Clone)]
+pub struct LockSettings {
+    /// CA bundle and proxy variables passed into the resolve containers.
+    pub network: BuildNetwork,
+    /// Time limit of one environment's resolve.
+    pub timeout: Duration,
+    /// The `swtbench.run_id` label of the resolve containers (for `swtbench clean`).
+    pub label: String,
+}
+
+/// What happened to one environment.
+#[derive(Debug, Clone)]
+pub struct LockedEnv {
+    pub unlocked_env: String,
+    pub python_image: String,
+    /// `repo version` of the entries written for it.
+    pub entries: Vec<String>,
+    pub instances: usize,
+    pub pins: usize,
+    /// `None`: written as it is (frozen pins).
+    pub resolve_time: Option<Duration>,
+}
+
+/// The lock of `specs`' environments, and per environment what was done.
+pub async fn lock_environments<B: ContainerBackend>(
+    backend: Arc<B>,
+    specs: &[ExecSpec],
+    settings: &LockSettings,
+    on_env: &mut (dyn FnMut(&LockedEnv) + Send),
+) -> Result<(EnvLock, Vec<LockedEnv>)> {
+    let jobs = lock::lock_jobs(specs).map_err(|refused| {
+        let list: Vec<String> = refused
+            .iter()
+            .take(10)
+            .map(|(id, why)| format!("{id}: {why}"))
+            .collect();
+        Error::input(anyhow!(
+            "{} instances have environments that cannot be locked:\n  {}",
+            refused.len(),
+            list.join("\n  ")
+        ))
+        .with_hint("lock uv environments: add --env-provider uv")
+    })?;
+    let mut entries = Vec::new();
+    let mut done = Vec::new();
+    for job in &jobs {
+        let names: Vec<String> = job
+            .entries
+            .keys()
+            .map(|(r, v)| format!("{r} {v}"))
+            .collect();
+        let (pins, origin, resolve_time) = match &job.how {
+            LockHow::Frozen { pins, source } => (pins.clone(), source.clone(), None),
+            LockHow::Resolve { script, output } => {
+                let started = Instant::now();
+                let pins = resolve(backend.clone(), job, script, output, settings)
+                    .await
+                    .map_err(|e| {
+                        let what = anyhow!(
+                            "resolving the environment of {} in {} failed: {e}",
+                            names.join(", "),
+                            job.python_image
+                        );
+                        Error {
+                            fault: e.fault,
+                            error: what,
+                            hint: e.hint,
+                        }
+                    })?;
+                let tool = if script.contains("uv pip freeze") {
+                    format!("uv pip freeze (uv {UV_VERSION})")
+                } else {
+                    "pip freeze --all".to_string()
+                };
+                (
+                    pins,
+                    format!("{tool} after the spec's install in {}", job.python_image),
+                    Some(started.elapsed()),
+                )
+            }
+        };
+        let locked = LockedEnv {
+            unlocked_env: job.unlocked_env.clone(),
+            python_image: job.python_image.clone(),
+            entries: names,
+            instances: job.entries.values().map(Vec::len).sum(),
+            pins: pins.len(),
+            resolve_time,
+        };
+        on_env(&locked);
+        done.push(locked);
+        entries.extend(lock::job_entries(job, pins, origin));
+    }
+    Ok((EnvLock::new("", entries), done))
+}
+
+/// Runs one job's resolve script in a throwaway container and reads the frozen set.
+async fn resolve<B: ContainerBackend>(
+    backend: Arc<B>,
+    job: &LockJob,
+    script: &str,
+    output: &str,
+    settings: &LockSettings,
+) -> Result<Vec<String>> {
+    let engine = |e: swtbench_backend::BackendError| Error::environment(anyhow!("{e}"));
+    if !backend
+        .image_exists(&job.python_image)
+        .await
+        .map_err(engine)?
+    {
+        return Err(Error::environment(anyhow!(
+            "the image {} does not exist locally",
+            job.python_image
+        ))
+        .with_hint("swtbench never pulls or builds the Python image: pull or build it, or name another with --python-image"));
+    }
+    let mut spec = ContainerSpec::new(job.python_image.clone())
+        .with_lifetime(settings.timeout + Duration::from_secs(60));
+    spec.network = NetworkAccess::Enabled;
+    spec.platform = Some(job.platform.to_string());
+    spec.labels.insert(MANAGED.into(), "true".into());
+    spec.labels.insert(KIND.into(), "env-lock".into());
+    spec.labels.insert(RUN_ID.into(), settings.label.clone());
+    let mut files =
+        vec![ContainerFile::new("/root/swtbench-env-lock.sh", script.as_bytes()).mode(0o755)];
+    let mut env: Vec<(String, String)> = settings
+        .network
+        .proxies()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if let Some(bundle) = settings.network.ca_bundle() {
+        files.push(ContainerFile::new(CA_IMAGE_PATH, bundle.to_vec()));
+        env.extend(
+            CA_VARIABLES
+                .iter()
+                .map(|v| (v.to_string(), CA_IMAGE_PATH.to_string())),
+        );
+    }
+    spec.env = env;
+    let id = backend.container_create(&spec).await.map_err(engine)?;
+    let guard = ContainerGuard::new(backend.clone(), id.clone());
+    let result = async {
+        backend.copy_in(&id, &files).await.map_err(engine)?;
+        backend.container_start(&id).await.map_err(engine)?;
+        let request = ExecRequest::new(["/bin/bash", "/root/swtbench-env-lock.sh"])
+            .timeout(settings.timeout)
+            .output_limit(64 * 1024);
+        let out = backend.exec(&id, &request).await.map_err(engine)?;
+        if out.timed_out || out.exit_code != Some(0) {
+            let text = out.text();
+            let tail: Vec<&str> = text.lines().rev().take(15).collect();
+            let how = if out.timed_out {
+                format!("it ran out of time ({} s)", settings.timeout.as_secs())
+            } else {
+                match out.exit_code {
+                    Some(code) => format!("the install exited with {code}"),
+                    None => "the install was killed".to_string(),
+                }
+            };
+            return Err(Error::environment(anyhow!(
+                "{how}; the last lines:\n{}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            ))
+            .with_hint("the resolve needs PyPI: check the network, the proxy variables and the CA bundle ($SSL_CERT_FILE or --ca-bundle)"));
+        }
+        let frozen = backend.copy_out(&id, output).await.map_err(engine)?;
+        Ok(lock::parse_freeze(&String::from_utf8_lossy(&frozen)))
+    }
+    .await;
+    let removed = guard.remove().await;
+    let pins = result?;
+    removed.map_err(engine)?;
+    if pins.is_empty() {
+        return Err(Error::environment(anyhow!("the installed set is empty")));
+    }
+    Ok(pins)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use swtbench_backend::{FakeBackend, FakeExec};
+    use swtbench_core::{Instance, PatchLayout};
+    use swtbench_spec::lock::LOCK_OUTPUT_PATH;
+    use swtbench_spec::{Arch, Provider, ReadError, TableSyntax};
+
+    use super::*;
+
+    const TABLE: &str = r#"
+[repos."swtfix/calc"]
+test_command = "pytest -rA"
+[[repos."swtfix/calc".specs]]
+versions = ["0.1"]
+python = "3.11"
+provider = "uv"
+pip_packages = ["pytest==8.3.3"]
+"#;
+
+    fn specs() -> Vec<ExecSpec> {
+        let no =
+            |p: &str| -> std::result::Result<String, ReadError> { Err(format!("no {p}").into()) };
+        let mut t = SpecTable::embedded().clone();
+        t.merge(SpecTable::parse(TABLE, "t.toml", TableSyntax::Toml, &no).unwrap());
+        let t = t.with_env_provider(Provider::Uv, Some("py:{version}")).0;
+        let no_files =
+            |_: &str, _: &str, p: &str| -> std::result::Result<Option<String>, ReadError> {
+                Err(format!("no {p}").into())
+            };
+        ["swtfix__calc-1", "swtfix__calc-2"]
+            .iter()
+            .map(|id| {
+                let row = serde_json::json!({
+                    "instance_id": id, "repo": "swtfix/calc", "version": "0.1",
+                    "base_commit": "b0", "patch": "diff --git a/x.py b/x.py\n",
+                    "test_patch": "diff --git a/tests/test_x.py b/tests/test_x.py\n",
+                });
+                let i = Instance::from_row(&row, PatchLayout::Swebench).unwrap();
+                ExecSpec::new(&i, &t, Arch::X86_64, &no_files).unwrap()
+            })
+            .collect()
+    }
+
+    fn settings() -> LockSettings {
+        LockSettings {
+            network: BuildNetwork::from_parts(Some(b"CERT".to_vec()), |k| {
+                (k == "HTTPS_PROXY").then(|| "http://proxy:3128".to_string())
+            }),
+            timeout: Duration::from_secs(60),
+            label: "envs-lock-test".into(),
+        }
+    }
+
+    fn lock_with(fake: &Arc<FakeBackend>) -> Result<(EnvLock, Vec<LockedEnv>)> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let specs = specs();
+        rt.block_on(lock_environments(
+            fake.clone(),
+            &specs,
+            &settings(),
+            &mut |_| {},
+        ))
+    }
+
+    #[test]
+    fn one_labelled_networked_container_per_environment_removed_after() {
+        let fake = Arc::new(FakeBackend::new());
+        fake.add_image("py:3.11", BTreeMap::new());
+        fake.on_exec_with(|ctx| {
+            let s = ctx.spec;
+            assert_eq!(s.network, NetworkAccess::Enabled);
+            assert_eq!(s.labels.get(KIND).map(String::as_str), Some("env-lock"));
+            assert_eq!(
+                s.labels.get(RUN_ID).map(String::as_str),
+                Some("envs-lock-test")
+            );
+            assert!(s.auto_remove, "the container stops and goes by itself");
+            let env: BTreeMap<&str, &str> = s
+                .env
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            assert_eq!(env.get("SSL_CERT_FILE"), Some(&CA_IMAGE_PATH));
+            assert_eq!(env.get("PIP_CERT"), Some(&CA_IMAGE_PATH));
+            assert_eq!(env.get("HTTPS_PROXY"), Some(&"http://proxy:3128"));
+            assert_eq!(ctx.file_text(CA_IMAGE_PATH).as_deref(), Some("CERT"));
+            let script = ctx.file_text("/root/swtbench-env-lock.sh").unwrap();
+            assert!(script.contains("uv pip install pytest==8.3.3"), "{script}");
+            Some(FakeExec::ok("").writing(ContainerFile::new(
+                LOCK_OUTPUT_PATH,
+                "pytest==8.3.3\niniconfig==2.0.0\n",
+            )))
+        });
+        let (lock, envs) = lock_with(&fake).unwrap();
+        assert_eq!(envs.len(), 1);
+        assert_eq!(envs[0].instances, 2);
+        assert!(envs[0].resolve_time.is_some());
+        assert_eq!(lock.entries.len(), 1);
+        assert_eq!(lock.entries[0].pins, ["iniconfig==2.0.0", "pytest==8.3.3"]);
+        assert!(
+            lock.entries[0].origin.contains("uv pip freeze"),
+            "{}",
+            lock.entries[0].origin
+        );
+        assert_eq!(
+            fake.count_calls(|c| matches!(c, swtbench_backend::FakeCall::ContainerCreate { .. })),
+            1,
+            "two instances, one environment, one resolve"
+        );
+        assert!(fake.containers().is_empty(), "{:?}", fake.containers());
+    }
+
+    #[test]
+    fn a_failed_resolve_names_the_environment_and_leaves_no_container() {
+        let fake = Arc::new(FakeBackend::new());
+        fake.add_image("py:3.11", BTreeMap::new());
+        fake.set_default_exec(FakeExec::exit(
+            1,
+            "Collecting pytest\nerror: no route to pypi.org\n",
+        ));
+        let e = lock_with(&fake).unwrap_err();
+        let text = format!("{e}");
+        assert!(
+            text.contains("resolving the environment of swtfix/calc 0.1 in py:3.11 failed")
+                && text.contains("the install exited with 1")
+                && text.contains("no route to pypi.org"),
+            "{text}"
+        );
+        assert!(e.hint.unwrap_or_default().contains("CA bundle"));
+        assert!(fake.containers().is_empty(), "{:?}", fake.containers());
+
+        // No image: nothing is created, and the hint says swtbench does not pull it.
+        let fake = Arc::new(FakeBackend::new());
+        let e = lock_with(&fake).unwrap_err();
+        assert!(
+            format!("{e}").contains("py:3.11 does not exist locally"),
+            "{e}"
+        );
+        assert!(e.hint.unwrap_or_default().contains("never pulls"));
+        assert_eq!(
+            fake.count_calls(|c| matches!(c, swtbench_backend::FakeCall::ContainerCreate { .. })),
+            0
+        );
+    }
+}
