@@ -536,17 +536,19 @@ async fn run_in_container<B: ContainerBackend>(
     } else {
         None
     };
-    if let Some(plan) = &plan {
-        files.extend(plan.files());
-    }
-    backend.copy_in(id, &files).await.map_err(engine)?;
-    drop(files);
+    // The hook goes in first, before the eval script is there: nothing of the run is in the
+    // container while the root step runs.
     let evidence_started = Instant::now();
     let sites = match &plan {
-        Some(plan) => crate::evidence::install(backend, id, plan).await,
+        Some(plan) => {
+            backend.copy_in(id, &plan.files()).await.map_err(engine)?;
+            crate::evidence::install(backend, id, plan).await
+        }
         None => Vec::new(),
     };
     let mut evidence_time = evidence_started.elapsed();
+    backend.copy_in(id, &files).await.map_err(engine)?;
+    drop(files);
     let limits = &settings.exec.limits;
     let mut request = ExecRequest::new(["/bin/bash", "/eval.sh"]).timeout(settings.exec.timeout);
     request.output_limit = settings.exec.max_output;

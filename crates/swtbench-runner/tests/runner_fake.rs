@@ -90,6 +90,10 @@ fn settings(dir: &Path) -> RunSettings {
     let mut s = RunSettings::new("r1", dir);
     s.eval.coverage = false;
     s.exec.timeout = Duration::from_secs(20);
+    // The fake runs no Python: the evidence hook's step would only be one more exec that the
+    // tests' scripted answers (hangs, deaths) would have to tell apart. The engine tests
+    // (engine_evidence) cover it.
+    s.exec.evidence = false;
     s.max_workers = 2;
     s
 }
