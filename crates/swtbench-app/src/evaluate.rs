@@ -230,7 +230,7 @@ pub enum Signal {
 impl Pipeline {
     /// Loads what the plan needs and makes the plan. Refuses predictions that match no selected
     /// instance and a run report name that would be too long.
-    pub fn prepare(engine: Engine, request: Request) -> Result<Pipeline> {
+    pub fn prepare(engine: Engine, mut request: Request) -> Result<Pipeline> {
         let Engine { rt, backend, .. } = engine;
         check_selection(&request)?;
         let with_prediction: Vec<&Instance> = request
@@ -277,6 +277,23 @@ impl Pipeline {
                 }
                 _ => None,
             };
+        // With --instance-image: which prebuilt images are local (their digests), which their
+        // registries have.
+        let prebuilt: Option<swtbench_runner::prebuilt::PrebuiltInventory> =
+            match (&mut request.settings.images.prebuilt, &backend) {
+                (Some(pre), Some(b)) => {
+                    let inspect = |reference: &str| {
+                        rt.block_on(b.image_inspect(reference))
+                            .map_err(Error::environment)
+                    };
+                    Some(crate::registry::prebuilt_inventory(
+                        pre,
+                        &with_prediction,
+                        &inspect,
+                    )?)
+                }
+                _ => None,
+            };
         let tracer = swtbench_tracer::TRACER_PY.to_string();
         let tracer_sha = swtbench_core::hash::sha256_hex(&tracer);
         let plan_with =
@@ -291,6 +308,7 @@ impl Pipeline {
                         table: &request.table,
                         images: &images,
                         registry: registry.as_ref(),
+                        prebuilt: prebuilt.as_ref(),
                         tracer_sha256: Some(&tracer_sha),
                     },
                     &DiskOutputs,
