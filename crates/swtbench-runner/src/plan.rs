@@ -1494,7 +1494,7 @@ impl Plan {
                 }
             };
             let _ = writeln!(s, "  {}: {what}", i.instance_id);
-            if let Some(p) = i.prebuilt.as_ref().filter(|_| i.needs_containers()) {
+            if let Some(p) = &i.prebuilt {
                 let _ = writeln!(
                     s,
                     "    on prebuilt image {} ({}; keys hold {})",
