@@ -629,7 +629,7 @@ mod tests {
         ));
     }
 
-    fn instance(extra: serde_json::Map<String, serde_json::Value>) -> Instance {
+    fn row(extra: serde_json::Map<String, serde_json::Value>) -> Instance {
         Instance {
             instance_id: "a__b-1".into(),
             repo: "a/b".into(),
@@ -648,13 +648,13 @@ mod tests {
     fn the_dataset_row_names_the_image_in_one_of_its_columns() {
         let mut extra = serde_json::Map::new();
         extra.insert("docker_image".into(), "reg.io/a/b:1".into());
-        let instance = instance(extra);
+        let instance = row(extra);
         assert_eq!(dataset_image(&instance).as_deref(), Some("reg.io/a/b:1"));
         assert_eq!(
             reference_for(&PrebuiltSource::Dataset, &instance).as_deref(),
             Some("reg.io/a/b:1")
         );
-        let plain = instance(serde_json::Map::new());
+        let plain = row(serde_json::Map::new());
         assert_eq!(reference_for(&PrebuiltSource::Dataset, &plain), None);
     }
 }
