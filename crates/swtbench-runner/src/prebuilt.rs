@@ -395,12 +395,31 @@ impl PrebuiltError {
 pub const LAYOUT_CHECK_LIMIT: Duration = Duration::from_secs(120);
 
 type Verdict = Arc<OnceCell<Result<(), PrebuiltError>>>;
+type Pulled = Arc<OnceCell<Result<Option<PullDone>, PrebuiltError>>>;
+
+/// A pull [`ensure_prebuilt`] made: how long it took and the bytes moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PullDone {
+    pub duration: Duration,
+    pub bytes: u64,
+}
+
+/// What [`ensure_prebuilt`] made available.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnsuredPrebuilt {
+    /// The name the runs start containers from.
+    pub tag: String,
+    /// The local image id.
+    pub id: String,
+    /// This call's flight pulled it (`None`: it was there, or another caller pulled it).
+    pub pulled: Option<PullDone>,
+}
 
 /// The pulls and layout checks of one evaluation: each image is pulled at most once, and
 /// checked once per base commit; later callers get the first verdict.
 #[derive(Debug, Default)]
 pub struct PrebuiltFlights {
-    pulls: Mutex<HashMap<String, Verdict>>,
+    pulls: Mutex<HashMap<String, Pulled>>,
     checks: Mutex<HashMap<(String, String), Verdict>>,
 }
 
@@ -414,12 +433,12 @@ pub(crate) struct PrebuiltContext<'a, B> {
 }
 
 /// Makes `image` available (pulled when the engine lacks it) and checks its layout for
-/// `instance`; returns the name to start containers from.
+/// `instance`.
 pub(crate) async fn ensure_prebuilt<B: ContainerBackend>(
     ctx: &PrebuiltContext<'_, B>,
     image: &PrebuiltImage,
     instance: &Instance,
-) -> Result<String, PrebuiltError> {
+) -> Result<EnsuredPrebuilt, PrebuiltError> {
     let reference = image.reference.as_str();
     let engine = |e: swtbench_backend::BackendError| PrebuiltError::Engine {
         reference: reference.to_string(),
@@ -432,28 +451,44 @@ pub(crate) async fn ensure_prebuilt<B: ContainerBackend>(
         .entry(reference.to_string())
         .or_default()
         .clone();
-    pull.get_or_init(|| async {
-        if ctx
-            .backend
-            .image_inspect(reference)
-            .await
-            .map_err(engine)?
-            .is_some()
-        {
-            return Ok(());
-        }
-        let name = parse_image_name(reference);
-        let auth = ctx.settings.auth.get(&name.registry);
-        ctx.backend
-            .image_pull(reference, auth, &|_| {})
-            .await
-            .map_err(|e| PrebuiltError::Pull {
-                reference: reference.to_string(),
-                message: e.to_string(),
-            })
-    })
-    .await
-    .clone()?;
+    let mut first = false;
+    let pulled = pull
+        .get_or_init(|| async {
+            first = true;
+            if ctx
+                .backend
+                .image_inspect(reference)
+                .await
+                .map_err(engine)?
+                .is_some()
+            {
+                return Ok(None);
+            }
+            let name = parse_image_name(reference);
+            let auth = ctx.settings.auth.get(&name.registry);
+            let started = std::time::Instant::now();
+            let bytes = std::sync::atomic::AtomicU64::new(0);
+            let sink = |p: swtbench_backend::TransferProgress| {
+                bytes.store(
+                    p.total_bytes.max(p.bytes),
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+            };
+            ctx.backend
+                .image_pull(reference, auth, &sink)
+                .await
+                .map_err(|e| PrebuiltError::Pull {
+                    reference: reference.to_string(),
+                    message: e.to_string(),
+                })?;
+            Ok(Some(PullDone {
+                duration: started.elapsed(),
+                bytes: bytes.load(std::sync::atomic::Ordering::Relaxed),
+            }))
+        })
+        .await
+        .clone()?
+        .filter(|_| first);
     let found = ctx
         .backend
         .image_inspect(reference)
@@ -484,7 +519,11 @@ pub(crate) async fn ensure_prebuilt<B: ContainerBackend>(
         .get_or_init(|| check_layout(ctx, reference, instance))
         .await
         .clone()?;
-    Ok(reference.to_string())
+    Ok(EnsuredPrebuilt {
+        tag: reference.to_string(),
+        id: found.id,
+        pulled,
+    })
 }
 
 /// Runs [`LAYOUT_SCRIPT`] in a throwaway container of `reference` (labelled as this run's, removed

@@ -278,6 +278,16 @@ fn engine_prebuilt_instance_images() {
         of_kind(&ev2, "image_build_started").is_empty(),
         "nothing is built"
     );
+    let pulled: Vec<&Value> = ev2
+        .iter()
+        .filter(|e| e["event"] == "image_ready" && e["outcome"]["kind"] == "pulled")
+        .collect();
+    assert_eq!(pulled.len(), 1, "the prebuilt image is pulled once");
+    assert_eq!(pulled[0]["tag"], good.as_str());
+    eprintln!(
+        "pull of the prebuilt image: {} ms, {} bytes",
+        pulled[0]["outcome"]["duration_ms"], pulled[0]["outcome"]["bytes"]
+    );
     let (r1, r2) = (reports(&out1), reports(&out2));
     assert!(!r1.is_empty());
     assert_eq!(r1, r2, "report.json files are byte-identical");

@@ -189,7 +189,21 @@ impl<B: ContainerBackend> ImageState<B> {
             run_id: &shared.settings.run_id,
             flights: &self.prebuilt,
         };
-        crate::prebuilt::ensure_prebuilt(&ctx, image, instance).await
+        let ensured = crate::prebuilt::ensure_prebuilt(&ctx, image, instance).await?;
+        if let Some(done) = ensured.pulled {
+            shared.stats(|s| s.images_pulled += 1);
+            shared.emit(Event::ImageReady {
+                tag: ensured.tag.clone(),
+                kind: ImageKind::Instance,
+                outcome: ImageOutcome::Pulled {
+                    reference: ensured.tag.clone(),
+                    id: ensured.id.clone(),
+                    duration_ms: done.duration.as_millis() as u64,
+                    bytes: done.bytes,
+                },
+            });
+        }
+        Ok(ensured.tag)
     }
 
     /// Whether the plan builds (or rebuilds) `tag`.
