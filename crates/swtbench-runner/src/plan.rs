@@ -881,7 +881,17 @@ fn plan_instance(
         PatchStep::Extract => None,
     };
     if let Some(pre) = &settings.images.prebuilt {
-        return plan_prebuilt(input, outputs, logs, model_dir, instance, spec, model_patch, pre, ip);
+        return plan_prebuilt(
+            input,
+            outputs,
+            logs,
+            model_dir,
+            instance,
+            spec,
+            model_patch,
+            pre,
+            ip,
+        );
     }
     if let Some(mirror) = &settings.images.repo_mirror {
         let dir = mirror.join(format!("{}.git", instance.repo_dir_name()));

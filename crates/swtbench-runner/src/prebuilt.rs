@@ -640,7 +640,10 @@ mod tests {
     #[test]
     fn the_layout_verdict_names_what_failed() {
         let c = "abc123";
-        assert_eq!(layout_verdict(Some(0), "swtbench-layout: head abc123\n", c), Ok(()));
+        assert_eq!(
+            layout_verdict(Some(0), "swtbench-layout: head abc123\n", c),
+            Ok(())
+        );
         assert_eq!(
             layout_verdict(Some(0), "swtbench-layout: head def456\n", c),
             Err(LayoutProblem::WrongCommit {
@@ -664,7 +667,10 @@ mod tests {
         );
         assert!(matches!(
             layout_verdict(Some(127), "bash: not found", c),
-            Err(LayoutProblem::Unexpected { exit_code: Some(127), .. })
+            Err(LayoutProblem::Unexpected {
+                exit_code: Some(127),
+                ..
+            })
         ));
     }
 

@@ -141,10 +141,7 @@ fn prebuilt_instances_build_nothing_and_key_their_runs_on_the_digest() {
 
     let two = p.instance("acme__calc-2").unwrap();
     assert!(two.prebuilt.as_ref().unwrap().pull);
-    assert_eq!(
-        two.runs[0].key_inputs.instance_image,
-        "prebuilt@sha256:bbb"
-    );
+    assert_eq!(two.runs[0].key_inputs.instance_image, "prebuilt@sha256:bbb");
 
     let three = p.instance("acme__calc-3").unwrap();
     match &three.action {
@@ -159,8 +156,11 @@ fn prebuilt_instances_build_nothing_and_key_their_runs_on_the_digest() {
     }
 
     // Only the prebuilt images, nothing to build.
-    let actions: Vec<(&str, &ImageAction)> =
-        p.images.iter().map(|i| (i.tag.as_str(), &i.action)).collect();
+    let actions: Vec<(&str, &ImageAction)> = p
+        .images
+        .iter()
+        .map(|i| (i.tag.as_str(), &i.action))
+        .collect();
     assert_eq!(
         actions,
         vec![

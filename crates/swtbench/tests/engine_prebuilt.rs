@@ -202,7 +202,12 @@ fn engine_prebuilt_instance_images() {
         })
         .collect();
     let env_tag = built.iter().find(|(k, _)| k == "env").unwrap().1.clone();
-    let instance_tag = built.iter().find(|(k, _)| k == "instance").unwrap().1.clone();
+    let instance_tag = built
+        .iter()
+        .find(|(k, _)| k == "instance")
+        .unwrap()
+        .1
+        .clone();
     cleanup.tags.push(env_tag.clone());
     cleanup.tags.push(instance_tag.clone());
 
@@ -255,14 +260,22 @@ fn engine_prebuilt_instance_images() {
     }
 
     // 3. The dry run says where the image comes from; the run pulls it and builds nothing.
-    let template = format!("{}/swebench/sweb.eval.x86_64.{{id_1776}}:latest", reg.host());
+    let template = format!(
+        "{}/swebench/sweb.eval.x86_64.{{id_1776}}:latest",
+        reg.host()
+    );
     let out2 = root.join("out2");
-    let dry = swtbench(&run_args(&out2, &["--instance-image", &template, "--dry-run"]));
+    let dry = swtbench(&run_args(
+        &out2,
+        &["--instance-image", &template, "--dry-run"],
+    ));
     assert!(dry.status.success());
     let plan =
         String::from_utf8_lossy(&dry.stdout).to_string() + &String::from_utf8_lossy(&dry.stderr);
     assert!(
-        plan.contains(&format!("on prebuilt image {good} (to pull; keys hold prebuilt@sha256:")),
+        plan.contains(&format!(
+            "on prebuilt image {good} (to pull; keys hold prebuilt@sha256:"
+        )),
         "{plan}"
     );
     assert!(plan.contains("1 prebuilt (1 to pull)"), "{plan}");
@@ -272,7 +285,10 @@ fn engine_prebuilt_instance_images() {
         "run on the prebuilt image (pull, layout check, six runs): {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    assert!(second.status.success(), "the run on the prebuilt image failed");
+    assert!(
+        second.status.success(),
+        "the run on the prebuilt image failed"
+    );
     let ev2 = events(&out2);
     assert!(
         of_kind(&ev2, "image_build_started").is_empty(),
@@ -296,18 +312,23 @@ fn engine_prebuilt_instance_images() {
         "the layout check's container is gone"
     );
     // The eval scripts activated the environment as on SWE-bench's images.
-    let eval = std::fs::read_to_string(
-        walk_find(&out2, "eval.sh").expect("an eval.sh in the run's logs"),
-    )
-    .unwrap();
+    let eval =
+        std::fs::read_to_string(walk_find(&out2, "eval.sh").expect("an eval.sh in the run's logs"))
+            .unwrap();
     assert!(eval.contains("conda activate testbed"), "{eval}");
 
     // 4. Pulled now: the digest in the keys is the same, every run is reused.
-    let again = swtbench(&run_args(&out2, &["--instance-image", &template, "--dry-run"]));
+    let again = swtbench(&run_args(
+        &out2,
+        &["--instance-image", &template, "--dry-run"],
+    ));
     assert!(again.status.success());
     let plan = String::from_utf8_lossy(&again.stdout).to_string()
         + &String::from_utf8_lossy(&again.stderr);
-    assert!(plan.contains("(present; keys hold prebuilt@sha256:"), "{plan}");
+    assert!(
+        plan.contains("(present; keys hold prebuilt@sha256:"),
+        "{plan}"
+    );
     assert!(plan.contains("0 to execute, 6 reused"), "{plan}");
 
     // 5. /testbed at another commit: the instance fails with what was found, nothing is graded.
@@ -317,11 +338,15 @@ fn engine_prebuilt_instance_images() {
     );
     let out3 = root.join("out3");
     let third = swtbench(&run_args(&out3, &["--instance-image", &bad_template]));
-    assert!(!third.status.success(), "an instance that failed fails the run");
+    assert!(
+        !third.status.success(),
+        "an instance that failed fails the run"
+    );
     let stderr = String::from_utf8_lossy(&third.stderr);
     assert!(
-        stderr.contains(&format!("prebuilt image {other} is not in SWE-bench's layout"))
-            && stderr.contains("/testbed is at commit")
+        stderr.contains(&format!(
+            "prebuilt image {other} is not in SWE-bench's layout"
+        )) && stderr.contains("/testbed is at commit")
             && stderr.contains("the instance's base_commit is"),
         "{stderr}"
     );
