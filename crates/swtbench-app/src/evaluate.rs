@@ -239,7 +239,17 @@ impl Pipeline {
             .iter()
             .filter(|i| request.predictions.predictions.contains_key(&i.instance_id))
             .collect();
-        let specs = render_specs(&with_prediction, &request.table, &request.files);
+        // A prebuilt image (`--instance-image`) brings its environment: the env scripts are never
+        // built, so the requirement files they would hold are not read (GitHub need not be
+        // reachable); they render as empty files.
+        let unread = |_: &str, _: &str, _: &str| {
+            Ok::<_, swtbench_spec::ReadError>(Some(String::new()))
+        };
+        let files: &dyn swtbench_spec::FileSource = match request.settings.images.prebuilt {
+            Some(_) => &unread,
+            None => &request.files,
+        };
+        let specs = render_specs(&with_prediction, &request.table, files);
         let env_warnings: Vec<String> = specs
             .values()
             .filter_map(|s| s.as_ref().ok())
