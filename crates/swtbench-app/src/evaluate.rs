@@ -242,9 +242,8 @@ impl Pipeline {
         // A prebuilt image (`--instance-image`) brings its environment: the env scripts are never
         // built, so the requirement files they would hold are not read (GitHub need not be
         // reachable); they render as empty files.
-        let unread = |_: &str, _: &str, _: &str| {
-            Ok::<_, swtbench_spec::ReadError>(Some(String::new()))
-        };
+        let unread =
+            |_: &str, _: &str, _: &str| Ok::<_, swtbench_spec::ReadError>(Some(String::new()));
         let files: &dyn swtbench_spec::FileSource = match request.settings.images.prebuilt {
             Some(_) => &unread,
             None => &request.files,

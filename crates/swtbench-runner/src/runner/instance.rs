@@ -234,7 +234,8 @@ async fn evaluate<B: ContainerBackend>(
         InstanceAction::Evaluate | InstanceAction::ExtractThenEvaluate => {}
     }
     let waits = matches!(ip.action, InstanceAction::ExtractThenEvaluate)
-        || shared.images.builds_any(ip.images.as_ref());
+        || shared.images.builds_any(ip.images.as_ref())
+        || ip.prebuilt.as_ref().is_some_and(|p| p.pull);
     if waits {
         opener = None;
     }
