@@ -331,6 +331,33 @@ fn engine_prebuilt_instance_images() {
     );
     assert!(plan.contains("0 to execute, 6 reused"), "{plan}");
 
+    // 4b. The image named by the dataset row's `image_name` column: the same image, the same keys.
+    let rows = std::fs::read_to_string(fx.join("dataset.jsonl")).unwrap();
+    let named: Vec<String> = rows
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v["instance_id"] == INSTANCE {
+                v["image_name"] = Value::String(good.clone());
+            }
+            v.to_string()
+        })
+        .collect();
+    let named_dataset = root.join("named.jsonl");
+    std::fs::write(&named_dataset, named.join("\n") + "\n").unwrap();
+    let mut from_row = run_args(&out2, &["--instance-image", "dataset", "--dry-run"]);
+    let at = from_row.iter().position(|a| a == "--dataset").unwrap();
+    from_row[at + 1] = named_dataset.display().to_string();
+    let by_row = swtbench(&from_row);
+    assert!(by_row.status.success());
+    let plan = String::from_utf8_lossy(&by_row.stdout).to_string()
+        + &String::from_utf8_lossy(&by_row.stderr);
+    assert!(
+        plan.contains(&format!("on prebuilt image {good} (present;")),
+        "{plan}"
+    );
+    assert!(plan.contains("0 to execute, 6 reused"), "{plan}");
+
     // 5. /testbed at another commit: the instance fails with what was found, nothing is graded.
     let bad_template = format!(
         "{}/othercommit/sweb.eval.x86_64.{{id_1776}}:latest",
