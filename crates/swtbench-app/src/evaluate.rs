@@ -230,7 +230,7 @@ pub enum Signal {
 impl Pipeline {
     /// Loads what the plan needs and makes the plan. Refuses predictions that match no selected
     /// instance and a run report name that would be too long.
-    pub fn prepare(engine: Engine, request: Request) -> Result<Pipeline> {
+    pub fn prepare(engine: Engine, mut request: Request) -> Result<Pipeline> {
         let Engine { rt, backend, .. } = engine;
         check_selection(&request)?;
         let with_prediction: Vec<&Instance> = request
@@ -239,7 +239,16 @@ impl Pipeline {
             .iter()
             .filter(|i| request.predictions.predictions.contains_key(&i.instance_id))
             .collect();
-        let specs = render_specs(&with_prediction, &request.table, &request.files);
+        // A prebuilt image (`--instance-image`) brings its environment: the env scripts are never
+        // built, so the requirement files they would hold are not read (GitHub need not be
+        // reachable); they render as empty files.
+        let unread =
+            |_: &str, _: &str, _: &str| Ok::<_, swtbench_spec::ReadError>(Some(String::new()));
+        let files: &dyn swtbench_spec::FileSource = match request.settings.images.prebuilt {
+            Some(_) => &unread,
+            None => &request.files,
+        };
+        let specs = render_specs(&with_prediction, &request.table, files);
         let env_warnings: Vec<String> = specs
             .values()
             .filter_map(|s| s.as_ref().ok())
@@ -277,6 +286,23 @@ impl Pipeline {
                 }
                 _ => None,
             };
+        // With --instance-image: which prebuilt images are local (their digests), which their
+        // registries have.
+        let prebuilt: Option<swtbench_runner::prebuilt::PrebuiltInventory> =
+            match (&mut request.settings.images.prebuilt, &backend) {
+                (Some(pre), Some(b)) => {
+                    let inspect = |reference: &str| {
+                        rt.block_on(b.image_inspect(reference))
+                            .map_err(Error::environment)
+                    };
+                    Some(crate::registry::prebuilt_inventory(
+                        pre,
+                        &with_prediction,
+                        &inspect,
+                    )?)
+                }
+                _ => None,
+            };
         let tracer = swtbench_tracer::TRACER_PY.to_string();
         let tracer_sha = swtbench_core::hash::sha256_hex(&tracer);
         let plan_with =
@@ -291,6 +317,7 @@ impl Pipeline {
                         table: &request.table,
                         images: &images,
                         registry: registry.as_ref(),
+                        prebuilt: prebuilt.as_ref(),
                         tracer_sha256: Some(&tracer_sha),
                     },
                     &DiskOutputs,

@@ -172,3 +172,102 @@ impl swtbench_runner::events::EventSink for PullRecorder {
         }
     }
 }
+
+/// `--instance-image TEMPLATE|dataset` checked (credentials are read later, per registry, by
+/// [`prebuilt_inventory`]).
+pub fn prebuilt_settings(text: &str) -> Result<swtbench_runner::prebuilt::PrebuiltSettings> {
+    let source = swtbench_runner::prebuilt::parse_source(text).map_err(|e| {
+        let hint = e.hint();
+        Error::input(e).with_hint(hint)
+    })?;
+    Ok(swtbench_runner::prebuilt::PrebuiltSettings {
+        source,
+        auth: BTreeMap::new(),
+    })
+}
+
+/// What is known of the prebuilt images of `instances` (`--instance-image`): a local image's
+/// digest (asked of the engine through `inspect`), else whether its registry has it (manifest
+/// look-ups, [`LOOKUP_WORKERS`] at a time per registry). A registry that cannot be asked makes
+/// its images [`PrebuiltLookup::Unreachable`] (those instances are skipped with the reason), not
+/// an error of the run. The pulls' credentials are put into `settings` by registry host.
+pub fn prebuilt_inventory(
+    settings: &mut swtbench_runner::prebuilt::PrebuiltSettings,
+    instances: &[&swtbench_core::Instance],
+    inspect: &dyn Fn(&str) -> Result<Option<swtbench_backend::ImageInfo>>,
+) -> Result<swtbench_runner::prebuilt::PrebuiltInventory> {
+    use swtbench_runner::prebuilt::{
+        local_digest, parse_image_name, reference_for, PrebuiltLookup,
+    };
+    let mut out = swtbench_runner::prebuilt::PrebuiltInventory::new();
+    // Missing locally, by registry API host: (reference, `repository:tag`).
+    let mut remote: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let config = docker_config();
+    for instance in instances {
+        let Some(reference) = reference_for(&settings.source, instance) else {
+            continue;
+        };
+        if out.contains_key(&reference) {
+            continue;
+        }
+        let name = parse_image_name(&reference);
+        if !settings.auth.contains_key(&name.registry) {
+            let creds = credentials_for(config.as_deref(), name.credentials_host())
+                .map_err(registry_error)?;
+            if let Some(c) = creds {
+                settings.auth.insert(
+                    name.registry.clone(),
+                    RegistryAuth {
+                        username: c.username,
+                        password: c.secret,
+                        server: name.registry.clone(),
+                    },
+                );
+            }
+        }
+        match inspect(&reference)? {
+            Some(img) => {
+                let digest = local_digest(&name, &img.id, &img.repo_digests);
+                out.insert(reference, PrebuiltLookup::Local { digest });
+            }
+            None => {
+                out.insert(reference.clone(), PrebuiltLookup::Unknown);
+                remote
+                    .entry(name.api_host().to_string())
+                    .or_default()
+                    .push((reference, format!("{}:{}", name.repository, name.tag)));
+            }
+        }
+    }
+    for (host, refs) in remote {
+        let registry = swtbench_data::registry::RegistryRef {
+            host: host.clone(),
+            namespace: String::new(),
+        };
+        let creds = refs
+            .first()
+            .and_then(|(r, _)| settings.auth.get(&parse_image_name(r).registry))
+            .map(|a| Credentials {
+                username: a.username.clone(),
+                secret: a.password.clone(),
+            });
+        let client = RegistryClient::new(registry, creds);
+        let keys: Vec<String> = refs.iter().map(|(_, k)| k.clone()).collect();
+        let found = lookup(&client, &keys, &|_, _| {});
+        for (reference, key) in refs {
+            let lookup = match &found {
+                Ok(found) => match found.get(&key) {
+                    Some(l) if l.present => PrebuiltLookup::Remote {
+                        digest: l.digest.clone(),
+                    },
+                    _ => PrebuiltLookup::Missing,
+                },
+                Err(e) => PrebuiltLookup::Unreachable {
+                    message: e.to_string(),
+                },
+            };
+            out.insert(reference, lookup);
+        }
+    }
+    Ok(out)
+}

@@ -201,6 +201,8 @@ pub struct RunOptions {
     pub build_timeout: Option<u64>,
     /// `--registry` (resolved by [`crate::registry::registry_settings`]).
     pub registry: Option<swtbench_runner::settings::RegistrySettings>,
+    /// `--instance-image` (resolved by [`crate::registry::prebuilt_settings`]).
+    pub prebuilt: Option<swtbench_runner::prebuilt::PrebuiltSettings>,
     pub patch_types: Vec<PatchType>,
     pub extract: ExtractOptions,
     pub reuse_unkeyed: bool,
@@ -249,6 +251,7 @@ impl RunOptions {
             repo_mirror: self.repo_mirror,
             build_timeout: self.build_timeout.map(Duration::from_secs),
             registry: self.registry,
+            prebuilt: self.prebuilt,
         };
         s.max_workers = self.max_workers;
         s.memory_budget = host.memory_bytes;

@@ -816,6 +816,7 @@ impl ContainerBackend for DockerBackend {
                     tags: img.repo_tags.unwrap_or_default(),
                     created_unix: img.created.as_deref().map(rfc3339_to_unix).unwrap_or(0),
                     labels,
+                    repo_digests: img.repo_digests.unwrap_or_default(),
                 }))
             }
             Err(e) if status(&e) == Some(404) => Ok(None),
@@ -860,6 +861,7 @@ impl ContainerBackend for DockerBackend {
                     .collect(),
                 created_unix: s.created,
                 labels: s.labels.into_iter().collect(),
+                repo_digests: s.repo_digests,
             })
             .collect())
     }

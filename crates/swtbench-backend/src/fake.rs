@@ -460,6 +460,7 @@ fn insert_image(s: &mut State, tag: &str, labels: BTreeMap<String, String>) -> I
         tags: vec![tag.clone()],
         created_unix: 1_700_000_000 + s.clock,
         labels,
+        repo_digests: Vec::new(),
     };
     s.images.insert(tag, info.clone());
     info

@@ -71,6 +71,9 @@ pub struct ImageInfo {
     /// Creation time, seconds since the Unix epoch.
     pub created_unix: i64,
     pub labels: BTreeMap<String, String>,
+    /// `repository@sha256:…` of each registry the image was pulled from or pushed to (the
+    /// manifest digests; empty for an image only ever built here).
+    pub repo_digests: Vec<String>,
 }
 
 /// A container as the engine lists it.

@@ -168,6 +168,7 @@ async fn run(fake: &Arc<FakeBackend>, w: &Workload, st: &RunSettings) -> Duratio
             table: &table,
             images: &images,
             registry: None,
+            prebuilt: None,
             tracer_sha256: None,
         },
         &DiskOutputs,

@@ -32,6 +32,7 @@ pub mod offline;
 pub mod outcome;
 pub mod output_file;
 pub mod plan;
+pub mod prebuilt;
 pub mod prepare;
 pub mod report;
 pub mod retry;

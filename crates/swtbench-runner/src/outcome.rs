@@ -113,6 +113,10 @@ pub enum ImageError {
     /// The spec builds no base image and names no local one (a bug).
     #[error("the base image has neither a recipe nor an image")]
     NoBaseSource,
+    /// The prebuilt image (`--instance-image`) could not be pulled, changed, or is not in
+    /// SWE-bench's layout.
+    #[error("{0}")]
+    Prebuilt(crate::prebuilt::PrebuiltError),
 }
 
 impl ImageError {
@@ -124,6 +128,7 @@ impl ImageError {
             ImageError::BaseImageMissing { .. } => "base_image_missing",
             ImageError::Recipe(_) => "image_recipe",
             ImageError::NotPlanned | ImageError::NoBaseSource => "internal",
+            ImageError::Prebuilt(p) => p.cause(),
         }
     }
 
@@ -133,6 +138,7 @@ impl ImageError {
             ImageError::BaseImageMissing { .. } => Some(crate::plan::BASE_IMAGE_HINT.to_string()),
             ImageError::Build(b) => Some(b.hint()),
             ImageError::Engine(e) => e.hint(),
+            ImageError::Prebuilt(p) => p.hint(),
             _ => None,
         }
     }

@@ -29,6 +29,7 @@ use swtbench_grade::Parser;
 use swtbench_spec::{BaseImage, ExecSpec, ExecSpecJsonContext, RunInputs, SpecError, SpecTable};
 
 use crate::keys::{KeyInputs, HARNESS_VERSION, KEY_FORMAT};
+use crate::prebuilt::{PrebuiltImage, PrebuiltInventory, PrebuiltLookup};
 use crate::schedule::{estimate_run, Estimate, InstanceCost, Recorded};
 use crate::settings::{ImageKind, RunSettings};
 
@@ -179,6 +180,7 @@ impl ExistingImage {
             tags: vec![tag.to_string()],
             created_unix: self.created_unix,
             labels: self.labels.clone(),
+            repo_digests: Vec::new(),
         }
     }
 }
@@ -220,6 +222,9 @@ pub enum SkipCause {
     BaseImageMissing(String),
     /// Patch extraction found nothing to apply: the extraction's summary of why.
     ExtractionFailed(String),
+    /// `--instance-image`: the instance has no usable prebuilt image (the dataset row names
+    /// none, or the image is neither local nor in its registry): why.
+    Prebuilt(String),
 }
 
 /// What a missing log parser is fixed with (part of [`SkipCause::NoParser`]'s text).
@@ -245,6 +250,7 @@ impl SkipCause {
             SkipCause::NoMirror(_) => "no_mirror",
             SkipCause::BaseImageMissing(_) => "base_image_missing",
             SkipCause::ExtractionFailed(_) => "extraction_failed",
+            SkipCause::Prebuilt(_) => "prebuilt_image",
         }
     }
 
@@ -258,7 +264,7 @@ impl SkipCause {
             SkipCause::NoParser(ParserError::Unknown { message, .. }) => Some(message.clone()),
             SkipCause::NoMirror(p) => Some(p.display().to_string()),
             SkipCause::BaseImageMissing(tag) => Some(tag.clone()),
-            SkipCause::ExtractionFailed(why) => Some(why.clone()),
+            SkipCause::ExtractionFailed(why) | SkipCause::Prebuilt(why) => Some(why.clone()),
         }
     }
 
@@ -286,6 +292,7 @@ impl std::fmt::Display for SkipCause {
             SkipCause::NoMirror(p) => write!(f, "no repository mirror at {}", p.display()),
             SkipCause::BaseImageMissing(tag) => f.write_str(&base_image_missing_text(tag)),
             SkipCause::ExtractionFailed(why) => write!(f, "patch extraction failed: {why}"),
+            SkipCause::Prebuilt(why) => f.write_str(why),
         }
     }
 }
@@ -421,6 +428,10 @@ pub struct InstancePlan {
     pub raw_model_patch: Option<Arc<str>>,
     #[serde(skip)]
     pub spec: Option<Box<ExecSpec>>,
+    /// `--instance-image`: the prebuilt image the runs start from (then `images` is `None`:
+    /// nothing is built for the instance).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prebuilt: Option<PrebuiltImage>,
     /// `<logs>/<run_id>/<model>/<instance>`: report.json and extraction files.
     pub report_dir: PathBuf,
     /// What it is expected to cost, when it needs containers (the schedule's order follows it).
@@ -463,6 +474,9 @@ pub enum ImageAction {
     /// Missing locally and in the registry cache: pulled from this reference (built if the
     /// pull fails).
     Pull(String),
+    /// A prebuilt instance image (`--instance-image`) used as it is: `present` locally, or
+    /// `pull` (never built).
+    Prebuilt(String),
 }
 
 /// Which image keys the registry cache has (`--registry`): tag → whether its manifest is there.
@@ -494,6 +508,9 @@ pub struct PlanCounts {
     pub images_reuse: usize,
     /// Images pulled from the registry cache.
     pub images_pull: usize,
+    /// Prebuilt instance images (`--instance-image`) used, and how many of them are pulled.
+    pub images_prebuilt: usize,
+    pub images_prebuilt_pull: usize,
 }
 
 /// The whole plan.
@@ -543,6 +560,8 @@ pub struct PlanInput<'a> {
     pub images: &'a ImageInventory,
     /// What the registry cache holds (`None`: no registry, or not looked up).
     pub registry: Option<&'a RegistryInventory>,
+    /// What is known of the prebuilt images of `--instance-image` (`None`: not looked up).
+    pub prebuilt: Option<&'a PrebuiltInventory>,
     /// SHA-256 of the tracer copied into containers (goes into keys when coverage is on).
     pub tracer_sha256: Option<&'a str>,
 }
@@ -588,6 +607,7 @@ pub fn plan(input: &PlanInput<'_>, outputs: &dyn OutputLookup) -> Plan {
             model_patch: None,
             raw_model_patch: None,
             spec: None,
+            prebuilt: None,
             report_dir,
             cost: None,
         };
@@ -860,6 +880,19 @@ fn plan_instance(
         PatchStep::Execute(p) => Some(p),
         PatchStep::Extract => None,
     };
+    if let Some(pre) = &settings.images.prebuilt {
+        return plan_prebuilt(
+            input,
+            outputs,
+            logs,
+            model_dir,
+            instance,
+            spec,
+            model_patch,
+            pre,
+            ip,
+        );
+    }
     if let Some(mirror) = &settings.images.repo_mirror {
         let dir = mirror.join(format!("{}.git", instance.repo_dir_name()));
         let instance_image_exists = input
@@ -900,6 +933,7 @@ fn plan_instance(
                 model_dir,
                 tracer_sha256: input.tracer_sha256,
                 base_image_id: base_image_id.as_deref(),
+                prebuilt: None,
             };
             match plan_runs(&ctx, instance, spec, &patch, outputs) {
                 Ok(runs) => {
@@ -913,6 +947,94 @@ fn plan_instance(
     }
 }
 
+/// The spec of an instance run on a prebuilt image: its scripts activate conda as SWE-bench's
+/// images want (`source /opt/miniconda3/bin/activate`, `conda activate testbed`), whatever the
+/// table's provider.
+pub fn prebuilt_spec(spec: &ExecSpec) -> ExecSpec {
+    let mut spec = spec.clone();
+    spec.spec.provider = swtbench_spec::Provider::Conda;
+    spec
+}
+
+/// [`plan_instance`] for `--instance-image`: no images are built; the runs start from the
+/// prebuilt image and their keys hold its digest.
+#[allow(clippy::too_many_arguments)]
+fn plan_prebuilt(
+    input: &PlanInput<'_>,
+    outputs: &dyn OutputLookup,
+    logs: &LogsRoot,
+    model_dir: &str,
+    instance: &Instance,
+    spec: &ExecSpec,
+    model_patch: Option<String>,
+    pre: &crate::prebuilt::PrebuiltSettings,
+    ip: &mut InstancePlan,
+) {
+    let skip = |ip: &mut InstancePlan, why: String| {
+        ip.action = InstanceAction::Skip {
+            cause: SkipCause::Prebuilt(why),
+        }
+    };
+    let Some(reference) = crate::prebuilt::reference_for(&pre.source, instance) else {
+        return skip(
+            ip,
+            format!(
+                "--instance-image dataset: the dataset row names no image (none of the columns {})",
+                crate::prebuilt::DATASET_IMAGE_FIELDS.join(", ")
+            ),
+        );
+    };
+    let lookup = input
+        .prebuilt
+        .and_then(|p| p.get(&reference))
+        .cloned()
+        .unwrap_or(PrebuiltLookup::Unknown);
+    if let Some(why) = crate::prebuilt::unavailable_text(&reference, &lookup) {
+        if !input.settings.skip_eval {
+            return skip(ip, why);
+        }
+    }
+    let image = PrebuiltImage {
+        digest: match &lookup {
+            PrebuiltLookup::Local { digest } => Some(digest.clone()),
+            PrebuiltLookup::Remote { digest } => digest.clone(),
+            _ => None,
+        },
+        pull: !matches!(lookup, PrebuiltLookup::Local { .. }),
+        reference,
+    };
+    let spec = prebuilt_spec(spec);
+    ip.spec = Some(Box::new(spec.clone()));
+    let Some(patch) = model_patch else {
+        ip.prebuilt = Some(image);
+        ip.action = InstanceAction::ExtractThenEvaluate;
+        return;
+    };
+    let ctx = RunContext {
+        settings: input.settings,
+        logs,
+        model_dir,
+        tracer_sha256: input.tracer_sha256,
+        base_image_id: None,
+        prebuilt: Some(&image),
+    };
+    match plan_runs(&ctx, instance, &spec, &patch, outputs) {
+        Ok(runs) => {
+            ip.runs = runs;
+            ip.model_patch = Some(Arc::from(patch));
+            ip.action = InstanceAction::Evaluate;
+            ip.prebuilt = Some(image);
+        }
+        Err(e) => skip_spec(ip, e),
+    }
+}
+
+fn skip_spec(ip: &mut InstancePlan, e: SpecError) {
+    ip.action = InstanceAction::Skip {
+        cause: SkipCause::Spec(e),
+    };
+}
+
 /// What planning the six runs of an instance needs besides the instance.
 #[derive(Debug, Clone, Copy)]
 pub struct RunContext<'a> {
@@ -921,6 +1043,9 @@ pub struct RunContext<'a> {
     pub model_dir: &'a str,
     pub tracer_sha256: Option<&'a str>,
     pub base_image_id: Option<&'a str>,
+    /// The prebuilt image the runs start from: its digest stands in the keys for the instance
+    /// image key.
+    pub prebuilt: Option<&'a PrebuiltImage>,
 }
 
 /// A rendered run's directives and content key (which does not depend on the run's directory);
@@ -939,7 +1064,10 @@ impl KeyedRun {
         let inputs = KeyInputs {
             format: KEY_FORMAT,
             harness: HARNESS_VERSION.to_string(),
-            instance_image: spec.keys.instance.clone(),
+            instance_image: match ctx.prebuilt {
+                Some(p) => p.key_identity(),
+                None => spec.keys.instance.clone(),
+            },
             base_image_id: ctx.base_image_id.map(str::to_string),
             eval_script_sha256: sha256_hex(&rendered.eval_script),
             user: spec.user().to_string(),
@@ -1176,6 +1304,17 @@ fn plan_images(input: &PlanInput<'_>, instances: &[InstancePlan]) -> Vec<ImagePl
     };
     let exists = |tag: &str| input.images.get(tag).and_then(Option::as_ref);
     for ip in instances.iter().filter(|i| i.needs_containers()) {
+        if let Some(p) = &ip.prebuilt {
+            let how = if p.pull { "pull" } else { "present" };
+            add(
+                &p.reference,
+                ImageKind::Instance,
+                ImageAction::Prebuilt(how.into()),
+                &ip.instance_id,
+            );
+        }
+    }
+    for ip in instances.iter().filter(|i| i.needs_containers()) {
         let Some(chain) = &ip.images else { continue };
         let id = ip.instance_id.as_str();
         let plain = |tag: &str| match exists(tag) {
@@ -1285,6 +1424,12 @@ fn count(instances: &[InstancePlan], images: &[ImagePlan]) -> PlanCounts {
             ImageAction::Build | ImageAction::Rebuild(_) => c.images_build += 1,
             ImageAction::Reuse => c.images_reuse += 1,
             ImageAction::Pull(_) => c.images_pull += 1,
+            ImageAction::Prebuilt(ref how) => {
+                c.images_prebuilt += 1;
+                if how == "pull" {
+                    c.images_prebuilt_pull += 1;
+                }
+            }
             ImageAction::External => {}
         }
     }
@@ -1359,6 +1504,15 @@ impl Plan {
                 }
             };
             let _ = writeln!(s, "  {}: {what}", i.instance_id);
+            if let Some(p) = &i.prebuilt {
+                let _ = writeln!(
+                    s,
+                    "    on prebuilt image {} ({}; keys hold {})",
+                    p.reference,
+                    if p.pull { "to pull" } else { "present" },
+                    p.key_identity()
+                );
+            }
         }
         if !self.images.is_empty() {
             let _ = writeln!(s, "images:");
@@ -1369,6 +1523,10 @@ impl Plan {
                     ImageAction::Rebuild(why) => format!("rebuild ({why})"),
                     ImageAction::External => "local base image (used as it is)".to_string(),
                     ImageAction::Pull(reference) => format!("pull from {reference}"),
+                    ImageAction::Prebuilt(how) if how == "pull" => {
+                        "prebuilt, pulled before its first run".to_string()
+                    }
+                    ImageAction::Prebuilt(_) => "prebuilt, present".to_string(),
                 };
                 let _ = writeln!(
                     s,
@@ -1399,6 +1557,14 @@ impl Plan {
             // Only with a registry cache: the line stays as it was without one.
             s.truncate(s.trim_end_matches('\n').len());
             let _ = writeln!(s, ", {} to pull", c.images_pull);
+        }
+        if c.images_prebuilt > 0 {
+            s.truncate(s.trim_end_matches('\n').len());
+            let _ = writeln!(
+                s,
+                ", {} prebuilt ({} to pull)",
+                c.images_prebuilt, c.images_prebuilt_pull
+            );
         }
         s
     }

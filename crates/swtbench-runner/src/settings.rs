@@ -164,6 +164,9 @@ pub struct ImageSettings {
     pub build_timeout: Option<Duration>,
     /// A registry used as a cache of swtbench's images (`--registry`).
     pub registry: Option<RegistrySettings>,
+    /// Prebuilt instance images in SWE-bench's layout used instead of building
+    /// (`--instance-image`, [`crate::prebuilt`]).
+    pub prebuilt: Option<crate::prebuilt::PrebuiltSettings>,
 }
 
 /// `--registry REF [--push] [--pull-workers N]`: images missing locally are pulled from

@@ -144,6 +144,7 @@ fn make_plan(
             table: &s.table,
             images,
             registry: None,
+            prebuilt: None,
             tracer_sha256: None,
         },
         outputs,

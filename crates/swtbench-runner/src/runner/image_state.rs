@@ -127,6 +127,8 @@ pub(super) struct ImageState<B: ContainerBackend> {
     /// The plan's action per tag.
     actions: BTreeMap<String, ImageAction>,
     marks: ImageMarks,
+    /// The pulls and layout checks of prebuilt images (`--instance-image`).
+    prebuilt: crate::prebuilt::PrebuiltFlights,
 }
 
 impl<B: ContainerBackend> ImageState<B> {
@@ -162,7 +164,46 @@ impl<B: ContainerBackend> ImageState<B> {
                 .map(|i| (i.tag.clone(), i.action.clone()))
                 .collect(),
             marks: ImageMarks::default(),
+            prebuilt: crate::prebuilt::PrebuiltFlights::default(),
         }
+    }
+
+    /// Makes the prebuilt image of an instance available and checks its layout (once per image
+    /// and base commit); returns the name its runs start from.
+    pub async fn ensure_prebuilt(
+        &self,
+        shared: &Shared<B>,
+        image: &crate::prebuilt::PrebuiltImage,
+        instance: &swtbench_core::Instance,
+    ) -> Result<String, crate::prebuilt::PrebuiltError> {
+        let Some(settings) = &shared.settings.images.prebuilt else {
+            return Err(crate::prebuilt::PrebuiltError::Engine {
+                reference: image.reference.clone(),
+                message: "planned without --instance-image (a bug)".into(),
+            });
+        };
+        let ctx = crate::prebuilt::PrebuiltContext {
+            backend: &shared.backend,
+            containers: &shared.registry,
+            settings,
+            run_id: &shared.settings.run_id,
+            flights: &self.prebuilt,
+        };
+        let ensured = crate::prebuilt::ensure_prebuilt(&ctx, image, instance).await?;
+        if let Some(done) = ensured.pulled {
+            shared.stats(|s| s.images_pulled += 1);
+            shared.emit(Event::ImageReady {
+                tag: ensured.tag.clone(),
+                kind: ImageKind::Instance,
+                outcome: ImageOutcome::Pulled {
+                    reference: ensured.tag.clone(),
+                    id: ensured.id.clone(),
+                    duration_ms: done.duration.as_millis() as u64,
+                    bytes: done.bytes,
+                },
+            });
+        }
+        Ok(ensured.tag)
     }
 
     /// Whether the plan builds (or rebuilds) `tag`.

@@ -27,7 +27,7 @@ use super::slots::Opener;
 use crate::events::{Event, InstanceOutcome, Phase, RunOutcome};
 use crate::execute::{copy_run, execute_run, ExecError, Executed, RunJob};
 use crate::limits::LimitHit;
-use crate::outcome::{AbortReason, InstanceError};
+use crate::outcome::{AbortReason, ImageError, InstanceError};
 use crate::plan::{plan_runs, DiskOutputs, InstanceAction, InstancePlan, RunAction, RunContext};
 use crate::plan::{RunPlan, SkipCause};
 use crate::prepare::{extract_patch, ExtractFailure, ExtractJob};
@@ -234,7 +234,8 @@ async fn evaluate<B: ContainerBackend>(
         InstanceAction::Evaluate | InstanceAction::ExtractThenEvaluate => {}
     }
     let waits = matches!(ip.action, InstanceAction::ExtractThenEvaluate)
-        || shared.images.builds_any(ip.images.as_ref());
+        || shared.images.builds_any(ip.images.as_ref())
+        || ip.prebuilt.as_ref().is_some_and(|p| p.pull);
     if waits {
         opener = None;
     }
@@ -279,7 +280,15 @@ async fn prepare<'a, B: ContainerBackend>(
     let mut image: Option<String> = None;
     if needs {
         shared.phase(id, Phase::Images);
-        match ensure_images(shared, ip, spec).await {
+        let ensured = match &ip.prebuilt {
+            Some(pre) => shared
+                .images
+                .ensure_prebuilt(shared, pre, instance)
+                .await
+                .map_err(ImageError::Prebuilt),
+            None => ensure_images(shared, ip, spec).await,
+        };
+        match ensured {
             Ok(tag) => image = Some(tag),
             Err(e) => {
                 // A build that failed because the engine went away is not this image's fault.
@@ -347,6 +356,7 @@ async fn extract_then_plan<B: ContainerBackend>(
         model_dir: &shared.model_dir,
         tracer_sha256: shared.tracer.as_ref().map(|t| t.sha256.as_str()),
         base_image_id: base_id.as_deref(),
+        prebuilt: ip.prebuilt.as_ref(),
     };
     match plan_runs(&ctx, instance, spec, &patch, &DiskOutputs) {
         Ok(runs) => Ok((runs, patch)),

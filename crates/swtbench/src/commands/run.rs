@@ -244,6 +244,15 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub registry: crate::args::RegistryArgs,
+
+    /// Run on prebuilt instance images in SWE-bench's layout instead of building: a name with
+    /// {id} (the instance id) or {id_1776} (with __ spelled _1776_, as SWE-bench's Docker Hub
+    /// images are named), lower-cased; or `dataset` for the image each dataset row names
+    /// (image_name, docker_image or instance_image). Missing images are pulled (credentials
+    /// from ~/.docker/config.json); each image's layout is checked before its first run. See
+    /// docs/registry.md.
+    #[arg(long, value_name = "TEMPLATE|dataset")]
+    pub instance_image: Option<String>,
 }
 
 pub(crate) fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSettings, CliError> {
@@ -271,6 +280,10 @@ pub(crate) fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSetti
         repo_mirror: args.repo_mirror.clone(),
         build_timeout: args.build_timeout,
         registry: args.registry.settings()?,
+        prebuilt: match &args.instance_image {
+            Some(t) => Some(swtbench_app::registry::prebuilt_settings(t)?),
+            None => None,
+        },
         patch_types: args.patch_types.clone(),
         extract: args.styles.options(),
         reuse_unkeyed: args.reuse_unkeyed_outputs,
