@@ -464,7 +464,11 @@ pub fn check_evidence(
 
 /// A run's evidence from its two files, with the reason to give when they cannot be read as
 /// collected (edited after the run, another format).
-pub fn load(kind: RunKind, meta: Option<&[u8]>, raw: Option<&[u8]>) -> (RunEvidence, Option<Reason>) {
+pub fn load(
+    kind: RunKind,
+    meta: Option<&[u8]>,
+    raw: Option<&[u8]>,
+) -> (RunEvidence, Option<Reason>) {
     let meta = meta.map(String::from_utf8_lossy);
     match RunEvidence::from_files(meta.as_deref(), raw) {
         Ok(ev) => (ev, None),
@@ -529,7 +533,11 @@ pub fn without_evidence(evidence: &[RunEvidence; 6]) -> Vec<RunKind> {
 
 /// The status maps strict grading uses: a run's evidence map where its evidence was collected
 /// and verified, else its log's.
-pub fn strict_maps(parser: Parser, logs: &[StatusMap; 6], evidence: &[RunEvidence; 6]) -> [StatusMap; 6] {
+pub fn strict_maps(
+    parser: Parser,
+    logs: &[StatusMap; 6],
+    evidence: &[RunEvidence; 6],
+) -> [StatusMap; 6] {
     std::array::from_fn(|i| {
         evidence[i]
             .collected()
@@ -579,7 +587,10 @@ mod tests {
         );
         // A key longer than a block is hashed first (RFC 4231 case 6).
         assert_eq!(
-            hmac_sha256_hex(&[0xaa; 131], b"Test Using Larger Than Block-Size Key - Hash Key First"),
+            hmac_sha256_hex(
+                &[0xaa; 131],
+                b"Test Using Larger Than Block-Size Key - Hash Key First"
+            ),
             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
         );
     }
@@ -596,7 +607,11 @@ mod tests {
         assert_eq!(map.get("tests/t.py::test_b[a"), Some(&TestStatus::Failed));
         // Passed, then an error in teardown: the summary's ERROR line comes later.
         assert_eq!(map.get("tests/t.py::test_c"), Some(&TestStatus::Error));
-        assert_eq!(map.get("tests/t.py::test_x"), None, "xfail is no status word");
+        assert_eq!(
+            map.get("tests/t.py::test_x"),
+            None,
+            "xfail is no status word"
+        );
         assert_eq!(ev.coverage_map()["m.py"][&1], 1);
     }
 
@@ -608,7 +623,10 @@ mod tests {
         let ev = read_evidence(forged.as_bytes(), SECRET);
         assert_eq!(ev.problems.len(), 1);
         assert_eq!(ev.problems[0].0, 10);
-        assert!(!ev.status_map(Parser::Pytest).unwrap().contains_key("tests/t.py::test_z"));
+        assert!(!ev
+            .status_map(Parser::Pytest)
+            .unwrap()
+            .contains_key("tests/t.py::test_z"));
 
         let lines: Vec<&str> = good.lines().collect();
         let removed = format!("{}\n{}\n", lines[0], lines[2..].join("\n"));
@@ -643,7 +661,14 @@ mod tests {
             .into_iter()
             .collect();
         assert_eq!(
-            check_evidence(kind, Parser::Pytest, &honest_log, Some(&dump), &ev, Some(&sel)),
+            check_evidence(
+                kind,
+                Parser::Pytest,
+                &honest_log,
+                Some(&dump),
+                &ev,
+                Some(&sel)
+            ),
             vec![]
         );
         let mut forged = honest_log.clone();
@@ -674,11 +699,26 @@ mod tests {
         );
         assert_eq!(reasons.len(), 1, "{reasons:?}");
         assert_eq!(
-            check_evidence(kind, Parser::Pytest, &forged, None, &RunEvidence::None, None),
+            check_evidence(
+                kind,
+                Parser::Pytest,
+                &forged,
+                None,
+                &RunEvidence::None,
+                None
+            ),
             vec![]
         );
         assert_eq!(
-            check_evidence(kind, Parser::Pytest, &forged, None, &RunEvidence::Lost(EvidenceState::Missing), None)[0].check(),
+            check_evidence(
+                kind,
+                Parser::Pytest,
+                &forged,
+                None,
+                &RunEvidence::Lost(EvidenceState::Missing),
+                None
+            )[0]
+            .check(),
             "evidence_lost"
         );
     }
@@ -719,6 +759,9 @@ mod tests {
         assert!(ev.collected().is_some());
         let err = RunEvidence::from_files(Some(&text), Some(b"x")).unwrap_err();
         assert!(err.contains("not the file collected"), "{err}");
-        assert_eq!(RunEvidence::from_files(None, None).unwrap(), RunEvidence::None);
+        assert_eq!(
+            RunEvidence::from_files(None, None).unwrap(),
+            RunEvidence::None
+        );
     }
 }

@@ -286,16 +286,17 @@ impl fmt::Display for Reason {
                 f,
                 "the test runner's evidence file is {} after the run (the hook had taken the \
                  run's secret)",
-                if state == "oversized" { "too large" } else { "gone" }
+                if state == "oversized" {
+                    "too large"
+                } else {
+                    "gone"
+                }
             ),
             Reason::EvidenceTampered {
                 evidence_line,
                 problem,
                 ..
-            } => write!(
-                f,
-                "line {evidence_line} of the evidence file: {problem}"
-            ),
+            } => write!(f, "line {evidence_line} of the evidence file: {problem}"),
             Reason::EvidenceDisagrees {
                 test,
                 log,

@@ -15,8 +15,7 @@ use std::time::Duration;
 
 use swtbench_backend::{BackendError, ContainerBackend, ContainerFile, ExecRequest};
 use swtbench_grade::evidence::{
-    EvidenceMeta, EvidenceState, EVIDENCE_FILE, EVIDENCE_FORMAT, EVIDENCE_LIMIT,
-    EVIDENCE_META_FILE,
+    EvidenceMeta, EvidenceState, EVIDENCE_FILE, EVIDENCE_FORMAT, EVIDENCE_LIMIT, EVIDENCE_META_FILE,
 };
 
 use crate::fsutil::{remove_if_exists, write_atomic};
@@ -107,17 +106,23 @@ impl EvidencePlan {
 /// Puts the hook in place (as root, before the eval script: nothing of the model's has run yet).
 /// Returns the site-packages directories that got it (empty: the image has none, or the step
 /// failed; the run then has no evidence).
-pub async fn install<B: ContainerBackend>(backend: &B, id: &str, plan: &EvidencePlan) -> Vec<String> {
+pub async fn install<B: ContainerBackend>(
+    backend: &B,
+    id: &str,
+    plan: &EvidencePlan,
+) -> Vec<String> {
     let mut request = ExecRequest::new(["/bin/sh", "-c", &plan.install_script()])
         .timeout(Duration::from_secs(30));
     request.user = Some("root".to_string());
     request.output_limit = Some(64 << 10);
     match backend.exec(id, &request).await {
-        Ok(out) if out.exit_code == Some(0) && !out.timed_out => String::from_utf8_lossy(&out.output)
-            .lines()
-            .filter(|l| l.starts_with('/'))
-            .map(str::to_string)
-            .collect(),
+        Ok(out) if out.exit_code == Some(0) && !out.timed_out => {
+            String::from_utf8_lossy(&out.output)
+                .lines()
+                .filter(|l| l.starts_with('/'))
+                .map(str::to_string)
+                .collect()
+        }
         _ => Vec::new(),
     }
 }
@@ -228,6 +233,7 @@ pub fn read_files(dir: &Path) -> std::io::Result<(Option<String>, Option<Vec<u8>
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -133,12 +133,17 @@ pub fn grade_from_outputs(
                 message: format!("reading the run's evidence: {e}"),
             })
         })?;
-        let (ev, reason) = swtbench_grade::evidence::load(kind, meta.as_deref().map(str::as_bytes), raw.as_deref());
+        let (ev, reason) = swtbench_grade::evidence::load(
+            kind,
+            meta.as_deref().map(str::as_bytes),
+            raw.as_deref(),
+        );
         *slot = ev;
         load_reasons.extend(reason);
     }
     let logs = graded.runs.each_ref().map(|r| r.tests.clone());
-    let mut found = swtbench_grade::evidence::check_instance(&ctx, &logs, &graded.coverage_maps, &evidence);
+    let mut found =
+        swtbench_grade::evidence::check_instance(&ctx, &logs, &graded.coverage_maps, &evidence);
     found.extend(load_reasons);
     let mut integrity = integrity.with(found);
     integrity.without_evidence = swtbench_grade::evidence::without_evidence(&evidence);

@@ -100,7 +100,10 @@ fn normalise(log: &str) -> String {
     let mut chars = log.chars().peekable();
     while let Some(c) = chars.next() {
         if c.is_ascii_digit() {
-            while chars.peek().is_some_and(|c| c.is_ascii_digit() || *c == '.') {
+            while chars
+                .peek()
+                .is_some_and(|c| c.is_ascii_digit() || *c == '.')
+            {
                 chars.next();
             }
             out.push('N');
@@ -164,7 +167,14 @@ fn pytest_case(python_version: &str, pytest: &str) {
     std::fs::write(project.join("tests/test_suite.py"), PYTEST_SUITE).unwrap();
     let run = || {
         let out = Command::new(env.join("bin/python"))
-            .args(["-m", "pytest", "-rA", "-p", "no:cacheprovider", "tests/test_suite.py"])
+            .args([
+                "-m",
+                "pytest",
+                "-rA",
+                "-p",
+                "no:cacheprovider",
+                "tests/test_suite.py",
+            ])
             .current_dir(&project)
             .output()
             .unwrap();
@@ -179,7 +189,11 @@ fn pytest_case(python_version: &str, pytest: &str) {
     let raw = std::fs::read(&plan.evidence_path);
     uninstall(&env, &plan);
     eprintln!("{pytest} on Python {python_version}:\n{hooked}");
-    assert_eq!(normalise(&plain), normalise(&hooked), "the hook changed the log");
+    assert_eq!(
+        normalise(&plain),
+        normalise(&hooked),
+        "the hook changed the log"
+    );
     assert!(!key_left, "the runner did not take the secret");
     let raw = raw.expect("no evidence file");
     let ev = read_evidence(&raw, &plan.secret);
@@ -190,7 +204,10 @@ fn pytest_case(python_version: &str, pytest: &str) {
     let decisive = |m: &swtbench_core::StatusMap| -> Vec<(String, TestStatus)> {
         m.iter()
             .filter(|(_, s)| {
-                matches!(s, TestStatus::Passed | TestStatus::Failed | TestStatus::Error)
+                matches!(
+                    s,
+                    TestStatus::Passed | TestStatus::Failed | TestStatus::Error
+                )
             })
             .filter(|(t, _)| t.as_str() != "tests/test_suite.py::test_printed_only")
             .map(|(t, s)| (t.clone(), s.clone()))
@@ -298,7 +315,11 @@ fn unittest_case(python_version: &str) {
     let raw = std::fs::read(&plan.evidence_path);
     uninstall(&env, &plan);
     eprintln!("unittest on Python {python_version}:\n{hooked}");
-    assert_eq!(normalise(&plain), normalise(&hooked), "the hook changed the log");
+    assert_eq!(
+        normalise(&plain),
+        normalise(&hooked),
+        "the hook changed the log"
+    );
     assert!(!key_left, "the runner did not take the secret");
     let raw = raw.expect("no evidence file");
     let ev = read_evidence(&raw, &plan.secret);
@@ -333,7 +354,10 @@ fn other_processes_leave_the_secret_alone() {
     let plan = install(&env);
     // An install step, a helper script: not a test runner.
     let out = Command::new(env.join("bin/python"))
-        .args(["-c", "import sys; print(sorted(m for m in sys.modules if 'swtbench' in m))"])
+        .args([
+            "-c",
+            "import sys; print(sorted(m for m in sys.modules if 'swtbench' in m))",
+        ])
         .output()
         .unwrap();
     let key_left = Path::new(&plan.key_path).exists();
@@ -341,5 +365,9 @@ fn other_processes_leave_the_secret_alone() {
     uninstall(&env, &plan);
     assert!(key_left && !evidence);
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -189,7 +189,8 @@ fn run_model(fx: &Fixture, out: &Path, model: &str, body: &str) -> (String, Vec<
     let run_id = unique_run_id(model);
     let lines: Vec<String> = body.lines().map(str::to_string).collect();
     let patch = new_file_patch("test_model_forged.py", &lines);
-    let pred = serde_json::json!({"instance_id": ID, "model_name_or_path": model, "model_patch": patch});
+    let pred =
+        serde_json::json!({"instance_id": ID, "model_name_or_path": model, "model_patch": patch});
     let file = format!("{model}.jsonl");
     std::fs::write(fx.data.join(&file), format!("{pred}\n")).unwrap();
     let args = fx.run_args(&run_id, out, &file, &["--instance-ids", ID]);
@@ -217,18 +218,30 @@ fn engine_forgeries_of_the_evidence_are_named_and_strict_grading_resolves_none()
     let out = fx.root.join("forged");
     let mut table = Vec::new();
     let mut cases = forgers();
-    cases.push(("coverage", COVERAGE_FORGER.to_string(), &["coverage_file_disagrees"]));
+    cases.push((
+        "coverage",
+        COVERAGE_FORGER.to_string(),
+        &["coverage_file_disagrees"],
+    ));
     for (name, body, wanted) in cases {
         let model = format!("forger-{name}");
         let (run_id, args) = run_model(&fx, &out, &model, &body);
-        eprintln!("--- {name}: pred_post ---\n{}", pred_post_log(&out, &run_id, &model));
+        eprintln!(
+            "--- {name}: pred_post ---\n{}",
+            pred_post_log(&out, &run_id, &model)
+        );
         let summary = instance_summary(&out, &run_id, &model);
         let found = checks(&summary);
         eprintln!("{name}: {}", summary["integrity"]);
-        assert_eq!(summary["integrity"]["verdict"], "suspicious", "{name}: {summary}");
+        assert_eq!(
+            summary["integrity"]["verdict"], "suspicious",
+            "{name}: {summary}"
+        );
         for want in wanted.iter() {
             assert!(
-                found.iter().any(|(run, c)| c == want && run.starts_with("pred_")),
+                found
+                    .iter()
+                    .any(|(run, c)| c == want && run.starts_with("pred_")),
                 "{name}: {want} not in {found:?}"
             );
         }
@@ -259,7 +272,10 @@ fn engine_forgeries_of_the_evidence_are_named_and_strict_grading_resolves_none()
             .flatten()
             .collect();
         if name != "coverage" {
-            assert!(passing.is_empty(), "{name}: the forged test passes: {report}");
+            assert!(
+                passing.is_empty(),
+                "{name}: the forged test passes: {report}"
+            );
         }
         table.push(format!(
             "{name}: {} (default resolved: {default_resolved}; strict: unresolved)",
@@ -279,7 +295,10 @@ fn without_timings(log: &str) -> String {
     let mut chars = log.chars().peekable();
     while let Some(c) = chars.next() {
         if c.is_ascii_digit() {
-            while chars.peek().is_some_and(|c| c.is_ascii_digit() || *c == '.') {
+            while chars
+                .peek()
+                .is_some_and(|c| c.is_ascii_digit() || *c == '.')
+            {
                 chars.next();
             }
             out.push('N');
@@ -304,7 +323,13 @@ fn collect_logs(
         } else if p.file_name().is_some_and(|n| n == "test_output.txt") {
             let text = std::fs::read_to_string(&p).unwrap();
             let evidence = p.with_file_name("swtbench_evidence.json").exists();
-            let key = p.parent().unwrap().strip_prefix(root).unwrap().display().to_string();
+            let key = p
+                .parent()
+                .unwrap()
+                .strip_prefix(root)
+                .unwrap()
+                .display()
+                .to_string();
             logs.insert(key, (without_timings(&text), evidence));
         }
     }
@@ -337,7 +362,10 @@ fn engine_the_evidence_hook_leaves_the_logs_as_they_are() {
     );
     assert!(with.len() >= 4 * 6 - 8, "{:?}", with.keys());
     for (k, (text, evidence)) in with {
-        assert_eq!(text, &without[k].0, "{k}: the log differs with the evidence hook");
+        assert_eq!(
+            text, &without[k].0,
+            "{k}: the log differs with the evidence hook"
+        );
         assert!(*evidence, "{k}: no evidence record");
         assert!(!without[k].1, "{k}: evidence with --no-evidence");
     }

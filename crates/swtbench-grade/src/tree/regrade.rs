@@ -235,7 +235,10 @@ fn regrade_one(run: &RunTree<'_>, req: &RegradeRequest<'_>, inst: &Instance) -> 
             runs.dirs[i].as_ref()
         };
         let Some(dir) = dir else { continue };
-        for (file, name) in [(&mut slot.0, EVIDENCE_META_FILE), (&mut slot.1, EVIDENCE_FILE)] {
+        for (file, name) in [
+            (&mut slot.0, EVIDENCE_META_FILE),
+            (&mut slot.1, EVIDENCE_FILE),
+        ] {
             match run.read(&dir.join(name)) {
                 Ok(o) => *file = o,
                 Err(e) => return failed(id, read_error(e), warning),
