@@ -383,3 +383,113 @@ fn engine_the_evidence_hook_leaves_the_logs_as_they_are() {
         );
     }
 }
+
+/// `verify --reexecute`: a tree whose outputs, key files and reports were forged consistently
+/// (and whose evidence was removed, as an older tree would lack it) passes the checks that read
+/// only the tree; running the instances again finds it.
+#[test]
+fn engine_verify_reexecute_finds_a_consistently_forged_tree() {
+    require_engine!();
+    let fx = Fixture::new();
+    let out = fx.root.join("submitted");
+    let run_id = unique_run_id("verify");
+    let ids = ["swtfix__calc-1", "swtfix__calc-3"];
+    let mut flags = vec!["--instance-ids"];
+    flags.extend(ids);
+    let args = fx.run_args(&run_id, &out, "predictions.jsonl", &flags);
+    assert!(run(&args).status.success());
+    let run_dir = out.join("run_instance_swt_logs").join(&run_id);
+    let verify = |extra: &[String]| {
+        let mut v: Vec<String> = vec![
+            "verify".into(),
+            run_dir.display().to_string(),
+            "--dataset".into(),
+            fx.dataset(),
+            "--spec-table".into(),
+            spec_table().display().to_string(),
+        ];
+        v.extend(extra.iter().cloned());
+        let o = run(&v);
+        // A fresh tree kept for a look (when the reports differ) goes with the test.
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        if let Some(kept) = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("the fresh run is kept in "))
+        {
+            std::fs::remove_dir_all(kept.trim()).unwrap();
+        }
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    let reexecute: Vec<String> = vec![
+        "--reexecute".into(),
+        "2".into(),
+        format!("--run-arg=--repo-mirror={}", fx.mirrors()),
+        "--run-arg=--timeout=20".into(),
+        "--run-arg=--max-workers=2".into(),
+        "--run-arg=--cache-level=instance".into(),
+    ];
+    let (code, stdout) = verify(&reexecute);
+    assert_eq!(code, Some(0), "{stdout}");
+    for id in ids {
+        assert!(
+            stdout.contains(&format!("reexecuted {id}: the same report")),
+            "{stdout}"
+        );
+    }
+
+    // calc-3's test fails after the fix; make its pred_post say it passed, everywhere.
+    let dir = run_dir
+        .join("pred_post__swtbench-fixture-model")
+        .join("swtfix__calc-3");
+    let log = std::fs::read_to_string(dir.join("test_output.txt")).unwrap();
+    let forged = log
+        .replace(
+            "FAILED tests/test_model_wrong.py::test_sub_wrong_expectation",
+            "PASSED tests/test_model_wrong.py::test_sub_wrong_expectation",
+        )
+        .replace(" 1 failed", " 1 passed");
+    assert_ne!(forged, log);
+    std::fs::write(dir.join("test_output.txt"), &forged).unwrap();
+    let key_path = dir.join("swtbench_key.json");
+    let mut key: Value =
+        serde_json::from_str(&std::fs::read_to_string(&key_path).unwrap()).unwrap();
+    key["output_sha256"] = swtbench_core::hash::sha256_hex(forged.as_bytes()).into();
+    std::fs::write(&key_path, serde_json::to_string_pretty(&key).unwrap()).unwrap();
+    for f in ["swtbench_evidence.json", "test_evidence.jsonl"] {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
+    let mut regrade = args.clone();
+    regrade.extend(["--skip-eval".to_string(), "true".to_string()]);
+    assert!(run(&regrade).status.success());
+    let report = std::fs::read_to_string(
+        report_dir(&out, &run_id)
+            .join("swtfix__calc-3")
+            .join("report.json"),
+    )
+    .unwrap();
+    assert!(report.contains("\"resolved\": true"), "{report}");
+
+    // The tree alone is consistent: only the missing evidence is said.
+    let (code, stdout) = verify(&[]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(
+        stdout.contains("no evidence swtfix__calc-3: pred_post"),
+        "{stdout}"
+    );
+    // Running it again is not.
+    let (code, stdout) = verify(&reexecute);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.contains("reexecuted swtfix__calc-1: the same report"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("reexecuted swtfix__calc-3: differs: ")
+            && stdout.contains("resolved submitted true, now false"),
+        "{stdout}"
+    );
+    assert!(containers_of(&format!("{run_id}-reexecute")).is_empty());
+}

@@ -53,6 +53,17 @@ pub struct VerifyArgs {
     /// The reports were made with --strict-results.
     #[arg(long)]
     pub strict_results: bool,
+
+    /// Also run K of the graded instances again (`swtbench run` in fresh containers into a
+    /// throwaway output directory) and compare their report.json with the submitted ones. Needs
+    /// the container engine and what `run` needs (give its flags with --run-arg).
+    #[arg(long, value_name = "K")]
+    pub reexecute: Option<usize>,
+
+    /// With --reexecute: one more argument for the `swtbench run` that re-executes (repeat it),
+    /// e.g. `--run-arg=--repo-mirror=/data/mirrors --run-arg=--timeout=600`.
+    #[arg(long = "run-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub run_args: Vec<String>,
 }
 
 /// The only `pred_pre__<model>` directory of a run.
@@ -150,9 +161,233 @@ pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
         v.runs_checked - unevidenced,
         v.runs_checked
     ));
-    Ok(if v.is_clean() {
+    let mut clean = v.is_clean();
+    if let Some(k) = args.reexecute {
+        let model = match (&model, &predictions) {
+            (Some(m), _) => m.clone(),
+            (None, Some(p)) => p.model.clone(),
+            (None, None) => only_model(&run_dir)?,
+        };
+        let re = Reexecute {
+            args: &args,
+            run_dir: &run_dir,
+            run_id: &run_id,
+            model: &model,
+            dataset_ids: dataset
+                .instances
+                .iter()
+                .map(|i| i.instance_id.to_string())
+                .collect(),
+        };
+        clean &= re.run(k, printer)?;
+    }
+    Ok(if clean {
         ExitCode::Success
     } else {
         ExitCode::Partial
     })
+}
+
+/// `--reexecute K`: a fresh `swtbench run` of a sample of the run's graded instances, compared
+/// with what was submitted.
+struct Reexecute<'a> {
+    args: &'a VerifyArgs,
+    run_dir: &'a Path,
+    run_id: &'a str,
+    model: &'a str,
+    dataset_ids: Vec<String>,
+}
+
+impl Reexecute<'_> {
+    /// The graded instances (a report.json in the model's directory), in a fixed order that
+    /// does not favour the dataset's first ones: by SHA-256 of run id and instance id.
+    fn sample(&self, k: usize) -> Vec<String> {
+        let dir = self
+            .run_dir
+            .join(swtbench_core::prediction::model_dir_name(self.model));
+        let mut ids: Vec<(String, String)> = self
+            .dataset_ids
+            .iter()
+            .filter(|id| dir.join(id.as_str()).join("report.json").is_file())
+            .map(|id| {
+                let h = swtbench_core::hash::sha256_hex(format!("{}\n{id}", self.run_id));
+                (h, id.clone())
+            })
+            .collect();
+        ids.sort();
+        ids.into_iter().take(k).map(|(_, id)| id).collect()
+    }
+
+    /// The model patch each instance executed (`model_patch.diff` of its pred_pre run), as a
+    /// predictions file.
+    fn predictions(&self, ids: &[String], file: &Path) -> Result<(), CliError> {
+        let pred_dir = self.run_dir.join(format!(
+            "pred_pre__{}",
+            swtbench_core::prediction::model_dir_name(self.model)
+        ));
+        let mut text = String::new();
+        for id in ids {
+            let p = pred_dir
+                .join(id)
+                .join(swtbench_core::layout::MODEL_PATCH_FILE);
+            let patch = std::fs::read_to_string(&p).map_err(|e| {
+                CliError::input(anyhow!("{}: {e}", p.display())).with_hint(
+                    "--reexecute runs the patch each instance executed; the run tree must hold it",
+                )
+            })?;
+            let row = serde_json::json!({
+                "instance_id": id,
+                "model_name_or_path": self.model,
+                "model_patch": patch,
+            });
+            text.push_str(&row.to_string());
+            text.push('\n');
+        }
+        std::fs::write(file, text)
+            .map_err(|e| CliError::input(anyhow!("writing {}: {e}", file.display())))
+    }
+
+    /// Whether the submitted runs were traced (their eval script runs the tracer).
+    fn coverage(&self, id: &str) -> bool {
+        let eval = self
+            .run_dir
+            .join(format!(
+                "pred_pre__{}",
+                swtbench_core::prediction::model_dir_name(self.model)
+            ))
+            .join(id)
+            .join(swtbench_core::layout::EVAL_SCRIPT_FILE);
+        std::fs::read_to_string(eval).is_ok_and(|t| t.contains("/root/trace.py"))
+    }
+
+    fn run(&self, k: usize, printer: &Printer) -> Result<bool, CliError> {
+        let ids = self.sample(k);
+        if ids.is_empty() {
+            printer.warn("--reexecute: no graded instance to run again");
+            return Ok(true);
+        }
+        let tmp = tempfile::Builder::new()
+            .prefix("swtbench-reexecute-")
+            .tempdir()
+            .map_err(|e| CliError::input(anyhow!("a temporary directory: {e}")))?;
+        let preds = tmp.path().join("predictions.jsonl");
+        self.predictions(&ids, &preds)?;
+        let out = tmp.path().join("out");
+        let fresh_id = format!("{}-reexecute", self.run_id);
+        let d = &self.args.dataset;
+        let mut cmd = std::process::Command::new(
+            std::env::current_exe().map_err(|e| CliError::input(anyhow!("{e}")))?,
+        );
+        cmd.arg("run")
+            .args(["--dataset", &d.dataset, "--split", &d.split])
+            .arg("--predictions")
+            .arg(&preds)
+            .arg("--run-id")
+            .arg(&fresh_id)
+            .arg("--output-dir")
+            .arg(&out)
+            .args(["--exec-mode", self.args.exec_mode.as_str()])
+            .arg("--instance-ids")
+            .args(&ids);
+        if d.filter_swt {
+            cmd.arg("--filter-swt");
+        }
+        if let Some(list) = d.swt_filter_list {
+            cmd.args(["--swt-filter-list", list.name()]);
+        }
+        if d.is_swt {
+            cmd.arg("--is-swt");
+        }
+        if d.is_offline() {
+            cmd.arg("--offline");
+        }
+        if let Some(t) = &self.args.spec_table {
+            cmd.arg("--spec-table").arg(t);
+        }
+        if !self.coverage(&ids[0]) {
+            cmd.arg("--no-coverage");
+        }
+        if self.args.strict_results {
+            cmd.arg("--strict-results");
+        }
+        cmd.args(&self.args.run_args);
+        printer.info(&format!(
+            "re-executing {} instance(s) in {}: {}",
+            ids.len(),
+            out.display(),
+            ids.join(", ")
+        ));
+        let status = cmd
+            .status()
+            .map_err(|e| CliError::input(anyhow!("starting swtbench run: {e}")))?;
+        let fresh_dir = out
+            .join("run_instance_swt_logs")
+            .join(&fresh_id)
+            .join(swtbench_core::prediction::model_dir_name(self.model));
+        let submitted_dir = self
+            .run_dir
+            .join(swtbench_core::prediction::model_dir_name(self.model));
+        let mut same = 0;
+        let mut differ = Vec::new();
+        for id in &ids {
+            let read = |dir: &Path| -> Option<serde_json::Value> {
+                let text = std::fs::read_to_string(dir.join(id).join("report.json")).ok()?;
+                serde_json::from_str(&text).ok()
+            };
+            match (read(&submitted_dir), read(&fresh_dir)) {
+                (Some(a), Some(b)) if a == b => {
+                    same += 1;
+                    printer.data(&format!("reexecuted {id}: the same report"));
+                }
+                (Some(a), Some(b)) => {
+                    let what = report_differences(&a[id.as_str()], &b[id.as_str()]);
+                    printer.data(&format!("reexecuted {id}: differs: {what}"));
+                    differ.push(id.clone());
+                }
+                (_, None) => {
+                    printer.data(&format!(
+                        "reexecuted {id}: no report from the fresh run (see its output above)"
+                    ));
+                    differ.push(id.clone());
+                }
+                (None, Some(_)) => differ.push(id.clone()),
+            }
+        }
+        printer.info(&format!(
+            "{} instance(s) re-executed: {same} with the submitted report, {} without{}",
+            ids.len(),
+            differ.len(),
+            if status.success() {
+                ""
+            } else {
+                " (the fresh run did not end cleanly)"
+            }
+        ));
+        if !differ.is_empty() {
+            // The fresh tree stays for a look.
+            let kept = tmp.keep();
+            printer.info(&format!("the fresh run is kept in {}", kept.display()));
+        }
+        Ok(differ.is_empty())
+    }
+}
+
+/// What differs between two instance reports (`report.json`'s inner object), key by key.
+fn report_differences(submitted: &serde_json::Value, fresh: &serde_json::Value) -> String {
+    let (Some(a), Some(b)) = (submitted.as_object(), fresh.as_object()) else {
+        return "not an instance report".into();
+    };
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| match (a.get(k), b.get(k)) {
+            (Some(x), Some(y)) if x.is_boolean() || x.is_number() => {
+                format!("{k} submitted {x}, now {y}")
+            }
+            _ => format!("{k}"),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
