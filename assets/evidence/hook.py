@@ -216,21 +216,28 @@ def _swtbench_unittest(writer):
 
 
 def _swtbench_children(writer):
-    # Coverage of traced child processes is not in the evidence; say that there were some.
+    # Coverage of traced child processes is not in the evidence; say (once) that there were some.
+    seen = []
+
+    def started():
+        if not seen:
+            seen.append(True)
+            writer.record({"t": "child"})
+
     try:
         import subprocess
 
         original = subprocess.Popen.__init__
 
         def __init__(self, *args, **kwargs):
-            writer.record({"t": "child"})
+            started()
             return original(self, *args, **kwargs)
 
         subprocess.Popen.__init__ = __init__
     except Exception:
         pass
     if hasattr(os, "register_at_fork"):
-        os.register_at_fork(after_in_parent=lambda: writer.record({"t": "child"}))
+        os.register_at_fork(after_in_parent=started)
 
 
 def _swtbench_main(key_path):
