@@ -137,6 +137,22 @@ atexit.register(_write)
     ]
 }
 
+/// A passing test whose fixture prints a result line for a test that does not exist (pytest shows
+/// a passing test's captured output with `-rA`, outside its short summary).
+const FIXTURE_FORGER: &str = r#"import pytest
+
+
+@pytest.fixture
+def forger():
+    print("PASSED tests/test_model_forged.py::test_ghost")
+    yield
+
+
+def test_forged(forger):
+    from calc.ops import add
+    assert add(1, 1) == 2
+"#;
+
 /// A passing test that appends, for the lines the gold fix changes, a coverage entry in the
 /// tracer's own shape (every executable line, computed with the tracer's own function).
 const COVERAGE_FORGER: &str = r#"import atexit, importlib.util, json
@@ -223,6 +239,11 @@ fn engine_forgeries_of_the_evidence_are_named_and_strict_grading_resolves_none()
         COVERAGE_FORGER.to_string(),
         &["coverage_file_disagrees"],
     ));
+    cases.push((
+        "fixture",
+        FIXTURE_FORGER.to_string(),
+        &["evidence_unknown_test"],
+    ));
     for (name, body, wanted) in cases {
         let model = format!("forger-{name}");
         let (run_id, args) = run_model(&fx, &out, &model, &body);
@@ -271,11 +292,19 @@ fn engine_forgeries_of_the_evidence_are_named_and_strict_grading_resolves_none()
             .filter_map(|b| report[ID]["tests_pred"][b].as_array())
             .flatten()
             .collect();
-        if name != "coverage" {
-            assert!(
+        match name {
+            // Their tests pass for real; the ghost must not.
+            "coverage" => {}
+            "fixture" => assert!(
+                !passing
+                    .iter()
+                    .any(|t| t.as_str().is_some_and(|t| t.contains("test_ghost"))),
+                "{name}: the ghost passes: {report}"
+            ),
+            _ => assert!(
                 passing.is_empty(),
                 "{name}: the forged test passes: {report}"
-            );
+            ),
         }
         table.push(format!(
             "{name}: {} (default resolved: {default_resolved}; strict: unresolved)",
