@@ -494,20 +494,10 @@ pub fn check_instance(
     if evidence.iter().all(|e| *e == RunEvidence::None) {
         return Vec::new();
     }
-    let gold = swtbench_core::directives::test_directives(
-        ctx.gold_test_patch,
-        ctx.repo,
-        ctx.non_test_exts,
-    );
-    let model = ctx
-        .model_patch
-        .map(|p| swtbench_core::directives::test_directives(p, ctx.repo, ctx.non_test_exts));
+    let selections = crate::integrity::Selections::of(ctx);
     let mut reasons = Vec::new();
     for (i, kind) in RunKind::ALL.into_iter().enumerate() {
-        let selected = match kind {
-            RunKind::GoldPre | RunKind::GoldPost => Some(gold.as_slice()),
-            _ => model.as_deref(),
-        };
+        let selected = selections.of_run(kind);
         let dump = (!dumps[i].is_empty()).then_some(&dumps[i]);
         reasons.extend(check_evidence(
             kind,

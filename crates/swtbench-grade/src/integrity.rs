@@ -450,22 +450,12 @@ pub fn check_instance_with<'t>(
     ctx: &CheckContext<'_>,
     mut output: impl FnMut(RunKind) -> Option<std::borrow::Cow<'t, str>>,
 ) -> Integrity {
-    let gold_dirs = swtbench_core::directives::test_directives(
-        ctx.gold_test_patch,
-        ctx.repo,
-        ctx.non_test_exts,
-    );
-    let model_dirs = ctx
-        .model_patch
-        .map(|p| swtbench_core::directives::test_directives(p, ctx.repo, ctx.non_test_exts));
+    let selections = Selections::of(ctx);
     let mut reasons = Vec::new();
     let mut dumps: Vec<(RunKind, Vec<DumpEntry>)> = Vec::new();
     for kind in RunKind::ALL {
         let Some(text) = output(kind) else { continue };
-        let selected = match kind {
-            RunKind::GoldPre | RunKind::GoldPost => Some(gold_dirs.as_slice()),
-            _ => model_dirs.as_deref(),
-        };
+        let selected = selections.of_run(kind);
         let run = check_run(kind, &text, ctx.parser, selected);
         reasons.extend(run.reasons);
         dumps.push((kind, run.dump));
@@ -476,6 +466,31 @@ pub fn check_instance_with<'t>(
     Integrity {
         reasons,
         without_evidence: Vec::new(),
+    }
+}
+
+/// The test directives each run selected: the gold test patch's for the gold runs, the model
+/// patch's for the others (`None` when the model patch is unknown).
+pub(crate) struct Selections {
+    gold: Vec<String>,
+    model: Option<Vec<String>>,
+}
+
+impl Selections {
+    pub(crate) fn of(ctx: &CheckContext<'_>) -> Selections {
+        let directives =
+            |p: &str| swtbench_core::directives::test_directives(p, ctx.repo, ctx.non_test_exts);
+        Selections {
+            gold: directives(ctx.gold_test_patch),
+            model: ctx.model_patch.map(directives),
+        }
+    }
+
+    pub(crate) fn of_run(&self, kind: RunKind) -> Option<&[String]> {
+        match kind {
+            RunKind::GoldPre | RunKind::GoldPost => Some(&self.gold),
+            _ => self.model.as_deref(),
+        }
     }
 }
 

@@ -175,7 +175,8 @@ fn engine_a_fork_loop_stops_at_the_default_process_limit() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     eprintln!("fork loop run: {:?}", started.elapsed());
     let text = pred_output(&out, &run_id, "pred_pre", "swtfix__calc-3");
-    let forked = last_number_after(&text, "FORKED").expect("the test printed its count");
+    let forked = last_number_after(&text, "FORKED")
+        .unwrap_or_else(|| panic!("the test printed no count:\n{text}"));
     assert!(text.contains("FORK_FAILED"), "{text}");
     assert!(
         forked < limit && forked > limit / 2,
