@@ -111,6 +111,20 @@ pub trait ContainerBackend: Send + Sync + 'static {
     /// [`crate::BackendError::PathNotFound`] when it is not there.
     fn copy_out(&self, id: &str, path: &str) -> impl Future<Output = Result<Vec<u8>>> + Send;
 
+    /// As [`ContainerBackend::copy_out`], but `Ok(None)` for a file larger than `limit` bytes,
+    /// without holding more than about that much (a file a test wrote can be of any size).
+    fn copy_out_bounded(
+        &self,
+        id: &str,
+        path: &str,
+        limit: u64,
+    ) -> impl Future<Output = Result<Option<Vec<u8>>>> + Send {
+        async move {
+            let bytes = self.copy_out(id, path).await?;
+            Ok((bytes.len() as u64 <= limit).then_some(bytes))
+        }
+    }
+
     /// Runs a command in a started container and collects its combined output. A timeout is not an
     /// error: the output so far comes back with `timed_out` set and the process tree killed. A
     /// container that stops or disappears while the command runs is

@@ -104,6 +104,49 @@ const EXEC_WRAPPER: &str = r#"{ echo $$ > "$0"; } 2>/dev/null; exec "$@" 2>&1"#;
 const KILL_GROUP: &str = r#"p=$(cat "$0" 2>/dev/null) || exit 3; kill -s KILL -- -"$p" 2>/dev/null || kill -s KILL "$p""#;
 
 impl DockerBackend {
+    /// [`ContainerBackend::copy_out`] that stops reading once the archive is more than `limit`
+    /// bytes and a tar block or so (`Ok(None)`).
+    async fn copy_out_capped(
+        &self,
+        id: &str,
+        path: &str,
+        limit: Option<u64>,
+    ) -> Result<Option<Vec<u8>>> {
+        let options = DownloadFromContainerOptionsBuilder::default()
+            .path(path)
+            .build();
+        let operation = || format!("copying {path} out of container {id}");
+        let cap = limit.map(|l| l.saturating_add(64 << 10));
+        // A short call: the whole download is under the call's deadline.
+        let download = async {
+            let mut stream = self.client.download_from_container(id, Some(options));
+            let mut archive = Vec::new();
+            while let Some(chunk) = stream.next().await {
+                archive.extend_from_slice(&chunk?);
+                if cap.is_some_and(|c| archive.len() as u64 > c) {
+                    return Ok(None);
+                }
+            }
+            Ok(Some(archive))
+        };
+        let archive = match self.bounded(operation, download).await? {
+            Ok(Some(archive)) => archive,
+            Ok(None) => return Ok(None),
+            Err(e) if status(&e) == Some(404) => {
+                return Err(if no_such_container(&e) {
+                    BackendError::ContainerNotFound(id.into())
+                } else {
+                    BackendError::PathNotFound {
+                        container: id.into(),
+                        path: path.into(),
+                    }
+                });
+            }
+            Err(e) => return Err(self.err(operation(), e)),
+        };
+        single_file_from_tar(&archive, path).map(Some)
+    }
+
     /// Connects, negotiates the API version and checks that the engine answers. Any failure here is
     /// one [`BackendError::Unreachable`].
     pub async fn connect(options: DockerOptions) -> Result<Self> {
@@ -1258,34 +1301,13 @@ impl ContainerBackend for DockerBackend {
     }
 
     async fn copy_out(&self, id: &str, path: &str) -> Result<Vec<u8>> {
-        let options = DownloadFromContainerOptionsBuilder::default()
-            .path(path)
-            .build();
-        let operation = || format!("copying {path} out of container {id}");
-        // A short call: the whole download is under the call's deadline.
-        let download = async {
-            let mut stream = self.client.download_from_container(id, Some(options));
-            let mut archive = Vec::new();
-            while let Some(chunk) = stream.next().await {
-                archive.extend_from_slice(&chunk?);
-            }
-            Ok(archive)
-        };
-        let archive = match self.bounded(operation, download).await? {
-            Ok(archive) => archive,
-            Err(e) if status(&e) == Some(404) => {
-                return Err(if no_such_container(&e) {
-                    BackendError::ContainerNotFound(id.into())
-                } else {
-                    BackendError::PathNotFound {
-                        container: id.into(),
-                        path: path.into(),
-                    }
-                });
-            }
-            Err(e) => return Err(self.err(operation(), e)),
-        };
-        single_file_from_tar(&archive, path)
+        self.copy_out_capped(id, path, None)
+            .await?
+            .ok_or_else(|| BackendError::Invalid(format!("{path} is too large")))
+    }
+
+    async fn copy_out_bounded(&self, id: &str, path: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        self.copy_out_capped(id, path, Some(limit)).await
     }
 
     async fn exec(&self, id: &str, request: &ExecRequest) -> Result<ExecOutput> {

@@ -156,8 +156,8 @@ pub async fn collect<B: ContainerBackend>(
             raw: None,
         });
     }
-    match backend.copy_out(id, &plan.key_path).await {
-        Ok(text) if text == plan.key_text().as_bytes() => {
+    match backend.copy_out_bounded(id, &plan.key_path, 4096).await {
+        Ok(Some(text)) if text == plan.key_text().as_bytes() => {
             return Ok(Collected {
                 meta: meta(EvidenceState::NotTaken, None),
                 raw: None,
@@ -166,19 +166,24 @@ pub async fn collect<B: ContainerBackend>(
         // Someone wrote a secret file of their own: the hook's evidence is then not to be
         // ignored as "not taken".
         Ok(_) => {}
-        Err(BackendError::PathNotFound { .. }) => {}
+        Err(BackendError::PathNotFound { .. } | BackendError::Invalid(_)) => {}
         Err(e) => return Err(e),
     }
-    match backend.copy_out(id, &plan.evidence_path).await {
-        Ok(raw) if raw.len() as u64 > EVIDENCE_LIMIT => Ok(Collected {
+    // Read with a cap: the tests can make the file any size.
+    match backend
+        .copy_out_bounded(id, &plan.evidence_path, EVIDENCE_LIMIT)
+        .await
+    {
+        Ok(None) => Ok(Collected {
             meta: meta(EvidenceState::Oversized, None),
             raw: None,
         }),
-        Ok(raw) => Ok(Collected {
+        Ok(Some(raw)) => Ok(Collected {
             meta: meta(EvidenceState::Collected, Some(&raw)),
             raw: Some(raw),
         }),
-        Err(BackendError::PathNotFound { .. }) => Ok(Collected {
+        // Gone, or replaced by something that is not a regular file (a directory, a link).
+        Err(BackendError::PathNotFound { .. } | BackendError::Invalid(_)) => Ok(Collected {
             meta: meta(EvidenceState::Missing, None),
             raw: None,
         }),

@@ -96,6 +96,43 @@ atexit.register(_pretend)
             &["evidence_lost"],
         ),
         (
+            "oversized",
+            format!(
+                r#"import atexit, glob
+{WIN}
+
+def _grow():
+    for path in glob.glob("/var/tmp/.swtbench-*/*.ev"):
+        with open(path, "ab") as f:
+            for _ in range(70):
+                f.write(b"x" * (1 << 20))
+    _win()
+
+
+atexit.register(_grow)
+{FAILING_TEST}"#
+            ),
+            &["evidence_lost"],
+        ),
+        (
+            "symlink",
+            format!(
+                r#"import atexit, glob, os
+{WIN}
+
+def _link():
+    for path in glob.glob("/var/tmp/.swtbench-*/*.ev"):
+        os.remove(path)
+        os.symlink("/dev/zero", path)
+    _win()
+
+
+atexit.register(_link)
+{FAILING_TEST}"#
+            ),
+            &["evidence_lost"],
+        ),
+        (
             "child",
             format!(
                 r#"import atexit, subprocess, sys

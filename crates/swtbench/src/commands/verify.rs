@@ -386,7 +386,7 @@ fn report_differences(submitted: &serde_json::Value, fresh: &serde_json::Value) 
             (Some(x), Some(y)) if x.is_boolean() || x.is_number() => {
                 format!("{k} submitted {x}, now {y}")
             }
-            _ => format!("{k}"),
+            _ => k.to_string(),
         })
         .collect::<Vec<_>>()
         .join("; ")
