@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -35,25 +35,9 @@ fn build_stand_in() {
         "FROM {}\nRUN rm -f /usr/lib/python3*/EXTERNALLY-MANAGED && ln -sf /usr/bin/python3 /usr/local/bin/python\nLABEL swtbench.test=envlock-python-stand-in\n",
         base_image()
     );
-    let mut child = Command::new("docker")
-        .args(["build", "-q", "-t", STAND_IN, "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(dockerfile.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        docker_build(STAND_IN, &dockerfile),
+        "building the Python stand-in"
     );
 }
 
@@ -141,20 +125,6 @@ fn run_args(
     v.extend(common(fx));
     v.extend(extra.iter().cloned());
     v
-}
-
-fn reports_of(out_dir: &Path, run_id: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for entry in std::fs::read_dir(report_dir(out_dir, run_id)).unwrap() {
-        let dir = entry.unwrap().path();
-        if let Ok(text) = std::fs::read_to_string(dir.join("report.json")) {
-            out.insert(
-                dir.file_name().unwrap().to_string_lossy().into_owned(),
-                text,
-            );
-        }
-    }
-    out
 }
 
 fn read_events(path: &Path) -> Vec<Value> {

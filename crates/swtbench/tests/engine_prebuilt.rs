@@ -20,10 +20,13 @@ mod engine_fixture;
 mod registry;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::Instant;
 
-use engine_fixture::{base_image, bin, containers_of, events, unique_run_id, workspace};
+use engine_fixture::{
+    base_image, bin, containers_of, docker_build, events, of_kind, reports_under, unique_run_id,
+    workspace,
+};
 use registry::{registry_missing, Registry};
 use serde_json::Value;
 
@@ -80,61 +83,9 @@ fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
-/// Builds `tag` from a Dockerfile text (no context files).
-fn build(tag: &str, dockerfile: &str) {
-    let mut child = Command::new("docker")
-        .args(["build", "-q", "-t", tag, "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(dockerfile.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "docker build {tag}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 fn image_size(tag: &str) -> u64 {
     let out = docker(&["image", "inspect", "--format", "{{.Size}}", tag]);
     String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
-}
-
-/// Every `report.json` under `root`, by path relative to it.
-fn reports(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else if p.file_name().is_some_and(|n| n == "report.json") {
-                out.push((
-                    p.strip_prefix(root).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                ));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(root, root, &mut out);
-    out.sort();
-    out
-}
-
-fn of_kind<'a>(ev: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    ev.iter().filter(|e| e["event"] == kind).collect()
 }
 
 #[test]
@@ -218,18 +169,18 @@ fn engine_prebuilt_instance_images() {
     cleanup.tags.push(good.clone());
     cleanup.tags.push(other.clone());
     let shim = ACTIVATE_SHIM.replace('\n', "\\n");
-    build(
+    assert!(docker_build(
         &good,
         &format!(
             "FROM {instance_tag}\nRUN mkdir -p /opt/miniconda3/bin && printf '{shim}' > /opt/miniconda3/bin/activate\n"
         ),
-    );
-    build(
+    ));
+    assert!(docker_build(
         &other,
         &format!(
             "FROM {good}\nRUN git -C /testbed -c user.name=t -c user.email=t@t commit -q --allow-empty -m 'another commit'\n"
         ),
-    );
+    ));
     eprintln!(
         "image sizes: instance {} B, prebuilt {} B",
         image_size(&instance_tag),
@@ -304,7 +255,7 @@ fn engine_prebuilt_instance_images() {
         "pull of the prebuilt image: {} ms, {} bytes",
         pulled[0]["outcome"]["duration_ms"], pulled[0]["outcome"]["bytes"]
     );
-    let (r1, r2) = (reports(&out1), reports(&out2));
+    let (r1, r2) = (reports_under(&out1), reports_under(&out2));
     assert!(!r1.is_empty());
     assert_eq!(r1, r2, "report.json files are byte-identical");
     assert!(
@@ -377,7 +328,7 @@ fn engine_prebuilt_instance_images() {
             && stderr.contains("the instance's base_commit is"),
         "{stderr}"
     );
-    assert!(reports(&out3).is_empty(), "nothing is graded");
+    assert!(reports_under(&out3).is_empty(), "nothing is graded");
     let ev3 = events(&out3);
     assert!(
         of_kind(&ev3, "run_finished").is_empty(),

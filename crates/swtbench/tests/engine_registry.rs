@@ -17,10 +17,10 @@ mod engine_fixture;
 mod registry;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use engine_fixture::{base_image, bin, events, unique_run_id, workspace};
+use engine_fixture::{base_image, bin, events, of_kind, reports_under, unique_run_id, workspace};
 use registry::{docker_config, registry_missing, Registry, Throttle};
 use serde_json::Value;
 
@@ -67,31 +67,6 @@ fn swtbench(args: &[String], envs: &[(&str, &Path)]) -> Output {
 
 fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
-}
-
-/// Every `report.json` under `root`, by path relative to it.
-fn reports(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
-        for e in std::fs::read_dir(dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else if p.file_name().is_some_and(|n| n == "report.json") {
-                out.push((
-                    p.strip_prefix(root).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                ));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(root, root, &mut out);
-    out.sort();
-    out
-}
-
-fn of_kind<'a>(ev: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    ev.iter().filter(|e| e["event"] == kind).collect()
 }
 
 #[test]
@@ -232,7 +207,7 @@ fn engine_registry_cache_round_trip() {
     let finished = of_kind(&ev2, "evaluation_finished");
     assert_eq!(finished[0]["stats"]["images_built"], 0);
     assert_eq!(finished[0]["stats"]["images_pulled"], 2);
-    let (r1, r2) = (reports(&out1), reports(&out2));
+    let (r1, r2) = (reports_under(&out1), reports_under(&out2));
     assert!(!r1.is_empty());
     assert_eq!(r1, r2, "report.json files are byte-identical");
     // The local names are the built ones again.

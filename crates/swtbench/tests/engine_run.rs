@@ -18,7 +18,6 @@
 //! Test names contain `engine` so nextest's docker group limits how many run at once.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -120,26 +119,6 @@ fn check_expected(out_dir: &Path, run_id: &str, expected: &Value, coverage: bool
     for (k, v) in expected["metrics"].as_object().unwrap() {
         assert_eq!(metrics[k].as_f64(), v.as_f64(), "metric {k}");
     }
-}
-
-fn reports_of(out_dir: &Path, run_id: &str) -> BTreeMap<String, String> {
-    let dir = report_dir(out_dir, run_id);
-    let mut out = BTreeMap::new();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let p = entry.unwrap().path().join("report.json");
-        if let Ok(text) = std::fs::read_to_string(&p) {
-            out.insert(
-                p.parent()
-                    .unwrap()
-                    .file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned(),
-                text,
-            );
-        }
-    }
-    out
 }
 
 #[test]
@@ -711,32 +690,6 @@ fn engine_ctrl_c_stops_a_hanging_eval_script_at_once() {
             .join("swtfix__calc-7");
         assert!(!dir.join("test_output.txt").exists(), "{kind} output");
     }
-}
-
-/// Builds `tag` from a Dockerfile given as text (no context), returning whether it worked.
-fn docker_build(tag: &str, dockerfile: &str) -> bool {
-    use std::io::Write;
-    let mut child = Command::new("docker")
-        .args(["build", "-q", "-t", tag, "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(dockerfile.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    if !out.status.success() {
-        eprintln!(
-            "docker build {tag}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    out.status.success()
 }
 
 /// An image a user builds `FROM` one of swtbench's inherits all of its labels (kind, run id):

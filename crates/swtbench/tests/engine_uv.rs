@@ -11,9 +11,8 @@
 //! the other engine tests and kept).
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -33,46 +32,10 @@ fn build_stand_in() {
         "FROM {}\nRUN rm -f /usr/lib/python3*/EXTERNALLY-MANAGED && ln -sf /usr/bin/python3 /usr/local/bin/python\nLABEL swtbench.test=uv-python-stand-in\n",
         base_image()
     );
-    let mut child = Command::new("docker")
-        .args([
-            "build",
-            "-q",
-            "-t",
-            &format!("{STAND_IN}:3.11-slim-bookworm"),
-            "-",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(dockerfile.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        docker_build(&format!("{STAND_IN}:3.11-slim-bookworm"), &dockerfile),
+        "building the Python stand-in"
     );
-}
-
-fn reports_of(out_dir: &Path, run_id: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for entry in std::fs::read_dir(report_dir(out_dir, run_id)).unwrap() {
-        let dir = entry.unwrap().path();
-        if let Ok(text) = std::fs::read_to_string(dir.join("report.json")) {
-            out.insert(
-                dir.file_name().unwrap().to_string_lossy().into_owned(),
-                text,
-            );
-        }
-    }
-    out
 }
 
 /// The image keys `swtbench spec` renders for the dataset's instances with `extra` flags.

@@ -199,6 +199,14 @@ struct Reexecute<'a> {
 }
 
 impl Reexecute<'_> {
+    /// The model's `pred_pre__<model>` directory of the submitted run.
+    fn pred_pre_dir(&self) -> PathBuf {
+        self.run_dir.join(format!(
+            "pred_pre__{}",
+            swtbench_core::prediction::model_dir_name(self.model)
+        ))
+    }
+
     /// The graded instances (a report.json in the model's directory), in a fixed order that
     /// does not favour the dataset's first ones: by SHA-256 of run id and instance id.
     fn sample(&self, k: usize) -> Vec<String> {
@@ -221,10 +229,7 @@ impl Reexecute<'_> {
     /// The model patch each instance executed (`model_patch.diff` of its pred_pre run), as a
     /// predictions file.
     fn predictions(&self, ids: &[String], file: &Path) -> Result<(), CliError> {
-        let pred_dir = self.run_dir.join(format!(
-            "pred_pre__{}",
-            swtbench_core::prediction::model_dir_name(self.model)
-        ));
+        let pred_dir = self.pred_pre_dir();
         let mut text = String::new();
         for id in ids {
             let p = pred_dir
@@ -250,11 +255,7 @@ impl Reexecute<'_> {
     /// Whether the submitted runs were traced (their eval script runs the tracer).
     fn coverage(&self, id: &str) -> bool {
         let eval = self
-            .run_dir
-            .join(format!(
-                "pred_pre__{}",
-                swtbench_core::prediction::model_dir_name(self.model)
-            ))
+            .pred_pre_dir()
             .join(id)
             .join(swtbench_core::layout::EVAL_SCRIPT_FILE);
         std::fs::read_to_string(eval).is_ok_and(|t| t.contains("/root/trace.py"))

@@ -295,3 +295,74 @@ pub fn new_file_patch(file: &str, lines: &[String]) -> String {
     }
     p
 }
+
+/// Builds `tag` from a Dockerfile given as text (no context), returning whether it worked (the
+/// engine's message on stderr when not).
+pub fn docker_build(tag: &str, dockerfile: &str) -> bool {
+    use std::io::Write;
+    let mut child = Command::new("docker")
+        .args(["build", "-q", "-t", tag, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(dockerfile.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    if !out.status.success() {
+        eprintln!(
+            "docker build {tag}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    out.status.success()
+}
+
+/// The `report.json` of every instance of the fixture model in a run: instance id → text.
+pub fn reports_of(out_dir: &Path, run_id: &str) -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(report_dir(out_dir, run_id)).unwrap() {
+        let dir = entry.unwrap().path();
+        if let Ok(text) = std::fs::read_to_string(dir.join("report.json")) {
+            out.insert(
+                dir.file_name().unwrap().to_string_lossy().into_owned(),
+                text,
+            );
+        }
+    }
+    out
+}
+
+/// Every `report.json` under `root` (none when it does not exist), by path relative to it.
+pub fn reports_under(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else if p.file_name().is_some_and(|n| n == "report.json") {
+                out.push((
+                    p.strip_prefix(root).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                ));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
+}
+
+/// The events of one kind.
+pub fn of_kind<'a>(ev: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    ev.iter().filter(|e| e["event"] == kind).collect()
+}
