@@ -186,6 +186,8 @@ pub struct Pipeline {
     shard_outcomes: Option<swtbench_runner::ShardOutcomes>,
     /// What the instances' environments cannot serve as asked (uv without frozen pins), sorted.
     env_warnings: Vec<String>,
+    /// Python images that were missing: pulled, or why not.
+    base_notes: Vec<String>,
 }
 
 /// How an evaluation ended.
@@ -265,12 +267,37 @@ impl Pipeline {
                 ]
             })
             .collect();
-        let images: ImageInventory = match &backend {
+        let mut images: ImageInventory = match &backend {
             Some(b) => rt
                 .block_on(image_inventory(b.as_ref(), tags))
                 .map_err(Error::environment)?,
             None => ImageInventory::new(),
         };
+        // The Python images uv environments build on are pulled when missing (a dry run only
+        // says so); the plan skips an instance whose image could be neither found nor pulled.
+        let mut base_notes = Vec::new();
+        if let Some(b) = &backend {
+            for tag in python_images_missing(&specs, &images) {
+                if request.dry_run || request.settings.skip_eval {
+                    base_notes.push(format!(
+                        "the Python image {tag} is not local; a run pulls it (or make it with scripts/python-image)"
+                    ));
+                    continue;
+                }
+                match rt.block_on(crate::registry::pull_base_image(b.as_ref(), &tag)) {
+                    Ok(info) => {
+                        base_notes.push(format!("pulled the Python image {tag}"));
+                        images.insert(
+                            tag,
+                            Some(swtbench_runner::plan::ExistingImage::from(&info)),
+                        );
+                    }
+                    Err(e) => base_notes.push(format!(
+                        "the Python image {tag} is not local and could not be pulled ({e}); make it with scripts/python-image or name another with --python-image"
+                    )),
+                }
+            }
+        }
         // With a registry cache: which of the missing images it holds (the plan pulls those).
         let registry: Option<swtbench_runner::plan::RegistryInventory> =
             match (&request.settings.images.registry, &backend) {
@@ -363,6 +390,7 @@ impl Pipeline {
             tracer,
             shard_outcomes,
             env_warnings,
+            base_notes,
         })
     }
 
@@ -370,6 +398,11 @@ impl Pipeline {
     /// entries without frozen pins install the spec's packages unpinned).
     pub fn env_warnings(&self) -> &[String] {
         &self.env_warnings
+    }
+
+    /// What happened to the Python images that were missing locally (pulled, or why not).
+    pub fn base_notes(&self) -> &[String] {
+        &self.base_notes
     }
 
     /// The plan: what would be built, run, reused and skipped.
@@ -705,4 +738,24 @@ mod tests {
             assert!(check_run_id(bad).is_err(), "{bad}");
         }
     }
+}
+
+/// The Python images (bases of uv environments) that the engine does not have, once each, sorted.
+fn python_images_missing(
+    specs: &BTreeMap<String, std::result::Result<ExecSpec, swtbench_spec::SpecError>>,
+    images: &ImageInventory,
+) -> Vec<String> {
+    let mut out: Vec<String> = specs
+        .values()
+        .filter_map(|s| s.as_ref().ok())
+        .filter(|s| {
+            s.spec.provider == swtbench_spec::Provider::Uv
+                && matches!(s.spec.base, swtbench_spec::BaseImage::Image(_))
+        })
+        .map(|s| s.keys.base.clone())
+        .filter(|t| matches!(images.get(t), Some(None)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }

@@ -271,3 +271,34 @@ pub fn prebuilt_inventory(
     }
     Ok(out)
 }
+
+/// Pulls `reference` from its registry with the credentials Docker's config file has for it (none
+/// for a public image), for a base image that is missing locally (the Python images of
+/// `--env-provider uv`). Returns the image as the engine has it after the pull.
+pub async fn pull_base_image<B: swtbench_backend::ContainerBackend>(
+    backend: &B,
+    reference: &str,
+) -> Result<swtbench_backend::ImageInfo> {
+    let name = swtbench_runner::prebuilt::parse_image_name(reference);
+    let config = docker_config();
+    let auth = credentials_for(config.as_deref(), name.credentials_host())
+        .map_err(registry_error)?
+        .map(|c| RegistryAuth {
+            username: c.username,
+            password: c.secret,
+            server: name.registry.clone(),
+        });
+    backend
+        .image_pull(reference, auth.as_ref(), &|_| {})
+        .await
+        .map_err(Error::environment)?;
+    backend
+        .image_inspect(reference)
+        .await
+        .map_err(Error::environment)?
+        .ok_or_else(|| {
+            Error::environment(anyhow::anyhow!(
+                "the engine pulled {reference} but does not list it"
+            ))
+        })
+}

@@ -87,6 +87,9 @@ pub struct DockerBackend {
     /// Set when the engine did not answer a probe, cleared by any answer: while set, calls get
     /// only the probe's deadline.
     lost: Arc<AtomicBool>,
+    /// Builds running on this connection (and its clones) and the step images of failed builds
+    /// that wait for them to end ([`crate::steps`]).
+    steps: crate::steps::SharedReaper,
 }
 
 const DOCKER_SOCKET: &str = "/var/run/docker.sock";
@@ -202,7 +205,14 @@ impl DockerBackend {
             options,
             disk_quota,
             lost: Arc::new(AtomicBool::new(false)),
+            steps: crate::steps::SharedReaper::default(),
         })
+    }
+
+    /// Step images of failed builds that wait for the builds still running on this connection to
+    /// end before they are removed ([`crate::steps`]).
+    pub fn pending_step_images(&self) -> Vec<String> {
+        self.steps.snapshot().1
     }
 
     /// Connects with the default options.
@@ -504,16 +514,30 @@ impl DockerBackend {
         }
     }
 
-    /// Removes the step images of a failed build that nothing else holds: untagged and without
-    /// children (the engine refuses to remove an image with children without force). An image
-    /// with a tag — the `FROM` image's id is printed as a step too — is never touched.
+    /// Removes step images of failed builds (newest first) that nothing else holds: untagged and
+    /// without children (the engine refuses to remove an image with children without force). An
+    /// image with a tag — the `FROM` image's id is printed as a step too — is never touched. Only
+    /// called when no other build of this connection runs ([`crate::steps`]): a step image can be
+    /// the cached parent of another build's next step.
     async fn remove_step_images(&self, steps: &[String]) {
-        for id in steps.iter().rev() {
+        let mut kept = Vec::new();
+        for id in steps {
             match self.image_inspect(id).await {
                 Ok(Some(info)) if info.tags.is_empty() => {
-                    let _ = self.image_remove(id, false).await;
+                    if self.image_remove(id, false).await.is_err() {
+                        kept.push(id);
+                    }
                 }
                 _ => {}
+            }
+        }
+        // A step of one failed build can be the parent of another's: once the children are gone,
+        // the parents can go too.
+        for id in kept {
+            if let Ok(Some(info)) = self.image_inspect(id).await {
+                if info.tags.is_empty() {
+                    let _ = self.image_remove(id, false).await;
+                }
             }
         }
     }
@@ -951,6 +975,7 @@ impl ContainerBackend for DockerBackend {
         // The images of the steps the build finished (` ---> <id>` lines of the legacy builder):
         // a failed build leaves the last of them untagged, and they are removed then.
         let mut steps: Vec<String> = Vec::new();
+        let ticket = self.steps.start();
         let run = async {
             let mut stream = self.client.build_image(
                 options.build(),
@@ -1031,10 +1056,11 @@ impl ContainerBackend for DockerBackend {
             },
             None => run.await,
         };
-        if let Err(e) = ended {
-            self.remove_step_images(&steps).await;
-            return Err(e);
+        let removable = ticket.finish(if ended.is_err() { steps } else { Vec::new() });
+        if !removable.is_empty() {
+            self.remove_step_images(&removable).await;
         }
+        ended?;
         self.image_inspect(&tag)
             .await?
             .ok_or_else(|| BackendError::BuildFailed {

@@ -23,6 +23,7 @@ pub mod liveness;
 pub mod model;
 pub mod network;
 pub mod output;
+pub mod steps;
 
 pub use backend::{ContainerBackend, LogSink};
 pub use builder::{

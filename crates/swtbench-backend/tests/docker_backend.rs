@@ -743,3 +743,72 @@ async fn docker_labels_passed_to_run_containers_are_found_by_run_id() {
     assert!(backend.container_remove(&id).await.expect("remove"));
     scope.assert_no_leftover_containers(&backend).await;
 }
+
+/// A failed build's step images are the build cache of other builds running at the same time
+/// (same base, same first instructions). Removing them while such a build runs can pull the parent
+/// from under its next commit (`failed to set parent …: unknown parent image ID`), so they wait
+/// until no build of the connection runs, and are removed then.
+#[tokio::test]
+async fn docker_a_failed_builds_step_images_wait_for_the_builds_still_running() {
+    let Some(backend) = connect("docker_steps").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let scope = Scope::new("steps");
+    let marker = scope.tag("shared");
+    let good_ctx = BuildContext::new(format!(
+        "FROM {BASE_IMAGE}\nRUN echo '{marker}' > /shared\nRUN sleep 15 && echo good > /good\n"
+    ));
+    let bad_ctx = BuildContext::new(format!(
+        "FROM {BASE_IMAGE}\nRUN echo '{marker}' > /shared\nRUN echo bad > /bad\nRUN exit 3\n"
+    ));
+    let mut good_req = BuildRequest::new(scope.tag("good"), good_ctx);
+    good_req.labels = scope.labels();
+    let mut bad_req = BuildRequest::new(scope.tag("bad"), bad_ctx);
+    bad_req.labels = scope.labels();
+
+    let (mut good_log, mut bad_log) = (Vec::new(), Vec::new());
+    let good = backend.image_build(good_req, &mut good_log);
+    let bad = async {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let result = backend.image_build(bad_req, &mut bad_log).await;
+        // The good build is still in its 15 s step: the failed build's own step images stay.
+        let mut waiting = Vec::new();
+        for id in backend.pending_step_images() {
+            if let Some(info) = backend.image_inspect(&id).await.expect("inspect") {
+                if info.tags.is_empty() {
+                    waiting.push(id);
+                }
+            }
+        }
+        (result, waiting)
+    };
+    let (good, (bad, waiting)) = tokio::join!(good, bad);
+    let good = good.unwrap_or_else(|e| {
+        panic!(
+            "the good build failed: {e}\n{}",
+            String::from_utf8_lossy(&good_log)
+        )
+    });
+    assert!(
+        matches!(bad, Err(BackendError::BuildFailed { .. })),
+        "{bad:?}"
+    );
+    // Its newest step (`echo bad`, which no other build shares) at least; the shared step too
+    // unless the good build had committed it first (then it is the good image's parent).
+    let own = waiting.last().cloned().unwrap_or_else(|| {
+        panic!(
+            "the failed build's step images were not kept while the other build ran\n{}",
+            String::from_utf8_lossy(&bad_log)
+        )
+    });
+    // Both ended: nothing waits, the failed build's own step is gone, the good image is whole.
+    assert!(backend.pending_step_images().is_empty());
+    assert!(
+        backend.image_inspect(&own).await.expect("inspect").is_none(),
+        "step image {own} left behind"
+    );
+    assert!(backend.image_exists(&good.id).await.expect("inspect"));
+    assert!(backend.image_remove(&good.id, true).await.expect("remove"));
+    scope.assert_no_leftover_containers(&backend).await;
+}

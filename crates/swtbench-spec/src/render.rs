@@ -718,10 +718,17 @@ fn req_install_commands(
                 out.push(format!(
                     "python -m pip install --no-cache-dir --disable-pip-version-check uv=={UV_VERSION}"
                 ));
+                // pip puts the `uv` program into the interpreter's scripts directory, which need
+                // not be on PATH (an interpreter under /opt with only `python` linked into
+                // /usr/local/bin): uv is started through the interpreter, and the environment gets
+                // a link to the program, so that `uv pip install` works once it is activated.
                 // --seed: pip, and for Python < 3.12 setuptools and wheel, for the spec's install
                 // commands (`python -m pip install -e .`); frozen pins then set their versions.
                 out.push(format!(
-                    "uv venv --seed --python \"$(command -v python)\" {VENV_DIR}"
+                    "python -m uv venv --seed --python \"$(command -v python)\" {VENV_DIR}"
+                ));
+                out.push(format!(
+                    "ln -sf \"$(python -c 'import uv; print(uv.find_uv_bin())')\" {VENV_DIR}/bin/uv"
                 ));
             } else {
                 out.push(format!("python -m venv {VENV_DIR}"));

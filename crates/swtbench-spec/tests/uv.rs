@@ -100,7 +100,8 @@ fn uv_dockerfile_and_setup_script() {
              command -v git >/dev/null || {{ apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/*; }}\n\
              id -u nonroot >/dev/null 2>&1 || useradd -m nonroot\n\
              python -m pip install --no-cache-dir --disable-pip-version-check uv=={UV_VERSION}\n\
-             uv venv --seed --python \"$(command -v python)\" /opt/swtbench-venv\n\
+             python -m uv venv --seed --python \"$(command -v python)\" /opt/swtbench-venv\n\
+             ln -sf \"$(python -c 'import uv; print(uv.find_uv_bin())')\" /opt/swtbench-venv/bin/uv\n\
              source /opt/swtbench-venv/bin/activate\n\
              uv pip install pytest==8.3.3\n"
         )

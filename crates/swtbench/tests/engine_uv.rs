@@ -194,3 +194,82 @@ fn engine_uv_provider_scores_like_venv_and_installs_exactly_the_pins() {
         String::from_utf8_lossy(&uv_version.stdout)
     );
 }
+
+/// A Python image whose interpreter lives under `/opt/python` with only `python` linked into
+/// `/usr/local/bin`: `pip install uv` puts the `uv` program into `/opt/python/bin`, which is not on
+/// PATH. The environment must build anyway (it once failed with `uv: command not found` right
+/// after pip had installed uv), and `uv` must work inside the activated environment.
+#[test]
+fn engine_uv_environment_builds_when_the_interpreters_bin_is_not_on_path() {
+    require_engine!();
+    let fx = Fixture::new();
+    let image = "swtbench-test-uv-optpython";
+    let dockerfile = format!(
+        "FROM {}\nRUN python3 -m venv /opt/python && ln -s /opt/python/bin/python /usr/local/bin/python \
+         && ! command -v uv\nLABEL swtbench.test=uv-python-off-path\n",
+        base_image()
+    );
+    assert!(
+        docker_build(&format!("{image}:3.11-slim-bookworm"), &dockerfile),
+        "building the off-PATH Python image"
+    );
+    let template = format!("{image}:{{version}}-slim-bookworm");
+    let flags = [
+        "--env-provider",
+        "uv",
+        "--python-image",
+        template.as_str(),
+        "--instance-ids",
+        "swtfix__calc-1",
+    ];
+    let env_keys = keys(&fx, &spec_table(), &flags);
+    assert_eq!(env_keys.len(), 1);
+    let out_dir = fx.root.join("off-path-build");
+    let build = run(&[
+        "images".into(),
+        "build".into(),
+        "--dataset".into(),
+        fx.dataset(),
+        "--repo-mirror".into(),
+        fx.mirrors(),
+        "--spec-table".into(),
+        spec_table().display().to_string(),
+        "--env-provider".into(),
+        "uv".into(),
+        "--python-image".into(),
+        template.clone(),
+        "--level".into(),
+        "env".into(),
+        "--instance-ids".into(),
+        "swtfix__calc-1".into(),
+        "--output-dir".into(),
+        out_dir.display().to_string(),
+    ]);
+    let env_image = env_keys[0]["env"].as_str().unwrap().to_string();
+    let uv_version = docker(&[
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        &env_image,
+        "bash",
+        "-c",
+        "source /opt/swtbench-venv/bin/activate && uv --version && python -m pytest --version",
+    ]);
+
+    remove_images(&env_keys);
+    let _ = docker(&["rmi", &format!("{image}:3.11-slim-bookworm")]);
+
+    assert!(
+        build.status.success(),
+        "the env image did not build:\n{}\n{}",
+        String::from_utf8_lossy(&build.stdout),
+        String::from_utf8_lossy(&build.stderr)
+    );
+    let text = String::from_utf8_lossy(&uv_version.stdout);
+    assert!(
+        uv_version.status.success() && text.contains(swtbench_spec::UV_VERSION),
+        "uv inside the environment: {text}\n{}",
+        String::from_utf8_lossy(&uv_version.stderr)
+    );
+}

@@ -334,6 +334,9 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
     let model_dir = swtbench_core::layout::model_dir_name(&inputs.predictions.model);
     let request = request(&args, settings, inputs, !args.no_html)?;
     let pipeline = Pipeline::prepare(engine, request)?;
+    for note in pipeline.base_notes() {
+        printer.warn(note);
+    }
     let env_warnings = pipeline.env_warnings();
     for w in env_warnings.iter().take(5) {
         printer.warn(w);
