@@ -1,8 +1,8 @@
 //! The container engine and the async runtime of the commands that talk to it: one connection
 //! (an unreachable engine is one environment error with the backend's hint, before any work) and
 //! one multi-threaded tokio runtime. Nothing else in the application layer creates either.
-//! The engine's deadlines come from [`env_vars::SWTBENCH_ENGINE_DEADLINE_SECS`] and
-//! [`env_vars::SWTBENCH_ENGINE_QUIET_SECS`] when set.
+//! The engine's deadlines come from [`env_vars::SWTBENCH_ENGINE_DEADLINE_SECS`],
+//! [`env_vars::SWTBENCH_ENGINE_QUIET_SECS`] and [`env_vars::SWTBENCH_ENGINE_PROBE_SECS`] when set.
 
 use std::time::Duration;
 
@@ -48,6 +48,9 @@ fn engine_options(var: impl Fn(&str) -> Option<String>) -> Result<DockerOptions>
     if let Some(d) = seconds(env_vars::SWTBENCH_ENGINE_QUIET_SECS)? {
         options.quiet_probe = d;
     }
+    if let Some(d) = seconds(env_vars::SWTBENCH_ENGINE_PROBE_SECS)? {
+        options.probe_deadline = d;
+    }
     Ok(options)
 }
 
@@ -79,11 +82,13 @@ mod tests {
         let set = engine_options(|name| match name {
             env_vars::SWTBENCH_ENGINE_DEADLINE_SECS => Some("7".into()),
             env_vars::SWTBENCH_ENGINE_QUIET_SECS => Some(" 3 ".into()),
+            env_vars::SWTBENCH_ENGINE_PROBE_SECS => Some("30".into()),
             _ => None,
         })
         .expect("set");
         assert_eq!(set.request_timeout, Duration::from_secs(7));
         assert_eq!(set.quiet_probe, Duration::from_secs(3));
+        assert_eq!(set.probe_deadline, Duration::from_secs(30));
         for bad in ["0", "-1", "1.5", "soon"] {
             let err = engine_options(|name| {
                 (name == env_vars::SWTBENCH_ENGINE_QUIET_SECS).then(|| bad.to_string())

@@ -34,6 +34,11 @@ pub const SWTBENCH_ENGINE_DEADLINE_SECS: &str = "SWTBENCH_ENGINE_DEADLINE_SECS";
 /// Seconds a command's output or a build log may stay silent before swtbench pings the engine to
 /// tell a quiet test from a hung engine (default 30).
 pub const SWTBENCH_ENGINE_QUIET_SECS: &str = "SWTBENCH_ENGINE_QUIET_SECS";
+/// Seconds the engine has to answer a liveness ping before it counts as lost and the run stops
+/// (default 5). Raise it on a machine whose engine stalls under load (slow storage drivers such as
+/// fuse-overlayfs while large layers are committed), where a busy engine would otherwise end a
+/// long evaluation.
+pub const SWTBENCH_ENGINE_PROBE_SECS: &str = "SWTBENCH_ENGINE_PROBE_SECS";
 /// Proxy variables passed into image builds as build arguments when set (either case):
 /// `HTTP_PROXY`, `HTTPS_PROXY`, `FTP_PROXY`, `NO_PROXY`, `ALL_PROXY`. The full list is
 /// `swtbench_backend::network::PROXY_VARIABLES`.

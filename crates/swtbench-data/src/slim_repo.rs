@@ -278,8 +278,16 @@ impl GitMirror {
         let count = match cached {
             Some(n) => n,
             None => {
-                // What `git clone` fetches: the branches, the tags and a detached HEAD.
-                let mut args = vec!["rev-list", "--objects", "--branches", "--tags"];
+                // What `git clone` fetches: the branches, the tags and a detached HEAD. A mirror
+                // may lack some objects (a snapshot without its largest files): they are counted
+                // as a full clone would hold them (`--missing=print` lists them with a `?`).
+                let mut args = vec![
+                    "rev-list",
+                    "--objects",
+                    "--missing=print",
+                    "--branches",
+                    "--tags",
+                ];
                 let detached = self.run(&["symbolic-ref", "-q", "HEAD"]).is_err();
                 if detached && !head.is_empty() {
                     args.push("HEAD");

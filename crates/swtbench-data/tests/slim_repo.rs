@@ -269,3 +269,58 @@ fn a_shallow_mirror_is_refused_with_the_fetch_that_completes_it() {
     assert!(matches!(err, GitError::Shallow { .. }), "{err}");
     assert!(err.to_string().contains("fetch --unshallow"), "{err}");
 }
+
+/// A mirror that lacks objects outside the base commit's tree (a repository snapshot without its
+/// largest files) still gives the slim repository, with the abbreviation a full clone would have:
+/// the missing objects are counted as present.
+#[test]
+fn a_mirror_missing_a_blob_elsewhere_in_history_still_gives_the_slim_repository() {
+    let r = repo(false);
+    let whole = GitMirror::open(&r.mirror)
+        .unwrap()
+        .write_slim_repo(&r.base, &r.root.join("whole.git"))
+        .unwrap();
+    // A copy of the mirror (the object count is cached per mirror path), unpacked into loose
+    // objects, without the feature branch's blob.
+    let broken = r.root.join("broken__widgets.git");
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(&r.mirror)
+        .arg(&broken)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let packs: Vec<_> = std::fs::read_dir(broken.join("objects/pack"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let aside = r.root.join("aside");
+    std::fs::create_dir_all(&aside).unwrap();
+    for p in &packs {
+        std::fs::rename(p, aside.join(p.file_name().unwrap())).unwrap();
+    }
+    for p in std::fs::read_dir(&aside).unwrap() {
+        let p = p.unwrap().path();
+        if p.extension().is_some_and(|e| e == "pack") {
+            let status = git_cmd(&broken)
+                .args(["unpack-objects", "-q"])
+                .stdin(std::fs::File::open(&p).unwrap())
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+    }
+    let blob = &r.feature_blob;
+    std::fs::remove_file(broken.join(format!("objects/{}/{}", &blob[..2], &blob[2..]))).unwrap();
+    assert!(!git_ok(&broken, &["cat-file", "-e", blob]));
+    assert!(!git_ok(
+        &broken,
+        &["rev-list", "--objects", "--branches", "--tags"]
+    ));
+
+    let m = GitMirror::open(&broken).unwrap();
+    let slim = m
+        .write_slim_repo(&r.base, &r.root.join("slim.git"))
+        .unwrap();
+    assert_eq!(slim, whole);
+}
