@@ -195,9 +195,9 @@ fn engine_uv_provider_scores_like_venv_and_installs_exactly_the_pins() {
     );
 }
 
-/// A Python image whose interpreter lives under `/opt/python` with only `python` linked into
-/// `/usr/local/bin`: `pip install uv` puts the `uv` program into `/opt/python/bin`, which is not on
-/// PATH. The environment must build anyway (it once failed with `uv: command not found` right
+/// A Python image whose pip installs into the user scheme (`[install] user = true`): `pip install
+/// uv` puts the `uv` program into `~/.local/bin`, which is not on PATH, as on images whose
+/// interpreter's scripts directory is not on PATH. The environment must build anyway (it once failed with `uv: command not found` right
 /// after pip had installed uv), and `uv` must work inside the activated environment.
 #[test]
 fn engine_uv_environment_builds_when_the_interpreters_bin_is_not_on_path() {
@@ -205,8 +205,8 @@ fn engine_uv_environment_builds_when_the_interpreters_bin_is_not_on_path() {
     let fx = Fixture::new();
     let image = "swtbench-test-uv-optpython";
     let dockerfile = format!(
-        "FROM {}\nRUN python3 -m venv /opt/python && ln -s /opt/python/bin/python /usr/local/bin/python \
-         && ! command -v uv\nLABEL swtbench.test=uv-python-off-path\n",
+        "FROM {}\nRUN rm -f /usr/lib/python3*/EXTERNALLY-MANAGED && ln -sf /usr/bin/python3 /usr/local/bin/python \
+         && printf '[install]\\nuser = true\\n' > /etc/pip.conf && ! command -v uv\nLABEL swtbench.test=uv-python-off-path\n",
         base_image()
     );
     assert!(
