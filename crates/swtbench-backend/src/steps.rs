@@ -97,7 +97,8 @@ impl Drop for BuildTicket {
         if !self.done {
             // A build whose future was dropped: it no longer runs. What is pending is handed out
             // when the next build ends.
-            self.reaper.with(|r| r.running = r.running.saturating_sub(1));
+            self.reaper
+                .with(|r| r.running = r.running.saturating_sub(1));
         }
     }
 }
@@ -125,7 +126,10 @@ mod tests {
         let reaper = SharedReaper::default();
         let good = reaper.start();
         let bad = reaper.start();
-        assert_eq!(bad.finish(ids(&["shared", "bad-only"])), Vec::<String>::new());
+        assert_eq!(
+            bad.finish(ids(&["shared", "bad-only"])),
+            Vec::<String>::new()
+        );
         assert_eq!(reaper.snapshot(), (1, ids(&["shared", "bad-only"])));
         assert_eq!(good.finish(vec![]), ids(&["bad-only", "shared"]));
         assert_eq!(reaper.snapshot(), (0, vec![]));

@@ -805,7 +805,11 @@ async fn docker_a_failed_builds_step_images_wait_for_the_builds_still_running() 
     // Both ended: nothing waits, the failed build's own step is gone, the good image is whole.
     assert!(backend.pending_step_images().is_empty());
     assert!(
-        backend.image_inspect(&own).await.expect("inspect").is_none(),
+        backend
+            .image_inspect(&own)
+            .await
+            .expect("inspect")
+            .is_none(),
         "step image {own} left behind"
     );
     assert!(backend.image_exists(&good.id).await.expect("inspect"));

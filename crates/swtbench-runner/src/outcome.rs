@@ -477,7 +477,7 @@ mod tests {
                 InstanceError::Images(ImageError::BaseImageMissing {
                     tag: "acme-base:1".into(),
                 }),
-                "base image acme-base:1 does not exist (build it first, e.g. scripts/base-image)",
+                "base image acme-base:1 does not exist (build it first, e.g. scripts/base-image, or scripts/python-image for a Python image)",
             ),
             (
                 InstanceError::Images(ImageError::Recipe(RecipeError::Mirror {
