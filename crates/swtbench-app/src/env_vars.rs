@@ -39,6 +39,10 @@ pub const SWTBENCH_ENGINE_QUIET_SECS: &str = "SWTBENCH_ENGINE_QUIET_SECS";
 /// fuse-overlayfs while large layers are committed), where a busy engine would otherwise end a
 /// long evaluation.
 pub const SWTBENCH_ENGINE_PROBE_SECS: &str = "SWTBENCH_ENGINE_PROBE_SECS";
+/// `1`: `run --no-network` (test containers on an isolated network that drops every packet).
+/// The test suite sets it (`.cargo/config.toml`), so that no fixture evaluation reaches the
+/// internet.
+pub const SWTBENCH_NO_NETWORK: &str = "SWTBENCH_NO_NETWORK";
 /// Proxy variables passed into image builds as build arguments when set (either case):
 /// `HTTP_PROXY`, `HTTPS_PROXY`, `FTP_PROXY`, `NO_PROXY`, `ALL_PROXY`. The full list is
 /// `swtbench_backend::network::PROXY_VARIABLES`.

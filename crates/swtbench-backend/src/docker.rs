@@ -90,9 +90,16 @@ pub struct DockerBackend {
     /// Builds running on this connection (and its clones) and the step images of failed builds
     /// that wait for them to end ([`crate::steps`]).
     steps: crate::steps::SharedReaper,
+    /// Whether [`ISOLATED_NETWORK`] is known to exist.
+    isolated_ready: Arc<AtomicBool>,
 }
 
 const DOCKER_SOCKET: &str = "/var/run/docker.sock";
+
+/// The internal network of [`NetworkAccess::Isolated`] containers: no route off the machine, no
+/// traffic between its containers (`enable_icc=false`). Made when first needed, labelled
+/// `swtbench.kind=network`, shared by every swtbench process of the engine.
+pub const ISOLATED_NETWORK: &str = "swtbench-isolated";
 
 /// The client library's own limit on waiting for response headers, a backstop behind the
 /// backend's deadlines (which must fire first).
@@ -206,7 +213,65 @@ impl DockerBackend {
             disk_quota,
             lost: Arc::new(AtomicBool::new(false)),
             steps: crate::steps::SharedReaper::default(),
+            isolated_ready: Arc::new(AtomicBool::new(false)),
         })
+    }
+
+    /// Makes [`ISOLATED_NETWORK`] unless the engine has it (once per connection after success).
+    async fn ensure_isolated_network(&self) -> Result<()> {
+        if self.isolated_ready.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let found = self
+            .bounded(
+                || format!("inspecting network {ISOLATED_NETWORK}"),
+                self.client.inspect_network(
+                    ISOLATED_NETWORK,
+                    None::<bollard::query_parameters::InspectNetworkOptions>,
+                ),
+            )
+            .await?;
+        match found {
+            Ok(net) => {
+                if net.internal != Some(true) {
+                    return Err(BackendError::Invalid(format!(
+                        "the engine's network {ISOLATED_NETWORK} is not internal; remove it (docker network rm {ISOLATED_NETWORK}) and swtbench makes it anew"
+                    )));
+                }
+            }
+            Err(e) if status(&e) == Some(404) => {
+                let request = bollard::models::NetworkCreateRequest {
+                    name: ISOLATED_NETWORK.to_string(),
+                    internal: Some(true),
+                    options: Some(HashMap::from([(
+                        "com.docker.network.bridge.enable_icc".to_string(),
+                        "false".to_string(),
+                    )])),
+                    labels: Some(HashMap::from([
+                        ("swtbench.kind".to_string(), "network".to_string()),
+                        ("swtbench.image".to_string(), ISOLATED_NETWORK.to_string()),
+                    ])),
+                    ..Default::default()
+                };
+                let made = self
+                    .bounded(
+                        || format!("creating network {ISOLATED_NETWORK}"),
+                        self.client.create_network(request),
+                    )
+                    .await?;
+                match made {
+                    Ok(_) => {}
+                    // Another process made it meanwhile.
+                    Err(e) if status(&e) == Some(409) => {}
+                    Err(e) => {
+                        return Err(self.err(format!("creating network {ISOLATED_NETWORK}"), e))
+                    }
+                }
+            }
+            Err(e) => return Err(self.err(format!("inspecting network {ISOLATED_NETWORK}"), e)),
+        }
+        self.isolated_ready.store(true, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Step images of failed builds that wait for the builds still running on this connection to
@@ -1225,6 +1290,10 @@ impl ContainerBackend for DockerBackend {
             network_mode: match spec.network {
                 NetworkAccess::Disabled => Some("none".to_string()),
                 NetworkAccess::Enabled => None,
+                NetworkAccess::Isolated => {
+                    self.ensure_isolated_network().await?;
+                    Some(ISOLATED_NETWORK.to_string())
+                }
             },
             memory: spec.limits.memory_bytes.map(|m| m as i64),
             // No swap beyond the memory limit: a test that outgrows it is killed rather than

@@ -151,6 +151,12 @@ pub enum NetworkAccess {
     Disabled,
     /// The engine's default network (needed only by specs that fetch at test time).
     Enabled,
+    /// An interface on an internal network of the engine ([`crate::docker::ISOLATED_NETWORK`]):
+    /// nothing leaves the machine and containers cannot reach each other, but packets are dropped
+    /// rather than refused, so a connection times out as on a network that loses it instead of
+    /// failing at once with "network unreachable" (some repositories' own tests expect the
+    /// timeout).
+    Isolated,
 }
 
 /// Resource limits of a container (`--memory`, `--pids-limit`, `--cpus`, `--disk-limit`,

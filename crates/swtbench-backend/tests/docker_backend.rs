@@ -442,6 +442,90 @@ async fn docker_containers_have_no_network_by_default_and_an_opt_in() {
     scope.assert_no_leftover_containers(&backend).await;
 }
 
+/// `--no-network`: containers on the engine's internal network have an interface, but their
+/// packets are dropped (a connection times out rather than failing at once, as some repositories'
+/// own tests expect), and two of them cannot reach each other.
+#[tokio::test]
+async fn docker_isolated_containers_time_out_and_cannot_reach_each_other() {
+    let Some(backend) = connect("docker_isolated").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let scope = Scope::new("isolated");
+    let mut spec = scope.spec(BASE_IMAGE, "pred_pre");
+    spec.network = NetworkAccess::Isolated;
+    let a = started(&backend, &spec).await;
+    let mut spec = scope.spec(BASE_IMAGE, "pred_post");
+    spec.network = NetworkAccess::Isolated;
+    let b = started(&backend, &spec).await;
+
+    // A documentation address (TEST-NET-1): nothing leaves the internal network anyway.
+    let out = backend
+        .exec(
+            &a,
+            &ExecRequest::new([
+                "python3",
+                "-c",
+                "import socket, time\nt = time.time()\ntry:\n    socket.create_connection(('192.0.2.1', 80), 3)\n    print('connected')\nexcept OSError as e:\n    print(type(e).__name__, e, round(time.time() - t, 1))",
+            ])
+            .timeout(Duration::from_secs(60)),
+        )
+        .await
+        .expect("exec");
+    let text = out.text();
+    assert!(
+        text.contains("timed out") && !text.contains("unreachable"),
+        "a dropped packet times out: {text}"
+    );
+    let secs: f64 = text
+        .split_whitespace()
+        .last()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0.0);
+    assert!(secs >= 2.5, "{text}");
+    let ifaces = sh(&backend, &a, "ls /sys/class/net").await;
+    assert!(
+        ifaces.text().lines().any(|l| l != "lo"),
+        "{}",
+        ifaces.text()
+    );
+
+    // b listens; a cannot reach it.
+    let listen = sh(
+        &backend,
+        &b,
+        "nohup python3 -m http.server 8000 >/dev/null 2>&1 & sleep 1; python3 -c 'import socket; print(socket.gethostbyname(socket.gethostname()))'",
+    )
+    .await;
+    let b_ip = listen.text().trim().to_string();
+    assert!(b_ip.split('.').count() == 4, "{}", listen.text());
+    let local = sh(
+        &backend,
+        &b,
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', 8000), 3); print('ok')\"",
+    )
+    .await;
+    assert_eq!(local.text().trim(), "ok", "the server listens");
+    let across = sh(
+        &backend,
+        &a,
+        &format!(
+            "python3 -c \"import socket\ntry:\n    socket.create_connection(('{b_ip}', 8000), 3)\n    print('reached')\nexcept OSError as e:\n    print('refused', e)\""
+        ),
+    )
+    .await;
+    assert!(
+        across.text().starts_with("refused"),
+        "containers of the isolated network reach each other: {}",
+        across.text()
+    );
+
+    for id in [&a, &b] {
+        assert!(backend.container_remove(id).await.expect("remove"));
+    }
+    scope.assert_no_leftover_containers(&backend).await;
+}
+
 #[tokio::test]
 async fn docker_init_is_pid_one_and_forwards_stop_signals() {
     let Some(backend) = connect("docker_init").await else {

@@ -396,7 +396,7 @@ pub async fn execute_run<B: ContainerBackend>(
     spec.network = if settings.exec.allow_network {
         NetworkAccess::Enabled
     } else {
-        NetworkAccess::Disabled
+        NetworkAccess::Isolated
     };
     spec.platform = Some(job.platform.to_string());
     let id = crate::retry::engine_request(

@@ -247,6 +247,14 @@ pub fn run_parameters(
             ),
         ));
     }
+    // Only when isolated: a run with the original's network keeps the original's parameters.
+    if !settings.exec.allow_network {
+        params.push((
+            "test network".into(),
+            "isolated (--no-network): an internal network that drops every packet; tests that reach the internet fail or time out"
+                .into(),
+        ));
+    }
     // Only when on: a run graded as the original grades keeps the original's parameters.
     if settings.strict_results {
         params.push(("strict results".into(), "on (docs/integrity.md)".into()));

@@ -125,8 +125,10 @@ pub struct ExecSettings {
     pub limits: ResourceLimits,
     /// How the limits were chosen (shown in the plan).
     pub limits_note: Option<String>,
-    /// Give test containers the engine's default network (the original always did). Off by default:
-    /// tests run without network.
+    /// Give test containers the engine's default network, as the original always did (the
+    /// default: some repositories' tests reach public services, and the dataset's verdicts were
+    /// made with the network). Off (`--no-network`): an isolated network that drops every packet
+    /// ([`swtbench_backend::NetworkAccess::Isolated`]).
     pub allow_network: bool,
     /// Collect the test runner's structured evidence next to each log (docs/integrity.md).
     pub evidence: bool,
@@ -139,7 +141,7 @@ impl Default for ExecSettings {
             max_output: Some(DEFAULT_MAX_OUTPUT),
             limits: ResourceLimits::default(),
             limits_note: None,
-            allow_network: false,
+            allow_network: true,
             evidence: true,
         }
     }

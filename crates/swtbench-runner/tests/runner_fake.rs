@@ -480,7 +480,8 @@ async fn a_run_executes_in_labelled_offline_containers_grades_and_resumes() {
     // 6 runs for calc-1; calc-2 executes only its base runs, the rest is copied.
     assert_eq!(out.stats.runs_executed, 8);
     assert_eq!(out.stats.runs_copied, 4);
-    // Every container: the instance image, no network, an init, the run's labels; all removed.
+    // Every container: the instance image, the network (as the original's), an init, the run's
+    // labels; all removed.
     let creates: Vec<_> = fake
         .calls()
         .into_iter()
@@ -491,7 +492,7 @@ async fn a_run_executes_in_labelled_offline_containers_grades_and_resumes() {
         .collect();
     assert_eq!(creates.len(), 8);
     for c in &creates {
-        assert_eq!(c.network, NetworkAccess::Disabled);
+        assert_eq!(c.network, NetworkAccess::Enabled);
         assert!(c.init);
         assert_eq!(c.labels["swtbench.run_id"], "r1");
         assert!(c.image.starts_with("exec.eval.x86_64."));

@@ -180,9 +180,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_output: Option<u64>,
 
-    /// Give test containers network access (off by default; the original always had it).
-    #[arg(long)]
+    /// Test containers get the engine's default network, as the original's always had: this is
+    /// the default (kept for scripts that pass it).
+    #[arg(long, alias = "allow_network")]
     pub allow_network: bool,
+
+    /// Isolate test containers: an internal network that drops every packet, so a connection
+    /// times out instead of failing at once (no traffic leaves the machine or reaches another
+    /// container). The run report and the HTML page say so; tests that need the internet fail.
+    /// Also SWTBENCH_NO_NETWORK=1 (the test suite sets it, so that no fixture test reaches the
+    /// internet).
+    #[arg(long, alias = "no_network", conflicts_with = "allow_network", env = env_vars::SWTBENCH_NO_NETWORK)]
+    pub no_network: bool,
 
     /// Do not collect the test runner's own results and the tracer's coverage beside each log
     /// (the evidence the integrity checks compare the log with; docs/integrity.md).
@@ -272,7 +281,7 @@ pub(crate) fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSetti
             disk: args.disk_limit,
             file: args.file_limit,
         },
-        allow_network: args.allow_network,
+        allow_network: !args.no_network,
         evidence: !args.no_evidence,
         cache_level: args.cache_level,
         clean: args.clean,
