@@ -23,8 +23,11 @@ pub const REPO_DIR: &str = "/testbed";
 pub const VENV_DIR: &str = "/opt/swtbench-venv";
 /// The uv release the `uv` provider installs from PyPI (the `uv` wheel carries the binary).
 pub const UV_VERSION: &str = "0.9.5";
-/// `setup_env.sh` of a uv entry: git for `setup_repo.sh`, when the Python image lacks it.
-const UV_GIT_LINE: &str = "command -v git >/dev/null || { apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/*; }";
+/// `setup_env.sh` of a uv entry: what the original's base image (Ubuntu with `build-essential`)
+/// has and a slim Python image lacks, when it lacks it: git for `setup_repo.sh`, and a C compiler
+/// for the repositories and packages that are built from source (astropy, matplotlib,
+/// scikit-learn; pins without a wheel for the image's Python).
+const UV_SYSTEM_LINE: &str = "missing=''; command -v git >/dev/null || missing=git; command -v gcc >/dev/null || missing=\"$missing build-essential\"; if [ -n \"$missing\" ]; then apt-get update && apt-get install -y --no-install-recommends $missing && rm -rf /var/lib/apt/lists/*; fi";
 /// `setup_env.sh` of a uv entry: the user tests may run as.
 const UV_NONROOT_LINE: &str = "id -u nonroot >/dev/null 2>&1 || useradd -m nonroot";
 /// Heredoc delimiter of the embedded requirement files in `setup_env.sh`.
@@ -513,14 +516,14 @@ impl ExecSpec {
     }
 
     /// The script `swtbench envs lock` runs in a throwaway container of the Python image to
-    /// resolve a uv environment: `setup_env.sh` without what only the image needs (git, the
-    /// `nonroot` user), then the installed set, one requirement a line, written to `output`
+    /// resolve a uv environment: `setup_env.sh` without what only the image needs (git and the
+    /// compiler from Debian, the `nonroot` user), then the installed set, one requirement a line, written to `output`
     /// (`uv pip freeze`; `pip freeze --all` where the environment is made with pip).
     pub fn lock_script(&self, output: &str) -> String {
         let mut lines: Vec<&str> = self
             .setup_env_sh
             .split('\n')
-            .filter(|l| !l.is_empty() && *l != UV_GIT_LINE && *l != UV_NONROOT_LINE)
+            .filter(|l| !l.is_empty() && *l != UV_SYSTEM_LINE && *l != UV_NONROOT_LINE)
             .collect();
         let freeze = if uv_serves(&self.spec) {
             format!("uv pip freeze > {output}")
@@ -707,12 +710,12 @@ fn req_install_commands(
             } else {
                 "python -m pip install"
             };
-            // The Python image has neither git (setup_repo.sh clones) nor the user the tests may
-            // run as; uv comes from PyPI, its cache is not kept in the image.
+            // The Python image has neither git (setup_repo.sh clones), a compiler, nor the user
+            // the tests may run as; uv comes from PyPI, its cache is not kept in the image.
             if with_uv {
                 out.push("export UV_NO_CACHE=1".to_string());
             }
-            out.push(UV_GIT_LINE.to_string());
+            out.push(UV_SYSTEM_LINE.to_string());
             out.push(UV_NONROOT_LINE.to_string());
             if with_uv {
                 out.push(format!(

@@ -97,7 +97,7 @@ fn uv_dockerfile_and_setup_script() {
         s.setup_env_sh,
         format!(
             "#!/bin/bash\nset -euxo pipefail\nexport UV_NO_CACHE=1\n\
-             command -v git >/dev/null || {{ apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/*; }}\n\
+             missing=''; command -v git >/dev/null || missing=git; command -v gcc >/dev/null || missing=\"$missing build-essential\"; if [ -n \"$missing\" ]; then apt-get update && apt-get install -y --no-install-recommends $missing && rm -rf /var/lib/apt/lists/*; fi\n\
              id -u nonroot >/dev/null 2>&1 || useradd -m nonroot\n\
              python -m pip install --no-cache-dir --disable-pip-version-check uv=={UV_VERSION}\n\
              python -m uv venv --seed --python \"$(command -v python)\" /opt/swtbench-venv\n\

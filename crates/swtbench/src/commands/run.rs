@@ -181,7 +181,7 @@ pub struct RunArgs {
     pub max_output: Option<u64>,
 
     /// Test containers get the engine's default network, as the original's always had: this is
-    /// the default (kept for scripts that pass it).
+    /// the default; given, it wins over --no-network and SWTBENCH_NO_NETWORK.
     #[arg(long, alias = "allow_network")]
     pub allow_network: bool,
 
@@ -190,7 +190,12 @@ pub struct RunArgs {
     /// container). The run report and the HTML page say so; tests that need the internet fail.
     /// Also SWTBENCH_NO_NETWORK=1 (the test suite sets it, so that no fixture test reaches the
     /// internet).
-    #[arg(long, alias = "no_network", conflicts_with = "allow_network", env = env_vars::SWTBENCH_NO_NETWORK)]
+    #[arg(
+        long,
+        alias = "no_network",
+        env = env_vars::SWTBENCH_NO_NETWORK,
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
     pub no_network: bool,
 
     /// Do not collect the test runner's own results and the tracer's coverage beside each log
@@ -281,7 +286,8 @@ pub(crate) fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSetti
             disk: args.disk_limit,
             file: args.file_limit,
         },
-        allow_network: !args.no_network,
+        // An explicit --allow-network wins over --no-network and SWTBENCH_NO_NETWORK.
+        allow_network: args.allow_network || !args.no_network,
         evidence: !args.no_evidence,
         cache_level: args.cache_level,
         clean: args.clean,
