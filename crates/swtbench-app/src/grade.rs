@@ -276,6 +276,7 @@ pub fn regrade(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Resul
             .unwrap_or_default(),
         parameters: run_parameters(&out),
         suspicious: suspicious_reasons(&graded.integrity),
+        network: network_use(&graded.integrity),
         ..Default::default()
     });
     swtbench_data::fsutil::write_atomic(&out, report.to_json().as_bytes())
@@ -401,6 +402,17 @@ pub fn verify(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Result
         }
     }
     Ok(out)
+}
+
+/// Instance id → the runs whose test runner connected to the network, with the addresses.
+pub fn network_use(
+    checked: &BTreeMap<String, swtbench_grade::integrity::Integrity>,
+) -> BTreeMap<String, Vec<String>> {
+    checked
+        .iter()
+        .filter(|(_, i)| !i.network.is_empty())
+        .map(|(id, i)| (id.clone(), i.network.clone()))
+        .collect()
 }
 
 /// Instance id → the reasons' texts, for the instances the integrity checks found suspicious.

@@ -132,6 +132,9 @@ pub struct Evidence {
     pub complete: bool,
     /// The runner started processes (their coverage is not in the evidence).
     pub children: bool,
+    /// Non-loopback addresses (`host:port`) the runner's process connected to, in order, each
+    /// once (the hook keeps at most 16).
+    pub network: Vec<String>,
     pub reports: Vec<PhaseReport>,
     /// Node ids whose collection failed.
     pub collect_errors: Vec<String>,
@@ -196,6 +199,12 @@ pub fn read_evidence(raw: &[u8], secret: &[u8]) -> Evidence {
                 .unittest
                 .push((s("name").unwrap_or_default(), s("o").unwrap_or_default())),
             Some("child") => ev.children = true,
+            Some("net") => {
+                let addr = s("addr").unwrap_or_default();
+                if !ev.network.contains(&addr) {
+                    ev.network.push(addr);
+                }
+            }
             Some("cov") => ev.coverage.push_str(&s("text").unwrap_or_default()),
             Some("end") => ev.complete = true,
             _ => ev.problems.push((n, "an unknown record".into())),
@@ -511,6 +520,19 @@ pub fn check_instance(
     reasons
 }
 
+/// The runs whose test runner connected to the network, with the addresses
+/// (`run: host:port, …`), in [`RunKind::ALL`] order: a verdict that depended on the internet.
+pub fn network_use(evidence: &[RunEvidence; 6]) -> Vec<String> {
+    RunKind::ALL
+        .into_iter()
+        .zip(evidence)
+        .filter_map(|(k, e)| {
+            let ev = e.collected()?;
+            (!ev.network.is_empty()).then(|| format!("{}: {}", k.as_str(), ev.network.join(", ")))
+        })
+        .collect()
+}
+
 /// The runs (in [`RunKind::ALL`] order) without verified evidence.
 pub fn without_evidence(evidence: &[RunEvidence; 6]) -> Vec<RunKind> {
     RunKind::ALL
@@ -583,6 +605,32 @@ mod tests {
             ),
             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
         );
+    }
+
+    #[test]
+    fn network_records_name_the_runs_and_addresses_that_used_the_network() {
+        let with_net = write(&[
+            r#"{"pid":7,"runner":"pytest","t":"start"}"#,
+            r#"{"addr":"1.1.1.1:80","t":"net"}"#,
+            r#"{"addr":"[2606:4700::1111]:443","t":"net"}"#,
+            r#"{"addr":"1.1.1.1:80","t":"net"}"#,
+            r#"{"exit":0,"t":"end"}"#,
+        ]);
+        let ev = read_evidence(with_net.as_bytes(), SECRET);
+        assert_eq!(ev.problems, vec![]);
+        assert_eq!(ev.network, ["1.1.1.1:80", "[2606:4700::1111]:443"]);
+        assert!(read_evidence(honest().as_bytes(), SECRET)
+            .network
+            .is_empty());
+        let none = || RunEvidence::Collected(read_evidence(honest().as_bytes(), SECRET));
+        let used = RunEvidence::Collected(ev);
+        let runs = [none(), used, none(), none(), none(), none()];
+        assert_eq!(
+            network_use(&runs),
+            ["pred_post: 1.1.1.1:80, [2606:4700::1111]:443"]
+        );
+        let quiet = [none(), none(), none(), none(), none(), none()];
+        assert!(network_use(&quiet).is_empty());
     }
 
     #[test]

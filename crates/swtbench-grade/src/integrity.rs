@@ -345,6 +345,9 @@ pub struct Integrity {
     /// by an older swtbench, with --no-evidence, for a runner or image the evidence hook does not
     /// serve, or lost); set by the callers that read the evidence.
     pub without_evidence: Vec<RunKind>,
+    /// The runs whose test runner connected to the network (`run: host:port, …`); not a reason
+    /// for suspicion, a fact about the verdict. Set by the callers that read the evidence.
+    pub network: Vec<String>,
 }
 
 impl Integrity {
@@ -384,6 +387,9 @@ impl Integrity {
             })
             .collect();
         let mut v = serde_json::json!({ "verdict": self.verdict().as_str(), "reasons": reasons });
+        if !self.network.is_empty() {
+            v["network"] = self.network.clone().into();
+        }
         if !self.without_evidence.is_empty() {
             v["without_evidence"] = self
                 .without_evidence
@@ -466,6 +472,7 @@ pub fn check_instance_with<'t>(
     Integrity {
         reasons,
         without_evidence: Vec::new(),
+        network: Vec::new(),
     }
 }
 

@@ -15,6 +15,8 @@
 //! | `limit_hits` | instance id → its runs that reached a resource limit (`pred_post: memory`), when any did |
 //! | `suspicious_ids` | instances whose logs the integrity checks found suspicious (see `docs/integrity.md`), when any are |
 //! | `suspicious_reasons` | instance id → the checks' reasons, with `suspicious_ids` |
+//! | `network_ids` | instances whose test runner connected to the network (from the evidence), when any did |
+//! | `network_use` | instance id → the runs and the addresses they connected to, with `network_ids` |
 //!
 //! Counting follows the original: an instance is *completed* only when its `report.json` came
 //! from an earlier invocation; graded instances are resolved or unresolved (not-applied patches
@@ -202,6 +204,9 @@ pub struct RunReportInput {
     /// Instance id → why the integrity checks found its logs suspicious, written as
     /// `suspicious_ids` and `suspicious_reasons` when there are any.
     pub suspicious: BTreeMap<String, Vec<String>>,
+    /// Instance id → the runs whose test runner connected to the network, with the addresses
+    /// (`network_ids` and `network_use` when any did).
+    pub network: BTreeMap<String, Vec<String>>,
 }
 
 /// Either the integer `0` (no instance with coverage) or a mean.
@@ -257,6 +262,9 @@ pub struct RunReport {
     pub error_causes: BTreeMap<String, String>,
     /// See [`RunReportInput::suspicious`].
     pub suspicious: BTreeMap<String, Vec<String>>,
+    /// Instance id → the runs whose test runner connected to the network, with the addresses
+    /// (`network_ids` and `network_use` when any did).
+    pub network: BTreeMap<String, Vec<String>>,
 }
 
 impl RunReport {
@@ -285,6 +293,7 @@ impl RunReport {
             limit_hits: input.limit_hits.clone(),
             error_causes: input.error_causes.clone(),
             suspicious: input.suspicious.clone(),
+            network: input.network.clone(),
         };
         // Plain left-to-right sums in entry order, as Python's `sum` of a list (up to 3.11).
         let (mut cov_sum, mut delta_sum, mut n) = (0.0f64, 0.0f64, 0usize);
@@ -389,6 +398,11 @@ impl RunReport {
             let ids: Vec<&String> = self.suspicious.keys().collect();
             m.insert("suspicious_ids".into(), json!(ids));
             m.insert("suspicious_reasons".into(), json!(self.suspicious));
+        }
+        if !self.network.is_empty() {
+            let ids: Vec<&String> = self.network.keys().collect();
+            m.insert("network_ids".into(), json!(ids));
+            m.insert("network_use".into(), json!(self.network));
         }
         if !self.not_in_this_report_ids.is_empty() {
             m.insert(
@@ -507,6 +521,35 @@ mod tests {
         assert!(text.contains("\"Mean coverage\": 0,\n    \"Mean coverage delta\": 0,"));
         assert!(text.contains("\"error_reasons\": {}"));
         assert!(!text.contains("run_parameters"));
+    }
+
+    #[test]
+    fn network_use_is_listed_only_when_a_runner_connected() {
+        let entries = vec![graded("b__b-2", true, true, None)];
+        let plain = RunReport::new(&RunReportInput {
+            entries: entries.clone(),
+            ..Default::default()
+        })
+        .to_json();
+        assert!(!plain.contains("network"), "{plain}");
+        let text = RunReport::new(&RunReportInput {
+            entries,
+            network: [(
+                "b__b-2".to_string(),
+                vec!["pred_post: 1.1.1.1:80".to_string()],
+            )]
+            .into(),
+            ..Default::default()
+        })
+        .to_json();
+        let mut v: Value = serde_json::from_str(&text).unwrap();
+        let o = v.as_object_mut().unwrap();
+        assert_eq!(o.remove("network_ids").unwrap(), json!(["b__b-2"]));
+        assert_eq!(
+            o.remove("network_use").unwrap(),
+            json!({"b__b-2": ["pred_post: 1.1.1.1:80"]})
+        );
+        assert_eq!(v, serde_json::from_str::<Value>(&plain).unwrap());
     }
 
     #[test]

@@ -147,6 +147,7 @@ pub fn grade_from_outputs(
     found.extend(load_reasons);
     let mut integrity = integrity.with(found);
     integrity.without_evidence = swtbench_grade::evidence::without_evidence(&evidence);
+    integrity.network = swtbench_grade::evidence::network_use(&evidence);
     if options.strict_results {
         let maps = swtbench_grade::evidence::strict_maps(parser, &logs, &evidence);
         apply_strict(&mut graded.report, &maps, &integrity);

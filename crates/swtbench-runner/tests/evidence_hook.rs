@@ -114,7 +114,9 @@ fn normalise(log: &str) -> String {
     out
 }
 
-const PYTEST_SUITE: &str = r#"import pytest
+const PYTEST_SUITE: &str = r#"import socket
+
+import pytest
 
 
 @pytest.fixture
@@ -153,6 +155,17 @@ def test_params(value):
 class TestGroup:
     def test_method(self):
         pass
+
+
+def test_uses_the_network():
+    # A UDP "connection" sends nothing; the hook records the address all the same. Loopback is
+    # not recorded.
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.connect(("192.0.2.1", 9))
+    s.close()
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.connect(("127.0.0.1", 9))
+    s.close()
 "#;
 
 fn pytest_case(python_version: &str, pytest: &str) {
@@ -235,6 +248,7 @@ fn pytest_case(python_version: &str, pytest: &str) {
         !from_evidence.contains_key("tests/test_suite.py::test_printed_only"),
         "a printed line is no report"
     );
+    assert_eq!(ev.network, ["192.0.2.1:9"], "the runner's network use");
 }
 
 #[test]

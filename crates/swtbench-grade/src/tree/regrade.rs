@@ -419,6 +419,7 @@ fn grade_outputs(
                 ));
                 let mut integrity = check_outputs(&ctx, inputs.outputs).with(found);
                 integrity.without_evidence = crate::evidence::without_evidence(&evidence);
+                integrity.network = crate::evidence::network_use(&evidence);
                 (integrity, evidence, logs, parser)
             });
             if let (true, Some((integrity, evidence, logs, parser))) =

@@ -179,6 +179,13 @@ pub async fn run<B: ContainerBackend>(
                     Some((r.instance_id.clone(), texts))
                 })
                 .collect(),
+            network: ordered
+                .iter()
+                .filter_map(|r| {
+                    let i = r.integrity.as_ref().filter(|i| !i.network.is_empty())?;
+                    Some((r.instance_id.clone(), i.network.clone()))
+                })
+                .collect(),
         };
         write_report(&shared, RunReport::new(&input))
     };
