@@ -41,8 +41,8 @@ pub use eval::{
 pub use lock::{EnvLock, LockEntry, LockError, LockSource};
 pub use pins::{FrozenPins, PinChoice};
 pub use render::{
-    insert_after_from, Arch, EnvPins, ExecSpec, FileSource, ImageKeys, MIRROR_CONTEXT_DIR,
-    UV_VERSION,
+    insert_after_from, system_pre_install, Arch, EnvPins, ExecSpec, FileSource, ImageKeys,
+    MIRROR_CONTEXT_DIR, UV_VERSION,
 };
 pub use table::{
     BaseImage, Provider, RepoSpec, SpecTable, TableSyntax, VersionSpec, DEFAULT_PYTHON_IMAGE,

@@ -614,7 +614,15 @@ fn repo_script(instance: &Instance, entry: &Entry<'_>) -> String {
         lines.push(l);
     }
     if let Some(pre) = &spec.pre_install {
-        lines.extend(pre.iter().map(String::as_str));
+        // uv environments install the system packages once, in the env image that the
+        // instances of the entry share (see `system_pre_install`); the lines that edit the
+        // checkout stay here.
+        let hoisted = spec.provider == Provider::Uv;
+        lines.extend(
+            pre.iter()
+                .map(String::as_str)
+                .filter(|l| !(hoisted && system_pre_install(l))),
+        );
     }
     if let Some(install) = &spec.install {
         lines.push(install);
@@ -717,6 +725,11 @@ fn req_install_commands(
             }
             out.push(UV_SYSTEM_LINE.to_string());
             out.push(UV_NONROOT_LINE.to_string());
+            // The entry's system packages (apt-get, locales): the same for every instance of the
+            // entry, so they are made once here rather than in each instance image.
+            if let Some(pre) = &spec.pre_install {
+                out.extend(pre.iter().filter(|l| system_pre_install(l)).cloned());
+            }
             if with_uv {
                 out.push(format!(
                     "python -m pip install --no-cache-dir --disable-pip-version-check uv=={UV_VERSION}"
@@ -768,6 +781,31 @@ fn req_install_commands(
         }
     }
     Ok(out)
+}
+
+/// Whether a `pre_install` line changes only the system, not the checkout: package installs
+/// (`apt-get …`, with or without `DEBIAN_FRONTEND=…` before it) and locale set-up (`locale-gen`,
+/// writing `/etc/locale.gen`). Such a line gives every instance of an entry the same result, so
+/// uv environments run it once in the env image (the instance images then hold only the
+/// checkout and its install). Anything else (`sed -i … setup.py`) edits the checkout and stays
+/// in `setup_repo.sh`.
+pub fn system_pre_install(line: &str) -> bool {
+    let l = line.trim();
+    let l = l
+        .strip_prefix("DEBIAN_FRONTEND=noninteractive ")
+        .unwrap_or(l)
+        .trim_start();
+    if l.starts_with("apt-get ") || l.starts_with("locale-gen") {
+        return true;
+    }
+    // `echo 'en_US UTF-8' > /etc/locale.gen`: one echo into a file under /etc.
+    if let Some(rest) = l.strip_prefix("echo ") {
+        if let Some((_, target)) = rest.rsplit_once('>') {
+            let target = target.trim();
+            return target.starts_with("/etc/") && !target.contains(char::is_whitespace);
+        }
+    }
+    false
 }
 
 /// Whether uv makes the environment of a uv entry: Python 3.8 or newer, or no `python` on an

@@ -352,3 +352,87 @@ fn invalid_uv_entries_are_explained() {
         assert!(e.contains(needle) && e.contains("bad.toml"), "{e}");
     }
 }
+
+/// uv environments install an entry's system packages (`pre_install`'s apt-get and locale lines)
+/// once, in the env image; the lines that edit the checkout stay in `setup_repo.sh`, in their
+/// order. A conda environment keeps every line where the original has it.
+#[test]
+fn uv_environments_install_system_packages_once_in_the_env_image() {
+    let (uv, _) = SpecTable::embedded().with_env_provider(Provider::Uv, None);
+    // Requirement files, where an entry reads them, are empty here.
+    let files = |_: &str, _: &str, _: &str| Ok::<_, ReadError>(Some(String::new()));
+    let render = |t: &SpecTable, id: &str, repo: &str, version: &str| {
+        ExecSpec::new(&instance(id, repo, version), t, Arch::X86_64, &files).unwrap()
+    };
+    let sphinx_pre = uv
+        .lookup("sphinx-doc/sphinx", "7.2")
+        .unwrap()
+        .spec
+        .pre_install
+        .clone()
+        .unwrap();
+    let s = render(&uv, "sphinx-doc__sphinx-11500", "sphinx-doc/sphinx", "7.2");
+    for line in &sphinx_pre {
+        let in_env = s.setup_env_sh.lines().any(|l| l == line);
+        let in_repo = s.setup_repo_sh.lines().any(|l| l == line);
+        if line.starts_with("apt-get") {
+            assert!(in_env && !in_repo, "{line}\n{}", s.setup_env_sh);
+        } else {
+            assert!(in_repo && !in_env, "{line}\n{}", s.setup_repo_sh);
+        }
+    }
+    // Before anything is installed into the environment, after the compiler and the user.
+    let env_lines: Vec<&str> = s.setup_env_sh.lines().collect();
+    let apt = env_lines
+        .iter()
+        .position(|l| *l == "apt-get update && apt-get install -y graphviz")
+        .unwrap();
+    let user = env_lines
+        .iter()
+        .position(|l| l.starts_with("id -u nonroot"))
+        .unwrap();
+    let first_install = env_lines
+        .iter()
+        .position(|l| l.contains("pip install"))
+        .unwrap();
+    assert!(user < apt && apt < first_install, "{}", s.setup_env_sh);
+
+    // Django's locale lines move together, in order.
+    let d = render(&uv, "django__django-11000", "django/django", "2.2");
+    let env = &d.setup_env_sh;
+    let gen = env.find("locale-gen en_US.UTF-8").unwrap();
+    let conf = env.find("echo 'en_US UTF-8' > /etc/locale.gen").unwrap();
+    let apt = env
+        .find("apt-get update && apt-get install -y locales")
+        .unwrap();
+    assert!(apt < conf && conf < gen, "{env}");
+    assert!(!d.setup_repo_sh.contains("locale"), "{}", d.setup_repo_sh);
+
+    // conda: as the original.
+    let conda = SpecTable::embedded();
+    let c = render(conda, "django__django-11000", "django/django", "2.2");
+    assert!(c.setup_repo_sh.contains("locale-gen en_US.UTF-8"));
+    assert!(!c.setup_env_sh.contains("locale-gen"));
+}
+
+#[test]
+fn only_system_lines_count_as_system_packages() {
+    use swtbench_spec::system_pre_install as system;
+    for yes in [
+        "apt-get update && apt-get install -y locales",
+        "  DEBIAN_FRONTEND=noninteractive apt-get install -y graphviz",
+        "locale-gen en_US.UTF-8",
+        "echo 'en_US UTF-8' > /etc/locale.gen",
+    ] {
+        assert!(system(yes), "{yes}");
+    }
+    for no in [
+        "sed -i 's/pytest/pytest -rA/' tox.ini",
+        "echo 'x' > setup.cfg",
+        "echo 'x' > /etc/a b",
+        "python -m pip install -e .",
+        "grep -q 'x' setup.py && sed -i 's/x/y/' setup.py || true",
+    ] {
+        assert!(!system(no), "{no}");
+    }
+}
