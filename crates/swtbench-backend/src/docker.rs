@@ -587,13 +587,10 @@ impl DockerBackend {
     async fn remove_step_images(&self, steps: &[String]) {
         let mut kept = Vec::new();
         for id in steps {
-            match self.image_inspect(id).await {
-                Ok(Some(info)) if info.tags.is_empty() => {
-                    if self.image_remove(id, false).await.is_err() {
-                        kept.push(id);
-                    }
-                }
-                _ => {}
+            let untagged =
+                matches!(self.image_inspect(id).await, Ok(Some(info)) if info.tags.is_empty());
+            if untagged && self.image_remove(id, false).await.is_err() {
+                kept.push(id);
             }
         }
         // A step of one failed build can be the parent of another's: once the children are gone,

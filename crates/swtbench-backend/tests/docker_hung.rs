@@ -37,7 +37,7 @@ async fn docker_hung_engine_is_engine_hung_for_streams_and_calls_and_a_quiet_com
         return;
     };
     if !Path::new(ENGINE_SOCKET).exists() {
-        eprintln!("skipped: the proxy needs the engine at {ENGINE_SOCKET}");
+        support::skip(&format!("the proxy needs the engine at {ENGINE_SOCKET}"));
         return;
     }
     ensure_base_image(&direct).await;

@@ -47,7 +47,7 @@ fn pythons(from_minor: u32) -> Vec<(String, HostPython)> {
 #[test]
 fn must_show_preserve_rewrites_and_inserts_exactly_and_git_applies_it() {
     let Some(python) = common::python("3.11").or_else(|| common::python("3.")) else {
-        println!("skipped: no pyenv Python 3");
+        println!("SKIPPED: no pyenv Python 3");
         return;
     };
     let base = base();
@@ -105,7 +105,7 @@ fn must_show_preserve_rewrites_and_inserts_exactly_and_git_applies_it() {
 #[test]
 fn must_show_parity_gives_the_original_reformatted_file_and_git_applies_it() {
     let Some(python) = common::python("3.11") else {
-        println!("skipped: no pyenv Python 3.11 (the original runs ast.unparse under 3.11)");
+        println!("SKIPPED: no pyenv Python 3.11 (the original runs ast.unparse under 3.11)");
         return;
     };
     let base = base();
@@ -142,7 +142,7 @@ fn must_show_parity_gives_the_original_reformatted_file_and_git_applies_it() {
 fn preserve_gives_the_same_bytes_on_every_python_from_3_6() {
     let all = pythons(6);
     if all.is_empty() {
-        println!("skipped: no pyenv Pythons");
+        println!("SKIPPED: no pyenv Pythons");
         return;
     }
     let base = base();
@@ -168,7 +168,7 @@ fn preserve_gives_the_same_bytes_on_every_python_from_3_6() {
 #[test]
 fn parity_needs_python_3_9() {
     let Some(python) = common::python("3.8") else {
-        println!("skipped: no pyenv Python 3.8");
+        println!("SKIPPED: no pyenv Python 3.8");
         return;
     };
     let source = common::memory_source(&base());
@@ -252,7 +252,7 @@ fn request(force_tokenize: bool) -> ScriptRequest {
 #[test]
 fn preserve_replaces_every_same_named_function_and_keeps_the_rest() {
     let Some(python) = common::python("3.11").or_else(|| common::python("3.")) else {
-        println!("skipped: no pyenv Python 3");
+        println!("SKIPPED: no pyenv Python 3");
         return;
     };
     let response = run_script(&python, &request(false)).unwrap();
@@ -320,7 +320,7 @@ fn tokenizer_fallback_finds_the_same_spans_as_end_lineno() {
         ));
     }
     if outputs.is_empty() {
-        println!("skipped: no pyenv Pythons");
+        println!("SKIPPED: no pyenv Pythons");
         return;
     }
     for (v, files) in &outputs[1..] {
@@ -331,7 +331,7 @@ fn tokenizer_fallback_finds_the_same_spans_as_end_lineno() {
 #[test]
 fn failures_are_reported_per_reason() {
     let Some(python) = common::python("3.11").or_else(|| common::python("3.")) else {
-        println!("skipped: no pyenv Python 3");
+        println!("SKIPPED: no pyenv Python 3");
         return;
     };
     let source = MemorySource::new().with("t.py", "def test_a():\n    pass\n");
@@ -392,7 +392,7 @@ fn failures_are_reported_per_reason() {
 #[test]
 fn inserting_into_a_missing_file_creates_it() {
     let Some(python) = common::python("3.11").or_else(|| common::python("3.")) else {
-        println!("skipped: no pyenv Python 3");
+        println!("SKIPPED: no pyenv Python 3");
         return;
     };
     let base = base();

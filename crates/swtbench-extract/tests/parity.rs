@@ -164,7 +164,7 @@ fn fuzzy_matches_the_original() {
 #[test]
 fn custom_parity_matches_the_original_under_python_3_11() {
     let Some(python) = common::python("3.11") else {
-        println!("skipped: no pyenv Python 3.11 (the original ran under 3.11)");
+        println!("SKIPPED: no pyenv Python 3.11 (the original ran under 3.11)");
         return;
     };
     check(

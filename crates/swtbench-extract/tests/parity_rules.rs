@@ -228,7 +228,7 @@ fn custom_inserts_at_the_same_place_follow_the_string_order_in_parity() {
         .or_else(|| common::python("3.1"))
         .or_else(|| common::python("3.9"));
     let Some(python) = python else {
-        println!("skipped: no pyenv Python 3.9+");
+        println!("SKIPPED: no pyenv Python 3.9+");
         return;
     };
     // Line fields 9 and 10: numerically 9 first, as strings "10" < "9".
@@ -263,7 +263,7 @@ diff\ntests/test_x.py\ninsert\n10\ndef test_ten():\n    pass\nend diff\n";
 #[test]
 fn a_failing_custom_file_keeps_the_files_before_it_in_parity() {
     let Some(python) = common::python("3.11") else {
-        println!("skipped: no pyenv Python 3.11");
+        println!("SKIPPED: no pyenv Python 3.11");
         return;
     };
     // Two files: test_x.py gets an insert, then a rewrite in a second file finds nothing (the
@@ -383,7 +383,7 @@ fn a_section_the_original_crashes_on_ends_the_extraction_in_parity() {
 #[test]
 fn a_custom_block_the_original_crashes_on_ends_the_extraction_in_parity() {
     let Some(python) = common::python("3.11") else {
-        println!("skipped: no pyenv Python 3.11");
+        println!("SKIPPED: no pyenv Python 3.11");
         return;
     };
     // An empty rewrite block: the original indexes its empty body (IndexError) and writes no
@@ -439,7 +439,7 @@ fn a_custom_block_the_original_crashes_on_ends_the_extraction_in_parity() {
 #[test]
 fn custom_blocks_for_a_missing_file_in_both_styles() {
     let Some(python) = common::python("3.11") else {
-        println!("skipped: no pyenv Python 3.11");
+        println!("SKIPPED: no pyenv Python 3.11");
         return;
     };
     for style in [CustomStyle::Parity, CustomStyle::Preserve] {

@@ -53,7 +53,7 @@ fn gold_test_patches(data: &std::path::Path) -> BTreeMap<String, String> {
 #[test]
 fn no_check_fires_on_a_real_log() {
     let Some(data) = shared_data() else {
-        eprintln!("skipped: shared data not found (set SWTBENCH_SHARED_DATA)");
+        eprintln!("SKIPPED: shared data not found (set SWTBENCH_SHARED_DATA)");
         return;
     };
     let patches = gold_test_patches(&data);

@@ -77,7 +77,7 @@ fn shared_logs_scan_like_they_parse() {
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
     };
     if !dir.is_dir() {
-        eprintln!("skipped: shared data not found (set SWTBENCH_SHARED_DATA)");
+        eprintln!("SKIPPED: shared data not found (set SWTBENCH_SHARED_DATA)");
         return;
     }
     let mut logs = Vec::new();

@@ -27,7 +27,7 @@ fn as_strings(m: &swtbench_core::StatusMap) -> BTreeMap<String, String> {
 #[test]
 fn every_shared_log_parses_like_the_original() {
     let Some(data) = shared_data() else {
-        eprintln!("skipped: shared data not found (set SWTBENCH_SHARED_DATA)");
+        eprintln!("SKIPPED: shared data not found (set SWTBENCH_SHARED_DATA)");
         return;
     };
     let expected = std::fs::read_to_string(data.join("logs/expected_parser_output.jsonl"))
@@ -78,7 +78,7 @@ fn every_shared_log_parses_like_the_original() {
 #[test]
 fn original_parser_test_cases() {
     let Some(data) = shared_data() else {
-        eprintln!("skipped: shared data not found (set SWTBENCH_SHARED_DATA)");
+        eprintln!("SKIPPED: shared data not found (set SWTBENCH_SHARED_DATA)");
         return;
     };
     let text = std::fs::read_to_string(data.join("swtbench/log_parser_fixtures.json"))

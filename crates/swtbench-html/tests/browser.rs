@@ -19,7 +19,7 @@ fn browser() -> Option<Browser> {
         Some(bin) => Some(Browser { bin }),
         None => {
             eprintln!(
-                "skipped: no chromium found (install Debian's `chromium` package or set {})",
+                "SKIPPED: no chromium found (install Debian's `chromium` package or set {})",
                 chromium::CHROMIUM_ENV
             );
             None

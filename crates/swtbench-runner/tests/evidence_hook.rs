@@ -170,7 +170,7 @@ def test_uses_the_network():
 
 fn pytest_case(python_version: &str, pytest: &str) {
     let Some(python) = pyenv_python(python_version) else {
-        eprintln!("skipped: no pyenv Python {python_version}");
+        eprintln!("SKIPPED: no pyenv Python {python_version}");
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -306,7 +306,7 @@ if __name__ == "__main__":
 
 fn unittest_case(python_version: &str) {
     let Some(python) = pyenv_python(python_version) else {
-        eprintln!("skipped: no pyenv Python {python_version}");
+        eprintln!("SKIPPED: no pyenv Python {python_version}");
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -360,7 +360,7 @@ fn unittest_runtests_on_python_3_12() {
 #[test]
 fn other_processes_leave_the_secret_alone() {
     let Some(python) = pyenv_python("3.11") else {
-        eprintln!("skipped: no pyenv Python 3.11");
+        eprintln!("SKIPPED: no pyenv Python 3.11");
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

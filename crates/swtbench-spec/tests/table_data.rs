@@ -26,7 +26,7 @@ fn strings(v: &Value) -> Option<Vec<String>> {
 #[test]
 fn embedded_table_equals_the_original_constants() {
     let Some(dir) = shared_data() else {
-        println!("skipped: shared data (swtbench_spec_table.json) not found");
+        println!("SKIPPED: shared data (swtbench_spec_table.json) not found");
         return;
     };
     let src: Value = serde_json::from_str(
@@ -130,7 +130,7 @@ fn embedded_table_equals_the_original_constants() {
 #[test]
 fn every_lite_and_verified_instance_has_an_entry() {
     let Some(dir) = shared_data() else {
-        println!("skipped: shared data (datasets) not found");
+        println!("SKIPPED: shared data (datasets) not found");
         return;
     };
     let t = SpecTable::embedded();

@@ -15,7 +15,7 @@ use swtbench_grade::coverage::parse_dump;
 #[test]
 fn grading_parses_the_tracer_output() {
     let Some(py) = common::host_pythons().pop() else {
-        println!("skipped: no Python under $(pyenv root)/versions");
+        println!("SKIPPED: no Python under $(pyenv root)/versions");
         return;
     };
     let sandbox = Sandbox::new();

@@ -397,7 +397,7 @@ per_python!(command_line_errors_and_ignored_flags);
 fn every_host_python_runs_the_script_mode() {
     let pythons = common::host_pythons();
     if pythons.is_empty() {
-        println!("skipped: no Python under $(pyenv root)/versions");
+        println!("SKIPPED: no Python under $(pyenv root)/versions");
         return;
     }
     for py in &pythons {

@@ -232,7 +232,7 @@ fn stuck_lock_holder_delays_the_write_only_boundedly(py: &HostPython) {
 fn stuck_lock_holder_on_the_oldest_and_newest_python() {
     let pythons = common::host_pythons();
     if pythons.is_empty() {
-        println!("skipped: no Python under $(pyenv root)/versions");
+        println!("SKIPPED: no Python under $(pyenv root)/versions");
         return;
     }
     stuck_lock_holder_delays_the_write_only_boundedly(&pythons[0]);

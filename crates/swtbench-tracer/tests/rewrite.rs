@@ -14,7 +14,7 @@ use common::{run, Sandbox};
 fn command_line_and_child_rewriting_cases() {
     let pythons = common::host_pythons();
     if pythons.is_empty() {
-        println!("skipped: no Python under $(pyenv root)/versions");
+        println!("SKIPPED: no Python under $(pyenv root)/versions");
         return;
     }
     let sandbox = Sandbox::new();

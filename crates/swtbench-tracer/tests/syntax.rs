@@ -18,7 +18,7 @@ fn checker() -> Option<HostPython> {
         .rev()
         .find(|p| p.version >= PythonVersion { major: 3, minor: 8 });
     if newest.is_none() {
-        println!("skipped: no Python 3.8+ under $(pyenv root)/versions to run the syntax check");
+        println!("SKIPPED: no Python 3.8+ under $(pyenv root)/versions to run the syntax check");
     }
     newest
 }
@@ -82,7 +82,7 @@ fn the_syntax_check_catches_newer_syntax() {
 fn tracer_compiles_on_every_host_python() {
     let pythons = common::host_pythons();
     if pythons.is_empty() {
-        println!("skipped: no Python under $(pyenv root)/versions");
+        println!("SKIPPED: no Python under $(pyenv root)/versions");
         return;
     }
     let sandbox = Sandbox::new();

@@ -2,6 +2,9 @@
 //! result read back the way `--is-swt` reads it.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
+#[path = "support/layer.rs"]
+mod layer;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -745,7 +748,7 @@ fn engine_missing() -> Option<String> {
 #[test]
 fn engine_swt_rows_evaluate_with_gold_predictions() {
     if let Some(why) = engine_missing() {
-        eprintln!("skipped: {why}");
+        layer::skip(&why);
         return;
     }
     let f = fixture();

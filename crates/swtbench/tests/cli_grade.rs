@@ -663,7 +663,7 @@ fn parse_log_matches_the_original_on_every_shared_log() {
         #[allow(clippy::print_stderr)]
         {
             eprintln!(
-                "skipped: {} not found (set SWTBENCH_SHARED_DATA)",
+                "SKIPPED: {} not found (set SWTBENCH_SHARED_DATA)",
                 index.display()
             );
         }

@@ -201,7 +201,7 @@ fn chromium_dom(page: &Path, fragment: &str) -> Option<String> {
                 .find(|p| p.is_file())
         });
     let Some(bin) = bin else {
-        eprintln!("skipped: no chromium found (install Debian's `chromium` package)");
+        eprintln!("SKIPPED: no chromium found (install Debian's `chromium` package)");
         return None;
     };
     let profile = tempfile::tempdir().unwrap();

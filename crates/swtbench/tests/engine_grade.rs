@@ -10,6 +10,9 @@
 //! group limits how many run at once.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
+#[path = "support/layer.rs"]
+mod layer;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -97,7 +100,7 @@ fn read_json(p: &Path) -> Value {
 #[test]
 fn engine_grade_reproduces_the_reports_of_run() {
     if let Some(why) = engine_missing() {
-        eprintln!("skipped: {why}");
+        layer::skip(&why);
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -49,7 +49,7 @@ macro_rules! require_engine_socket {
     () => {
         require_engine!();
         if let Some(why) = socket_missing() {
-            eprintln!("skipped: {why}");
+            engine_fixture::skip(&why);
             return;
         }
     };

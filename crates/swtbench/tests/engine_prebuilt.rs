@@ -92,7 +92,7 @@ fn image_size(tag: &str) -> u64 {
 fn engine_prebuilt_instance_images() {
     require_engine!();
     if let Some(why) = registry_missing() {
-        eprintln!("skipped: {why}");
+        engine_fixture::skip(&why);
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

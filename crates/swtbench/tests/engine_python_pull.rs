@@ -42,7 +42,7 @@ fn docker_with_config(config: &std::path::Path, args: &[&str]) -> std::process::
 fn engine_a_missing_python_image_is_pulled_with_the_configs_credentials() {
     require_engine!();
     if let Some(why) = registry_missing() {
-        eprintln!("skipped: {why}");
+        engine_fixture::skip(&why);
         return;
     }
     let fx = Fixture::new();

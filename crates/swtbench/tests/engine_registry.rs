@@ -73,7 +73,7 @@ fn strings(v: &[&str]) -> Vec<String> {
 fn engine_registry_cache_round_trip() {
     require_engine!();
     if let Some(why) = registry_missing() {
-        eprintln!("skipped: {why}");
+        engine_fixture::skip(&why);
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

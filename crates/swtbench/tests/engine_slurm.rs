@@ -5,7 +5,8 @@
 //! container left.
 //!
 //! Needs Docker and the fixture base image (as engine_run.rs) and Slurm: skipped without
-//! `sbatch`, unless SWTBENCH_REQUIRE_SLURM=1 (scripts/test sets it), and then it fails.
+//! `sbatch`, unless the engine layer is required (SWTBENCH_REQUIRE_ENGINE=1, which scripts/test
+//! sets, or SWTBENCH_REQUIRE_SLURM=1 for this test alone), and then it fails.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 #[macro_use]
@@ -21,14 +22,15 @@ use serde_json::Value;
 
 /// The cluster's configuration file, starting the cluster when it is not up; `None` to skip.
 fn slurm_conf() -> Option<PathBuf> {
-    let required = std::env::var("SWTBENCH_REQUIRE_SLURM").is_ok_and(|v| v == "1");
+    let required = engine_fixture::engine_required()
+        || std::env::var("SWTBENCH_REQUIRE_SLURM").is_ok_and(|v| v == "1");
     let have = Command::new("sbatch").arg("--version").output().is_ok();
     if !have {
         assert!(
             !required,
-            "SWTBENCH_REQUIRE_SLURM=1 but sbatch is not installed"
+            "the Slurm test is required here but sbatch is not installed (apt-get install slurm-wlm munge)"
         );
-        eprintln!("skipped: no sbatch (apt-get install slurm-wlm munge)");
+        eprintln!("SKIPPED: no sbatch (apt-get install slurm-wlm munge)");
         return None;
     }
     let out = Command::new("bash")
@@ -39,7 +41,7 @@ fn slurm_conf() -> Option<PathBuf> {
     if !out.status.success() {
         let why = String::from_utf8_lossy(&out.stderr);
         assert!(!required, "starting the local Slurm cluster failed: {why}");
-        eprintln!("skipped: {why}");
+        eprintln!("SKIPPED: starting the local Slurm cluster failed: {why}");
         return None;
     }
     Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))

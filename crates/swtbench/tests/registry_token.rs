@@ -5,6 +5,8 @@
 //! the registry's answer; wrong credentials are an error naming the user, not the password.
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
+#[path = "support/layer.rs"]
+mod layer;
 #[path = "support/registry.rs"]
 mod registry;
 
@@ -101,7 +103,7 @@ fn gate(upstream: u16, user: &'static str, pass: &'static str) -> (u16, Arc<Atom
 #[test]
 fn bearer_token_auth_is_fetched_and_retried_and_wrong_credentials_are_named() {
     if let Some(why) = registry_missing() {
-        eprintln!("skipped: {why}");
+        layer::skip(&why);
         return;
     }
     let reg = Registry::start(None);

@@ -1,5 +1,5 @@
-//! Helpers for the tests that drive the real engine: connecting (or skipping outside CI when there is
-//! no engine), making sure the fixture base image exists, and a per-test label scope whose drop guard
+//! Helpers for the tests that drive the real engine: connecting (or skipping when there is no engine,
+//! unless the engine layer is required), making sure the fixture base image exists, and a per-test label scope whose drop guard
 //! removes every container and image the test created, even when the test fails.
 
 #![allow(dead_code, clippy::print_stderr, clippy::unwrap_used)]
@@ -25,16 +25,34 @@ pub fn workspace_root() -> PathBuf {
         .expect("workspace root")
 }
 
-/// Connects to the engine. Outside CI a missing engine skips the test (returns `None` after saying
-/// so); in CI (`CI` set) it fails, because there the engine is part of the machine.
+/// The switch that makes the engine layer required: scripts/test sets it when it prepared the
+/// engine (or runs in CI).
+pub const REQUIRE_ENGINE: &str = "SWTBENCH_REQUIRE_ENGINE";
+
+/// Whether the engine layer must run here.
+pub fn engine_required() -> bool {
+    std::env::var(REQUIRE_ENGINE).is_ok_and(|v| v == "1")
+}
+
+/// Skips the calling test with a `SKIPPED: <why>` line (scripts/test counts them; the test returns
+/// next), or fails it when the engine layer is required.
+pub fn skip(why: &str) {
+    assert!(
+        !engine_required(),
+        "{why} ({REQUIRE_ENGINE}=1: the engine layer is required here)"
+    );
+    eprintln!("SKIPPED: {why}");
+}
+
+/// Connects to the engine. A missing engine skips the test (returns `None` after saying so), or
+/// fails it when the engine layer is required.
 pub async fn connect(test: &str) -> Option<DockerBackend> {
     match DockerBackend::connect(DockerOptions::default()).await {
         Ok(b) => Some(b),
-        Err(e) if std::env::var_os("CI").is_none() => {
-            eprintln!("skipped: {test}: no container engine ({e})");
+        Err(e) => {
+            skip(&format!("{test}: no container engine ({e})"));
             None
         }
-        Err(e) => panic!("{test}: the container engine is required in CI: {e}"),
     }
 }
 

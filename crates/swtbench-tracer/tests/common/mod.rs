@@ -80,7 +80,7 @@ pub fn python(minor: u32) -> Option<HostPython> {
         .find(|p| p.version == PythonVersion { major: 3, minor });
     if found.is_none() {
         println!(
-            "skipped: no Python 3.{minor} under {}/versions",
+            "SKIPPED: no Python 3.{minor} under {}/versions",
             pyenv_root()
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|| "<no pyenv root>".into())

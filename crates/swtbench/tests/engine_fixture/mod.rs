@@ -10,6 +10,11 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use swtbench_grade::InstanceReport;
 
+#[path = "../support/layer.rs"]
+mod layer;
+#[allow(unused_imports)] // each test file uses part of it
+pub use layer::{engine_required, skip};
+
 pub const DEFAULT_BASE_IMAGE: &str = "swtbench-fixture-base:bookworm";
 pub const MODEL_DIR: &str = "swtbench-fixture-model";
 pub const IMAGES_LOCK: &str = "/tmp/swtbench-engine-tests.images.lock";
@@ -78,7 +83,7 @@ pub fn engine_missing() -> Option<String> {
 macro_rules! require_engine {
     () => {
         if let Some(why) = $crate::engine_fixture::engine_missing() {
-            eprintln!("skipped: {why}");
+            $crate::engine_fixture::skip(&why);
             return;
         }
     };
