@@ -236,13 +236,13 @@ def leaderboard_rows(
     )
     rows: List[Dict[str, Any]] = []
     for row in csv.DictReader(io.StringIO(out)):
-        value = row.get("value")
+        value = row.get("value") or ""
         rows.append(
             {
                 "name": row.get("name"),
                 "metric": row.get("metric"),
                 "label": row.get("label"),
-                "value": float(value) if value not in (None, "") else None,
+                "value": float(value) if value else None,
             }
         )
     return rows
