@@ -6,13 +6,18 @@ The evaluation itself is the ``swtbench`` binary that this package installs (``s
 ``swtbench run --predictions gold --run-id validate-gold``), and ``python -m swtbench.report`` is
 ``swtbench report``.
 
-This module reads the results of runs as plain Python data, starting no container:
+This module reads the results of runs as plain Python data, starting no container::
 
->>> import swtbench
->>> reports = swtbench.load_reports("run_instance_swt_logs/my-run/org__my-model")
->>> resolved = [i for i, r in reports.items() if r["resolved"]]
->>> swtbench.leaderboard("run_instance_swt_logs/my-run/org__my-model", dataset="lite")
-{'applicability': 87.3, 'success_rate': 15.9, ...}
+    import swtbench
+    path = "run_instance_swt_logs/my-run/org__my-model"
+    reports = swtbench.load_reports(path)  # {instance id: the object in its report.json}
+    resolved = [i for i, r in reports.items() if r["resolved"]]
+    board = swtbench.leaderboard(path, dataset="lite")  # {"success_rate": 15.9, ...}
+    rows = swtbench.leaderboard_rows(path)  # the table: [{"label": "Applicability (W)", ...}, ...]
+    run = swtbench.load_run_report("my-run", "org/my-model")  # evaluation_results/<model>.<run>.json
+    runs = swtbench.find_runs()  # every graded <run_id>/<model> under run_instance_swt_logs
+
+Errors are :class:`SwtbenchError`, with the binary's exit code and stderr when it ran.
 """
 
 from swtbench._binary import BINARY_ENV, SwtbenchError, binary_path
