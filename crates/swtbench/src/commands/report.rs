@@ -63,13 +63,19 @@ pub struct ReportArgs {
     /// `single` (default), or `p@k` over several samples of one model: PATH holds `{seed}`,
     /// replaced by each of --seeds, and per instance one seed's report counts (the first seed that
     /// is resolved, else has the most added F→P tests, else the largest coverage delta, else
-    /// applied), as the original's `--mode p@k`. Table formats only.
-    #[arg(long, value_name = "MODE", default_value = "single", value_parser = ["single", "p@k"])]
+    /// applied), as the original's `--mode p@k`. Table formats only. (The original's `libro`
+    /// is refused.)
+    #[arg(long, value_name = "MODE", default_value = "single", value_parser = parse_mode)]
     pub mode: String,
 
-    /// The seeds that replace `{seed}` in PATH with --mode p@k, in the order they are tried.
+    /// The seeds that replace `{seed}` in PATH with --mode p@k, in the order they are tried:
+    /// several values, or one list as the original took it (`1,2,3`, `[1,2,3]` or `(1,2,3)`).
     #[arg(long, value_name = "SEED", num_args = 1..)]
     pub seeds: Vec<String>,
+
+    /// The original's decisions file of its libro mode, which swtbench does not have: refused.
+    #[arg(long, alias = "libro_decision_file", value_name = "FILE", hide = true)]
+    pub libro_decision_file: Option<PathBuf>,
 
     /// Column header of the table (default: the run id).
     #[arg(long, value_name = "NAME")]
@@ -91,6 +97,35 @@ pub struct ReportArgs {
 
     #[command(flatten)]
     pub html: HtmlArgs,
+}
+
+/// `--mode`: single or p@k; the original's libro is refused with what to use instead.
+fn parse_mode(s: &str) -> Result<String, String> {
+    match s {
+        "single" | "p@k" => Ok(s.to_owned()),
+        "libro" => Err("swtbench has no libro mode (one sample per instance chosen by an LLM's \
+                        yes/no decisions); use --mode p@k --seeds to count one sample per \
+                        instance, or report each sample's run on its own"
+            .to_owned()),
+        _ => Err(format!("unknown mode `{s}` (expected single or p@k)")),
+    }
+}
+
+/// `--seeds` as given: separate values, or one list in the original's spelling (`1,2,3`,
+/// `[1,2,3]`, `(1, 2, 3)`), each value split at commas and stripped of the brackets.
+fn seed_list(values: &[String]) -> Vec<String> {
+    values
+        .iter()
+        .flat_map(|v| {
+            v.trim()
+                .trim_start_matches(['[', '('])
+                .trim_end_matches([']', ')'])
+                .split(',')
+                .map(|s| s.trim().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 /// The benchmark `--dataset` names; a dataset that is not a known benchmark is read (a local
@@ -154,7 +189,18 @@ fn table_name(args: &ReportArgs, path: &Path) -> Result<String, CliError> {
     }
 }
 
-pub fn run(args: ReportArgs, printer: &Printer) -> CliResult {
+pub fn run(mut args: ReportArgs, printer: &Printer) -> CliResult {
+    if args.libro_decision_file.is_some() {
+        return Err(CliError::input(anyhow!(
+            "--libro_decision_file is not supported: it is the input of the original's libro \
+             mode, which swtbench does not have"
+        ))
+        .with_hint(
+            "leave it out; to count one of several samples per instance use --mode p@k --seeds \
+             (PATH with {seed})",
+        ));
+    }
+    args.seeds = seed_list(&args.seeds);
     // The spec table first: a bad file is an error whatever the format.
     let table = load_spec_table(args.spec_table.as_deref())?;
     let rules = swtbench_app::grade::read_rules(
@@ -274,5 +320,28 @@ pub fn run(args: ReportArgs, printer: &Printer) -> CliResult {
             printer.data(&leaderboard::render(&metrics, &name, format, args.decimals));
             Ok(ExitCode::Success)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_in_the_original_spellings() {
+        let s = |v: &[&str]| seed_list(&v.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+        assert_eq!(s(&["1", "2", "3"]), ["1", "2", "3"]);
+        assert_eq!(s(&["1,2,3"]), ["1", "2", "3"]);
+        assert_eq!(s(&["[1,2,3]"]), ["1", "2", "3"]);
+        assert_eq!(s(&["(1, 2, 3)"]), ["1", "2", "3"]);
+        assert_eq!(s(&["(7,)"]), ["7"]);
+    }
+
+    #[test]
+    fn libro_mode_is_refused_with_what_to_use() {
+        assert_eq!(parse_mode("p@k").as_deref(), Ok("p@k"));
+        let e = parse_mode("libro").expect_err("refused");
+        assert!(e.contains("no libro mode") && e.contains("--mode p@k"), "{e}");
+        assert!(parse_mode("x").is_err());
     }
 }
