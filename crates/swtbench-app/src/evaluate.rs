@@ -715,6 +715,26 @@ async fn watch_signals(cancel: Cancel, on_signal: Arc<dyn Fn(Signal) + Send + Sy
     }
 }
 
+/// The Python images (bases of uv environments) that the engine does not have, once each, sorted.
+fn python_images_missing(
+    specs: &BTreeMap<String, std::result::Result<ExecSpec, swtbench_spec::SpecError>>,
+    images: &ImageInventory,
+) -> Vec<String> {
+    let mut out: Vec<String> = specs
+        .values()
+        .filter_map(|s| s.as_ref().ok())
+        .filter(|s| {
+            s.spec.provider == swtbench_spec::Provider::Uv
+                && matches!(s.spec.base, swtbench_spec::BaseImage::Image(_))
+        })
+        .map(|s| s.keys.base.clone())
+        .filter(|t| matches!(images.get(t), Some(None)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -738,24 +758,4 @@ mod tests {
             assert!(check_run_id(bad).is_err(), "{bad}");
         }
     }
-}
-
-/// The Python images (bases of uv environments) that the engine does not have, once each, sorted.
-fn python_images_missing(
-    specs: &BTreeMap<String, std::result::Result<ExecSpec, swtbench_spec::SpecError>>,
-    images: &ImageInventory,
-) -> Vec<String> {
-    let mut out: Vec<String> = specs
-        .values()
-        .filter_map(|s| s.as_ref().ok())
-        .filter(|s| {
-            s.spec.provider == swtbench_spec::Provider::Uv
-                && matches!(s.spec.base, swtbench_spec::BaseImage::Image(_))
-        })
-        .map(|s| s.keys.base.clone())
-        .filter(|t| matches!(images.get(t), Some(None)))
-        .collect();
-    out.sort();
-    out.dedup();
-    out
 }

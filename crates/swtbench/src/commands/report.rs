@@ -103,10 +103,12 @@ pub struct ReportArgs {
 fn parse_mode(s: &str) -> Result<String, String> {
     match s {
         "single" | "p@k" => Ok(s.to_owned()),
-        "libro" => Err("swtbench has no libro mode (one sample per instance chosen by an LLM's \
+        "libro" => Err(
+            "swtbench has no libro mode (one sample per instance chosen by an LLM's \
                         yes/no decisions); use --mode p@k --seeds to count one sample per \
                         instance, or report each sample's run on its own"
-            .to_owned()),
+                .to_owned(),
+        ),
         _ => Err(format!("unknown mode `{s}` (expected single or p@k)")),
     }
 }
@@ -341,7 +343,10 @@ mod tests {
     fn libro_mode_is_refused_with_what_to_use() {
         assert_eq!(parse_mode("p@k").as_deref(), Ok("p@k"));
         let e = parse_mode("libro").expect_err("refused");
-        assert!(e.contains("no libro mode") && e.contains("--mode p@k"), "{e}");
+        assert!(
+            e.contains("no libro mode") && e.contains("--mode p@k"),
+            "{e}"
+        );
         assert!(parse_mode("x").is_err());
     }
 }
