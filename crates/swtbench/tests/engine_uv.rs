@@ -68,6 +68,35 @@ fn keys(fx: &Fixture, table: &Path, extra: &[&str]) -> Vec<Value> {
     keys
 }
 
+/// `swtbench images build --level env` of swtfix__calc-1 with the uv provider on `template`.
+fn build_env_image(
+    fx: &Fixture,
+    table: &Path,
+    template: &str,
+    out_dir: &Path,
+) -> std::process::Output {
+    run(&[
+        "images".into(),
+        "build".into(),
+        "--dataset".into(),
+        fx.dataset(),
+        "--repo-mirror".into(),
+        fx.mirrors(),
+        "--spec-table".into(),
+        table.display().to_string(),
+        "--env-provider".into(),
+        "uv".into(),
+        "--python-image".into(),
+        template.into(),
+        "--level".into(),
+        "env".into(),
+        "--instance-ids".into(),
+        "swtfix__calc-1".into(),
+        "--output-dir".into(),
+        out_dir.display().to_string(),
+    ])
+}
+
 fn remove_images(keys: &[Value]) {
     let mut tags: Vec<String> = Vec::new();
     for k in keys {
@@ -134,26 +163,7 @@ fn engine_uv_provider_scores_like_venv_and_installs_exactly_the_pins() {
     let pinned_path = fx.root.join("pinned.toml");
     std::fs::write(&pinned_path, pinned).unwrap();
     let pinned_keys = keys(&fx, &pinned_path, &uv_flags);
-    let build = run(&[
-        "images".into(),
-        "build".into(),
-        "--dataset".into(),
-        fx.dataset(),
-        "--repo-mirror".into(),
-        fx.mirrors(),
-        "--spec-table".into(),
-        pinned_path.display().to_string(),
-        "--env-provider".into(),
-        "uv".into(),
-        "--python-image".into(),
-        TEMPLATE.into(),
-        "--level".into(),
-        "env".into(),
-        "--instance-ids".into(),
-        "swtfix__calc-1".into(),
-        "--output-dir".into(),
-        fx.root.join("pinned-build").display().to_string(),
-    ]);
+    let build = build_env_image(&fx, &pinned_path, TEMPLATE, &fx.root.join("pinned-build"));
     let env_image = pinned_keys
         .iter()
         .map(|k| k["env"].as_str().unwrap().to_string())
@@ -225,26 +235,7 @@ fn engine_uv_environment_builds_when_the_interpreters_bin_is_not_on_path() {
     let env_keys = keys(&fx, &spec_table(), &flags);
     assert_eq!(env_keys.len(), 1);
     let out_dir = fx.root.join("off-path-build");
-    let build = run(&[
-        "images".into(),
-        "build".into(),
-        "--dataset".into(),
-        fx.dataset(),
-        "--repo-mirror".into(),
-        fx.mirrors(),
-        "--spec-table".into(),
-        spec_table().display().to_string(),
-        "--env-provider".into(),
-        "uv".into(),
-        "--python-image".into(),
-        template.clone(),
-        "--level".into(),
-        "env".into(),
-        "--instance-ids".into(),
-        "swtfix__calc-1".into(),
-        "--output-dir".into(),
-        out_dir.display().to_string(),
-    ]);
+    let build = build_env_image(&fx, &spec_table(), &template, &out_dir);
     let env_image = env_keys[0]["env"].as_str().unwrap().to_string();
     let uv_version = docker(&[
         "run",
