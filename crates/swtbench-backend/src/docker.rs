@@ -90,8 +90,8 @@ pub struct DockerBackend {
     /// Builds running on this connection (and its clones) and the step images of failed builds
     /// that wait for them to end ([`crate::steps`]).
     steps: crate::steps::SharedReaper,
-    /// Whether [`ISOLATED_NETWORK`] is known to exist.
-    isolated_ready: Arc<AtomicBool>,
+    /// The id of [`ISOLATED_NETWORK`] once known.
+    isolated_id: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 const DOCKER_SOCKET: &str = "/var/run/docker.sock";
@@ -213,14 +213,22 @@ impl DockerBackend {
             disk_quota,
             lost: Arc::new(AtomicBool::new(false)),
             steps: crate::steps::SharedReaper::default(),
-            isolated_ready: Arc::new(AtomicBool::new(false)),
+            isolated_id: Arc::new(std::sync::Mutex::new(None)),
         })
     }
 
-    /// Makes [`ISOLATED_NETWORK`] unless the engine has it (once per connection after success).
-    async fn ensure_isolated_network(&self) -> Result<()> {
-        if self.isolated_ready.load(Ordering::Relaxed) {
-            return Ok(());
+    /// The id of [`ISOLATED_NETWORK`], made unless the engine has it (looked up once per
+    /// connection). Engines before API 1.44 accept a second network of the same name: when two
+    /// processes made one at once, the oldest is the one, and the others are removed (a container
+    /// names it by id, never by the ambiguous name).
+    async fn ensure_isolated_network(&self) -> Result<String> {
+        if let Some(id) = self
+            .isolated_id
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+        {
+            return Ok(id);
         }
         let found = self
             .bounded(
@@ -268,10 +276,36 @@ impl DockerBackend {
                     }
                 }
             }
-            Err(e) => return Err(self.err(format!("inspecting network {ISOLATED_NETWORK}"), e)),
+            // Two networks of that name (an older engine): the listing below picks one.
+            Err(_) => {}
         }
-        self.isolated_ready.store(true, Ordering::Relaxed);
-        Ok(())
+        let listed = self
+            .bounded(
+                || "listing networks".to_string(),
+                self.client
+                    .list_networks(None::<bollard::query_parameters::ListNetworksOptions>),
+            )
+            .await?
+            .map_err(|e| self.err("listing networks", e))?;
+        let mut same: Vec<(String, String)> = listed
+            .into_iter()
+            .filter(|n| n.name.as_deref() == Some(ISOLATED_NETWORK) && n.internal == Some(true))
+            .filter_map(|n| Some((n.created.unwrap_or_default(), n.id?)))
+            .collect();
+        same.sort();
+        let Some((_, id)) = same.first().cloned() else {
+            return Err(BackendError::Invalid(format!(
+                "the engine lists no internal network {ISOLATED_NETWORK} right after making it"
+            )));
+        };
+        for (_, other) in same.iter().skip(1) {
+            let _ = self.client.remove_network(other).await;
+        }
+        *self
+            .isolated_id
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(id.clone());
+        Ok(id)
     }
 
     /// Step images of failed builds that wait for the builds still running on this connection to
@@ -1287,10 +1321,7 @@ impl ContainerBackend for DockerBackend {
             network_mode: match spec.network {
                 NetworkAccess::Disabled => Some("none".to_string()),
                 NetworkAccess::Enabled => None,
-                NetworkAccess::Isolated => {
-                    self.ensure_isolated_network().await?;
-                    Some(ISOLATED_NETWORK.to_string())
-                }
+                NetworkAccess::Isolated => Some(self.ensure_isolated_network().await?),
             },
             memory: spec.limits.memory_bytes.map(|m| m as i64),
             // No swap beyond the memory limit: a test that outgrows it is killed rather than
