@@ -186,6 +186,7 @@ pub struct Pipeline {
     shard_outcomes: Option<swtbench_runner::ShardOutcomes>,
     /// What the instances' environments cannot serve as asked (uv without frozen pins), sorted.
     env_warnings: Vec<String>,
+    validation_warnings: Vec<String>,
     /// Python images that were missing: pulled, or why not.
     base_notes: Vec<String>,
 }
@@ -255,6 +256,11 @@ impl Pipeline {
             .values()
             .filter_map(|s| s.as_ref().ok())
             .flat_map(|s| s.env_warnings.iter().cloned())
+            .collect();
+        let validation_warnings: Vec<String> = specs
+            .values()
+            .filter_map(|s| s.as_ref().ok())
+            .filter_map(|s| s.validation_warning.clone())
             .collect();
         let tags: Vec<String> = specs
             .values()
@@ -390,6 +396,7 @@ impl Pipeline {
             tracer,
             shard_outcomes,
             env_warnings,
+            validation_warnings,
             base_notes,
         })
     }
@@ -398,6 +405,12 @@ impl Pipeline {
     /// entries without frozen pins install the spec's packages unpinned).
     pub fn env_warnings(&self) -> &[String] {
         &self.env_warnings
+    }
+
+    /// The selected instances the gold validation found broken under their provider, and why
+    /// (`swtbench_spec::validation`).
+    pub fn validation_warnings(&self) -> &[String] {
+        &self.validation_warnings
     }
 
     /// What happened to the Python images that were missing locally (pulled, or why not).

@@ -33,6 +33,7 @@ pub mod py;
 pub mod render;
 pub mod reqs;
 pub mod table;
+pub mod validation;
 
 pub use error::{ReadError, SpecError};
 pub use eval::{

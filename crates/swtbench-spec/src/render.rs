@@ -253,6 +253,9 @@ pub struct ExecSpec {
     pub pins: Option<EnvPins>,
     /// What the environment cannot serve as asked (no frozen pins: packages unpinned), for people.
     pub env_warnings: Vec<String>,
+    /// The gold validation found this instance broken under its provider, and why
+    /// ([`crate::validation`]), for people.
+    pub validation_warning: Option<String>,
 }
 
 /// The frozen pins an instance's uv environment installs.
@@ -434,6 +437,11 @@ impl ExecSpec {
             .replace("{platform}", platform)
             .replace("{env_image_name}", &env_key);
 
+        let validation_warning = crate::validation::Validation::embedded().warning(
+            instance.instance_id.as_str(),
+            spec.provider,
+            &env_key,
+        );
         Ok(ExecSpec {
             instance_id: instance.instance_id.to_string(),
             repo: instance.repo.clone(),
@@ -467,6 +475,7 @@ impl ExecSpec {
                 env: env_key,
                 instance: instance_key,
             },
+            validation_warning,
             req_install_commands,
             pins,
             env_warnings,

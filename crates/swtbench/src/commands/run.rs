@@ -362,6 +362,18 @@ pub fn run(args: RunArgs, printer: &Printer) -> CliResult {
             env_warnings.len() - 5
         ));
     }
+    // Instances the gold validation found broken: all of them in a dry run, else the first ten.
+    let broken = pipeline.validation_warnings();
+    let shown = if args.dry_run { broken.len() } else { 10 };
+    for w in broken.iter().take(shown) {
+        printer.warn(w);
+    }
+    if broken.len() > shown {
+        printer.warn(&format!(
+            "… and {} more instance(s) the gold validation found broken (a --dry-run lists them all; docs/gold-validation.md)",
+            broken.len() - shown
+        ));
+    }
     if args.dry_run {
         if args.json {
             printer.data(&pipeline.plan().to_json());
