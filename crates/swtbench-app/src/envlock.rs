@@ -42,6 +42,17 @@ pub fn apply_lock_file(table: SpecTable, path: &Path) -> Result<SpecTable> {
     })
 }
 
+/// Applies the lock compiled into the binary ([`EnvLock::embedded`]) to the entries of `table`
+/// it matches (repository, version, provider and Python); the others are left as they are.
+pub fn apply_embedded_lock(table: SpecTable) -> SpecTable {
+    let (lock, _dropped) = EnvLock::embedded().keep_matching(&table);
+    if lock.entries.is_empty() {
+        return table;
+    }
+    // Every entry left matches the table, so the check cannot fail.
+    table.with_env_lock(lock).unwrap_or(table)
+}
+
 /// How `envs lock` resolves.
 #[derive(Debug, Clone)]
 pub struct LockSettings {

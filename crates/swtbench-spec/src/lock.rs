@@ -51,6 +51,11 @@ use crate::table::{Provider, SpecTable};
 /// The lock file format this swtbench reads and writes.
 pub const LOCK_FORMAT: u32 = 1;
 
+/// The lock compiled into the binary ([`EnvLock::embedded`]).
+pub const EMBEDDED_LOCK: &str = include_str!("../../../assets/environments/uv.lock");
+/// How the embedded lock is named in messages.
+pub const EMBEDDED_LOCK_ORIGIN: &str = "the embedded lock (assets/environments/uv.lock)";
+
 /// Where an entry's pins came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LockSource {
@@ -107,6 +112,11 @@ pub struct EnvLock {
     pub origin: String,
     /// Sorted by repository, version and `unlocked_env`.
     pub entries: Vec<LockEntry>,
+    /// The lock compiled into the binary ([`EnvLock::embedded`]), applied by default: an
+    /// environment it has an entry for but that no longer renders the entry's `unlocked_env` (a
+    /// `--python-image`, a `--spec-table` of one's own) is built unlocked with a warning instead
+    /// of being refused.
+    pub default: bool,
 }
 
 /// Why a lock file cannot be used. Messages name the file and, where there is one, the line.
@@ -275,7 +285,40 @@ impl EnvLock {
         EnvLock {
             origin: origin.to_string(),
             entries,
+            default: false,
         }
+    }
+
+    /// The lock compiled into the binary: `assets/environments/uv.lock` (written by `swtbench
+    /// envs lock` over SWT-Bench Lite ∪ Verified with `--env-provider uv`; only the environments
+    /// it resolved are kept, the frozen ones being the embedded frozen pins already). `run`
+    /// applies it by default to uv environments (`--env-lock FILE` replaces it, `--no-env-lock`
+    /// leaves it out); entries for environments the table does not have with the same provider
+    /// and Python are dropped (see [`EnvLock::keep_matching`]).
+    pub fn embedded() -> EnvLock {
+        // Checked by this crate's tests; failing here is a build defect.
+        #[allow(clippy::expect_used)]
+        let mut lock = EnvLock::parse(EMBEDDED_LOCK, EMBEDDED_LOCK_ORIGIN)
+            .expect("the embedded environment lock parses");
+        lock.default = true;
+        lock
+    }
+
+    /// This lock without the entries that do not match `table` (see [`EnvLock::check`]), and
+    /// how many were dropped: what applying the embedded lock to a table of one's own does.
+    pub fn keep_matching(mut self, table: &SpecTable) -> (EnvLock, usize) {
+        let before = self.entries.len();
+        let origin = self.origin.clone();
+        self.entries.retain(|e| {
+            let one = EnvLock {
+                origin: origin.clone(),
+                entries: vec![e.clone()],
+                default: false,
+            };
+            one.check(table).is_ok()
+        });
+        let dropped = before - self.entries.len();
+        (self, dropped)
     }
 
     /// The file text: deterministic (sorted, no dates), so equal locks are equal files.

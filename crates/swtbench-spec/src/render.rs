@@ -293,6 +293,15 @@ impl ExecSpec {
                 ExecSpec::render(instance, table, host, files, Some(pins))
             }
             None => match lock.made_for(instance.instance_id.as_str(), &instance.repo, &instance.version) {
+                // The default lock gives way to an environment of one's own, and says so.
+                Some(entry) if lock.default => {
+                    let mut unlocked = unlocked;
+                    unlocked.env_warnings.push(format!(
+                        "{}: {} has an entry for this environment made from other inputs (environment {}, now {}: another Python image or spec entry); it is installed unlocked",
+                        instance.instance_id, lock.origin, entry.unlocked_env, unlocked.keys.env
+                    ));
+                    Ok(unlocked)
+                }
                 Some(entry) => Err(SpecError::EnvLock {
                     instance: instance.instance_id.to_string(),
                     message: format!(

@@ -316,3 +316,89 @@ fn frozen_environments_are_written_as_they_are() {
     assert_eq!(locked.keys, spec.keys);
     assert_eq!(locked.setup_env_sh, spec.setup_env_sh);
 }
+
+#[test]
+fn the_default_lock_gives_way_to_an_environment_of_ones_own_and_says_so() {
+    let table = uv_table();
+    let mut lock = EnvLock::parse(&lock_of(&table).render(), "the embedded lock").unwrap();
+    lock.default = true;
+    // The same table on another Python image: other unlocked keys.
+    let other = {
+        let no = |p: &str| -> Result<String, ReadError> { Err(format!("no {p}").into()) };
+        let mut t = SpecTable::embedded().clone();
+        t.merge(SpecTable::parse(TABLE, "fx.toml", TableSyntax::Toml, &no).unwrap());
+        t.with_env_provider(Provider::Uv, Some("other:{version}")).0
+    };
+    let unlocked = ExecSpec::new(
+        &instance("swtfix__calc-1", "swtfix/calc"),
+        &other,
+        Arch::X86_64,
+        &no_files,
+    )
+    .unwrap();
+    let spec = ExecSpec::new(
+        &instance("swtfix__calc-1", "swtfix/calc"),
+        &other.with_env_lock(lock).unwrap(),
+        Arch::X86_64,
+        &no_files,
+    )
+    .unwrap();
+    assert!(spec.pins.is_none());
+    assert_eq!(spec.keys, unlocked.keys);
+    // The unlocked environment's own warnings, and one more.
+    assert_eq!(
+        spec.env_warnings[..spec.env_warnings.len() - 1],
+        unlocked.env_warnings[..],
+        "{:?}",
+        spec.env_warnings
+    );
+    let last = spec.env_warnings.last().unwrap();
+    assert!(
+        last.starts_with("swtfix__calc-1: the embedded lock has an entry for this environment made from other inputs")
+            && last.ends_with("it is installed unlocked"),
+        "{last}"
+    );
+}
+
+#[test]
+fn keep_matching_drops_the_entries_another_table_cannot_take() {
+    let table = uv_table();
+    let lock = lock_of(&table);
+    assert_eq!(lock.entries.len(), 2);
+    let (kept, dropped) = lock.clone().keep_matching(&table);
+    assert_eq!((kept.entries.len(), dropped), (2, 0));
+    // The conda table has these repositories on another provider (or not at all).
+    let (kept, dropped) = lock.keep_matching(SpecTable::embedded());
+    assert_eq!((kept.entries.len(), dropped), (0, 2));
+}
+
+#[test]
+fn the_embedded_lock_is_resolved_uv_environments_the_embedded_table_takes() {
+    let lock = EnvLock::embedded();
+    assert!(lock.default);
+    let (uv, _) = SpecTable::embedded().with_env_provider(Provider::Uv, None);
+    let (kept, dropped) = lock.clone().keep_matching(&uv);
+    assert_eq!(
+        dropped, 0,
+        "entries of the embedded lock the uv table does not take"
+    );
+    assert_eq!(kept.entries.len(), lock.entries.len());
+    for e in &lock.entries {
+        assert_eq!(e.provider, Provider::Uv, "{} {}", e.repo, e.version);
+        assert_eq!(
+            e.source.as_str(),
+            "resolved",
+            "{} {}: frozen environments are the frozen pins already",
+            e.repo,
+            e.version
+        );
+        assert!(
+            !e.pins.is_empty() && !e.instances.is_empty(),
+            "{} {}",
+            e.repo,
+            e.version
+        );
+    }
+    // Written as `envs lock` writes it: the same bytes back.
+    assert_eq!(lock.render(), swtbench_spec::lock::EMBEDDED_LOCK);
+}

@@ -334,9 +334,16 @@ pub struct EnvProviderArgs {
 
     /// Install the environments a lock file written by `swtbench envs lock` has entries for
     /// exactly as it says (its pins, --no-deps); they are part of those environments' image keys
-    /// and so of every affected run's content key. Other environments are unchanged.
-    #[arg(long, value_name = "FILE")]
+    /// and so of every affected run's content key. Other environments are unchanged. Without it,
+    /// uv environments use the lock compiled in (the environments of SWT-Bench Lite ∪ Verified
+    /// that have no frozen pins, as the gold validation resolved them).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_env_lock")]
     pub env_lock: Option<std::path::PathBuf>,
+
+    /// Leave out the lock compiled in: uv environments without frozen pins resolve their
+    /// packages from the index as it is today.
+    #[arg(long)]
+    pub no_env_lock: bool,
 }
 
 fn parse_provider(s: &str) -> Result<swtbench_spec::Provider, String> {
@@ -355,7 +362,8 @@ impl EnvProviderArgs {
         let table = self.apply_provider(table, printer)?;
         match &self.env_lock {
             Some(path) => Ok(swtbench_app::envlock::apply_lock_file(table, path)?),
-            None => Ok(table),
+            None if self.no_env_lock => Ok(table),
+            None => Ok(swtbench_app::envlock::apply_embedded_lock(table)),
         }
     }
 

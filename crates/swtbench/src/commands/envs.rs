@@ -116,6 +116,8 @@ fn lock(args: LockArgs, printer: &Printer) -> CliResult {
     if provider_args.env_provider.is_none() {
         provider_args.env_provider = Some(Provider::Uv);
     }
+    // A lock is written from the environments as they are without one.
+    provider_args.no_env_lock = true;
     let table = provider_args.apply(table, printer)?;
     let files =
         crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
