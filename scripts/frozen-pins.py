@@ -24,6 +24,8 @@ The rules (also in docs/environments.md):
   builds and installs).
 - The pip section's pins are kept as they are; a pip pin wins over a conda package of the same
   (normalised) name, as it does in the conda environment (pip installs over conda).
+- Backports of a standard-library module (STDLIB_FROM: backports.zoneinfo) are dropped on the
+  Python versions whose standard library has the module (3.9+): their sources do not build there.
 - The project's own distribution is left out: it is installed from the checkout.
 """
 import gzip
@@ -59,6 +61,9 @@ UNSERVED = {
     "pygobject": "builds from source against GObject introspection",
     "pycairo": "builds from source against cairo",
 }
+# Backports of a standard-library module: not needed (and their sources no longer build) from the
+# Python version given on; conda-forge serves an empty shim there, PyPI only the source.
+STDLIB_FROM = {"backports.zoneinfo": ((3, 9), "zoneinfo")}
 PROJECT = {
     "astropy/astropy": "astropy", "django/django": "django", "matplotlib/matplotlib": "matplotlib",
     "mwaskom/seaborn": "seaborn", "pallets/flask": "flask", "psf/requests": "requests",
@@ -112,6 +117,11 @@ def convert(yml, repo):
         raise SystemExit("environment without python")
     merged = dict(conda)
     merged.update(pip)  # pip installs over conda
+    py = tuple(int(x) for x in python.split(".")[:2])
+    for name, (since, module) in STDLIB_FROM.items():
+        if py >= since and norm(name) in merged:
+            n, v = merged.pop(norm(name))
+            dropped.append(f"in the standard library from Python {since[0]}.{since[1]} ({module}): {n}=={v}")
     own = PROJECT.get(repo)
     if own and own in merged:
         dropped.append(f"the project itself (installed from the checkout): {merged.pop(own)[0]}")

@@ -199,6 +199,8 @@ pub struct RunOptions {
     pub repo_mirror: Option<PathBuf>,
     /// Seconds an image build may take.
     pub build_timeout: Option<u64>,
+    /// `--step-builds`.
+    pub step_builds: bool,
     /// `--registry` (resolved by [`crate::registry::registry_settings`]).
     pub registry: Option<swtbench_runner::settings::RegistrySettings>,
     /// `--instance-image` (resolved by [`crate::registry::prebuilt_settings`]).
@@ -252,6 +254,7 @@ impl RunOptions {
             build_timeout: self.build_timeout.map(Duration::from_secs),
             registry: self.registry,
             prebuilt: self.prebuilt,
+            step_builds: self.step_builds,
         };
         s.max_workers = self.max_workers;
         s.memory_budget = host.memory_bytes;

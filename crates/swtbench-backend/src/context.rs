@@ -116,6 +116,35 @@ impl BuildContext {
         self.files.get(path)
     }
 
+    /// A file or bulk file by its path.
+    pub fn entry(&self, path: &str) -> Option<&ContextFile> {
+        self.files.get(path).or_else(|| self.bulk.get(path))
+    }
+
+    /// Every file and bulk file whose path starts with `prefix`, in path order.
+    pub fn entries_under<'a>(
+        &'a self,
+        prefix: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a ContextFile)> + 'a {
+        let mut all: Vec<(&str, &ContextFile)> = self
+            .files
+            .iter()
+            .chain(self.bulk.iter())
+            .filter(|(p, _)| p.starts_with(prefix))
+            .map(|(p, f)| (p.as_str(), f))
+            .collect();
+        all.sort_by_key(|(p, _)| *p);
+        all.into_iter()
+    }
+
+    /// The directory entries (see [`BuildContext::add_bulk_dir`]) whose path starts with `prefix`.
+    pub fn dirs_under<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.bulk_dirs
+            .iter()
+            .filter(move |d| d.starts_with(prefix))
+            .map(String::as_str)
+    }
+
     /// Files in path order.
     pub fn files(&self) -> impl Iterator<Item = (&str, &ContextFile)> {
         self.files.iter().map(|(p, f)| (p.as_str(), f))

@@ -1030,6 +1030,17 @@ impl ContainerBackend for DockerBackend {
     }
 
     async fn image_build(&self, request: BuildRequest, log: LogSink<'_>) -> Result<ImageInfo> {
+        if request.by_commit && self.info.kind != EngineKind::Podman {
+            match crate::commit_build::plan(&request.context, &request.build_args) {
+                Ok(plan) => return self.build_by_commit(&request, &plan, log).await,
+                Err(e) => {
+                    // Not a shape a commit builds: the Dockerfile builder does, as always.
+                    writeln!(log, "swtbench: built step by step ({e})").map_err(|e| {
+                        BackendError::io(format!("writing the build log of {}", request.tag), &e)
+                    })?;
+                }
+            }
+        }
         let tag = request.tag.clone();
         let mut context = request.context.clone();
         if !request.labels.is_empty() {
@@ -1321,6 +1332,7 @@ impl ContainerBackend for DockerBackend {
             network_mode: match spec.network {
                 NetworkAccess::Disabled => Some("none".to_string()),
                 NetworkAccess::Enabled => None,
+                NetworkAccess::Host => Some("host".to_string()),
                 NetworkAccess::Isolated => Some(self.ensure_isolated_network().await?),
             },
             memory: spec.limits.memory_bytes.map(|m| m as i64),
@@ -1714,6 +1726,50 @@ impl ContainerBackend for DockerBackend {
                 state: c.state.map(|s| s.to_string()).unwrap_or_default(),
             })
             .collect())
+    }
+}
+
+impl DockerBackend {
+    /// The command (`Cmd`) of an image's configuration; `None` when it has none.
+    pub(crate) async fn image_command(&self, name: &str) -> Result<Option<Vec<String>>> {
+        let operation = || format!("inspecting image {name}");
+        match self
+            .bounded(operation, self.client.inspect_image(name))
+            .await?
+        {
+            Ok(img) => Ok(img.config.and_then(|c| c.cmd)),
+            Err(e) if status(&e) == Some(404) => Err(BackendError::Invalid(format!(
+                "image {name} does not exist"
+            ))),
+            Err(e) => Err(self.err(operation(), e)),
+        }
+    }
+
+    /// Commits a container as `tag` with `changes` (Dockerfile instructions: `WORKDIR`, `ENV`,
+    /// `LABEL`, `CMD`); the container is paused while its file system is read.
+    pub(crate) async fn container_commit(
+        &self,
+        id: &str,
+        tag: &str,
+        changes: &[String],
+        comment: &str,
+    ) -> Result<()> {
+        let (repo, tag_part) = split_reference(tag);
+        let options = bollard::query_parameters::CommitContainerOptionsBuilder::default()
+            .container(id)
+            .repo(repo)
+            .tag(tag_part)
+            .comment(comment)
+            .pause(true)
+            .changes(&changes.join("\n"))
+            .build();
+        let operation = || format!("committing container {id} as {tag}");
+        // Committing reads the whole layer: as long as a build step may take, not a short call.
+        self.client
+            .commit_container(options, bollard::models::ContainerConfig::default())
+            .await
+            .map_err(|e| self.err(operation(), e))?;
+        Ok(())
     }
 }
 

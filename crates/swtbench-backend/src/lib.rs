@@ -14,8 +14,10 @@
 pub mod backend;
 pub mod builder;
 pub mod cleanup;
+pub mod commit_build;
 pub mod context;
 pub mod docker;
+mod docker_commit;
 pub mod error;
 pub mod fake;
 pub mod labels;

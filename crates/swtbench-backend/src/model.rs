@@ -107,6 +107,10 @@ pub struct BuildRequest {
     pub timeout: Option<Duration>,
     /// Run the build's steps on the host network (a proxy on the host's loopback needs it).
     pub host_network: bool,
+    /// Build by committing one container instead of a layer per instruction, when the engine can
+    /// and the Dockerfile has a shape that allows it (`crate::commit_build`); the image's files and
+    /// settings are the same. Engines without it (Podman, the fake) build step by step.
+    pub by_commit: bool,
 }
 
 impl BuildRequest {
@@ -120,6 +124,7 @@ impl BuildRequest {
             no_cache: false,
             timeout: None,
             host_network: false,
+            by_commit: false,
         }
     }
 }
@@ -157,6 +162,8 @@ pub enum NetworkAccess {
     /// failing at once with "network unreachable" (some repositories' own tests expect the
     /// timeout).
     Isolated,
+    /// The host's network stack (build containers whose proxy is on the host's loopback).
+    Host,
 }
 
 /// Resource limits of a container (`--memory`, `--pids-limit`, `--cpus`, `--disk-limit`,

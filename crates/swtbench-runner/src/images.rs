@@ -154,6 +154,7 @@ pub fn recipes(
         .add_file("setup_env.sh", spec.setup_env_sh.clone(), 0o755)
         .map_err(ctx_err(env_tag))?;
     let mut env = request(settings, spec, env_tag, ImageKind::Env, env_ctx);
+    env.request.by_commit = !settings.images.step_builds;
     if let Some(id) = base_image_id {
         env.request
             .labels
@@ -176,7 +177,8 @@ pub fn recipes(
             inst_tag,
         )?;
     }
-    let instance = request(settings, spec, inst_tag, ImageKind::Instance, inst_ctx);
+    let mut instance = request(settings, spec, inst_tag, ImageKind::Instance, inst_ctx);
+    instance.request.by_commit = !settings.images.step_builds;
     Ok(InstanceRecipes {
         base,
         env,

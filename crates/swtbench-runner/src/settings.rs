@@ -169,6 +169,10 @@ pub struct ImageSettings {
     /// Prebuilt instance images in SWE-bench's layout used instead of building
     /// (`--instance-image`, [`crate::prebuilt`]).
     pub prebuilt: Option<crate::prebuilt::PrebuiltSettings>,
+    /// `--step-builds`: build env and instance images with the engine's Dockerfile builder, a
+    /// layer per instruction, instead of committing one container
+    /// (`swtbench_backend::commit_build`; the images hold the same files and settings).
+    pub step_builds: bool,
 }
 
 /// `--registry REF [--push] [--pull-workers N]`: images missing locally are pulled from

@@ -232,6 +232,27 @@ mod tests {
     }
 
     #[test]
+    fn standard_library_backports_are_dropped_where_python_has_the_module() {
+        // xarray 0.12's frozen environment (Python 3.10) had conda-forge's empty
+        // backports.zoneinfo; PyPI serves only its sources, which do not build on 3.10.
+        let t = FrozenPins::embedded();
+        let PinChoice::Own { env } = t.for_instance("pydata__xarray-3095", "pydata/xarray", "0.12")
+        else {
+            panic!("pydata__xarray-3095 has its own frozen environment");
+        };
+        assert!(env.python.starts_with("3.10"), "{}", env.python);
+        assert!(!names(env).contains(&"backports.zoneinfo"), "{:?}", names(env));
+        assert!(
+            env.dropped.contains(
+                &"in the standard library from Python 3.9 (zoneinfo): backports.zoneinfo==0.2.1"
+                    .to_string()
+            ),
+            "{:?}",
+            env.dropped
+        );
+    }
+
+    #[test]
     fn conda_names_are_mapped_to_pypi_names() {
         let t = FrozenPins::embedded();
         // xarray environments have conda's matplotlib-base: it becomes the PyPI matplotlib pin

@@ -245,6 +245,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds)]
     pub build_timeout: Option<u64>,
 
+    /// Build env and instance images with the engine's Dockerfile builder, a layer per
+    /// instruction, as the original does. By default each is one container of its parent image,
+    /// committed once: the same files and settings, in less time and less disk (a repository
+    /// mirror copied in stays in no layer).
+    #[arg(long)]
+    pub step_builds: bool,
+
     /// Skip the HTML report.
     #[arg(long)]
     pub no_html: bool,
@@ -294,6 +301,7 @@ pub(crate) fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSetti
         force_rebuild: args.force_rebuild,
         repo_mirror: args.repo_mirror.clone(),
         build_timeout: args.build_timeout,
+        step_builds: args.step_builds,
         registry: args.registry.settings()?,
         prebuilt: match &args.instance_image {
             Some(t) => Some(swtbench_app::registry::prebuilt_settings(t)?),

@@ -1,0 +1,246 @@
+//! Executing a commit build ([`crate::commit_build`]) on the Docker engine: one container of the
+//! `FROM` image, the plan's files put in and its `RUN` steps executed in order, the container
+//! committed once with the plan's settings, and removed whatever happened.
+//!
+//! The build log reads like the classic builder's (`Step i/N : …` and each step's output), so
+//! failures are read the same way, and a failed step ends the build with
+//! [`BackendError::BuildFailed`] and the log's last lines. The container is labelled like the
+//! image it makes and lives at most as long as the build may (its main process is `sleep` for the
+//! build's time limit, and the engine removes it when that ends), so a killed process leaves
+//! nothing behind for long.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use crate::backend::{ContainerBackend, LogSink};
+use crate::commit_build::{cmd_change, CommitPlan, CommitStep};
+use crate::docker::DockerBackend;
+use crate::error::{BackendError, Result};
+use crate::model::{BuildRequest, ContainerSpec, ExecRequest, ImageInfo, NetworkAccess};
+use crate::output::{strip_ansi, LineSplitter, OutputSink};
+
+/// How long the build container lives when the build has no time limit.
+const NO_LIMIT_LIFETIME: Duration = Duration::from_secs(24 * 3600);
+/// Lines of the log kept for the error of a failed build.
+const TAIL_LINES: usize = 30;
+
+/// The build log as an output sink: whole lines (ANSI sequences removed), the last ones kept.
+struct LogLines<'a, 'b> {
+    log: &'a mut LogSink<'b>,
+    splitter: LineSplitter,
+    tail: VecDeque<String>,
+    failed: Option<std::io::Error>,
+}
+
+impl LogLines<'_, '_> {
+    fn line(&mut self, line: &str) {
+        if self.failed.is_none() {
+            if let Err(e) = writeln!(self.log, "{line}") {
+                self.failed = Some(e);
+            }
+        }
+        if self.tail.len() == TAIL_LINES {
+            self.tail.pop_front();
+        }
+        self.tail.push_back(line.to_string());
+    }
+
+    fn end_output(&mut self) {
+        if let Some(rest) = std::mem::take(&mut self.splitter).finish() {
+            self.line(&rest);
+        }
+    }
+}
+
+impl OutputSink for LogLines<'_, '_> {
+    fn push(&mut self, bytes: &[u8]) {
+        let raw = String::from_utf8_lossy(bytes);
+        let text = strip_ansi(&raw);
+        for line in self.splitter.push(&text) {
+            self.line(&line);
+        }
+    }
+}
+
+impl DockerBackend {
+    /// Builds `request` by `plan` (see the module doc).
+    pub(crate) async fn build_by_commit(
+        &self,
+        request: &BuildRequest,
+        plan: &CommitPlan,
+        mut log: LogSink<'_>,
+    ) -> Result<ImageInfo> {
+        let tag = request.tag.clone();
+        let started = Instant::now();
+        let parent_cmd = self.image_command(&plan.from).await?;
+        let mut spec = ContainerSpec::new(plan.from.clone())
+            .with_lifetime(request.timeout.unwrap_or(NO_LIMIT_LIFETIME) + Duration::from_secs(60));
+        // The image's own labels, so a container left by a killed process is found and removed
+        // with the run's images.
+        spec.labels = request.labels.clone();
+        spec.platform = request.platform.clone();
+        spec.network = if request.host_network {
+            NetworkAccess::Host
+        } else {
+            NetworkAccess::Enabled
+        };
+        let id = self.container_create(&spec).await?;
+        let mut lines = LogLines {
+            log: &mut log,
+            splitter: LineSplitter::default(),
+            tail: VecDeque::new(),
+            failed: None,
+        };
+        let built = async {
+            self.container_start(&id).await?;
+            let total = plan.steps.len() + 1;
+            lines.line(&format!("Step 1/{total} : {}", plan.from_instruction));
+            lines.line(&format!(
+                "swtbench: one container of {}, committed once at the end",
+                plan.from
+            ));
+            for (i, step) in plan.steps.iter().enumerate() {
+                lines.line(&format!("Step {}/{total} : {}", i + 2, step.instruction()));
+                self.commit_step(&id, &tag, step, request.timeout, started, &mut lines)
+                    .await?;
+            }
+            // What the exec wrapper leaves behind (its pid files) is not part of the image.
+            let tidy = ExecRequest::new(["/bin/sh", "-c", "rm -f /tmp/.swtbench-exec-*.pid"]);
+            self.exec(&id, &tidy).await?;
+            let mut changes: Vec<String> = cmd_change(parent_cmd.as_deref()).into_iter().collect();
+            changes.extend(plan.changes.iter().cloned());
+            lines.line(&format!(
+                "swtbench: committing as {tag} ({})",
+                if changes.is_empty() {
+                    "no setting changes".to_string()
+                } else {
+                    changes.join("; ")
+                }
+            ));
+            self.container_commit(&id, &tag, &changes, "swtbench commit build")
+                .await?;
+            lines.line(&format!(
+                "Successfully built by commit in {:.1} s",
+                started.elapsed().as_secs_f64()
+            ));
+            Ok::<(), BackendError>(())
+        }
+        .await;
+        let _ = self.container_remove(&id).await;
+        if let Some(e) = lines.failed.take() {
+            return Err(BackendError::io(
+                format!("writing the build log of {tag}"),
+                &e,
+            ));
+        }
+        if let Err(e) = &built {
+            let _ = writeln!(lines.log, "ERROR: {e}");
+        }
+        let _ = lines.log.flush();
+        built?;
+        self.image_inspect(&tag)
+            .await?
+            .ok_or_else(|| BackendError::BuildFailed {
+                tag: tag.clone(),
+                message: "the commit ended without producing the image".into(),
+                log_tail: Vec::new(),
+            })
+    }
+
+    async fn commit_step(
+        &self,
+        id: &str,
+        tag: &str,
+        step: &CommitStep,
+        limit: Option<Duration>,
+        started: Instant,
+        lines: &mut LogLines<'_, '_>,
+    ) -> Result<()> {
+        let remaining = match limit {
+            Some(l) => match l.checked_sub(started.elapsed()) {
+                Some(r) if !r.is_zero() => Some(r),
+                _ => {
+                    return Err(BackendError::BuildTimeout {
+                        tag: tag.to_string(),
+                        after: l,
+                    })
+                }
+            },
+            None => None,
+        };
+        let mkdirs = |dirs: Vec<String>| {
+            let mut cmd = vec!["mkdir".to_string(), "-p".to_string(), "--".to_string()];
+            cmd.extend(dirs);
+            ExecRequest::new(cmd)
+        };
+        let run = match step {
+            CommitStep::Copy { dirs, files, .. } => {
+                if !dirs.is_empty() {
+                    self.checked(id, tag, &mkdirs(dirs.clone()), lines).await?;
+                }
+                self.copy_in(id, files).await?;
+                return Ok(());
+            }
+            CommitStep::Setting { make_dir, .. } => match make_dir {
+                Some(dir) => mkdirs(vec![dir.clone()]),
+                None => return Ok(()),
+            },
+            CommitStep::Run {
+                script,
+                env,
+                working_dir,
+                ..
+            } => {
+                let mut r = ExecRequest::new(["/bin/sh", "-c", script.as_str()]);
+                r.env = env.clone();
+                r.working_dir = working_dir.clone();
+                r
+            }
+        };
+        let mut run = run;
+        run.timeout = remaining;
+        let out = self.exec_to(id, &run, lines).await?;
+        lines.end_output();
+        if out.timed_out {
+            return Err(BackendError::BuildTimeout {
+                tag: tag.to_string(),
+                after: limit.unwrap_or_default(),
+            });
+        }
+        match out.exit_code {
+            Some(0) => Ok(()),
+            code => Err(BackendError::BuildFailed {
+                tag: tag.to_string(),
+                message: format!(
+                    "The command '{}' returned a non-zero code: {}",
+                    step.instruction(),
+                    code.map_or("none".to_string(), |c| c.to_string())
+                ),
+                log_tail: lines.tail.iter().cloned().collect(),
+            }),
+        }
+    }
+
+    /// Runs a helper command of the build (no time limit of its own) and fails the build if it
+    /// fails.
+    async fn checked(
+        &self,
+        id: &str,
+        tag: &str,
+        request: &ExecRequest,
+        lines: &mut LogLines<'_, '_>,
+    ) -> Result<()> {
+        let out = self.exec_to(id, request, lines).await?;
+        lines.end_output();
+        if out.exit_code == Some(0) {
+            Ok(())
+        } else {
+            Err(BackendError::BuildFailed {
+                tag: tag.to_string(),
+                message: format!("{} failed", request.cmd.join(" ")),
+                log_tail: lines.tail.iter().cloned().collect(),
+            })
+        }
+    }
+}
