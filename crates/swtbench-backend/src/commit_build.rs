@@ -52,8 +52,9 @@ pub enum CommitStep {
         env: Vec<(String, String)>,
         working_dir: Option<String>,
     },
-    /// A setting of the image (`WORKDIR`, `ENV`, `LABEL`), applied when committing; a `WORKDIR`
-    /// is also made as a directory, as the builder does.
+    /// A setting of the image (`WORKDIR`, `ENV`, `LABEL`), applied when committing, or an `ARG`
+    /// (nothing to do in the container); a `WORKDIR` is also made as a directory, as the builder
+    /// does.
     Setting {
         instruction: String,
         make_dir: Option<String>,
@@ -177,6 +178,13 @@ pub fn plan(
                         args.retain(|(n, _)| n != name);
                         args.push((name.to_string(), value));
                     }
+                }
+                if from.is_some() {
+                    // A step of its own in the log, numbered as the builder numbers it.
+                    steps.push(CommitStep::Setting {
+                        instruction: text.clone(),
+                        make_dir: None,
+                    });
                 }
             }
             "COPY" => {
