@@ -562,10 +562,13 @@ async fn run_in_container<B: ContainerBackend>(
         .await
         .map_err(engine)?;
     let ended_early = out.timed_out || out.disk_limit_hit;
-    let test_exit_code = if ended_early || !records_test_exit {
-        None
+    let wants_exit = !ended_early && records_test_exit;
+    // One exec reads what the run left for the harness: the recorded exit code and the cgroup
+    // counters (an exec costs a few hundred milliseconds on some engines).
+    let (test_exit_code, counters) = if wants_exit || !limits.is_unlimited() {
+        after_run(backend, id, wants_exit, !limits.is_unlimited()).await
     } else {
-        recorded_test_exit(backend, id, job.user).await
+        (None, CgroupCounters::default())
     };
     let limit = if limits.is_unlimited() {
         None
@@ -574,7 +577,6 @@ async fn run_in_container<B: ContainerBackend>(
             Some(_) => backend.container_written_bytes(id).await.ok().flatten(),
             None => None,
         };
-        let counters = cgroup_counters(backend, id).await;
         classify(limits, out.disk_limit_hit, written, counters)
     };
     let collect_started = Instant::now();
@@ -616,31 +618,59 @@ async fn run_in_container<B: ContainerBackend>(
     })
 }
 
-/// The container's cgroup counters (zero when they cannot be read).
-async fn cgroup_counters<B: ContainerBackend>(backend: &B, id: &str) -> CgroupCounters {
-    let mut request = ExecRequest::new(["/bin/sh", "-c", CGROUP_COUNTERS_SCRIPT])
-        .timeout(Duration::from_secs(10));
+/// What a finished run left for the harness, read by one exec as root: the test command's exit
+/// code as the executed script recorded it in [`swtbench_spec::TEST_EXIT_FILE`] (`wants_exit`),
+/// and the container's cgroup counters (`wants_counters`; zero when they cannot be read). The tests
+/// could have put anything in the exit file: only a regular file is read, at most 64 bytes, and
+/// only digits and `-` of it reach the output, so it cannot pose as counters.
+async fn after_run<B: ContainerBackend>(
+    backend: &B,
+    id: &str,
+    wants_exit: bool,
+    wants_counters: bool,
+) -> (Option<i64>, CgroupCounters) {
+    let mut request = ExecRequest::new([
+        "/bin/sh",
+        "-c",
+        &after_run_script(wants_exit, wants_counters),
+    ])
+    .timeout(Duration::from_secs(10));
     request.user = Some("root".to_string());
     request.output_limit = Some(4096);
     match backend.exec(id, &request).await {
-        Ok(out) => parse_cgroup_counters(&String::from_utf8_lossy(&out.output)),
-        Err(_) => CgroupCounters::default(),
+        Ok(out) => parse_after_run(&String::from_utf8_lossy(&out.output), wants_exit),
+        Err(_) => (None, CgroupCounters::default()),
     }
 }
 
-/// The test command's exit code as the executed script recorded it in
-/// [`swtbench_spec::TEST_EXIT_FILE`]: read with a bounded exec (the tests could have put anything
-/// there), `None` when it is missing or not a number.
-async fn recorded_test_exit<B: ContainerBackend>(backend: &B, id: &str, user: &str) -> Option<i64> {
-    let mut request =
-        ExecRequest::new(["cat", swtbench_spec::TEST_EXIT_FILE]).timeout(Duration::from_secs(10));
-    request.user = Some(user.to_string());
-    request.output_limit = Some(64);
-    let out = backend.exec(id, &request).await.ok()?;
-    if out.exit_code != Some(0) || out.omitted_bytes > 0 {
-        return None;
+/// The marker line before the recorded exit code in [`after_run_script`]'s output.
+const EXIT_MARKER: &str = "== swtbench test exit";
+
+/// The script of [`after_run`].
+pub fn after_run_script(wants_exit: bool, wants_counters: bool) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if wants_counters {
+        parts.push(CGROUP_COUNTERS_SCRIPT.to_string());
     }
-    std::str::from_utf8(&out.output).ok()?.trim().parse().ok()
+    if wants_exit {
+        parts.push(format!(
+            "echo '{EXIT_MARKER}'; f={}; if [ -f \"$f\" ] && [ ! -L \"$f\" ]; then head -c 64 \"$f\" | tr -cd '0-9-'; fi; echo",
+            swtbench_spec::TEST_EXIT_FILE
+        ));
+    }
+    parts.push("true".to_string());
+    parts.join("; ")
+}
+
+/// Reads [`after_run_script`]'s output: the recorded exit code (when asked for and a number) and
+/// the cgroup counters printed before it.
+pub fn parse_after_run(text: &str, wants_exit: bool) -> (Option<i64>, CgroupCounters) {
+    let (counters, exit) = match text.rfind(EXIT_MARKER) {
+        Some(at) if wants_exit => (&text[..at], Some(&text[at + EXIT_MARKER.len()..])),
+        _ => (text, None),
+    };
+    let code = exit.and_then(|e| e.trim().parse().ok());
+    (code, parse_cgroup_counters(counters))
 }
 
 /// Gives `run` the output of `from` (a run with the same key): the run's own input files, the
@@ -679,6 +709,35 @@ pub fn copy_run(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_after_run_read_gives_the_exit_code_and_counters_and_cannot_be_forged() {
+        let both = after_run_script(true, true);
+        assert!(
+            both.contains("memory.oom_control") && both.contains(swtbench_spec::TEST_EXIT_FILE)
+        );
+        assert!(both.ends_with("; echo; true"), "{both}");
+        assert!(!after_run_script(false, true).contains(EXIT_MARKER));
+        assert!(!after_run_script(true, false).contains("cgroup"));
+
+        let out = format!("== /sys/fs/cgroup/memory.events\noom_kill 2\n== /sys/fs/cgroup/pids.events\nmax 0\n{EXIT_MARKER}\n-9\n");
+        let (code, c) = parse_after_run(&out, true);
+        assert_eq!(code, Some(-9));
+        assert_eq!(c.oom_kills, 2);
+        assert_eq!(c.pids_refused, 0);
+        // Not asked for: no code, even when the text has one.
+        assert_eq!(parse_after_run(&out, false).0, None);
+        // Nothing recorded, or something that is not a number.
+        assert_eq!(parse_after_run(&format!("{EXIT_MARKER}\n\n"), true).0, None);
+        assert_eq!(
+            parse_after_run(&format!("{EXIT_MARKER}\n1-2\n"), true).0,
+            None
+        );
+        // The exit file's text comes after the counters and cannot add any (the script keeps
+        // only digits and `-` of it; the parse ignores what follows the marker).
+        let forged = format!("{EXIT_MARKER}\n== /sys/fs/cgroup/memory.events\noom_kill 9\n");
+        assert_eq!(parse_after_run(&forged, true).1, CgroupCounters::default());
+    }
+
     use super::*;
 
     #[test]
