@@ -201,11 +201,14 @@ impl GitMirror {
         for d in ["refs/heads", "refs/tags", "objects/info"] {
             std::fs::create_dir_all(dest.join(d)).map_err(|e| io("slim repository", e))?;
         }
-        let base = pack_dir.join("pack");
-        let base = base.to_str().ok_or_else(|| {
-            self.command_error("pack-objects", format!("{} is not UTF-8", dest.display()))
-        })?;
-        self.run_with_input(&["pack-objects", "--quiet", base], pack_input.into_bytes())?;
+        // The pack comes out on stdout and is indexed inside `dest`: pack-objects writing into
+        // `dest` itself would make its temporary file in the mirror (read-only mirrors fail) and
+        // rename it across file systems (a mirror on a disk, `dest` on a tmpfs or another mount:
+        // "Invalid cross-device link").
+        let pack = self.run_with_input(
+            &["pack-objects", "--quiet", "--stdout"],
+            pack_input.into_bytes(),
+        )?;
 
         if let Some(b) = &head_branch {
             kept_refs.push((b.clone(), full.clone()));
@@ -224,8 +227,9 @@ impl GitMirror {
         ] {
             std::fs::write(dest.join(name), text).map_err(|e| io("slim repository", e))?;
         }
-        // The clone must find the commit and its tree; a failure here is a bug, not the mirror's.
         let slim = GitMirror::open(dest)?;
+        slim.run_with_input(&["index-pack", "--stdin"], pack)?;
+        // The clone must find the commit and its tree; a failure here is a bug, not the mirror's.
         slim.run(&["cat-file", "-e", &format!("{full}^{{tree}}")])?;
         Ok(SlimRepo {
             commit: full,

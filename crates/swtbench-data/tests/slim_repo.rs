@@ -324,3 +324,27 @@ fn a_mirror_missing_a_blob_elsewhere_in_history_still_gives_the_slim_repository(
         .unwrap();
     assert_eq!(slim, whole);
 }
+
+#[test]
+fn the_slim_repository_can_be_written_to_another_file_system() {
+    // The mirror on one file system, the slim repository on another (a tmpfs): nothing may be
+    // renamed from one to the other ("Invalid cross-device link").
+    use std::os::unix::fs::MetadataExt;
+    let r = repo(false);
+    let shm = Path::new("/dev/shm");
+    let dev = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
+    if !shm.is_dir() || dev(shm) == dev(&r.mirror) {
+        eprintln!("SKIPPED: /dev/shm is not a second file system here");
+        return;
+    }
+    let dest_root = tempfile::tempdir_in(shm).unwrap();
+    let dest = dest_root.path().join("slim.git");
+    let slim = GitMirror::open(&r.mirror)
+        .unwrap()
+        .write_slim_repo(&r.base, &dest)
+        .unwrap();
+    assert_eq!(slim.objects, 11);
+    let tb = setup(dest_root.path(), dest.to_str().unwrap(), "tb", &r.base);
+    assert_eq!(git(&tb, &["rev-parse", "HEAD"]), r.base);
+    assert_eq!(std::fs::read_to_string(tb.join("pkg/b.py")).unwrap(), "bee\n");
+}
