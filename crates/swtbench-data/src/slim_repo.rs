@@ -172,24 +172,45 @@ impl GitMirror {
                 pack_input.push('\n');
             }
         }
-        let ls = self.run(&["ls-tree", "-r", "-t", "-z", "--full-tree", &full])?;
-        for entry in ls.split(|b| *b == 0).filter(|e| !e.is_empty()) {
-            // `<mode> SP <type> SP <object> TAB <path>`; the path helps pack-objects find deltas.
-            let Some(tab) = entry.iter().position(|b| *b == b'\t') else {
-                continue;
-            };
-            let meta = String::from_utf8_lossy(&entry[..tab]);
-            let mut parts = meta.split(' ');
-            let (kind, oid) = (parts.nth(1), parts.next());
-            if let (Some("blob" | "tree"), Some(oid)) = (kind, oid) {
-                if !seen.insert(oid.to_string()) {
-                    continue;
-                }
-                let path = String::from_utf8_lossy(&entry[tab + 1..]).replace('\n', " ");
-                pack_input.push_str(oid);
-                pack_input.push(' ');
-                pack_input.push_str(&path);
+        // The trees and blobs of the commit, and of its parents: `git show HEAD` compares the
+        // commit with them (versioneer's `git show -s --format=%ci HEAD` reads the parent's tree
+        // on git 2.39, and failed with "unable to read tree" without it). Mostly the same objects
+        // as the commit's own, so only the files it changed add to the pack.
+        let parents_out = self.run(&["rev-list", "--parents", "-n", "1", &full])?;
+        let mut trees_of = vec![full.clone()];
+        trees_of.extend(
+            String::from_utf8_lossy(&parents_out)
+                .split_whitespace()
+                .skip(1)
+                .map(str::to_string),
+        );
+        for commit in &trees_of {
+            let root = self.run(&["rev-parse", "--verify", &format!("{commit}^{{tree}}")])?;
+            let root = String::from_utf8_lossy(&root).trim().to_string();
+            if seen.insert(root.clone()) {
+                pack_input.push_str(&root);
                 pack_input.push('\n');
+            }
+            let ls = self.run(&["ls-tree", "-r", "-t", "-z", "--full-tree", commit])?;
+            for entry in ls.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+                // `<mode> SP <type> SP <object> TAB <path>`; the path helps pack-objects find
+                // deltas.
+                let Some(tab) = entry.iter().position(|b| *b == b'\t') else {
+                    continue;
+                };
+                let meta = String::from_utf8_lossy(&entry[..tab]);
+                let mut parts = meta.split(' ');
+                let (kind, oid) = (parts.nth(1), parts.next());
+                if let (Some("blob" | "tree"), Some(oid)) = (kind, oid) {
+                    if !seen.insert(oid.to_string()) {
+                        continue;
+                    }
+                    let path = String::from_utf8_lossy(&entry[tab + 1..]).replace('\n', " ");
+                    pack_input.push_str(oid);
+                    pack_input.push(' ');
+                    pack_input.push_str(&path);
+                    pack_input.push('\n');
+                }
             }
         }
 
