@@ -218,6 +218,8 @@ pub struct BuildOptions {
     pub network: BuildNetwork,
     /// `--registry [--push]`: pull what is missing instead of building it, push after.
     pub registry: Option<RegistrySettings>,
+    /// `--step-builds`: the engine's Dockerfile builder instead of one commit per image.
+    pub step_builds: bool,
 }
 
 /// Why one instance's images could not be built.
@@ -279,6 +281,7 @@ pub async fn build_images<B: ContainerBackend>(
     settings.images.cache_level = CacheLevel::Instance;
     settings.images.repo_mirror = options.repo_mirror.clone();
     settings.images.registry = options.registry.clone();
+    settings.images.step_builds = options.step_builds;
     let builder = Arc::new(
         ImageBuilder::new(backend.clone(), workers, options.network)
             .with_registry(registry_cache(&settings, sink.clone())),

@@ -795,59 +795,70 @@ fn engine_an_unreachable_package_index_is_named_in_one_line() {
     assert!(table.contains("swtbench-probe-unreachable"));
     let table_path = fx.root.join("unreachable.toml");
     std::fs::write(&table_path, table).unwrap();
-    let mut cmd = Command::new(bin());
-    cmd.args(["images", "build", "--dataset", &fx.dataset()])
-        .args(["--instance-ids", "swtfix__calc-1", "--level", "env"])
-        .arg("--spec-table")
-        .arg(&table_path)
-        .arg("--output-dir")
-        .arg(fx.root.join("unreachable-out"));
-    for v in ["NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"] {
-        cmd.env_remove(v);
-    }
-    for v in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"] {
-        cmd.env(v, "http://127.0.0.1:9");
-    }
-    let out = cmd.output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "{err}");
-    let line = err
-        .lines()
-        .find(|l| l.contains("swtfix__calc-1: image exec.env."))
-        .unwrap_or_else(|| panic!("no failure line in {err}"));
-    assert!(
-        line.contains("could not be built: the Python package index")
-            && line.contains("could not be reached from the build"),
-        "{line}"
-    );
-    assert!(
-        line.contains("HTTPS_PROXY") && line.contains("provider = \"venv\""),
-        "{line}"
-    );
-    assert!(line.contains("build_image.log"), "{line}");
-    // The failed build leaves no dangling step image behind (untagged and without children:
-    // the steps it shares with other images stay).
-    let log_path = line
-        .split_whitespace()
-        .find(|w| w.contains("build_image.log"))
-        .map(|w| w.trim_end_matches([';', ',', ')', '.']))
-        .unwrap();
-    let log = std::fs::read_to_string(log_path).unwrap_or_else(|e| panic!("{log_path}: {e}"));
-    let steps: Vec<&str> = log
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("---> "))
-        .filter(|id| id.len() >= 12 && id.chars().all(|c| c.is_ascii_hexdigit()))
-        .collect();
-    assert!(!steps.is_empty(), "the build ran steps: {log}");
-    let dangling =
-        docker(&["images", "-q", "--no-trunc", "-f", "dangling=true"]).unwrap_or_default();
-    for id in steps {
+    // By commit (the default) and step by step: the same one line. Step by step, the step images
+    // of the failed build are watched too (a commit build has none; its failures are tested in
+    // the backend's docker_commit tests).
+    for step_builds in [false, true] {
+        let mut cmd = Command::new(bin());
+        cmd.args(["images", "build", "--dataset", &fx.dataset()])
+            .args(["--instance-ids", "swtfix__calc-1", "--level", "env"])
+            .arg("--spec-table")
+            .arg(&table_path)
+            .arg("--output-dir")
+            .arg(fx.root.join(format!("unreachable-out-{step_builds}")));
+        if step_builds {
+            cmd.arg("--step-builds");
+        }
+        for v in ["NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"] {
+            cmd.env_remove(v);
+        }
+        for v in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"] {
+            cmd.env(v, "http://127.0.0.1:9");
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{err}");
+        let line = err
+            .lines()
+            .find(|l| l.contains("swtfix__calc-1: image exec.env."))
+            .unwrap_or_else(|| panic!("no failure line in {err}"));
         assert!(
-            !dangling
-                .lines()
-                .any(|d| d.trim_start_matches("sha256:").starts_with(id)),
-            "the failed build left its step image {id} dangling"
+            line.contains("could not be built: the Python package index")
+                && line.contains("could not be reached from the build"),
+            "step builds {step_builds}: {line}"
         );
+        assert!(
+            line.contains("HTTPS_PROXY") && line.contains("provider = \"venv\""),
+            "{line}"
+        );
+        assert!(line.contains("build_image.log"), "{line}");
+        if !step_builds {
+            continue;
+        }
+        // The failed build leaves no dangling step image behind (untagged and without children:
+        // the steps it shares with other images stay).
+        let log_path = line
+            .split_whitespace()
+            .find(|w| w.contains("build_image.log"))
+            .map(|w| w.trim_end_matches([';', ',', ')', '.']))
+            .unwrap();
+        let log = std::fs::read_to_string(log_path).unwrap_or_else(|e| panic!("{log_path}: {e}"));
+        let steps: Vec<&str> = log
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("---> "))
+            .filter(|id| id.len() >= 12 && id.chars().all(|c| c.is_ascii_hexdigit()))
+            .collect();
+        assert!(!steps.is_empty(), "the build ran steps: {log}");
+        let dangling =
+            docker(&["images", "-q", "--no-trunc", "-f", "dangling=true"]).unwrap_or_default();
+        for id in steps {
+            assert!(
+                !dangling
+                    .lines()
+                    .any(|d| d.trim_start_matches("sha256:").starts_with(id)),
+                "the failed build left its step image {id} dangling"
+            );
+        }
     }
 }
 

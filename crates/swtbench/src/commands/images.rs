@@ -97,6 +97,11 @@ pub struct BuildArgs {
     #[arg(long, alias = "force_rebuild")]
     pub force_rebuild: bool,
 
+    /// Build with the engine's Dockerfile builder, a layer per instruction (see `run
+    /// --step-builds`).
+    #[arg(long)]
+    pub step_builds: bool,
+
     /// Directory of bare git mirrors <owner>__<name>.git to clone from instead of GitHub.
     #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
     pub repo_mirror: Option<PathBuf>,
@@ -420,6 +425,7 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
         output_dir: args.output_dir.clone(),
         network,
         registry: args.registry.settings()?,
+        step_builds: args.step_builds,
     };
     let mut specs = app::render_specs(&dataset.instances, &table, &files);
     if let Some(shard) = args.shard {
