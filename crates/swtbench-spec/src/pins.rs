@@ -241,7 +241,11 @@ mod tests {
             panic!("pydata__xarray-3095 has its own frozen environment");
         };
         assert!(env.python.starts_with("3.10"), "{}", env.python);
-        assert!(!names(env).contains(&"backports.zoneinfo"), "{:?}", names(env));
+        assert!(
+            !names(env).contains(&"backports.zoneinfo"),
+            "{:?}",
+            names(env)
+        );
         assert!(
             env.dropped.contains(
                 &"in the standard library from Python 3.9 (zoneinfo): backports.zoneinfo==0.2.1"
