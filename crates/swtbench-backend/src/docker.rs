@@ -1730,6 +1730,11 @@ impl ContainerBackend for DockerBackend {
 }
 
 impl DockerBackend {
+    /// How this backend connected (for a second connection on another runtime).
+    pub(crate) fn options(&self) -> &DockerOptions {
+        &self.options
+    }
+
     /// The command (`Cmd`) of an image's configuration; `None` when it has none.
     pub(crate) async fn image_command(&self, name: &str) -> Result<Option<Vec<String>>> {
         let operation = || format!("inspecting image {name}");

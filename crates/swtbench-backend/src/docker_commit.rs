@@ -25,6 +25,43 @@ const NO_LIMIT_LIFETIME: Duration = Duration::from_secs(24 * 3600);
 /// Lines of the log kept for the error of a failed build.
 const TAIL_LINES: usize = 30;
 
+/// The build container while the build runs. Dropped before the build is done (the build's
+/// future was cancelled: Ctrl-C, a time limit of the caller), it removes the container itself, on
+/// a connection and runtime of its own, and waits for that (at most [`REMOVAL_WAIT`]): the
+/// cancelled future can no longer do it, and the process may be about to exit.
+struct BuildContainer {
+    id: String,
+    options: crate::docker::DockerOptions,
+    done: bool,
+}
+
+/// How long a cancelled build waits for its container's removal.
+const REMOVAL_WAIT: Duration = Duration::from_secs(20);
+
+impl Drop for BuildContainer {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let (id, options) = (self.id.clone(), self.options.clone());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                rt.block_on(async {
+                    if let Ok(backend) = DockerBackend::connect(options).await {
+                        let _ = backend.container_remove(&id).await;
+                    }
+                });
+            }
+            let _ = tx.send(());
+        });
+        let _ = rx.recv_timeout(REMOVAL_WAIT);
+    }
+}
+
 /// The build log as an output sink: whole lines (ANSI sequences removed), the last ones kept.
 struct LogLines<'a, 'b> {
     log: &'a mut LogSink<'b>,
@@ -86,6 +123,11 @@ impl DockerBackend {
             NetworkAccess::Enabled
         };
         let id = self.container_create(&spec).await?;
+        let mut guard = BuildContainer {
+            id: id.clone(),
+            options: self.options().clone(),
+            done: false,
+        };
         let mut lines = LogLines {
             log: &mut log,
             splitter: LineSplitter::default(),
@@ -128,6 +170,7 @@ impl DockerBackend {
         }
         .await;
         let _ = self.container_remove(&id).await;
+        guard.done = true;
         if let Some(e) = lines.failed.take() {
             return Err(BackendError::io(
                 format!("writing the build log of {tag}"),
