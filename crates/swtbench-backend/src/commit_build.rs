@@ -21,19 +21,9 @@ use std::collections::BTreeMap;
 use crate::context::BuildContext;
 use crate::model::ContainerFile;
 
-/// Build arguments that reach every `RUN` without being declared (the engine's predefined ones).
-const PREDEFINED_ARGS: &[&str] = &[
-    "HTTP_PROXY",
-    "http_proxy",
-    "HTTPS_PROXY",
-    "https_proxy",
-    "FTP_PROXY",
-    "ftp_proxy",
-    "NO_PROXY",
-    "no_proxy",
-    "ALL_PROXY",
-    "all_proxy",
-];
+/// Build arguments that reach every `RUN` without being declared: the engine's predefined proxy
+/// arguments.
+const PREDEFINED_ARGS: &[&str] = crate::network::PROXY_VARIABLES;
 
 /// One step executed in the build container.
 #[derive(Debug, Clone, PartialEq, Eq)]
