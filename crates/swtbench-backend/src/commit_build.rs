@@ -317,24 +317,13 @@ fn copy_entries(
                 "COPY {source}: only paths inside the context are built by commit"
             ));
         }
-        let file_mode = |mode: u32| ContainerFile {
-            path: String::new(),
-            contents: Vec::new(),
-            mode,
-            uid: 0,
-            gid: 0,
-        };
         if let Some(f) = context.entry(src) {
             let path = if into_dir {
                 join(dest_dir, src.rsplit('/').next().unwrap_or(src))
             } else {
                 dest.to_string()
             };
-            files.push(ContainerFile {
-                path,
-                contents: f.contents.clone(),
-                ..file_mode(f.mode)
-            });
+            files.push(ContainerFile::new(path, f.contents.clone()).mode(f.mode));
             continue;
         }
         let prefix = format!("{src}/");
@@ -346,11 +335,10 @@ fn copy_entries(
         }
         for (path, f) in context.entries_under(&prefix) {
             found = true;
-            files.push(ContainerFile {
-                path: join(dest_dir, &path[prefix.len()..]),
-                contents: f.contents.clone(),
-                ..file_mode(f.mode)
-            });
+            files.push(
+                ContainerFile::new(join(dest_dir, &path[prefix.len()..]), f.contents.clone())
+                    .mode(f.mode),
+            );
         }
         if !found {
             return Err(format!("COPY {source}: not in the build context"));
