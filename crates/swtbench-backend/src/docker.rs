@@ -60,6 +60,9 @@ pub struct DockerOptions {
     /// After a command timed out and its process group was killed, how long to wait for its output
     /// to end before killing the whole container.
     pub kill_grace: Duration,
+    /// The name of the internal network of [`NetworkAccess::Isolated`] containers
+    /// ([`ISOLATED_NETWORK`] unless a test needs its own).
+    pub isolated_network: String,
 }
 
 impl Default for DockerOptions {
@@ -71,6 +74,7 @@ impl Default for DockerOptions {
             probe_deadline: crate::liveness::PROBE_DEADLINE,
             quiet_probe: crate::liveness::DEFAULT_QUIET_PROBE,
             kill_grace: Duration::from_secs(5),
+            isolated_network: ISOLATED_NETWORK.to_string(),
         }
     }
 }
@@ -217,10 +221,12 @@ impl DockerBackend {
         })
     }
 
-    /// The id of [`ISOLATED_NETWORK`], made unless the engine has it (looked up once per
-    /// connection). Engines before API 1.44 accept a second network of the same name: when two
-    /// processes made one at once, the oldest is the one, and the others are removed (a container
-    /// names it by id, never by the ambiguous name).
+    /// The id of the isolated network ([`ISOLATED_NETWORK`]), made unless the engine has it
+    /// (looked up once per connection). Engines before API 1.44 accept a second network of the
+    /// same name, so two processes starting at once can make one each: all of them then pick the
+    /// same one (the oldest, then the smallest id) and remove the others where nothing uses them.
+    /// A container is joined to the network by id ([`Self::join_isolated_network`]), never by the
+    /// name, which would be ambiguous while two exist.
     async fn ensure_isolated_network(&self) -> Result<String> {
         if let Some(id) = self
             .isolated_id
@@ -230,11 +236,12 @@ impl DockerBackend {
         {
             return Ok(id);
         }
+        let name = self.options.isolated_network.as_str();
         let found = self
             .bounded(
-                || format!("inspecting network {ISOLATED_NETWORK}"),
+                || format!("inspecting network {name}"),
                 self.client.inspect_network(
-                    ISOLATED_NETWORK,
+                    name,
                     None::<bollard::query_parameters::InspectNetworkOptions>,
                 ),
             )
@@ -243,13 +250,13 @@ impl DockerBackend {
             Ok(net) => {
                 if net.internal != Some(true) {
                     return Err(BackendError::Invalid(format!(
-                        "the engine's network {ISOLATED_NETWORK} is not internal; remove it (docker network rm {ISOLATED_NETWORK}) and swtbench makes it anew"
+                        "the engine's network {name} is not internal; remove it (docker network rm {name}) and swtbench makes it anew"
                     )));
                 }
             }
             Err(e) if status(&e) == Some(404) => {
                 let request = bollard::models::NetworkCreateRequest {
-                    name: ISOLATED_NETWORK.to_string(),
+                    name: name.to_string(),
                     internal: Some(true),
                     options: Some(HashMap::from([(
                         "com.docker.network.bridge.enable_icc".to_string(),
@@ -257,13 +264,13 @@ impl DockerBackend {
                     )])),
                     labels: Some(HashMap::from([
                         ("swtbench.kind".to_string(), "network".to_string()),
-                        ("swtbench.image".to_string(), ISOLATED_NETWORK.to_string()),
+                        ("swtbench.image".to_string(), name.to_string()),
                     ])),
                     ..Default::default()
                 };
                 let made = self
                     .bounded(
-                        || format!("creating network {ISOLATED_NETWORK}"),
+                        || format!("creating network {name}"),
                         self.client.create_network(request),
                     )
                     .await?;
@@ -271,9 +278,7 @@ impl DockerBackend {
                     Ok(_) => {}
                     // Another process made it meanwhile.
                     Err(e) if status(&e) == Some(409) => {}
-                    Err(e) => {
-                        return Err(self.err(format!("creating network {ISOLATED_NETWORK}"), e))
-                    }
+                    Err(e) => return Err(self.err(format!("creating network {name}"), e)),
                 }
             }
             // Two networks of that name (an older engine): the listing below picks one.
@@ -287,18 +292,15 @@ impl DockerBackend {
             )
             .await?
             .map_err(|e| self.err("listing networks", e))?;
-        let mut same: Vec<(String, String)> = listed
-            .into_iter()
-            .filter(|n| n.name.as_deref() == Some(ISOLATED_NETWORK) && n.internal == Some(true))
-            .filter_map(|n| Some((n.created.unwrap_or_default(), n.id?)))
-            .collect();
-        same.sort();
-        let Some((_, id)) = same.first().cloned() else {
+        let same = isolated_candidates(name, &listed);
+        let Some(id) = same.first().cloned() else {
             return Err(BackendError::Invalid(format!(
-                "the engine lists no internal network {ISOLATED_NETWORK} right after making it"
+                "the engine lists no internal network {name} right after making it"
             )));
         };
-        for (_, other) in same.iter().skip(1) {
+        for other in same.iter().skip(1) {
+            // In use by a container of a process that picked it before this one was listed:
+            // that container keeps it, the next look-up removes it.
             let _ = self.client.remove_network(other).await;
         }
         *self
@@ -306,6 +308,35 @@ impl DockerBackend {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(id.clone());
         Ok(id)
+    }
+
+    /// Forgets the isolated network's id, so the next container looks it up again (after the
+    /// network picked went away: another process removed a duplicate, or a user the network).
+    fn forget_isolated_network(&self) {
+        *self
+            .isolated_id
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+
+    /// Puts a container on the isolated network, by id in its network mode and in an endpoint of
+    /// its own: without the endpoint, the engine stores the network's name and looks it up by
+    /// that name when the container starts, which fails while two networks share it.
+    async fn join_isolated_network(&self, body: &mut ContainerCreateBody) -> Result<()> {
+        let id = self.ensure_isolated_network().await?;
+        if let Some(h) = body.host_config.as_mut() {
+            h.network_mode = Some(id.clone());
+        }
+        body.networking_config = Some(bollard::models::NetworkingConfig {
+            endpoints_config: Some(HashMap::from([(
+                id.clone(),
+                bollard::models::EndpointSettings {
+                    network_id: Some(id),
+                    ..Default::default()
+                },
+            )])),
+        });
+        Ok(())
     }
 
     /// Step images of failed builds that wait for the builds still running on this connection to
@@ -803,6 +834,35 @@ fn describe(e: &BollardError) -> String {
             text
         }
     }
+}
+
+/// The ids of the internal networks of that name, the one every process picks first: the oldest
+/// (by the engine's creation time), then the smallest id.
+fn isolated_candidates(name: &str, listed: &[bollard::models::Network]) -> Vec<String> {
+    let mut same: Vec<(String, String)> = listed
+        .iter()
+        .filter(|n| n.name.as_deref() == Some(name) && n.internal == Some(true))
+        .filter_map(|n| Some((sortable_time(n.created.as_deref()?), n.id.clone()?)))
+        .collect();
+    same.sort();
+    same.into_iter().map(|(_, id)| id).collect()
+}
+
+/// An RFC 3339 time of the engine (UTC, as it writes them) that sorts as text: the engine drops
+/// the trailing zeros of the fraction (`…:05.1Z` is later than `…:05.123456789Z` as text), so the
+/// fraction is padded to nine digits.
+fn sortable_time(created: &str) -> String {
+    let (whole, zone) = match created.find(['Z', '+']) {
+        Some(i) => created.split_at(i),
+        None => (created, ""),
+    };
+    let (seconds, fraction) = whole.split_once('.').unwrap_or((whole, ""));
+    format!("{seconds}.{fraction:0<9}{zone}")
+}
+
+/// A container was refused because the network it names does not exist.
+fn network_missing(e: &BollardError) -> bool {
+    status(e) == Some(404) && server_message(e).to_ascii_lowercase().contains("network")
 }
 
 fn status(e: &BollardError) -> Option<u16> {
@@ -1333,7 +1393,8 @@ impl ContainerBackend for DockerBackend {
                 NetworkAccess::Disabled => Some("none".to_string()),
                 NetworkAccess::Enabled => None,
                 NetworkAccess::Host => Some("host".to_string()),
-                NetworkAccess::Isolated => Some(self.ensure_isolated_network().await?),
+                // Set below, with the endpoint that names the network by id.
+                NetworkAccess::Isolated => None,
             },
             memory: spec.limits.memory_bytes.map(|m| m as i64),
             // No swap beyond the memory limit: a test that outgrows it is killed rather than
@@ -1367,6 +1428,11 @@ impl ContainerBackend for DockerBackend {
             host_config: Some(host_config),
             ..Default::default()
         };
+        let isolated = spec.network == NetworkAccess::Isolated;
+        let mut body = body;
+        if isolated {
+            self.join_isolated_network(&mut body).await?;
+        }
         let mut options = CreateContainerOptionsBuilder::default();
         if let Some(name) = &spec.name {
             options = options.name(name);
@@ -1383,6 +1449,19 @@ impl ContainerBackend for DockerBackend {
                     .create_container(Some(options.clone()), body.clone()),
             )
             .await?;
+        if isolated && result.as_ref().is_err_and(network_missing) {
+            // The isolated network picked went away meanwhile (a duplicate that another process
+            // removed, or a user): look it up again, once.
+            self.forget_isolated_network();
+            self.join_isolated_network(&mut body).await?;
+            result = self
+                .bounded(
+                    operation,
+                    self.client
+                        .create_container(Some(options.clone()), body.clone()),
+                )
+                .await?;
+        }
         if host_config_uses_quota(&body) && result.as_ref().is_err_and(quota_refused) {
             // The driver has quotas, but not on this file system (xfs without `pquota`): the
             // harness watches the writable layer instead from now on.
@@ -1807,6 +1886,40 @@ fn is_missing(message: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn network(name: &str, id: &str, created: &str, internal: bool) -> bollard::models::Network {
+        bollard::models::Network {
+            name: Some(name.into()),
+            id: Some(id.into()),
+            created: Some(created.into()),
+            internal: Some(internal),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn every_process_picks_the_same_isolated_network_oldest_first() {
+        // The engine writes `.1Z` for a tenth of a second: as text it sorts after `.123456789Z`.
+        let listed = [
+            network("n", "bbb", "2026-12-05T16:08:01.2Z", true),
+            network("n", "ccc", "2026-12-05T16:08:01.123456789Z", true),
+            network("n", "aaa", "2026-12-05T16:08:01.2Z", true),
+            network("other", "000", "2026-12-05T16:00:00Z", true),
+            network("n", "111", "2026-12-05T16:00:00Z", false),
+        ];
+        assert_eq!(isolated_candidates("n", &listed), ["ccc", "aaa", "bbb"]);
+        let mut reversed = listed.clone();
+        reversed.reverse();
+        assert_eq!(
+            isolated_candidates("n", &reversed),
+            isolated_candidates("n", &listed)
+        );
+        assert!(sortable_time("2026-12-05T16:08:01Z") < sortable_time("2026-12-05T16:08:01.5Z"));
+        assert_eq!(
+            sortable_time("2026-12-05T16:08:01.5+00:00"),
+            "2026-12-05T16:08:01.500000000+00:00"
+        );
+    }
 
     #[test]
     fn references_split_into_repository_and_tag() {

@@ -900,3 +900,212 @@ async fn docker_a_failed_builds_step_images_wait_for_the_builds_still_running() 
     assert!(backend.image_remove(&good.id, true).await.expect("remove"));
     scope.assert_no_leftover_containers(&backend).await;
 }
+
+/// Processes that start at once each make the isolated network when the engine has none, and
+/// engines before API 1.44 keep every one of them under the same name. Containers must still
+/// start (joined by id, never by the then ambiguous name), all on the same network, and the
+/// duplicates be gone afterwards. Found by CI: "network swtbench-isolated is ambiguous (2 matches
+/// found on name)" when two test processes started their first isolated container together.
+#[tokio::test]
+async fn docker_isolated_network_made_by_many_processes_at_once_is_one_network() {
+    let Some(probe) = connect("docker_isolated_race").await else {
+        return;
+    };
+    ensure_base_image(&probe).await;
+    let scope = Scope::new("isolated-race");
+    // One name for every run, so a failed run's networks are removed by the next.
+    let name = "swtbench-isolated-race-test".to_string();
+    let raw = bollard::Docker::connect_with_local_defaults().expect("docker client");
+    let of_name = |listed: Vec<bollard::models::Network>| -> Vec<String> {
+        listed
+            .into_iter()
+            .filter(|n| n.name.as_deref() == Some(name.as_str()))
+            .filter_map(|n| n.id)
+            .collect()
+    };
+    let list = || async {
+        raw.list_networks(None::<bollard::query_parameters::ListNetworksOptions>)
+            .await
+            .expect("list networks")
+    };
+    for id in of_name(list().await) {
+        raw.remove_network(&id)
+            .await
+            .expect("remove a stale test network");
+    }
+
+    // Round 1: none exists, eight connections make it at once. Round 2: two exist already
+    // (made here the way two racing processes leave them, where the engine lets them).
+    for round in 1..=2 {
+        let mut made_twice = false;
+        if round == 2 {
+            for id in of_name(list().await) {
+                raw.remove_network(&id).await.expect("remove");
+            }
+            for _ in 0..2 {
+                let request = bollard::models::NetworkCreateRequest {
+                    name: name.clone(),
+                    internal: Some(true),
+                    ..Default::default()
+                };
+                made_twice |= raw.create_network(request).await.is_ok();
+            }
+            made_twice = made_twice && of_name(list().await).len() == 2;
+            if !made_twice {
+                eprintln!(
+                    "this engine refuses a second network of the same name: round 2 checks one"
+                );
+            }
+        }
+        // A container of a process that picked the other one holds it: the duplicate cannot be
+        // removed while the containers below are made and started.
+        let mut holder = None;
+        if made_twice {
+            let probe_options = DockerOptions {
+                isolated_network: name.clone(),
+                ..DockerOptions::default()
+            };
+            let picker = DockerBackend::connect(probe_options)
+                .await
+                .expect("connect");
+            let mut spec = scope.spec(BASE_IMAGE, "holder");
+            spec.network = NetworkAccess::Isolated;
+            spec.command = vec!["sleep".into(), "300".into()];
+            let picked = {
+                let id = picker.container_create(&spec).await.expect("create");
+                picker.container_remove(&id).await.expect("remove");
+                let left = of_name(list().await);
+                assert_eq!(left.len(), 1, "an unused duplicate is removed: {left:?}");
+                left[0].clone()
+            };
+            let other = bollard::models::NetworkCreateRequest {
+                name: name.clone(),
+                internal: Some(true),
+                ..Default::default()
+            };
+            let other = raw.create_network(other).await.expect("second network").id;
+            let body = bollard::models::ContainerCreateBody {
+                image: Some(BASE_IMAGE.into()),
+                cmd: Some(vec!["sleep".into(), "300".into()]),
+                labels: Some(spec.labels.clone().into_iter().collect()),
+                host_config: Some(bollard::models::HostConfig {
+                    network_mode: Some(other.clone()),
+                    ..Default::default()
+                }),
+                networking_config: Some(bollard::models::NetworkingConfig {
+                    endpoints_config: Some(std::collections::HashMap::from([(
+                        other.clone(),
+                        bollard::models::EndpointSettings {
+                            network_id: Some(other.clone()),
+                            ..Default::default()
+                        },
+                    )])),
+                }),
+                ..Default::default()
+            };
+            let id = raw
+                .create_container(
+                    None::<bollard::query_parameters::CreateContainerOptions>,
+                    body,
+                )
+                .await
+                .expect("holder")
+                .id;
+            raw.start_container(
+                &id,
+                None::<bollard::query_parameters::StartContainerOptions>,
+            )
+            .await
+            .expect("start the holder");
+            assert_ne!(picked, other);
+            holder = Some((id, picked));
+        }
+        let mut tasks = Vec::new();
+        for k in 0..8 {
+            let options = DockerOptions {
+                isolated_network: name.clone(),
+                ..DockerOptions::default()
+            };
+            let mut spec = scope.spec(BASE_IMAGE, &format!("pred_post_{round}_{k}"));
+            spec.network = NetworkAccess::Isolated;
+            tasks.push(tokio::spawn(async move {
+                let backend = DockerBackend::connect(options).await.expect("connect");
+                let id = backend
+                    .container_create(&spec)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let started = backend
+                    .container_start(&id)
+                    .await
+                    .map_err(|e| e.to_string());
+                Ok::<_, String>((backend, id, started))
+            }));
+        }
+        let mut joined = std::collections::BTreeSet::new();
+        for task in tasks {
+            let (backend, id, started) = task.await.expect("task").unwrap_or_else(|e| {
+                panic!("round {round}: a container on the isolated network: {e}")
+            });
+            let inspected = raw
+                .inspect_container(
+                    &id,
+                    None::<bollard::query_parameters::InspectContainerOptions>,
+                )
+                .await
+                .expect("inspect");
+            backend.container_remove(&id).await.expect("remove");
+            started.unwrap_or_else(|e| panic!("round {round}: starting {id}: {e}"));
+            let networks = inspected
+                .network_settings
+                .and_then(|s| s.networks)
+                .unwrap_or_default();
+            assert_eq!(networks.len(), 1, "round {round}: {networks:?}");
+            joined.extend(networks.values().filter_map(|e| e.network_id.clone()));
+        }
+        let left = of_name(list().await);
+        assert_eq!(
+            joined.len(),
+            1,
+            "round {round} (two made beforehand: {made_twice}): containers joined {joined:?}; networks of the name: {left:?}"
+        );
+        if let Some((id, picked)) = holder {
+            assert_eq!(
+                joined.iter().next(),
+                Some(&picked),
+                "the oldest network is joined"
+            );
+            assert_eq!(left.len(), 2, "the held duplicate stays: {left:?}");
+            raw.remove_container(
+                &id,
+                Some(
+                    bollard::query_parameters::RemoveContainerOptionsBuilder::default()
+                        .force(true)
+                        .build(),
+                ),
+            )
+            .await
+            .expect("remove the holder");
+            // The next process removes the duplicate no one holds any more.
+            let options = DockerOptions {
+                isolated_network: name.clone(),
+                ..DockerOptions::default()
+            };
+            let next = DockerBackend::connect(options).await.expect("connect");
+            let mut spec = scope.spec(BASE_IMAGE, "next");
+            spec.network = NetworkAccess::Isolated;
+            let id = next.container_create(&spec).await.expect("create");
+            next.container_remove(&id).await.expect("remove");
+        }
+        assert_eq!(
+            of_name(list().await),
+            joined.iter().cloned().collect::<Vec<_>>(),
+            "round {round}: the duplicate is removed, the one joined stays"
+        );
+    }
+    for id in of_name(list().await) {
+        raw.remove_network(&id)
+            .await
+            .expect("remove the test network");
+    }
+    scope.assert_no_leftover_containers(&probe).await;
+}
