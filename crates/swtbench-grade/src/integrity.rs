@@ -443,13 +443,6 @@ pub fn check_instance(ctx: &CheckContext<'_>, outputs: [Option<&str>; 6]) -> Int
     })
 }
 
-/// [`check_instance`] on the raw bytes of the six outputs.
-pub fn check_outputs(ctx: &CheckContext<'_>, outputs: [Option<&[u8]>; 6]) -> Integrity {
-    check_instance_with(ctx, |kind| {
-        outputs[crate::report::kind_index(kind)].map(|b| crate::py::read_text(b).0)
-    })
-}
-
 /// [`check_instance`] with the outputs handed over one at a time (each dropped once checked:
 /// an output can be hundreds of megabytes).
 pub fn check_instance_with<'t>(

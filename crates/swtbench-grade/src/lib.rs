@@ -22,6 +22,7 @@
 
 pub mod coverage;
 pub mod evidence;
+pub mod instance;
 pub mod integrity;
 pub mod leaderboard;
 pub mod logs;

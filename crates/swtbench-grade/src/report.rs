@@ -120,24 +120,6 @@ fn unit_test_parser(
     })
 }
 
-/// [`grade_instance_with_parser`] (the original's parser when `parser` is `None`) with `tests`
-/// left out of every run's statuses first (`--flaky-list`): no transition names them.
-pub fn grade_instance_without(
-    inputs: &InstanceRunOutputs<'_>,
-    options: &GradeOptions,
-    parser: Option<Parser>,
-    tests: &std::collections::BTreeSet<String>,
-) -> Result<GradedInstance, GradeError> {
-    let unit = match parser {
-        Some(p) => p,
-        None => unit_test_parser(inputs, options)?,
-    };
-    let parser = grading_parser(options, unit);
-    let mut parsed = inputs.outputs.map(|o| logs::parse_run(o, parser));
-    crate::stability::leave_out(&mut parsed, tests);
-    grade_parsed(inputs.instance_id, inputs.gold_code_patch, parsed, options)
-}
-
 /// [`grade_instance`] with the unit-test log parser chosen by the caller (a spec table's
 /// `log_parser` for repositories the original's map does not know). In reproduction-script mode
 /// the reproduction parser is used whatever `unit_test_parser` says.

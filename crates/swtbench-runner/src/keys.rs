@@ -12,8 +12,8 @@
 //! its presence means the outputs next to it are complete. It also holds the SHA-256 of
 //! `test_output.txt`: two processes writing the same shared gold/base directory at once (another
 //! mode, another coverage setting) could otherwise leave one's output next to the other's key.
-//! [`read_output`] accepts an output only when it matches its key file and the key expected.
-//! Pure, except [`read_key_file`] and [`read_output`].
+//! [`scan_output`] accepts an output only when it matches its key file and the key expected.
+//! Pure, except [`read_key_file`] and [`scan_output`].
 
 use std::path::Path;
 
@@ -194,43 +194,10 @@ impl OutputError {
 }
 
 /// The `test_output.txt` of `dir`, when it is the output of `expected_key` (`None`: whatever is
-/// there, for outputs reused without a key). A concurrent writer can replace the output and the
-/// key file one after the other, so a mismatched pair is read again before giving up.
-pub fn read_output(dir: &Path, expected_key: Option<&str>) -> Result<Vec<u8>, OutputError> {
-    let path = dir.join(swtbench_core::layout::TEST_OUTPUT_FILE);
-    let mut last = OutputError::Inconsistent {
-        dir: dir.display().to_string(),
-    };
-    for attempt in 0..5 {
-        if attempt > 0 {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let record = read_key_file(dir);
-        let output = std::fs::read(&path).map_err(|e| OutputError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        let Some(expected) = expected_key else {
-            return Ok(output);
-        };
-        match record {
-            Some(r) if r.key != expected => {
-                last = OutputError::Replaced {
-                    dir: dir.display().to_string(),
-                    expected: expected.to_string(),
-                    found: r.key,
-                }
-            }
-            Some(r) if r.output_sha256 == sha256_hex(&output) => return Ok(output),
-            _ => {}
-        }
-    }
-    Err(last)
-}
-
-/// As [`read_output`], but the output goes piece by piece into a state made by `start` (once per
-/// attempt: a mismatched pair is read again) and fed by `feed`, so that it never is in memory
-/// whole. The hash is checked as the pieces go by.
+/// there, for outputs reused without a key), piece by piece into a state made by `start` and fed
+/// by `feed`, so that it never is in memory whole; the hash is checked as the pieces go by. A
+/// concurrent writer can replace the output and the key file one after the other, so a
+/// mismatched pair is read again (with a fresh state) before giving up.
 pub fn scan_output<T>(
     dir: &Path,
     expected_key: Option<&str>,
@@ -409,6 +376,11 @@ mod tests {
                 limits: KeyLimits::default(),
             };
             std::fs::write(d.join(KEY_FILE), record.to_json()).expect("write");
+        };
+        let read_output = |d: &Path, key: Option<&str>| {
+            scan_output(d, key, Vec::new, |all: &mut Vec<u8>, piece: &[u8]| {
+                all.extend_from_slice(piece)
+            })
         };
         write("PASSED t\n", "PASSED t\n", &key);
         assert_eq!(read_output(d, Some(&key)).expect("ok"), b"PASSED t\n");

@@ -11,16 +11,16 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use swtbench_core::layout::{evaluation_results_path, REPORT_FILE};
 use swtbench_core::RunKind;
-use swtbench_grade::evidence::RunEvidence;
-use swtbench_grade::integrity::{apply_strict, check_instance_with, CheckContext, Integrity};
-use swtbench_grade::logs::{parse_run, ParsedRun};
-use swtbench_grade::report::{grade_parsed, grading_parser, GradeError, GradeOptions};
-use swtbench_grade::scan::RunScanner;
+use swtbench_grade::instance::{
+    grade_instance_outputs, EvidenceFiles, InstanceGradeError, InstanceInputs, RunOutputs,
+};
+use swtbench_grade::integrity::Integrity;
+use swtbench_grade::report::{GradeError, GradeOptions};
 use swtbench_grade::{InstanceReport, Parser};
 
 use crate::events::{InstanceOutcome, RunOutcome};
 use crate::fsutil::{remove_if_exists, write_atomic};
-use crate::keys::{read_output, scan_output, OutputError};
+use crate::keys::{scan_output, OutputError};
 use crate::limits::LimitHit;
 use crate::plan::{RunAction, RunPlan};
 
@@ -52,141 +52,68 @@ pub struct CheckInputs<'a> {
 }
 
 /// Grades an instance from the `test_output.txt` of its six runs, and checks their integrity
-/// (reading each output once more, one at a time). With `options.strict_results` the report is
-/// the strict grade.
+/// (reading each output once more, one at a time): [`swtbench_grade::instance`], the path
+/// `swtbench grade` takes too. Each output must still be the one written with its run's key. With
+/// `options.strict_results` the report is the strict grade.
 pub fn grade_from_outputs(
-    instance_id: &str,
     checks: &CheckInputs<'_>,
     runs: &[RunPlan],
     options: &GradeOptions,
     parser: Option<Parser>,
 ) -> Result<(InstanceReport, Integrity), GradingError> {
-    let gold_code_patch = checks.instance.golden_code_patch.as_str();
-    let parser = grading_parser(options, parser.unwrap_or(Parser::ReproductionScript));
-    let mut parsed: [ParsedRun; 6] = Default::default();
-    // One output at a time, dropped once parsed: an output can be hundreds of megabytes.
-    for (slot, kind) in parsed.iter_mut().zip(RunKind::ALL) {
-        let Some(run) = runs.iter().find(|r| r.kind == kind) else {
-            return Err(GradingError::NotPlanned(kind));
-        };
-        // An output reused without a key is read as it is; any other must still be the one
-        // written with the run's key (a concurrent process may have replaced it meanwhile).
-        let expected = (run.action != RunAction::ReuseUnkeyed).then_some(run.key.as_str());
-        // Piece by piece where the parser allows it (a log can be hundreds of megabytes).
-        let scanned = match RunScanner::new(parser) {
-            Some(_) => scan_output(
-                &run.dir,
-                expected,
-                || RunScanner::new(parser),
-                |s, bytes| {
-                    if let Some(s) = s {
-                        s.push(bytes);
-                    }
-                },
-            )?
-            .and_then(RunScanner::finish),
-            None => None,
-        };
-        *slot = match scanned {
-            Some(p) => p,
-            None => parse_run(Some(&read_output(&run.dir, expected)?), parser),
-        };
-    }
-    if let Some(tests) = checks.flaky {
-        swtbench_grade::stability::leave_out(&mut parsed, tests);
-    }
-    let mut graded = grade_parsed(instance_id, gold_code_patch, parsed, options)?;
     let exts: Vec<&str> = checks.non_test_exts.iter().map(String::as_str).collect();
-    let ctx = CheckContext {
-        repo: &checks.instance.repo,
-        parser,
-        gold_code_patch,
-        gold_test_patch: &checks.instance.golden_test_patch,
-        model_patch: Some(checks.model_patch),
+    let inputs = InstanceInputs {
+        instance: checks.instance,
+        model_patch: checks.model_patch,
         non_test_exts: &exts,
+        flaky: checks.flaky,
+        parser,
     };
-    let mut read_error = None;
-    let integrity = check_instance_with(&ctx, |kind| {
-        let run = runs.iter().find(|r| r.kind == kind)?;
-        let expected = (run.action != RunAction::ReuseUnkeyed).then_some(run.key.as_str());
-        match scan_output(&run.dir, expected, TailWindow::default, TailWindow::push) {
-            Ok(window) => Some(std::borrow::Cow::Owned(window.text())),
-            Err(e) => {
-                read_error.get_or_insert(e);
-                None
-            }
-        }
-    });
-    if let Some(e) = read_error {
-        return Err(e.into());
+    grade_instance_outputs(&inputs, options, &mut KeyedOutputs { runs }).map_err(|e| match e {
+        InstanceGradeError::Output(e) => e,
+        InstanceGradeError::Grade(e) => GradingError::Grade(e),
+    })
+}
+
+/// The planned runs' outputs on disk, each read only while it is still the one written with its
+/// run's key (a concurrent process may have replaced it meanwhile); an output reused without a
+/// key is read as it is.
+struct KeyedOutputs<'a> {
+    runs: &'a [RunPlan],
+}
+
+impl KeyedOutputs<'_> {
+    fn run(&self, kind: RunKind) -> Result<&RunPlan, GradingError> {
+        self.runs
+            .iter()
+            .find(|r| r.kind == kind)
+            .ok_or(GradingError::NotPlanned(kind))
     }
-    // The runner's own results and the tracer's coverage, where they were collected.
-    let mut evidence: [RunEvidence; 6] = Default::default();
-    let mut load_reasons = Vec::new();
-    for (slot, kind) in evidence.iter_mut().zip(RunKind::ALL) {
-        let Some(run) = runs.iter().find(|r| r.kind == kind) else {
-            continue;
-        };
+}
+
+impl RunOutputs for KeyedOutputs<'_> {
+    type Error = GradingError;
+
+    fn scan<T>(
+        &mut self,
+        kind: RunKind,
+        start: &mut dyn FnMut() -> T,
+        feed: &mut dyn FnMut(&mut T, &[u8]),
+    ) -> Result<Option<T>, GradingError> {
+        let run = self.run(kind)?;
+        let expected = (run.action != RunAction::ReuseUnkeyed).then_some(run.key.as_str());
+        Ok(Some(scan_output(&run.dir, expected, start, feed)?))
+    }
+
+    fn evidence(&mut self, kind: RunKind) -> Result<EvidenceFiles, GradingError> {
+        let run = self.run(kind)?;
         let (meta, raw) = crate::evidence::read_files(&run.dir).map_err(|e| {
-            GradingError::Output(crate::keys::OutputError::Io {
+            GradingError::Output(OutputError::Io {
                 path: run.dir.display().to_string(),
                 message: format!("reading the run's evidence: {e}"),
             })
         })?;
-        let (ev, reason) = swtbench_grade::evidence::load(
-            kind,
-            meta.as_deref().map(str::as_bytes),
-            raw.as_deref(),
-        );
-        *slot = ev;
-        load_reasons.extend(reason);
-    }
-    let logs = graded.runs.each_ref().map(|r| r.tests.clone());
-    let mut found =
-        swtbench_grade::evidence::check_instance(&ctx, &logs, &graded.coverage_maps, &evidence);
-    found.extend(load_reasons);
-    let mut integrity = integrity.with(found);
-    integrity.without_evidence = swtbench_grade::evidence::without_evidence(&evidence);
-    integrity.network = swtbench_grade::evidence::network_use(&evidence);
-    if options.strict_results {
-        let maps = swtbench_grade::evidence::strict_maps(parser, &logs, &evidence);
-        apply_strict(&mut graded.report, &maps, &integrity);
-    }
-    Ok((graded.report, integrity))
-}
-
-/// How much of an output the integrity checks read: its last this many bytes (from a line start),
-/// so that checking stays within bounded memory whatever a test prints. The runner's summary,
-/// whatever follows it and the coverage dump are at the end.
-pub const CHECKED_TAIL_BYTES: usize = 2 << 20;
-
-/// The last [`CHECKED_TAIL_BYTES`] of an output, read piece by piece.
-#[derive(Debug, Default)]
-struct TailWindow {
-    bytes: Vec<u8>,
-    cut: bool,
-}
-
-impl TailWindow {
-    fn push(&mut self, piece: &[u8]) {
-        self.bytes.extend_from_slice(piece);
-        if self.bytes.len() > CHECKED_TAIL_BYTES + (1 << 20) {
-            let drop = self.bytes.len() - CHECKED_TAIL_BYTES;
-            self.bytes.drain(..drop);
-            self.cut = true;
-        }
-    }
-
-    /// The window as text, starting at a line when it was cut.
-    fn text(mut self) -> String {
-        if self.cut {
-            let start = memchr::memchr(b'\n', &self.bytes).map_or(self.bytes.len(), |i| i + 1);
-            self.bytes.drain(..start);
-        }
-        match String::from_utf8(self.bytes) {
-            Ok(s) => s,
-            Err(e) => swtbench_grade::py::read_text(e.as_bytes()).0.into_owned(),
-        }
+        Ok((meta.map(String::into_bytes), raw))
     }
 }
 

@@ -2048,3 +2048,108 @@ async fn two_evaluations_on_one_output_directory_execute_each_shared_run_once() 
         "the same grade from the same runs"
     );
 }
+
+/// Every file under `dir`, by path, in a tree the re-grading reads.
+fn memory_tree(dir: &Path) -> swtbench_grade::tree::MemoryTree {
+    let mut tree = swtbench_grade::tree::MemoryTree::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                tree.insert(path.clone(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    tree
+}
+
+/// `run` and `grade` take one grading path: re-grading a run's tree gives the same `report.json`
+/// bytes and the same integrity record as the run wrote, plain and strict, with a flaky list.
+#[tokio::test]
+async fn run_and_regrade_write_the_same_reports_for_the_same_outputs() {
+    for (strict, flaky) in [(false, false), (true, false), (false, true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = setup();
+        // The model's tests of calc-5 pass before the fix too: unresolved, with a P2P test.
+        s.predictions.insert(
+            InstanceId("acme__calc-5".into()),
+            prediction("acme__calc-5", Some(MODEL_TESTS)).1,
+        );
+        let mut st = settings(dir.path());
+        st.strict_results = strict;
+        if flaky {
+            st.flaky = BTreeMap::from([(
+                "acme__calc-1".to_string(),
+                std::collections::BTreeSet::from([
+                    "tests/test_model.py::test_model_sub".to_string()
+                ]),
+            )]);
+        }
+        let fake = fake_engine();
+        let sink = Arc::new(RecordingSink::default());
+        let out = run_to_end(&fake, &s, &st, &sink).await;
+        let graded: Vec<&str> = out
+            .results
+            .iter()
+            .filter(|r| r.report.is_some())
+            .map(|r| r.instance_id.as_str())
+            .collect();
+        assert!(graded.len() >= 3, "{graded:?}");
+
+        let logs = dir.path().join("run_instance_swt_logs");
+        let tree = memory_tree(dir.path());
+        let root = swtbench_core::layout::LogsRoot::new(&logs);
+        let rules = swtbench_grade::tree::ReadRules {
+            parsers: BTreeMap::from([("acme/calc".to_string(), swtbench_grade::Parser::Pytest)]),
+            ..Default::default()
+        };
+        let flaky_list = st.flaky.clone();
+        let regraded = swtbench_grade::tree::regrade(
+            &tree,
+            &swtbench_grade::tree::RegradeRequest {
+                logs_root: &root,
+                run_id: "r1",
+                model_dir: "org__model",
+                instances: &s.instances,
+                rewrite: true,
+                options: swtbench_grade::report::GradeOptions {
+                    strict_results: strict,
+                    ..Default::default()
+                },
+                threads: 1,
+                rules: &rules,
+                empty_patches: None,
+                flaky: flaky.then_some(&flaky_list),
+            },
+        );
+        let mut with_integrity = 0;
+        for id in &graded {
+            let path = logs.join("r1/org__model").join(id).join("report.json");
+            let written = std::fs::read_to_string(&path).unwrap();
+            let (_, again) = regraded
+                .writes
+                .iter()
+                .find(|(p, _)| p == &path)
+                .unwrap_or_else(|| panic!("{id} was not re-graded: {:?}", regraded.warnings));
+            assert_eq!(&written, again, "{id} (strict {strict}, flaky {flaky})");
+            let summary: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(path.with_file_name("swtbench_instance.json")).unwrap(),
+            )
+            .unwrap();
+            // Instances graded without running (an empty patch) have no integrity record.
+            assert_eq!(
+                summary.get("integrity").cloned(),
+                regraded.integrity.get(*id).map(|i| i.to_json()),
+                "{id} (strict {strict}, flaky {flaky}): {summary}"
+            );
+            with_integrity += usize::from(summary.get("integrity").is_some());
+        }
+        assert!(
+            with_integrity >= 2,
+            "integrity records compared: {with_integrity}"
+        );
+    }
+}

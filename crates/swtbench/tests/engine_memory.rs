@@ -95,7 +95,7 @@ fn engine_a_loud_test_keeps_its_whole_output_on_disk_and_out_of_memory() {
     );
     // What is held is bounded, not the output: the process itself (~17 MB), the runtime, the
     // 1 MiB read buffers of the streamed grading and the integrity checks' window of the
-    // output's last 2 MiB (swtbench_runner::report::CHECKED_TAIL_BYTES).
+    // output's last 2 MiB (swtbench_grade::instance::CHECKED_TAIL_BYTES).
     assert!(
         peak < OUTPUT_BYTES as u64,
         "peak RSS {peak} bytes is not below the {OUTPUT_BYTES} bytes printed"

@@ -10,13 +10,13 @@ use swtbench_core::{Instance, RunKind};
 
 use super::run::{InstanceRuns, RunTree, RunTreeError, SharedHashes};
 use super::{ReadRules, TreeReader};
-use crate::evidence::{RunEvidence, EVIDENCE_FILE, EVIDENCE_META_FILE};
-use crate::integrity::{apply_strict, check_outputs, CheckContext, Integrity};
-use crate::logs::ExecMode;
-use crate::report::{
-    grade_instance, grade_instance_with_parser, grading_parser, GradeError, GradeOptions,
-    InstanceReport, InstanceRunOutputs,
+use crate::evidence::{EVIDENCE_FILE, EVIDENCE_META_FILE};
+use crate::instance::{
+    grade_instance_outputs, InstanceGradeError, InstanceInputs, OutputsInMemory,
 };
+use crate::integrity::Integrity;
+use crate::logs::ExecMode;
+use crate::report::{GradeError, GradeOptions, InstanceReport};
 use crate::run_report::{EntryState, ErrorReason, RunReportEntry};
 
 /// What to re-grade.
@@ -275,8 +275,7 @@ fn regrade_one(run: &RunTree<'_>, req: &RegradeRequest<'_>, inst: &Instance) -> 
     )
 }
 
-/// A run's `swtbench_evidence.json` and `test_evidence.jsonl`, where present.
-pub type EvidenceFiles = (Option<Vec<u8>>, Option<Vec<u8>>);
+pub use crate::instance::EvidenceFiles;
 
 /// Why the output in `dir` is not the one its key file was written with, if it is not: the
 /// key file's `output_sha256` against the output's. No key file (the original's trees): nothing
@@ -363,75 +362,26 @@ fn grade_outputs(
     req: &RegradeRequest<'_>,
     inst: &Instance,
     model_patch: &str,
-    (outputs, evidence_files): ([Option<Vec<u8>>; 6], [EvidenceFiles; 6]),
+    (outputs, evidence): ([Option<Vec<u8>>; 6], [EvidenceFiles; 6]),
     empty_patch: bool,
     report_path: PathBuf,
     warning: Option<String>,
 ) -> OneRegraded {
     let id = inst.instance_id.as_str();
-    let inputs = InstanceRunOutputs {
-        instance_id: id,
-        repo: &inst.repo,
-        gold_code_patch: &inst.golden_code_patch,
-        outputs: [0, 1, 2, 3, 4, 5].map(|i| outputs[i].as_deref()),
+    let exts = req.rules.non_test_exts.of(&inst.repo);
+    let inputs = InstanceInputs {
+        instance: inst,
+        model_patch,
+        non_test_exts: &exts,
+        flaky: req.flaky.and_then(|f| f.get(id)),
+        parser: req.rules.parser(&inst.repo),
     };
-    let graded = match (
-        req.flaky.and_then(|f| f.get(id)),
-        req.rules.parser(&inst.repo),
-    ) {
-        (Some(tests), parser) => {
-            crate::report::grade_instance_without(&inputs, &req.options, parser, tests)
-        }
-        (None, Some(parser)) => grade_instance_with_parser(&inputs, &req.options, parser),
-        (None, None) => grade_instance(&inputs, &req.options),
-    };
-    let parser = req
-        .rules
-        .parser(&inst.repo)
-        .or_else(|| crate::logs::parser_for(&inst.repo, req.options.exec_mode))
-        .map(|p| grading_parser(&req.options, p));
-    match graded {
-        Ok(mut graded) => {
-            let integrity = parser.map(|parser| {
-                let exts = req.rules.non_test_exts.of(&inst.repo);
-                let ctx = CheckContext {
-                    repo: &inst.repo,
-                    parser,
-                    gold_code_patch: &inst.golden_code_patch,
-                    gold_test_patch: &inst.golden_test_patch,
-                    model_patch: Some(model_patch),
-                    non_test_exts: &exts,
-                };
-                let mut found = Vec::new();
-                let evidence: [RunEvidence; 6] = std::array::from_fn(|i| {
-                    let (meta, raw) = &evidence_files[i];
-                    let (ev, reason) =
-                        crate::evidence::load(RunKind::ALL[i], meta.as_deref(), raw.as_deref());
-                    found.extend(reason);
-                    ev
-                });
-                let logs = graded.runs.each_ref().map(|r| r.tests.clone());
-                found.extend(crate::evidence::check_instance(
-                    &ctx,
-                    &logs,
-                    &graded.coverage_maps,
-                    &evidence,
-                ));
-                let mut integrity = check_outputs(&ctx, inputs.outputs).with(found);
-                integrity.without_evidence = crate::evidence::without_evidence(&evidence);
-                integrity.network = crate::evidence::network_use(&evidence);
-                (integrity, evidence, logs, parser)
-            });
-            if let (true, Some((integrity, evidence, logs, parser))) =
-                (req.options.strict_results, &integrity)
-            {
-                let maps = crate::evidence::strict_maps(*parser, logs, evidence);
-                apply_strict(&mut graded.report, &maps, integrity);
-            }
-            let integrity = integrity.map(|(i, ..)| i);
-            let text = graded.report.to_report_json();
+    let mut source = OutputsInMemory { outputs, evidence };
+    match grade_instance_outputs(&inputs, &req.options, &mut source) {
+        Ok((report, integrity)) => {
+            let text = report.to_report_json();
             let state = EntryState::Graded {
-                report: Box::new(graded.report),
+                report: Box::new(report),
                 reused: false,
                 empty_patch,
             };
@@ -439,13 +389,14 @@ fn grade_outputs(
                 entry(id, state),
                 Some((report_path, text)),
                 warning,
-                integrity,
+                Some(integrity),
             )
         }
-        Err(GradeError::UnknownRepo { repo, .. }) => {
+        Err(InstanceGradeError::Output(never)) => match never {},
+        Err(InstanceGradeError::Grade(GradeError::UnknownRepo { repo, .. })) => {
             failed(id, ErrorReason::UnknownRepo(repo), warning)
         }
-        Err(GradeError::GoldPatch { detail, .. }) => {
+        Err(InstanceGradeError::Grade(GradeError::GoldPatch { detail, .. })) => {
             failed(id, ErrorReason::GoldPatch(detail), warning)
         }
     }

@@ -591,7 +591,7 @@ fn grade<B: ContainerBackend>(
         non_test_exts: &p.spec.non_test_extensions,
         flaky: shared.settings.flaky.get(&ip.instance_id),
     };
-    let graded = grade_from_outputs(&ip.instance_id, &checks, &p.runs, &options, ip.parser);
+    let graded = grade_from_outputs(&checks, &p.runs, &options, ip.parser);
     match graded {
         Ok((report, integrity)) => {
             let outcome = if report.resolved {
