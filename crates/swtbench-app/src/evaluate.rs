@@ -18,11 +18,13 @@ use swtbench_core::{Instance, RunKind};
 use swtbench_data::repo_files::RepoFiles;
 use swtbench_data::{LoadedDataset, LoadedPredictions};
 use swtbench_grade::leaderboard;
+use swtbench_plan::plan::{ImageInventory, PlanInput};
+use swtbench_plan::{Plan, RunSettings};
 use swtbench_runner::events::{CancelReason, EventSink};
 use swtbench_runner::images::image_inventory;
-use swtbench_runner::plan::{DiskOutputs, ImageInventory, PlanInput};
 use swtbench_runner::session::{RunLock, RunLockError};
-use swtbench_runner::{Cancel, Evaluation, Plan, RunOutput, RunSettings};
+use swtbench_runner::DiskOutputs;
+use swtbench_runner::{Cancel, Evaluation, RunOutput};
 use swtbench_spec::{Arch, ExecSpec, SpecTable};
 
 use crate::{benchmark, html_page};
@@ -295,7 +297,7 @@ impl Pipeline {
                         base_notes.push(format!("pulled the Python image {tag}"));
                         images.insert(
                             tag,
-                            Some(swtbench_runner::plan::ExistingImage::from(&info)),
+                            Some(swtbench_plan::plan::ExistingImage::from(&info)),
                         );
                     }
                     Err(e) => base_notes.push(format!(
@@ -305,7 +307,7 @@ impl Pipeline {
             }
         }
         // With a registry cache: which of the missing images it holds (the plan pulls those).
-        let registry: Option<swtbench_runner::plan::RegistryInventory> =
+        let registry: Option<swtbench_plan::plan::RegistryInventory> =
             match (&request.settings.images.registry, &backend) {
                 (Some(reg), Some(_)) => {
                     let missing: Vec<String> = images
@@ -321,7 +323,7 @@ impl Pipeline {
             };
         // With --instance-image: which prebuilt images are local (their digests), which their
         // registries have.
-        let prebuilt: Option<swtbench_runner::prebuilt::PrebuiltInventory> =
+        let prebuilt: Option<swtbench_plan::prebuilt::PrebuiltInventory> =
             match (&mut request.settings.images.prebuilt, &backend) {
                 (Some(pre), Some(b)) => {
                     let inspect = |reference: &str| {
@@ -340,7 +342,7 @@ impl Pipeline {
         let tracer_sha = swtbench_core::hash::sha256_hex(&tracer);
         let plan_with =
             |predictions: &BTreeMap<swtbench_core::InstanceId, swtbench_core::Prediction>| {
-                swtbench_runner::plan(
+                swtbench_plan::plan(
                     &PlanInput {
                         settings: &request.settings,
                         model: &request.predictions.model,

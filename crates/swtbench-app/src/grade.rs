@@ -22,7 +22,7 @@ use swtbench_grade::tree::{
     regrade as regrade_tree, NonTestExts, ReadRules, RegradeRequest, RunTree,
 };
 use swtbench_grade::{py, GradeOptions, Parser};
-use swtbench_runner::plan::vanilla_patch;
+use swtbench_plan::plan::vanilla_patch;
 use swtbench_spec::SpecTable;
 
 use crate::report::Notice;

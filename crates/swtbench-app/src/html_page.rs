@@ -13,7 +13,7 @@ use swtbench_data::LoadedDataset;
 use swtbench_grade::leaderboard;
 use swtbench_grade::tree::{NonTestExts, ReadRules};
 use swtbench_html::{LoadError, LoadOptions, RunView};
-use swtbench_runner::{Plan, RunSettings};
+use swtbench_plan::{Plan, RunSettings};
 
 use crate::tree::FsTree;
 use crate::{Error, Result};

@@ -11,7 +11,7 @@ use swtbench_data::registry::{
     credentials_for, docker_config_path, parse_registry_ref, Credentials, Lookup, RegistryClient,
     RegistryError, RetryNote,
 };
-use swtbench_runner::settings::RegistrySettings;
+use swtbench_plan::settings::RegistrySettings;
 
 use crate::env_vars;
 use crate::{Error, Result};
@@ -175,12 +175,12 @@ impl swtbench_runner::events::EventSink for PullRecorder {
 
 /// `--instance-image TEMPLATE|dataset` checked (credentials are read later, per registry, by
 /// [`prebuilt_inventory`]).
-pub fn prebuilt_settings(text: &str) -> Result<swtbench_runner::prebuilt::PrebuiltSettings> {
-    let source = swtbench_runner::prebuilt::parse_source(text).map_err(|e| {
+pub fn prebuilt_settings(text: &str) -> Result<swtbench_plan::prebuilt::PrebuiltSettings> {
+    let source = swtbench_plan::prebuilt::parse_source(text).map_err(|e| {
         let hint = e.hint();
         Error::input(e).with_hint(hint)
     })?;
-    Ok(swtbench_runner::prebuilt::PrebuiltSettings {
+    Ok(swtbench_plan::prebuilt::PrebuiltSettings {
         source,
         auth: BTreeMap::new(),
     })
@@ -192,14 +192,12 @@ pub fn prebuilt_settings(text: &str) -> Result<swtbench_runner::prebuilt::Prebui
 /// its images [`PrebuiltLookup::Unreachable`] (those instances are skipped with the reason), not
 /// an error of the run. The pulls' credentials are put into `settings` by registry host.
 pub fn prebuilt_inventory(
-    settings: &mut swtbench_runner::prebuilt::PrebuiltSettings,
+    settings: &mut swtbench_plan::prebuilt::PrebuiltSettings,
     instances: &[&swtbench_core::Instance],
     inspect: &dyn Fn(&str) -> Result<Option<swtbench_backend::ImageInfo>>,
-) -> Result<swtbench_runner::prebuilt::PrebuiltInventory> {
-    use swtbench_runner::prebuilt::{
-        local_digest, parse_image_name, reference_for, PrebuiltLookup,
-    };
-    let mut out = swtbench_runner::prebuilt::PrebuiltInventory::new();
+) -> Result<swtbench_plan::prebuilt::PrebuiltInventory> {
+    use swtbench_plan::prebuilt::{local_digest, parse_image_name, reference_for, PrebuiltLookup};
+    let mut out = swtbench_plan::prebuilt::PrebuiltInventory::new();
     // Missing locally, by registry API host: (reference, `repository:tag`).
     let mut remote: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     let config = docker_config();
@@ -279,7 +277,7 @@ pub async fn pull_base_image<B: swtbench_backend::ContainerBackend>(
     backend: &B,
     reference: &str,
 ) -> Result<swtbench_backend::ImageInfo> {
-    let name = swtbench_runner::prebuilt::parse_image_name(reference);
+    let name = swtbench_plan::prebuilt::parse_image_name(reference);
     let config = docker_config();
     let auth = credentials_for(config.as_deref(), name.credentials_host())
         .map_err(registry_error)?

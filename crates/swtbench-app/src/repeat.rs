@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use anyhow::anyhow;
 use swtbench_grade::stability::{self, Stability};
 use swtbench_grade::InstanceReport;
-use swtbench_runner::settings::OutputRoots;
+use swtbench_plan::settings::OutputRoots;
 
 use crate::error::{Error, Result};
 

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use swtbench_extract::{ExtractOptions, PatchType};
-use swtbench_runner::settings::{ExecSettings, ImageSettings, OutputRoots, DEFAULT_MAX_OUTPUT};
-use swtbench_runner::{CacheLevel, RunSettings};
+use swtbench_plan::settings::{ExecSettings, ImageSettings, OutputRoots, DEFAULT_MAX_OUTPUT};
+use swtbench_plan::{CacheLevel, RunSettings};
 use swtbench_spec::{EvalOptions, ExecMode, SpecError};
 
 use crate::limits::{HostFacts, LimitOptions};
@@ -202,15 +202,15 @@ pub struct RunOptions {
     /// `--step-builds`.
     pub step_builds: bool,
     /// `--registry` (resolved by [`crate::registry::registry_settings`]).
-    pub registry: Option<swtbench_runner::settings::RegistrySettings>,
+    pub registry: Option<swtbench_plan::settings::RegistrySettings>,
     /// `--instance-image` (resolved by [`crate::registry::prebuilt_settings`]).
-    pub prebuilt: Option<swtbench_runner::prebuilt::PrebuiltSettings>,
+    pub prebuilt: Option<swtbench_plan::prebuilt::PrebuiltSettings>,
     pub patch_types: Vec<PatchType>,
     pub extract: ExtractOptions,
     pub reuse_unkeyed: bool,
     pub skip_eval: bool,
     /// `--shard K/N`.
-    pub shard: Option<swtbench_runner::settings::Shard>,
+    pub shard: Option<swtbench_plan::settings::Shard>,
     /// `--strict-results`.
     pub strict_results: bool,
     /// `--flaky-list`, read.

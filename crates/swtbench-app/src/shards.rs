@@ -1,7 +1,7 @@
 //! The split of an evaluation into shards (`--shard K/N`): which instance each shard evaluates.
 //!
 //! The split is made once, by the first shard to start, from the plan's expected work per
-//! instance ([`swtbench_runner::schedule::partition`]), and recorded in the run's logs directory
+//! instance ([`swtbench_plan::schedule::partition`]), and recorded in the run's logs directory
 //! (`<logs>/<run_id>/.swtbench-shards.json`); every later shard follows the record. Expected work
 //! changes as runs finish (their key files record durations), so a split made again by each shard
 //! could differ between shards that start at different times; the record makes it the same for
@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use serde::{Deserialize, Serialize};
-use swtbench_runner::plan::{Plan, ShardPlan};
-use swtbench_runner::settings::Shard;
+use swtbench_plan::plan::{Plan, ShardPlan};
+use swtbench_plan::settings::Shard;
 
 use crate::error::{Error, Result};
 
@@ -35,7 +35,7 @@ struct Record {
 /// whose env image the plan builds stay with the others of that env (it is built once) unless
 /// they are more than a shard's share of the work.
 fn split(plan: &Plan, count: usize) -> Record {
-    use swtbench_runner::schedule::{GroupedCost, ENV_BUILD_SECS};
+    use swtbench_plan::schedule::{GroupedCost, ENV_BUILD_SECS};
     let env_ms = (ENV_BUILD_SECS * 1000.0) as u64;
     let items: Vec<GroupedCost> = plan
         .instances
@@ -61,7 +61,7 @@ fn split(plan: &Plan, count: usize) -> Record {
             }
         })
         .collect();
-    let of = swtbench_runner::schedule::partition_grouped(&items, count);
+    let of = swtbench_plan::schedule::partition_grouped(&items, count);
     let mut work_ms = vec![0; count];
     let mut shards = BTreeMap::new();
     for (it, k) in items.iter().zip(of) {
@@ -451,7 +451,7 @@ fn list_some(ids: &[&str]) -> String {
 /// depends on the inputs only and is the same on every machine. Gives back the positions in
 /// `specs` of the shard's instances, in order.
 pub fn image_shard(specs: &[(&str, Option<&str>)], shard: Shard) -> Vec<usize> {
-    use swtbench_runner::schedule::{GroupedCost, ENV_BUILD_SECS, INSTANCE_BUILD_SECS};
+    use swtbench_plan::schedule::{GroupedCost, ENV_BUILD_SECS, INSTANCE_BUILD_SECS};
     let items: Vec<GroupedCost> = specs
         .iter()
         .map(|(id, env)| GroupedCost {
@@ -465,7 +465,7 @@ pub fn image_shard(specs: &[(&str, Option<&str>)], shard: Shard) -> Vec<usize> {
             },
         })
         .collect();
-    swtbench_runner::schedule::partition_grouped(&items, shard.count)
+    swtbench_plan::schedule::partition_grouped(&items, shard.count)
         .into_iter()
         .enumerate()
         .filter(|(_, k)| k + 1 == shard.index)

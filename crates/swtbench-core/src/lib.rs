@@ -6,6 +6,7 @@
 
 pub mod diff;
 pub mod directives;
+pub mod engine;
 pub mod hash;
 pub mod instance;
 pub mod layout;

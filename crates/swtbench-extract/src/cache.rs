@@ -14,7 +14,6 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use swtbench_core::hash::sha256_hex;
 
 use crate::{Attempt, ExtractOptions, Extraction, PatchType};
 
@@ -29,28 +28,7 @@ pub const RAW_FILE: &str = "raw_model_patch.txt";
 pub const PATCH_FILE: &str = "extracted_patch.diff";
 pub const KEY_FILE: &str = "extraction.json";
 
-/// Bumped whenever extraction logic changes what it produces for the same input.
-pub const EXTRACTOR_VERSION: u32 = 3;
-
-/// What an extraction depends on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ExtractionKey {
-    pub extractor_version: u32,
-    pub raw_sha256: String,
-    pub patch_types: Vec<PatchType>,
-    pub options: ExtractOptions,
-}
-
-impl ExtractionKey {
-    pub fn new(model_output: &str, patch_types: &[PatchType], options: &ExtractOptions) -> Self {
-        ExtractionKey {
-            extractor_version: EXTRACTOR_VERSION,
-            raw_sha256: sha256_hex(model_output.as_bytes()),
-            patch_types: patch_types.to_vec(),
-            options: *options,
-        }
-    }
-}
+pub use swtbench_patch::key::{ExtractionKey, EXTRACTOR_VERSION};
 
 /// The content of `extraction.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -30,6 +30,7 @@ mod error;
 pub mod fuzzy;
 pub mod gitapply;
 pub mod gitdiff;
+pub mod key;
 mod levenshtein;
 pub mod paths;
 mod pytext;

@@ -29,10 +29,11 @@ use std::time::Duration;
 use serde_json::json;
 use swtbench_backend::{FakeBackend, FakeExec};
 use swtbench_core::{Instance, InstanceId, PatchLayout, Prediction, RunKind};
+use swtbench_plan::{plan, PlanInput, RunSettings};
 use swtbench_runner::events::RecordingSink;
 use swtbench_runner::images::image_inventory;
-use swtbench_runner::plan::DiskOutputs;
-use swtbench_runner::{plan, Cancel, Evaluation, PlanInput, RunSettings};
+use swtbench_runner::DiskOutputs;
+use swtbench_runner::{Cancel, Evaluation};
 use swtbench_spec::{Arch, ExecSpec, SpecTable, TableSyntax};
 
 const TABLE: &str = r#"

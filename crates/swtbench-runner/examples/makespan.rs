@@ -25,7 +25,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::path::Path;
 
-use swtbench_runner::schedule::{
+use swtbench_plan::schedule::{
     order_instances, partition, partition_grouped, repo_run_secs, GroupedCost, InstanceCost,
     ENV_BUILD_SECS, INSTANCE_BUILD_SECS, RUN_OVERHEAD_SECS,
 };

@@ -40,8 +40,8 @@ use swtbench_core::RunKind;
 use crate::execute::ExecError;
 use crate::lock::Locked;
 use crate::outcome::{as_text, AbortReason, BuildFailure, InstanceError};
-use crate::plan::SkipCause;
-use crate::settings::ImageKind;
+use swtbench_plan::plan::SkipCause;
+use swtbench_plan::settings::ImageKind;
 
 /// Version of the JSON Lines event format.
 pub const EVENTS_FORMAT: u32 = 2;
@@ -91,7 +91,7 @@ pub enum RunOutcome {
         /// The resource limit the run reached (a prediction run's; a gold or base run that
         /// reaches one is [`RunOutcome::Failed`]).
         #[serde(skip_serializing_if = "Option::is_none")]
-        limit: Option<crate::limits::LimitHit>,
+        limit: Option<swtbench_plan::limits::LimitHit>,
     },
     /// An output with the same content key was already there.
     Reused,

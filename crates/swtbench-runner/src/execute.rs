@@ -27,14 +27,15 @@ use swtbench_spec::{ExecSpec, RunInputs};
 use tokio::sync::RwLock;
 
 use crate::fsutil::{append_line, remove_if_exists, write_atomic};
-use crate::keys::{KeyRecord, OutputError, RunResult, KEY_FILE};
-use crate::limits::{
+use crate::keys::OutputError;
+use crate::output_file::OutputFile;
+use crate::session::{Session, SESSION};
+use swtbench_plan::keys::{KeyRecord, RunResult, KEY_FILE};
+use swtbench_plan::limits::{
     classify, parse_cgroup_counters, CgroupCounters, LimitHit, CGROUP_COUNTERS_SCRIPT,
 };
-use crate::output_file::OutputFile;
-use crate::plan::{exec_spec_context, RunPlan};
-use crate::session::{Session, SESSION};
-use crate::settings::RunSettings;
+use swtbench_plan::plan::{exec_spec_context, RunPlan};
+use swtbench_plan::settings::RunSettings;
 
 /// The line appended to `test_output.txt` when the eval script hit the timeout. None of the log
 /// parsers reads it as a test, and it avoids the original's `>>>>> Tests Timed Out` marker, which
@@ -51,7 +52,7 @@ pub fn timeout_marker(timeout: Duration) -> String {
 pub fn disk_limit_marker(limit: u64) -> String {
     format!(
         "\n[swtbench: the run wrote more than its disk limit of {} and was stopped; the output above is what it printed until then]\n",
-        crate::limits::human_bytes(limit)
+        swtbench_plan::limits::human_bytes(limit)
     )
 }
 

@@ -27,8 +27,8 @@ use crate::events::{Event, TransferDirection};
 use swtbench_data::git_mirror::{mirror_dir_name, GitMirror};
 use swtbench_spec::{ExecSpec, MIRROR_CONTEXT_DIR};
 
-use crate::plan::{ExistingImage, ImageInventory, BASE_IMAGE_ID_LABEL};
-use crate::settings::{ImageKind, RunSettings};
+use swtbench_plan::plan::{ExistingImage, ImageInventory, BASE_IMAGE_ID_LABEL};
+use swtbench_plan::settings::{ImageKind, RunSettings};
 
 /// The directory name of an image key in `image_build_logs` (`:` → `__`).
 pub fn key_dir_name(key: &str) -> String {
@@ -268,7 +268,7 @@ pub async fn image_inventory<B: ContainerBackend>(
 /// that needs it is done, env and base images at the end.
 #[derive(Debug)]
 pub struct ImageLifecycle {
-    level: crate::settings::CacheLevel,
+    level: swtbench_plan::settings::CacheLevel,
     clean: bool,
     /// Tags that existed before the run (from the plan's inventory).
     existed: BTreeSet<String>,
@@ -285,7 +285,7 @@ pub struct ImageLifecycle {
 impl ImageLifecycle {
     pub fn new(
         settings: &RunSettings,
-        plan: &crate::plan::Plan,
+        plan: &swtbench_plan::plan::Plan,
         inventory: &ImageInventory,
     ) -> ImageLifecycle {
         let mut kinds = BTreeMap::new();

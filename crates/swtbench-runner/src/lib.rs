@@ -20,30 +20,26 @@
 //! holds an output with the same key and executes the rest, and the reports are recomputed.
 
 pub mod cancel;
+mod disk_outputs;
 pub mod events;
 pub mod evidence;
 pub mod execute;
 pub mod fsutil;
 pub mod images;
 pub mod keys;
-pub mod limits;
 mod lock;
 pub mod offline;
 pub mod outcome;
 pub mod output_file;
-pub mod plan;
 pub mod prebuilt;
 pub mod prepare;
 pub mod report;
 pub mod retry;
 pub mod runner;
-pub mod schedule;
 pub mod session;
-pub mod settings;
 pub mod shared_lock;
 
 pub use cancel::Cancel;
+pub use disk_outputs::DiskOutputs;
 pub use events::{Event, EventSink};
-pub use plan::{plan, Plan, PlanInput};
 pub use runner::{run, Evaluation, InstanceResult, RunOutput, ShardOutcomes};
-pub use settings::{CacheLevel, ImageKind, RunSettings};

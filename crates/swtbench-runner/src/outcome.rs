@@ -1,5 +1,5 @@
 //! Why an instance, an image or the whole evaluation did not succeed: the typed causes carried by
-//! the outcomes of [`crate::events`] (next to [`crate::plan::SkipCause`], why an instance is
+//! the outcomes of [`crate::events`] (next to [`swtbench_plan::plan::SkipCause`], why an instance is
 //! skipped, and [`crate::execute::ExecError`], why a run failed).
 //!
 //! Each cause renders (its [`std::fmt::Display`]) the one text that every consumer shows: the
@@ -22,7 +22,7 @@ use crate::execute::{engine_cause, ExecError};
 use crate::images::RecipeError;
 use crate::prepare::ExtractError;
 use crate::report::GradingError;
-use crate::settings::ImageKind;
+use swtbench_plan::settings::ImageKind;
 
 /// Serializes a cause as its text (the `reason` fields of the JSON formats are text).
 pub(crate) fn as_text<T: fmt::Display, S: serde::Serializer>(
@@ -102,7 +102,7 @@ pub enum ImageError {
     #[error("{0}")]
     Engine(BackendError),
     /// The spec's local base image went missing since the plan was made.
-    #[error("{}", crate::plan::base_image_missing_text(tag))]
+    #[error("{}", swtbench_plan::plan::base_image_missing_text(tag))]
     BaseImageMissing { tag: String },
     /// The build contexts could not be made (the repository mirror could not be read).
     #[error("{0}")]
@@ -135,7 +135,9 @@ impl ImageError {
     /// What to do about it, when there is something.
     pub fn hint(&self) -> Option<String> {
         match self {
-            ImageError::BaseImageMissing { .. } => Some(crate::plan::BASE_IMAGE_HINT.to_string()),
+            ImageError::BaseImageMissing { .. } => {
+                Some(swtbench_plan::plan::BASE_IMAGE_HINT.to_string())
+            }
             ImageError::Build(b) => Some(b.hint()),
             ImageError::Engine(e) => e.hint(),
             ImageError::Prebuilt(p) => p.hint(),

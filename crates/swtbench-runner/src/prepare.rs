@@ -21,7 +21,7 @@ use swtbench_spec::ExecSpec;
 use tokio::runtime::Handle;
 
 use crate::execute::ContainerRegistry;
-use crate::settings::RunSettings;
+use swtbench_plan::settings::RunSettings;
 
 /// Why no patch came out.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,8 +21,8 @@ use swtbench_grade::{InstanceReport, Parser};
 use crate::events::{InstanceOutcome, RunOutcome};
 use crate::fsutil::{remove_if_exists, write_atomic};
 use crate::keys::{scan_output, OutputError};
-use crate::limits::LimitHit;
-use crate::plan::{RunAction, RunPlan};
+use swtbench_plan::limits::LimitHit;
+use swtbench_plan::plan::{RunAction, RunPlan};
 
 /// File with the runner's account of one instance, next to its `report.json`.
 pub const INSTANCE_SUMMARY_FILE: &str = "swtbench_instance.json";
@@ -120,7 +120,7 @@ impl RunOutputs for KeyedOutputs<'_> {
 /// How a run was made, for the run report's `run_parameters` (the HTML report of the run, made
 /// then or later, lists them).
 pub fn run_parameters(
-    settings: &crate::settings::RunSettings,
+    settings: &swtbench_plan::settings::RunSettings,
     elapsed: std::time::Duration,
 ) -> Vec<(String, String)> {
     let eval = &settings.eval;
@@ -154,7 +154,7 @@ pub fn run_parameters(
         ),
         (
             "container limits".into(),
-            crate::limits::describe(&settings.exec.limits),
+            swtbench_plan::limits::describe(&settings.exec.limits),
         ),
         (
             "time taken".into(),
@@ -162,7 +162,7 @@ pub fn run_parameters(
         ),
         (
             "harness".into(),
-            format!("swtbench {}", crate::keys::HARNESS_VERSION),
+            format!("swtbench {}", swtbench_plan::keys::HARNESS_VERSION),
         ),
     ];
     if !settings.flaky.is_empty() {
@@ -293,7 +293,7 @@ pub fn run_report_path(
     results_dir: &Path,
     model_dir: &str,
     run_id: &str,
-    shard: Option<crate::settings::Shard>,
+    shard: Option<swtbench_plan::settings::Shard>,
 ) -> PathBuf {
     let whole = evaluation_results_path(results_dir, model_dir, run_id);
     match shard {
@@ -309,7 +309,7 @@ pub fn write_run_report(
     results_dir: &Path,
     model_dir: &str,
     run_id: &str,
-    shard: Option<crate::settings::Shard>,
+    shard: Option<swtbench_plan::settings::Shard>,
     report: &swtbench_grade::RunReport,
 ) -> std::io::Result<PathBuf> {
     let path = run_report_path(results_dir, model_dir, run_id, shard);
@@ -372,7 +372,7 @@ mod tests {
             r#"{"instance_id":"a__b-1","outcome":{"kind":"unresolved","applied":true},"reasons":[],"runs":[],"limit_hits":[{"run":"pred_post","limit":"memory"}]}"#
         );
         let skipped = InstanceOutcome::Skipped {
-            reason: crate::plan::SkipCause::NoPrediction,
+            reason: swtbench_plan::plan::SkipCause::NoPrediction,
         };
         assert_eq!(
             serde_json::to_string(&skipped).expect("json"),

@@ -143,7 +143,7 @@ impl RunLock {
     pub fn acquire_part(
         logs_root: &Path,
         run_id: &str,
-        shard: Option<crate::settings::Shard>,
+        shard: Option<swtbench_plan::settings::Shard>,
     ) -> Result<RunLock, RunLockError> {
         let dir = logs_root.join(run_id);
         let main = dir.join(RUN_LOCK_FILE);
@@ -278,7 +278,7 @@ mod tests {
         drop(again);
 
         // Shards run side by side; a whole run and a shard exclude each other; a shard runs once.
-        let shard = |k| Some(crate::settings::Shard { index: k, count: 3 });
+        let shard = |k| Some(swtbench_plan::settings::Shard { index: k, count: 3 });
         let one = RunLock::acquire_part(dir.path(), "r1", shard(1)).expect("shard 1");
         let two = RunLock::acquire_part(dir.path(), "r1", shard(2)).expect("shard 2");
         assert!(matches!(

@@ -12,14 +12,15 @@ use std::time::Duration;
 use serde_json::json;
 use swtbench_backend::{FakeBackend, FakeCall, FakeExec, NetworkAccess};
 use swtbench_core::{Instance, InstanceId, PatchLayout, Prediction, RunKind};
+use swtbench_plan::plan::{
+    ExistingOutput, ImageAction, InstanceAction, MemoryOutputs, OutputLookup, RunAction, SkipCause,
+};
+use swtbench_plan::{plan, CacheLevel, Plan, PlanInput, RunSettings};
 use swtbench_runner::events::{CancelReason, Event, InstanceOutcome, RecordingSink};
 use swtbench_runner::images::image_inventory;
 use swtbench_runner::outcome::{AbortReason, ImageError, InstanceError};
-use swtbench_runner::plan::{
-    DiskOutputs, ExistingOutput, ImageAction, InstanceAction, MemoryOutputs, OutputLookup,
-    RunAction, SkipCause,
-};
-use swtbench_runner::{plan, CacheLevel, Cancel, Evaluation, Plan, PlanInput, RunSettings};
+use swtbench_runner::DiskOutputs;
+use swtbench_runner::{Cancel, Evaluation};
 use swtbench_spec::{Arch, ExecSpec, SpecError, SpecTable, TableSyntax};
 
 const TABLE: &str = r#"
@@ -130,8 +131,8 @@ fn setup() -> Setup {
 fn make_plan(
     s: &Setup,
     settings: &RunSettings,
-    images: &swtbench_runner::plan::ImageInventory,
-    outputs: &dyn swtbench_runner::plan::OutputLookup,
+    images: &swtbench_plan::plan::ImageInventory,
+    outputs: &dyn swtbench_plan::plan::OutputLookup,
 ) -> Plan {
     let specs = specs(&s.instances, &s.table);
     plan(
@@ -243,10 +244,10 @@ async fn run_to_end(
 }
 
 /// The local base image the table's specs build on, as the engine has it.
-fn base_image_inventory() -> swtbench_runner::plan::ImageInventory {
+fn base_image_inventory() -> swtbench_plan::plan::ImageInventory {
     BTreeMap::from([(
         "acme-base:1".to_string(),
-        Some(swtbench_runner::plan::ExistingImage {
+        Some(swtbench_plan::plan::ExistingImage {
             id: "sha256:base".into(),
             created_unix: 1,
             labels: BTreeMap::new(),
@@ -389,7 +390,7 @@ fn the_plan_skips_without_the_base_image_and_rebuilds_images_whose_parent_change
         .unwrap();
     let mut stale = images.clone();
     let existing = |labels: BTreeMap<String, String>| {
-        Some(swtbench_runner::plan::ExistingImage {
+        Some(swtbench_plan::plan::ExistingImage {
             id: "sha256:x".into(),
             created_unix: 2,
             labels,
@@ -398,7 +399,7 @@ fn the_plan_skips_without_the_base_image_and_rebuilds_images_whose_parent_change
     stale.insert(
         spec.keys.env.clone(),
         existing(BTreeMap::from([(
-            swtbench_runner::plan::BASE_IMAGE_ID_LABEL.to_string(),
+            swtbench_plan::plan::BASE_IMAGE_ID_LABEL.to_string(),
             "sha256:old-base".to_string(),
         )])),
     );
@@ -422,7 +423,7 @@ fn the_plan_skips_without_the_base_image_and_rebuilds_images_whose_parent_change
     stale.insert(
         spec.keys.env.clone(),
         existing(BTreeMap::from([(
-            swtbench_runner::plan::BASE_IMAGE_ID_LABEL.to_string(),
+            swtbench_plan::plan::BASE_IMAGE_ID_LABEL.to_string(),
             "sha256:base".to_string(),
         )])),
     );
@@ -656,7 +657,7 @@ async fn the_cache_level_removes_what_the_run_built_above_it() {
         .await;
         // Second run with the instance image pre-existing and an output dir of its own.
         let mut st2 = st.clone();
-        st2.outputs = swtbench_runner::settings::OutputRoots::under(
+        st2.outputs = swtbench_plan::settings::OutputRoots::under(
             &dir.path().join(format!("second-{clean}")),
         );
         st2.images.cache_level = CacheLevel::Instance;
@@ -673,9 +674,8 @@ async fn the_cache_level_removes_what_the_run_built_above_it() {
             .iter()
             .any(|i| i.tags.contains(&spec.keys.instance)));
         let mut st3 = st.clone();
-        st3.outputs = swtbench_runner::settings::OutputRoots::under(
-            &dir.path().join(format!("third-{clean}")),
-        );
+        st3.outputs =
+            swtbench_plan::settings::OutputRoots::under(&dir.path().join(format!("third-{clean}")));
         let eval = evaluation(&fake, &s, &st3).await;
         swtbench_runner::run(
             fake.clone(),
@@ -1925,7 +1925,7 @@ async fn the_runs_of_an_instance_run_side_by_side_and_the_longest_expected_start
         .find(|r| r.kind == RunKind::PredPre)
         .unwrap();
     let expected = pred_pre.expected.expect("an estimate");
-    assert_eq!(expected.basis, swtbench_runner::schedule::Basis::Recorded);
+    assert_eq!(expected.basis, swtbench_plan::schedule::Basis::Recorded);
     assert!(expected.ms >= 60_000, "{expected:?}");
     let text = planned.to_text();
     assert!(

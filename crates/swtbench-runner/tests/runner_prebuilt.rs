@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use serde_json::json;
 use swtbench_core::{Instance, InstanceId, PatchLayout, Prediction};
-use swtbench_runner::plan::{ImageAction, InstanceAction, MemoryOutputs, SkipCause};
-use swtbench_runner::prebuilt::{
+use swtbench_plan::plan::{ImageAction, InstanceAction, MemoryOutputs, SkipCause};
+use swtbench_plan::prebuilt::{
     PrebuiltInventory, PrebuiltLookup, PrebuiltSettings, PrebuiltSource,
 };
-use swtbench_runner::{plan, Plan, PlanInput, RunSettings};
+use swtbench_plan::{plan, Plan, PlanInput, RunSettings};
 use swtbench_spec::{Arch, ExecSpec, SpecTable, TableSyntax};
 
 const TABLE: &str = r#"
@@ -216,9 +216,10 @@ fn prebuilt_instances_build_nothing_and_key_their_runs_on_the_digest() {
 #[tokio::test]
 async fn an_image_at_another_commit_or_one_that_cannot_be_pulled_fails_its_instance() {
     use swtbench_backend::{FakeBackend, FakeCall, FakeExec};
+    use swtbench_plan::prebuilt::LayoutProblem;
     use swtbench_runner::events::{InstanceOutcome, RecordingSink};
     use swtbench_runner::outcome::{ImageError, InstanceError};
-    use swtbench_runner::prebuilt::{LayoutProblem, PrebuiltError};
+    use swtbench_runner::prebuilt::PrebuiltError;
 
     let fake = std::sync::Arc::new(FakeBackend::new());
     let present = reference("acme_1776_calc-1");

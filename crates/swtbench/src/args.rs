@@ -301,9 +301,7 @@ pub struct RegistryArgs {
 
 impl RegistryArgs {
     /// The resolved registry settings, or `None` without `--registry`.
-    pub fn settings(
-        &self,
-    ) -> Result<Option<swtbench_runner::settings::RegistrySettings>, CliError> {
+    pub fn settings(&self) -> Result<Option<swtbench_plan::settings::RegistrySettings>, CliError> {
         match &self.registry {
             None => Ok(None),
             Some(r) => Ok(Some(swtbench_app::registry::registry_settings(

@@ -196,7 +196,7 @@ fn engine_prebuilt_instance_images() {
         &good,
         "/bin/bash",
         "-c",
-        swtbench_runner::prebuilt::LAYOUT_SCRIPT,
+        swtbench_plan::prebuilt::LAYOUT_SCRIPT,
     ]);
     eprintln!(
         "layout check (docker run --rm): {:.2} s: {}",

@@ -27,10 +27,10 @@ use super::watch::{Stopped, Watch, CANCELLED_CLEANUP_LIMIT};
 use crate::cancel::Cancel;
 use crate::events::{CancelReason, EvaluationStats, Event, EventSink, InstanceOutcome};
 use crate::outcome::{AbortReason, InstanceError};
-use crate::plan::{ImageInventory, InstancePlan, Plan};
 use crate::report::{reported_ids, run_parameters, write_run_report};
 use crate::session::{Liveness, SESSION};
-use crate::settings::RunSettings;
+use swtbench_plan::plan::{ImageInventory, InstancePlan, Plan};
+use swtbench_plan::settings::RunSettings;
 
 /// Everything an evaluation needs besides the engine.
 #[derive(Debug, Clone)]

@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::OnceCell;
 
 use crate::execute::ExecError;
-use crate::keys::RunResult;
 use crate::lock::Locked;
-use crate::plan::{Plan, RunAction};
+use swtbench_plan::keys::RunResult;
+use swtbench_plan::plan::{Plan, RunAction};
 
 /// A run whose output is complete somewhere: its directory and result.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -25,8 +25,8 @@ use crate::events::{Event, ImageOutcome};
 use crate::images::{recipes, ImageLifecycle, InstanceRecipes, RecipeError};
 use crate::lock::Locked;
 use crate::outcome::{BuildFailure, ImageError};
-use crate::plan::{ImageAction, ImageChainPlan, ImageInventory, InstancePlan, Plan};
-use crate::settings::{ImageKind, RunSettings};
+use swtbench_plan::plan::{ImageAction, ImageChainPlan, ImageInventory, InstancePlan, Plan};
+use swtbench_plan::settings::{ImageKind, RunSettings};
 
 /// An image tag (`exec.env.x86_64.…:latest`, a local base image's name).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -173,7 +173,7 @@ impl<B: ContainerBackend> ImageState<B> {
     pub async fn ensure_prebuilt(
         &self,
         shared: &Shared<B>,
-        image: &crate::prebuilt::PrebuiltImage,
+        image: &swtbench_plan::prebuilt::PrebuiltImage,
         instance: &swtbench_core::Instance,
     ) -> Result<String, crate::prebuilt::PrebuiltError> {
         let Some(settings) = &shared.settings.images.prebuilt else {

@@ -26,15 +26,16 @@ use super::shared::Shared;
 use super::slots::Opener;
 use crate::events::{Event, InstanceOutcome, Phase, RunOutcome};
 use crate::execute::{copy_run, execute_run, ExecError, Executed, RunJob};
-use crate::limits::LimitHit;
 use crate::outcome::{AbortReason, ImageError, InstanceError};
-use crate::plan::{plan_runs, DiskOutputs, InstanceAction, InstancePlan, RunAction, RunContext};
-use crate::plan::{RunPlan, SkipCause};
 use crate::prepare::{extract_patch, ExtractFailure, ExtractJob};
 use crate::report::{
     grade_from_outputs, limit_hits, remove_stale_report, write_report, write_summary, CheckInputs,
     InstanceSummary, RunLimit, RunSummary,
 };
+use crate::DiskOutputs;
+use swtbench_plan::limits::LimitHit;
+use swtbench_plan::plan::{plan_runs, InstanceAction, InstancePlan, RunAction, RunContext};
+use swtbench_plan::plan::{RunPlan, SkipCause};
 
 /// How one instance ended, with its grade when it has one.
 #[derive(Debug, Clone)]
@@ -499,7 +500,7 @@ fn run_priority<B: ContainerBackend>(
         Some(e) => e.ms,
         None => {
             let timeout_ms = shared.settings.exec.timeout.as_millis() as u64;
-            crate::schedule::estimate_run(run.kind, None, &[], &ip.repo, timeout_ms).ms
+            swtbench_plan::schedule::estimate_run(run.kind, None, &[], &ip.repo, timeout_ms).ms
         }
     };
     // A run identical to another instance's waits on the same execution, whichever of them
@@ -738,7 +739,8 @@ async fn claim_shared<B: ContainerBackend>(
 
 /// Whether `dir` holds an output with `run`'s key, made with limits it can stand for.
 fn holds_output(dir: &std::path::Path, run: &RunPlan) -> bool {
-    use crate::plan::{DiskOutputs, ExistingOutput, OutputLookup};
+    use crate::DiskOutputs;
+    use swtbench_plan::plan::{ExistingOutput, OutputLookup};
     DiskOutputs.existing_for(dir, &run.limits) == ExistingOutput::Keyed(run.key.clone())
 }
 

@@ -1,11 +1,11 @@
 //! The orchestrator: follows a [`Plan`](crate::Plan) on a
 //! [`ContainerBackend`](swtbench_backend::ContainerBackend), at most
-//! [`Concurrency::containers`](crate::plan::Concurrency) test containers at a time, and ends with
+//! [`Concurrency::containers`](swtbench_plan::plan::Concurrency) test containers at a time, and ends with
 //! the reports.
 //!
 //! - Instances that need no container (all runs reusable, empty patch, skipped) are graded first,
 //!   in plan order. The others start in the plan's schedule order, the longest expected first
-//!   ([`crate::schedule`]), a bounded number of them under way at once.
+//!   ([`swtbench_plan::schedule`]), a bounded number of them under way at once.
 //! - Images are ensured lazily, only for instances with something to execute, each at most once
 //!   (the image builder's single flight), at most `build_workers` builds at a time, built ahead in
 //!   the same order.

@@ -22,9 +22,9 @@ use crate::events::{CancelReason, EvaluationStats, Event, EventSink, Phase};
 use crate::execute::ContainerRegistry;
 use crate::lock::Locked;
 use crate::outcome::AbortReason;
-use crate::plan::Plan;
-use crate::settings::RunSettings;
 use crate::Evaluation;
+use swtbench_plan::plan::Plan;
+use swtbench_plan::settings::RunSettings;
 
 /// How long the liveness probe after an engine error may wait for the engine's answer.
 pub(super) const ENGINE_PROBE_LIMIT: Duration = Duration::from_secs(5);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::anyhow;
 use swtbench_app::images::{self as app, name_of, BuildOptions, Removal};
 use swtbench_backend::BuildNetwork;
-use swtbench_runner::settings::{CacheLevel, ImageKind};
+use swtbench_plan::settings::{CacheLevel, ImageKind};
 
 use std::io::IsTerminal;
 
@@ -131,8 +131,8 @@ pub struct BuildArgs {
     /// Build the images of the K-th of N parts of the selected instances (like 2/8): instances
     /// that share an env image are in one part, parts of about equal build work, the same on
     /// every machine.
-    #[arg(long, value_name = "K/N", value_parser = swtbench_runner::settings::Shard::parse)]
-    pub shard: Option<swtbench_runner::settings::Shard>,
+    #[arg(long, value_name = "K/N", value_parser = swtbench_plan::settings::Shard::parse)]
+    pub shard: Option<swtbench_plan::settings::Shard>,
 }
 
 #[derive(Debug, clap::Args)]

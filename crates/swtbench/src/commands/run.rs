@@ -20,9 +20,9 @@ use swtbench_app::settings::{
 };
 use swtbench_extract::PatchType;
 use swtbench_grade::leaderboard::{self, Format};
+use swtbench_plan::{CacheLevel, RunSettings};
 use swtbench_reporter::Progress;
 use swtbench_runner::events::{EventSink, FanOut, JsonlWriter};
-use swtbench_runner::{CacheLevel, RunSettings};
 
 use crate::args::{load_predictions, parse_bool, DatasetArgs, EvalArgs, ExtractStyleArgs};
 use crate::env_vars;
@@ -104,8 +104,8 @@ pub struct RunArgs {
     /// side by side; each writes `<model>.<run id>.shard-K-of-N.json`. An env image's instances
     /// stay in one part when it has to be built. Once all are done, --merge writes the reports
     /// over the whole run.
-    #[arg(long, value_name = "K/N", value_parser = swtbench_runner::settings::Shard::parse)]
-    pub shard: Option<swtbench_runner::settings::Shard>,
+    #[arg(long, value_name = "K/N", value_parser = swtbench_plan::settings::Shard::parse)]
+    pub shard: Option<swtbench_plan::settings::Shard>,
 
     /// Once every shard of the run finished: write the run report, the HTML page and the table
     /// over all of them from their outputs, running nothing (the same flags as the shards,
@@ -499,7 +499,7 @@ fn repeat_rest(
             false => EngineUse::Required,
         })?;
         let mut settings = settings_from(args, &engine.host_facts())?;
-        settings.outputs = swtbench_runner::settings::OutputRoots::under(&dir);
+        settings.outputs = swtbench_plan::settings::OutputRoots::under(&dir);
         let pipeline = Pipeline::prepare(engine, request(args, settings, inputs.clone(), false)?)?;
         let pipeline = pipeline.lock()?;
         let progress = Arc::new(Progress::new(

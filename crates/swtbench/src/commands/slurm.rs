@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::anyhow;
 use swtbench_app::slurm::{self, Job, SbatchOptions};
 use swtbench_core::layout::model_dir_name;
-use swtbench_runner::settings::OutputRoots;
+use swtbench_plan::settings::OutputRoots;
 
 use super::cluster::{self, OwnFlag};
 use super::run::RunArgs;

@@ -3,8 +3,8 @@
 //!
 //! Inputs are plain data (instances, predictions, rendered [`ExecSpec`]s, the images that exist)
 //! plus a read-only [`OutputLookup`] over the outputs already on disk (content keys of run
-//! directories, cached patch extractions). Planning itself does no I/O: tests hand in an in-memory
-//! lookup.
+//! directories, cached patch extractions; the runner's `DiskOutputs` reads the file system).
+//! Planning itself does no I/O: tests hand in an in-memory lookup.
 //!
 //! Per instance the plan says whether it is evaluated, graded as an empty patch without running
 //! anything (§12.9), or skipped (no prediction, no spec, no log parser, no mirror, missing base
@@ -24,8 +24,8 @@ use swtbench_core::layout::{
     model_dir_name, InstanceRunKeys, LogsRoot, SharedDirProbe, SharedVariant,
 };
 use swtbench_core::{Instance, InstanceId, Prediction, RunKind};
-use swtbench_extract::cache::ExtractionKey;
 use swtbench_grade::Parser;
+use swtbench_patch::key::ExtractionKey;
 use swtbench_spec::{BaseImage, ExecSpec, ExecSpecJsonContext, RunInputs, SpecError, SpecTable};
 
 use crate::keys::{KeyInputs, HARNESS_VERSION, KEY_FORMAT};
@@ -78,65 +78,6 @@ pub trait OutputLookup {
     }
 }
 
-/// [`OutputLookup`] over the file system.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct DiskOutputs;
-
-impl OutputLookup for DiskOutputs {
-    fn existing(&self, run_dir: &Path) -> ExistingOutput {
-        let output = run_dir.join(swtbench_core::layout::TEST_OUTPUT_FILE);
-        if !output.is_file() {
-            return ExistingOutput::Missing;
-        }
-        match crate::keys::read_key_file(run_dir) {
-            // Keyed only when the output is the one written with the key.
-            // Hashed as it is read, not held: an output can be hundreds of megabytes.
-            Some(r) => match crate::keys::scan_output(run_dir, Some(&r.key), || (), |_, _| {}) {
-                Ok(_) if r.result.limit.is_some() => ExistingOutput::LimitHit(r.key),
-                Ok(_) => ExistingOutput::Keyed(r.key),
-                Err(_) => ExistingOutput::Inconsistent,
-            },
-            None => ExistingOutput::Unkeyed,
-        }
-    }
-
-    fn existing_for(&self, run_dir: &Path, limits: &crate::keys::KeyLimits) -> ExistingOutput {
-        let found = self.existing(run_dir);
-        if matches!(
-            found,
-            ExistingOutput::Keyed(_) | ExistingOutput::LimitHit(_)
-        ) {
-            let fits = crate::keys::read_key_file(run_dir)
-                .is_some_and(|r| r.limits.reusable_under(limits, r.result.limit.is_some()));
-            if !fits {
-                return ExistingOutput::OtherLimits;
-            }
-        }
-        found
-    }
-
-    fn cached_extraction(&self, report_dir: &Path, key: &ExtractionKey) -> Option<String> {
-        swtbench_extract::cache::load(report_dir, key).map(|e| e.patch)
-    }
-
-    fn mirror_exists(&self, git_dir: &Path) -> bool {
-        git_dir.is_dir()
-    }
-
-    fn eval_variant(&self, run_dir: &Path) -> Option<SharedVariant> {
-        std::fs::read(run_dir.join(swtbench_core::layout::EVAL_SCRIPT_FILE))
-            .ok()
-            .map(|s| SharedVariant::of_eval_script(&String::from_utf8_lossy(&s)))
-    }
-
-    fn recorded(&self, run_dir: &Path) -> Option<Recorded> {
-        crate::keys::read_key_file(run_dir).map(|r| Recorded {
-            duration_ms: r.result.duration_ms,
-            timed_out: r.result.timed_out,
-        })
-    }
-}
-
 /// [`OutputLookup`] over in-memory maps (tests, dry runs of synthetic trees).
 #[derive(Debug, Clone, Default)]
 pub struct MemoryOutputs {
@@ -174,8 +115,8 @@ pub struct ExistingImage {
 
 impl ExistingImage {
     /// The image as the engine would describe it under `tag`.
-    pub fn to_info(&self, tag: &str) -> swtbench_backend::ImageInfo {
-        swtbench_backend::ImageInfo {
+    pub fn to_info(&self, tag: &str) -> swtbench_core::engine::ImageInfo {
+        swtbench_core::engine::ImageInfo {
             id: self.id.clone(),
             tags: vec![tag.to_string()],
             created_unix: self.created_unix,
@@ -185,8 +126,8 @@ impl ExistingImage {
     }
 }
 
-impl From<&swtbench_backend::ImageInfo> for ExistingImage {
-    fn from(i: &swtbench_backend::ImageInfo) -> Self {
+impl From<&swtbench_core::engine::ImageInfo> for ExistingImage {
+    fn from(i: &swtbench_core::engine::ImageInfo) -> Self {
         ExistingImage {
             id: i.id.clone(),
             created_unix: i.created_unix,
@@ -237,7 +178,7 @@ pub const BASE_IMAGE_HINT: &str =
 
 /// The text of a missing local base image (a skip at plan time, an error when it went missing
 /// since).
-pub(crate) fn base_image_missing_text(tag: &str) -> String {
+pub fn base_image_missing_text(tag: &str) -> String {
     format!("base image {tag} does not exist ({BASE_IMAGE_HINT})")
 }
 
@@ -581,10 +522,10 @@ pub fn parser_for(table: &SpecTable, repo: &str) -> Result<Parser, ParserError> 
 }
 
 /// The model patch to execute for a prediction in vanilla mode; `None` when nothing usable.
-/// (`swtbench_extract::vanilla::passthrough`, which `swtbench extract --patch-types vanilla`
+/// (`swtbench_patch::vanilla::passthrough`, which `swtbench extract --patch-types vanilla`
 /// writes too).
 pub fn vanilla_patch(prediction: &Prediction) -> Option<String> {
-    swtbench_extract::vanilla::passthrough(prediction.model_patch.as_deref()?)
+    swtbench_patch::vanilla::passthrough(prediction.model_patch.as_deref()?)
 }
 
 /// Plans a run.
@@ -816,7 +757,7 @@ fn plan_patch(
         ip.action = InstanceAction::EmptyPatch;
         PatchStep::Settled
     };
-    if !swtbench_extract::needs_extraction(&settings.patch_types) {
+    if !swtbench_patch::needs_extraction(&settings.patch_types) {
         let Some(p) = vanilla_patch(prediction) else {
             return empty(ip);
         };

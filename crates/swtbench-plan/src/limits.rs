@@ -12,7 +12,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use swtbench_backend::{ResourceLimits, Written};
+use swtbench_core::engine::{ResourceLimits, Written};
 
 /// The shell command that prints the counters: each readable file's path, then its content.
 pub const CGROUP_COUNTERS_SCRIPT: &str = "for f in /sys/fs/cgroup/memory.events \

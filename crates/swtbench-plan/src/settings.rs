@@ -7,9 +7,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use serde::Serialize;
-use swtbench_backend::ResourceLimits;
+use swtbench_core::engine::ResourceLimits;
 use swtbench_core::layout::{EVALUATION_RESULTS_DIR, IMAGE_BUILD_LOGS_DIR, LOGS_ROOT_DIR};
-use swtbench_extract::{ExtractOptions, PatchType};
+use swtbench_patch::{ExtractOptions, PatchType};
 use swtbench_spec::EvalOptions;
 
 /// Which image layers survive the run (§3.6, with the semantics the original intended).
@@ -128,7 +128,7 @@ pub struct ExecSettings {
     /// Give test containers the engine's default network, as the original always did (the
     /// default: some repositories' tests reach public services, and the dataset's verdicts were
     /// made with the network). Off (`--no-network`): an isolated network that drops every packet
-    /// ([`swtbench_backend::NetworkAccess::Isolated`]).
+    /// (the backend's `NetworkAccess::Isolated`).
     pub allow_network: bool,
     /// Collect the test runner's structured evidence next to each log (docs/integrity.md).
     pub evidence: bool,
@@ -171,7 +171,7 @@ pub struct ImageSettings {
     pub prebuilt: Option<crate::prebuilt::PrebuiltSettings>,
     /// `--step-builds`: build env and instance images with the engine's Dockerfile builder, a
     /// layer per instruction, instead of committing one container
-    /// (`swtbench_backend::commit_build`; the images hold the same files and settings).
+    /// (the backend's `commit_build`; the images hold the same files and settings).
     pub step_builds: bool,
 }
 
@@ -186,7 +186,7 @@ pub struct RegistrySettings {
     /// Pulls at the same time (at least 1).
     pub pull_workers: usize,
     /// Credentials for the engine to present (from Docker's config); never printed.
-    pub auth: Option<swtbench_backend::RegistryAuth>,
+    pub auth: Option<swtbench_core::engine::RegistryAuth>,
 }
 
 impl RegistrySettings {
