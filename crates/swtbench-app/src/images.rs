@@ -16,8 +16,9 @@ use swtbench_plan::settings::RegistrySettings;
 use swtbench_plan::settings::{CacheLevel, ImageKind, OutputRoots};
 use swtbench_plan::RunSettings;
 use swtbench_runner::events::{Event, EventSink, ImageOutcome};
-use swtbench_runner::images::{note_events, own_tag, recipes, registry_cache, RecipeError};
+use swtbench_runner::images::{note_events, own_tag, recipes, registry_cache};
 use swtbench_runner::outcome::BuildFailure;
+use swtbench_runner::outcome::RecipeError;
 use swtbench_spec::{Arch, BaseImage, ExecSpec, FileSource, SpecError, SpecTable};
 
 use crate::clean::remove_image;

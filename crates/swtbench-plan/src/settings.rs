@@ -302,9 +302,37 @@ impl RunSettings {
     }
 }
 
+/// The directory name of an image key in `image_build_logs` (`:` → `__`).
+pub fn key_dir_name(key: &str) -> String {
+    key.replace(':', "__")
+}
+
+/// Where an image's build files and log go.
+pub fn build_log_dir(build_logs: &Path, kind: ImageKind, key: &str) -> PathBuf {
+    let sub = match kind {
+        // The original keeps env builds under `base/` too.
+        ImageKind::Base | ImageKind::Env => "base",
+        ImageKind::Instance => "instances",
+    };
+    build_logs.join(sub).join(key_dir_name(key))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn build_log_dirs_follow_the_original() {
+        let root = Path::new("image_build_logs");
+        assert_eq!(
+            build_log_dir(root, ImageKind::Env, "exec.env.x86_64.abc:latest"),
+            Path::new("image_build_logs/base/exec.env.x86_64.abc__latest")
+        );
+        assert_eq!(
+            build_log_dir(root, ImageKind::Instance, "exec.eval.x86_64.a.b:latest"),
+            Path::new("image_build_logs/instances/exec.eval.x86_64.a.b__latest")
+        );
+    }
 
     #[test]
     fn cache_levels_keep_layers_at_or_below() {

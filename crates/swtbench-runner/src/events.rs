@@ -37,8 +37,8 @@ use serde::Serialize;
 use swtbench_core::outcome::OutcomeKind;
 use swtbench_core::RunKind;
 
-use crate::execute::ExecError;
 use crate::lock::Locked;
+use crate::outcome::ExecError;
 use crate::outcome::{as_text, AbortReason, BuildFailure, InstanceError};
 use swtbench_plan::plan::SkipCause;
 use swtbench_plan::settings::ImageKind;

@@ -27,7 +27,7 @@ use swtbench_spec::{ExecSpec, RunInputs};
 use tokio::sync::RwLock;
 
 use crate::fsutil::{append_line, remove_if_exists, write_atomic};
-use crate::keys::OutputError;
+use crate::outcome::ExecError;
 use crate::output_file::OutputFile;
 use crate::session::{Session, SESSION};
 use swtbench_plan::keys::{KeyRecord, RunResult, KEY_FILE};
@@ -152,104 +152,11 @@ pub struct Executed {
     pub overhead: Duration,
 }
 
-/// Why a run could not be executed (or its output not copied): the cause of a failed run
-/// ([`crate::events::RunOutcome::Failed`]). Plain data, so that one failure can be handed to every
-/// run waiting for the same output.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ExecError {
-    /// The engine refused or failed a request (create, start, copy, exec), or the container
-    /// stopped under the script.
-    #[error("{0}")]
-    Engine(BackendError),
-    #[error("writing {path}: {message}")]
-    Io {
-        path: String,
-        message: String,
-        kind: std::io::ErrorKind,
-    },
-    /// An output to copy is not the one expected.
-    #[error("{0}")]
-    Output(OutputError),
-    /// A gold or base run (the benchmark's own tests) reached a resource limit: its output says
-    /// more about the limit than about the tests, so it is not graded.
-    #[error("reached {hit}: {amount}")]
-    Limit { hit: LimitHit, amount: String },
-    /// The run's eval script could not be rendered again as it was planned (a bug: the plan
-    /// rendered it from the same inputs).
-    #[error("rendering the eval script of {run}: {message}")]
-    Render { run: String, message: String },
-}
-
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> ExecError + '_ {
     move |e| ExecError::Io {
         path: path.display().to_string(),
         message: e.to_string(),
         kind: e.kind(),
-    }
-}
-
-impl ExecError {
-    /// A failure of the machine rather than of this run (the disk is full or read-only): every
-    /// later run would fail the same way.
-    pub fn is_storage_failure(&self) -> bool {
-        matches!(
-            self,
-            ExecError::Io {
-                kind: std::io::ErrorKind::StorageFull
-                    | std::io::ErrorKind::ReadOnlyFilesystem
-                    | std::io::ErrorKind::QuotaExceeded,
-                ..
-            }
-        )
-    }
-
-    pub fn is_engine_failure(&self) -> bool {
-        matches!(self, ExecError::Engine(_))
-    }
-
-    /// See [`crate::outcome::InstanceError::cause`].
-    pub fn cause(&self) -> &'static str {
-        match self {
-            ExecError::Engine(e) => engine_cause(e),
-            ExecError::Io { .. } if self.is_storage_failure() => "storage",
-            ExecError::Io { .. } => "io",
-            ExecError::Output(_) => "output_replaced",
-            ExecError::Render { .. } => "internal",
-            ExecError::Limit { hit, .. } => match hit {
-                LimitHit::Memory => "limit_memory",
-                LimitHit::Pids => "limit_pids",
-                LimitHit::Disk => "limit_disk",
-            },
-        }
-    }
-
-    /// What to do about it, when there is something.
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            ExecError::Engine(e) => e.hint(),
-            ExecError::Output(e) => e.hint().map(str::to_string),
-            ExecError::Limit { hit, .. } => Some(format!(
-                "the gold and base runs are the benchmark's own tests: give them more ({} …) or \
-                 run with --no-limits; the run is retried next time",
-                hit.flag()
-            )),
-            ExecError::Io { .. } | ExecError::Render { .. } => None,
-        }
-    }
-}
-
-/// The cause name of an engine error: lost (unreachable or hung), a container that stopped or
-/// vanished under a run, or any other engine failure.
-pub fn engine_cause(e: &BackendError) -> &'static str {
-    match e {
-        BackendError::Unreachable { .. } | BackendError::EngineHung { .. } => "engine_lost",
-        BackendError::ContainerStopped { reason, .. } if reason.contains("out of memory") => {
-            "limit_memory"
-        }
-        BackendError::ContainerStopped { .. } | BackendError::ContainerNotFound(_) => {
-            "container_vanished"
-        }
-        _ => "engine",
     }
 }
 

@@ -13,8 +13,10 @@
 
 use crate::lock::Locked;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
 use std::sync::Mutex;
+use swtbench_plan::settings::build_log_dir;
 
 use std::sync::Arc;
 use swtbench_backend::labels::{owned_tag, IMAGE, KIND, MANAGED, RUN_ID};
@@ -27,23 +29,9 @@ use crate::events::{Event, TransferDirection};
 use swtbench_data::git_mirror::{mirror_dir_name, GitMirror};
 use swtbench_spec::{ExecSpec, MIRROR_CONTEXT_DIR};
 
+use crate::outcome::RecipeError;
 use swtbench_plan::plan::{ExistingImage, ImageInventory, BASE_IMAGE_ID_LABEL};
 use swtbench_plan::settings::{ImageKind, RunSettings};
-
-/// The directory name of an image key in `image_build_logs` (`:` → `__`).
-pub fn key_dir_name(key: &str) -> String {
-    key.replace(':', "__")
-}
-
-/// Where an image's build files and log go.
-pub fn build_log_dir(build_logs: &Path, kind: ImageKind, key: &str) -> PathBuf {
-    let sub = match kind {
-        // The original keeps env builds under `base/` too.
-        ImageKind::Base | ImageKind::Env => "base",
-        ImageKind::Instance => "instances",
-    };
-    build_logs.join(sub).join(key_dir_name(key))
-}
 
 /// The recipes of one instance's images. `base` is `None` for an existing local base image.
 #[derive(Debug, Clone)]
@@ -51,16 +39,6 @@ pub struct InstanceRecipes {
     pub base: Option<ImageRecipe>,
     pub env: ImageRecipe,
     pub instance: ImageRecipe,
-}
-
-/// Why recipes could not be made. Plain data (the I/O error as its text), so that it can be the
-/// cause of every instance of the image.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RecipeError {
-    #[error("reading the repository mirror {}: {message}", path.display())]
-    Mirror { path: PathBuf, message: String },
-    #[error("building the context of {tag}: {message}")]
-    Context { tag: String, message: String },
 }
 
 /// Labels of an image swtbench builds as `tag`. Images the run will remove again (above the
@@ -470,19 +448,6 @@ pub fn note_events(sink: Arc<dyn crate::events::EventSink>) -> impl Fn(RegistryN
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn build_log_dirs_follow_the_original() {
-        let root = Path::new("image_build_logs");
-        assert_eq!(
-            build_log_dir(root, ImageKind::Env, "exec.env.x86_64.abc:latest"),
-            Path::new("image_build_logs/base/exec.env.x86_64.abc__latest")
-        );
-        assert_eq!(
-            build_log_dir(root, ImageKind::Instance, "exec.eval.x86_64.a.b:latest"),
-            Path::new("image_build_logs/instances/exec.eval.x86_64.a.b__latest")
-        );
-    }
 
     fn git(dir: &Path, args: &[&str]) -> String {
         let out = std::process::Command::new("git")

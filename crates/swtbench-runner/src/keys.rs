@@ -3,49 +3,13 @@
 
 use std::path::Path;
 
+use crate::outcome::OutputError;
 use swtbench_plan::keys::{KeyRecord, KEY_FILE};
 
 /// The key record in `dir`, if there is a readable one.
 pub fn read_key_file(dir: &Path) -> Option<KeyRecord> {
     let bytes = std::fs::read(dir.join(KEY_FILE)).ok()?;
     serde_json::from_slice(&bytes).ok()
-}
-
-/// Why an output on disk cannot be used as the result of a run.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OutputError {
-    #[error("reading {path}: {message}")]
-    Io { path: String, message: String },
-    #[error(
-        "the output in {dir} now belongs to other inputs (key {found}, expected {expected}): \
-         another swtbench process with another mode, coverage setting or spec wrote the same \
-         shared directory meanwhile; {}",
-        REPLACED_HINT
-    )]
-    Replaced {
-        dir: String,
-        expected: String,
-        found: String,
-    },
-    #[error(
-        "the output in {dir} does not match its key file (two processes wrote it at once, or it \
-         was edited); it is run again next time"
-    )]
-    Inconsistent { dir: String },
-}
-
-/// What to do when two processes share output directories (part of
-/// [`OutputError::Replaced`]'s text).
-pub const REPLACED_HINT: &str = "evaluate one at a time, or in separate --output-dir";
-
-impl OutputError {
-    /// What to do about it, when the text says (it is part of the text).
-    pub fn hint(&self) -> Option<&'static str> {
-        match self {
-            OutputError::Replaced { .. } => Some(REPLACED_HINT),
-            _ => None,
-        }
-    }
 }
 
 /// The `test_output.txt` of `dir`, when it is the output of `expected_key` (`None`: whatever is

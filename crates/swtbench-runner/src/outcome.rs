@@ -1,6 +1,6 @@
 //! Why an instance, an image or the whole evaluation did not succeed: the typed causes carried by
 //! the outcomes of [`crate::events`] (next to [`swtbench_plan::plan::SkipCause`], why an instance is
-//! skipped, and [`crate::execute::ExecError`], why a run failed).
+//! skipped, and [`crate::outcome::ExecError`], why a run failed).
 //!
 //! Each cause renders (its [`std::fmt::Display`]) the one text that every consumer shows: the
 //! progress display, the `reason` fields of the event stream and of `swtbench_instance.json`, and
@@ -13,15 +13,15 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use swtbench_backend::BackendError;
 use swtbench_core::RunKind;
+use swtbench_grade::report::GradeError;
+use swtbench_plan::limits::LimitHit;
+use swtbench_plan::prebuilt::LayoutProblem;
 use swtbench_spec::SpecError;
 
-use crate::execute::{engine_cause, ExecError};
-use crate::images::RecipeError;
-use crate::prepare::ExtractError;
-use crate::report::GradingError;
 use swtbench_plan::settings::ImageKind;
 
 /// Serializes a cause as its text (the `reason` fields of the JSON formats are text).
@@ -116,7 +116,7 @@ pub enum ImageError {
     /// The prebuilt image (`--instance-image`) could not be pulled, changed, or is not in
     /// SWE-bench's layout.
     #[error("{0}")]
-    Prebuilt(crate::prebuilt::PrebuiltError),
+    Prebuilt(PrebuiltError),
 }
 
 impl ImageError {
@@ -323,7 +323,7 @@ impl BuildFailure {
             ),
             _ => (None, None),
         };
-        let log = crate::images::build_log_dir(build_logs, kind, tag)
+        let log = swtbench_plan::settings::build_log_dir(build_logs, kind, tag)
             .join(swtbench_backend::builder::BUILD_LOG);
         BuildFailure {
             tag: tag.to_string(),
@@ -402,10 +402,242 @@ pub enum AbortReason {
     EngineGone(BackendError),
 }
 
+/// Why a run could not be executed (or its output not copied): the cause of a failed run
+/// ([`crate::events::RunOutcome::Failed`]). Plain data, so that one failure can be handed to every
+/// run waiting for the same output.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExecError {
+    /// The engine refused or failed a request (create, start, copy, exec), or the container
+    /// stopped under the script.
+    #[error("{0}")]
+    Engine(BackendError),
+    #[error("writing {path}: {message}")]
+    Io {
+        path: String,
+        message: String,
+        kind: std::io::ErrorKind,
+    },
+    /// An output to copy is not the one expected.
+    #[error("{0}")]
+    Output(OutputError),
+    /// A gold or base run (the benchmark's own tests) reached a resource limit: its output says
+    /// more about the limit than about the tests, so it is not graded.
+    #[error("reached {hit}: {amount}")]
+    Limit { hit: LimitHit, amount: String },
+    /// The run's eval script could not be rendered again as it was planned (a bug: the plan
+    /// rendered it from the same inputs).
+    #[error("rendering the eval script of {run}: {message}")]
+    Render { run: String, message: String },
+}
+
+impl ExecError {
+    /// A failure of the machine rather than of this run (the disk is full or read-only): every
+    /// later run would fail the same way.
+    pub fn is_storage_failure(&self) -> bool {
+        matches!(
+            self,
+            ExecError::Io {
+                kind: std::io::ErrorKind::StorageFull
+                    | std::io::ErrorKind::ReadOnlyFilesystem
+                    | std::io::ErrorKind::QuotaExceeded,
+                ..
+            }
+        )
+    }
+
+    pub fn is_engine_failure(&self) -> bool {
+        matches!(self, ExecError::Engine(_))
+    }
+
+    /// See [`crate::outcome::InstanceError::cause`].
+    pub fn cause(&self) -> &'static str {
+        match self {
+            ExecError::Engine(e) => engine_cause(e),
+            ExecError::Io { .. } if self.is_storage_failure() => "storage",
+            ExecError::Io { .. } => "io",
+            ExecError::Output(_) => "output_replaced",
+            ExecError::Render { .. } => "internal",
+            ExecError::Limit { hit, .. } => match hit {
+                LimitHit::Memory => "limit_memory",
+                LimitHit::Pids => "limit_pids",
+                LimitHit::Disk => "limit_disk",
+            },
+        }
+    }
+
+    /// What to do about it, when there is something.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ExecError::Engine(e) => e.hint(),
+            ExecError::Output(e) => e.hint().map(str::to_string),
+            ExecError::Limit { hit, .. } => Some(format!(
+                "the gold and base runs are the benchmark's own tests: give them more ({} …) or \
+                 run with --no-limits; the run is retried next time",
+                hit.flag()
+            )),
+            ExecError::Io { .. } | ExecError::Render { .. } => None,
+        }
+    }
+}
+
+/// The cause name of an engine error: lost (unreachable or hung), a container that stopped or
+/// vanished under a run, or any other engine failure.
+pub fn engine_cause(e: &BackendError) -> &'static str {
+    match e {
+        BackendError::Unreachable { .. } | BackendError::EngineHung { .. } => "engine_lost",
+        BackendError::ContainerStopped { reason, .. } if reason.contains("out of memory") => {
+            "limit_memory"
+        }
+        BackendError::ContainerStopped { .. } | BackendError::ContainerNotFound(_) => {
+            "container_vanished"
+        }
+        _ => "engine",
+    }
+}
+
+/// Why the extraction could not run (not the prediction's fault; a rerun retries). Errors of
+/// other crates that are not plain data are kept as their text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExtractError {
+    /// The repository mirror could not be opened at the base commit.
+    #[error("{0}")]
+    Mirror(String),
+    /// Creating or starting the container for the files or the custom script failed.
+    #[error("{0}")]
+    Container(BackendError),
+    /// Neither a mirror nor a container is there to read the repository's files from.
+    #[error("no source of repository files")]
+    NoSource,
+    /// Reading or writing the extraction cache in the report directory failed.
+    #[error("{0}")]
+    Cache(String),
+    #[error(
+        "the patch extraction did not finish within {} s (--timeout); it is tried again on the \
+         next run",
+        after.as_secs()
+    )]
+    TimedOut { after: Duration },
+    /// The blocking task that ran the extraction panicked or was cancelled.
+    #[error("the extraction task failed: {0}")]
+    Task(String),
+    /// The extraction failed for reasons that are not the prediction's (files unreadable, the
+    /// custom script could not start): its summary.
+    #[error("{0}")]
+    Incomplete(String),
+}
+
+/// Why recipes could not be made. Plain data (the I/O error as its text), so that it can be the
+/// cause of every instance of the image.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecipeError {
+    #[error("reading the repository mirror {}: {message}", path.display())]
+    Mirror { path: PathBuf, message: String },
+    #[error("building the context of {tag}: {message}")]
+    Context { tag: String, message: String },
+}
+
+/// Why an instance could not be graded from its outputs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GradingError {
+    /// The plan has no such run (a bug: every evaluated instance has six).
+    #[error("{0} was not planned")]
+    NotPlanned(RunKind),
+    /// An output is missing, unreadable, or no longer the one written with its key.
+    #[error("{0}")]
+    Output(#[from] OutputError),
+    #[error("{0}")]
+    Grade(#[from] GradeError),
+}
+
+/// Why an output on disk cannot be used as the result of a run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutputError {
+    #[error("reading {path}: {message}")]
+    Io { path: String, message: String },
+    #[error(
+        "the output in {dir} now belongs to other inputs (key {found}, expected {expected}): \
+         another swtbench process with another mode, coverage setting or spec wrote the same \
+         shared directory meanwhile; {}",
+        REPLACED_HINT
+    )]
+    Replaced {
+        dir: String,
+        expected: String,
+        found: String,
+    },
+    #[error(
+        "the output in {dir} does not match its key file (two processes wrote it at once, or it \
+         was edited); it is run again next time"
+    )]
+    Inconsistent { dir: String },
+}
+
+/// What to do when two processes share output directories (part of
+/// [`OutputError::Replaced`]'s text).
+pub const REPLACED_HINT: &str = "evaluate one at a time, or in separate --output-dir";
+
+impl OutputError {
+    /// What to do about it, when the text says (it is part of the text).
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            OutputError::Replaced { .. } => Some(REPLACED_HINT),
+            _ => None,
+        }
+    }
+}
+
+/// Why a prebuilt image cannot serve an instance (an instance error, nothing is graded).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PrebuiltError {
+    #[error("prebuilt image {reference} could not be pulled: {message}")]
+    Pull { reference: String, message: String },
+    #[error(
+        "prebuilt image {reference} changed since the plan: planned digest {planned}, now {found}"
+    )]
+    Changed {
+        reference: String,
+        planned: String,
+        found: String,
+    },
+    #[error("prebuilt image {reference} is not in SWE-bench's layout: {problem}")]
+    Layout {
+        reference: String,
+        problem: LayoutProblem,
+    },
+    #[error("prebuilt image {reference}: {message}")]
+    Engine { reference: String, message: String },
+}
+
+impl PrebuiltError {
+    pub fn cause(&self) -> &'static str {
+        match self {
+            PrebuiltError::Pull { .. } => "prebuilt_pull",
+            PrebuiltError::Changed { .. } => "prebuilt_changed",
+            PrebuiltError::Layout { .. } => "prebuilt_layout",
+            PrebuiltError::Engine { .. } => "engine",
+        }
+    }
+
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            PrebuiltError::Pull { .. } => {
+                "check the name (--instance-image) and `docker login` for its registry".into()
+            }
+            PrebuiltError::Changed { .. } => "run again: the plan will use the new image".into(),
+            PrebuiltError::Layout { .. } => {
+                "the image must hold conda at /opt/miniconda3 with an env `testbed` and the \
+                 repository at /testbed at base_commit; build the instance instead (leave out \
+                 --instance-image)"
+                    .into()
+            }
+            PrebuiltError::Engine { .. } => return None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::OutputError;
 
     fn build_failure(log_tail: &[&str]) -> BuildFailure {
         BuildFailure::new(

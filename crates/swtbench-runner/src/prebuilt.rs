@@ -13,61 +13,13 @@ use swtbench_core::Instance;
 use tokio::sync::OnceCell;
 
 use swtbench_plan::prebuilt::{
-    layout_verdict, local_digest, parse_image_name, LayoutProblem, PrebuiltImage, PrebuiltSettings,
+    layout_verdict, local_digest, parse_image_name, PrebuiltImage, PrebuiltSettings,
     LAYOUT_SCRIPT,
 };
 
 use crate::execute::ContainerRegistry;
 use crate::lock::Locked;
-
-/// Why a prebuilt image cannot serve an instance (an instance error, nothing is graded).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PrebuiltError {
-    #[error("prebuilt image {reference} could not be pulled: {message}")]
-    Pull { reference: String, message: String },
-    #[error(
-        "prebuilt image {reference} changed since the plan: planned digest {planned}, now {found}"
-    )]
-    Changed {
-        reference: String,
-        planned: String,
-        found: String,
-    },
-    #[error("prebuilt image {reference} is not in SWE-bench's layout: {problem}")]
-    Layout {
-        reference: String,
-        problem: LayoutProblem,
-    },
-    #[error("prebuilt image {reference}: {message}")]
-    Engine { reference: String, message: String },
-}
-
-impl PrebuiltError {
-    pub fn cause(&self) -> &'static str {
-        match self {
-            PrebuiltError::Pull { .. } => "prebuilt_pull",
-            PrebuiltError::Changed { .. } => "prebuilt_changed",
-            PrebuiltError::Layout { .. } => "prebuilt_layout",
-            PrebuiltError::Engine { .. } => "engine",
-        }
-    }
-
-    pub fn hint(&self) -> Option<String> {
-        Some(match self {
-            PrebuiltError::Pull { .. } => {
-                "check the name (--instance-image) and `docker login` for its registry".into()
-            }
-            PrebuiltError::Changed { .. } => "run again: the plan will use the new image".into(),
-            PrebuiltError::Layout { .. } => {
-                "the image must hold conda at /opt/miniconda3 with an env `testbed` and the \
-                 repository at /testbed at base_commit; build the instance instead (leave out \
-                 --instance-image)"
-                    .into()
-            }
-            PrebuiltError::Engine { .. } => return None,
-        })
-    }
-}
+use crate::outcome::PrebuiltError;
 
 /// How long the layout check may take (creating the container, activating the environment).
 pub const LAYOUT_CHECK_LIMIT: Duration = Duration::from_secs(120);

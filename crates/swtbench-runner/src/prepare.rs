@@ -21,6 +21,7 @@ use swtbench_spec::ExecSpec;
 use tokio::runtime::Handle;
 
 use crate::execute::ContainerRegistry;
+use crate::outcome::ExtractError;
 use swtbench_plan::settings::RunSettings;
 
 /// Why no patch came out.
@@ -31,37 +32,6 @@ pub enum ExtractFailure {
     NothingExtracted(String),
     /// The machinery failed (container, files unreadable); a rerun retries.
     Infrastructure(ExtractError),
-}
-
-/// Why the extraction could not run (not the prediction's fault; a rerun retries). Errors of
-/// other crates that are not plain data are kept as their text.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ExtractError {
-    /// The repository mirror could not be opened at the base commit.
-    #[error("{0}")]
-    Mirror(String),
-    /// Creating or starting the container for the files or the custom script failed.
-    #[error("{0}")]
-    Container(BackendError),
-    /// Neither a mirror nor a container is there to read the repository's files from.
-    #[error("no source of repository files")]
-    NoSource,
-    /// Reading or writing the extraction cache in the report directory failed.
-    #[error("{0}")]
-    Cache(String),
-    #[error(
-        "the patch extraction did not finish within {} s (--timeout); it is tried again on the \
-         next run",
-        after.as_secs()
-    )]
-    TimedOut { after: Duration },
-    /// The blocking task that ran the extraction panicked or was cancelled.
-    #[error("the extraction task failed: {0}")]
-    Task(String),
-    /// The extraction failed for reasons that are not the prediction's (files unreadable, the
-    /// custom script could not start): its summary.
-    #[error("{0}")]
-    Incomplete(String),
 }
 
 /// Prints the hex bytes of file `$1` (repository-relative) under the directory `$2`; exits 3 when it

@@ -15,30 +15,19 @@ use swtbench_grade::instance::{
     grade_instance_outputs, EvidenceFiles, InstanceGradeError, InstanceInputs, RunOutputs,
 };
 use swtbench_grade::integrity::Integrity;
-use swtbench_grade::report::{GradeError, GradeOptions};
+use swtbench_grade::report::GradeOptions;
 use swtbench_grade::{InstanceReport, Parser};
 
 use crate::events::{InstanceOutcome, RunOutcome};
 use crate::fsutil::{remove_if_exists, write_atomic};
-use crate::keys::{scan_output, OutputError};
+use crate::keys::scan_output;
+use crate::outcome::GradingError;
+use crate::outcome::OutputError;
 use swtbench_plan::limits::LimitHit;
 use swtbench_plan::plan::{RunAction, RunPlan};
 
 /// File with the runner's account of one instance, next to its `report.json`.
 pub const INSTANCE_SUMMARY_FILE: &str = "swtbench_instance.json";
-
-/// Why an instance could not be graded from its outputs.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum GradingError {
-    /// The plan has no such run (a bug: every evaluated instance has six).
-    #[error("{0} was not planned")]
-    NotPlanned(RunKind),
-    /// An output is missing, unreadable, or no longer the one written with its key.
-    #[error("{0}")]
-    Output(#[from] OutputError),
-    #[error("{0}")]
-    Grade(#[from] GradeError),
-}
 
 /// What the integrity checks of an instance need besides its outputs.
 #[derive(Debug, Clone, Copy)]
@@ -273,7 +262,7 @@ pub fn limit_hits(runs: &[RunSummary]) -> Vec<RunLimit> {
                     crate::keys::read_key_file(Path::new(&r.dir)).and_then(|k| k.result.limit)
                 }
                 RunOutcome::Failed {
-                    reason: crate::execute::ExecError::Limit { hit, .. },
+                    reason: crate::outcome::ExecError::Limit { hit, .. },
                 } => Some(*hit),
                 RunOutcome::Failed { .. } => None,
             }?;
@@ -327,7 +316,7 @@ mod tests {
     /// `swtbench_instance.json` keeps its form: reasons are text.
     #[test]
     fn instance_summaries_keep_their_json() {
-        let failure = crate::execute::ExecError::Io {
+        let failure = crate::outcome::ExecError::Io {
             path: "logs/x".into(),
             message: "disk full".into(),
             kind: std::io::ErrorKind::StorageFull,

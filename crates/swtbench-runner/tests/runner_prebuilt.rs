@@ -218,8 +218,8 @@ async fn an_image_at_another_commit_or_one_that_cannot_be_pulled_fails_its_insta
     use swtbench_backend::{FakeBackend, FakeCall, FakeExec};
     use swtbench_plan::prebuilt::LayoutProblem;
     use swtbench_runner::events::{InstanceOutcome, RecordingSink};
+    use swtbench_runner::outcome::PrebuiltError;
     use swtbench_runner::outcome::{ImageError, InstanceError};
-    use swtbench_runner::prebuilt::PrebuiltError;
 
     let fake = std::sync::Arc::new(FakeBackend::new());
     let present = reference("acme_1776_calc-1");

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::OnceCell;
 
-use crate::execute::ExecError;
 use crate::lock::Locked;
+use crate::outcome::ExecError;
 use swtbench_plan::keys::RunResult;
 use swtbench_plan::plan::{Plan, RunAction};
 
@@ -101,7 +101,7 @@ mod tests {
 
         let failing = flights.get("f");
         let _ = failing.set(Err(NoOutput::Failed(ExecError::Output(
-            crate::keys::OutputError::Inconsistent { dir: "d".into() },
+            crate::outcome::OutputError::Inconsistent { dir: "d".into() },
         ))));
         flights.forget("f", &failing);
         assert!(flights.get("f").get().is_none(), "the next one tries again");

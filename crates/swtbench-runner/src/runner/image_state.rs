@@ -22,8 +22,9 @@ use tokio::task::JoinSet;
 
 use super::shared::Shared;
 use crate::events::{Event, ImageOutcome};
-use crate::images::{recipes, ImageLifecycle, InstanceRecipes, RecipeError};
+use crate::images::{recipes, ImageLifecycle, InstanceRecipes};
 use crate::lock::Locked;
+use crate::outcome::RecipeError;
 use crate::outcome::{BuildFailure, ImageError};
 use swtbench_plan::plan::{ImageAction, ImageChainPlan, ImageInventory, InstancePlan, Plan};
 use swtbench_plan::settings::{ImageKind, RunSettings};
@@ -175,9 +176,9 @@ impl<B: ContainerBackend> ImageState<B> {
         shared: &Shared<B>,
         image: &swtbench_plan::prebuilt::PrebuiltImage,
         instance: &swtbench_core::Instance,
-    ) -> Result<String, crate::prebuilt::PrebuiltError> {
+    ) -> Result<String, crate::outcome::PrebuiltError> {
         let Some(settings) = &shared.settings.images.prebuilt else {
-            return Err(crate::prebuilt::PrebuiltError::Engine {
+            return Err(crate::outcome::PrebuiltError::Engine {
                 reference: image.reference.clone(),
                 message: "planned without --instance-image (a bug)".into(),
             });

@@ -25,7 +25,8 @@ use super::image_state::{ensure_images, release_instance_image};
 use super::shared::Shared;
 use super::slots::Opener;
 use crate::events::{Event, InstanceOutcome, Phase, RunOutcome};
-use crate::execute::{copy_run, execute_run, ExecError, Executed, RunJob};
+use crate::execute::{copy_run, execute_run, Executed, RunJob};
+use crate::outcome::ExecError;
 use crate::outcome::{AbortReason, ImageError, InstanceError};
 use crate::prepare::{extract_patch, ExtractFailure, ExtractJob};
 use crate::report::{
