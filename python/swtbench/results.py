@@ -1,6 +1,6 @@
 """Reading a run's results as plain Python data, without containers.
 
-A run's files are in the original harness's layout (see the README's *Output layout*):
+A run's files are in the original harness's layout (see docs/usage.md, *Output layout*):
 ``<logs root>/<run_id>/<model>/<instance>/report.json`` per instance, and
 ``evaluation_results/<model>.<run_id>.json`` for the run. The leaderboard numbers come from the
 ``swtbench`` binary (``swtbench report --format json|csv``), so they are the ones the command line

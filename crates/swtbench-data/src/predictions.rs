@@ -1,7 +1,7 @@
 //! Loading predictions (§2.3–§2.5): `gold`, a `.json` file or a `.jsonl` file, matched against a
 //! loaded dataset.
 //!
-//! Policy (also in the README):
+//! Policy (also in docs/usage.md, "Predictions"):
 //! - a malformed record is an error naming the file, the line (or item/key) and the field;
 //! - a prediction for an id that is not in the dataset is a warning, and it is skipped;
 //! - a prediction for an instance the SWT filter or `--instance-ids` left out is skipped quietly

@@ -62,4 +62,7 @@ pub enum Command {
     Extract(Box<commands::extract::ExtractArgs>),
     /// Evaluate on Kubernetes: the run's shards as an Indexed Job and a merge Job after it.
     K8s(commands::k8s::K8sArgs),
+    /// Print the command reference (every command's --help) as Markdown: docs/commands.md.
+    #[command(hide = true)]
+    HelpMarkdown(commands::help_markdown::HelpMarkdownArgs),
 }

@@ -7,6 +7,7 @@ pub mod datasets;
 pub mod envs;
 pub mod extract;
 pub mod grade;
+pub mod help_markdown;
 pub mod images;
 pub mod k8s;
 pub mod parse_log;
@@ -38,5 +39,6 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> CliResult {
         Command::Slurm(args) => slurm::run(args, printer),
         Command::Extract(args) => extract::run(*args, printer),
         Command::K8s(args) => k8s::run(args, printer),
+        Command::HelpMarkdown(args) => help_markdown::run(args, printer),
     }
 }
