@@ -19,7 +19,7 @@ use swtbench_grade::InstanceReport;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::image_state::{images_to_remove_at_end, prefetch_images, remove_images_at_end};
+use super::image_state::{ensure_images, images_to_remove_at_end, remove_images_at_end};
 use super::instance::{evaluate_instance, interrupted, InstanceResult};
 use super::shared::Shared;
 use super::slots::Opener;
@@ -550,8 +550,13 @@ async fn clean_up<B: ContainerBackend>(shared: &Shared<B>) -> Vec<String> {
         watch.probe().await;
     }
     let unremoved = remove_containers(shared, &mut watch).await;
-    let images = images_to_remove_at_end(shared);
-    if watch.call(remove_images_at_end(shared)).await.is_none() && !images.is_empty() {
+    let images = images_to_remove_at_end(&shared.images());
+    if watch
+        .call(remove_images_at_end(&shared.images()))
+        .await
+        .is_none()
+        && !images.is_empty()
+    {
         if let Some(why) = watch.stopped() {
             shared.warn(format!(
                 "{} image(s) above the cache level were not removed ({}): {}; `swtbench images \
@@ -669,6 +674,74 @@ fn unremoved_warning(
 /// The 12-character form of a container id the engine's own tools print.
 fn short_id(id: &str) -> &str {
     id.get(..12).unwrap_or(id)
+}
+
+/// Builds the images of upcoming instances ahead of their workers, in schedule order, at most
+/// `build_workers` chains at a time and no further ahead than the workers could use soon, so
+/// that a build overlaps the runs of earlier instances instead of waiting for a free worker.
+/// The builder's single flight makes the worker that needs the image wait for the same build.
+/// `scheduled` is the index (in `instances`) of the instance the dispatcher is at.
+pub(super) async fn prefetch_images<B: ContainerBackend>(
+    shared: Arc<Shared<B>>,
+    instances: Vec<InstancePlan>,
+    mut scheduled: tokio::sync::watch::Receiver<usize>,
+) {
+    let lookahead = shared.slots.capacity() + shared.settings.images.build_workers;
+    let ranks = image_ranks(&instances);
+    let mut started: BTreeSet<String> = BTreeSet::new();
+    let mut inflight: JoinSet<()> = JoinSet::new();
+    for (index, ip) in instances.into_iter().enumerate() {
+        if !ip.needs_containers() {
+            continue;
+        }
+        let Some(chain) = &ip.images else { continue };
+        if !started.insert(chain.instance.clone()) || !shared.images.planned_build(&chain.instance)
+        {
+            continue;
+        }
+        // Do not run too far ahead of the scheduler (disk space, and images that a cache level
+        // removes again).
+        let rank = ranks[index];
+        let _ = scheduled
+            .wait_for(|s| rank <= ranks.get(*s).copied().unwrap_or(0) + lookahead)
+            .await;
+        while inflight.len() >= shared.settings.images.build_workers.max(1) {
+            inflight.join_next().await;
+        }
+        if shared.cancel.is_cancelled() {
+            break;
+        }
+        let shared = shared.clone();
+        inflight.spawn(async move {
+            if let Some(spec) = ip.spec.as_deref() {
+                let images = shared.images();
+                // A cancelled evaluation builds nothing more: when the worker that was building
+                // an image is dropped, this waiter would otherwise take the build over for nobody.
+                tokio::select! {
+                    biased;
+                    _ = shared.cancel.cancelled() => {}
+                    // Failures are reported by the worker that needs the image.
+                    _ = ensure_images(&images, &ip, spec) => {}
+                }
+            }
+        });
+    }
+    while inflight.join_next().await.is_some() {}
+}
+
+/// The rank of each instance: how many distinct instance images the plan needs up to it. The
+/// lookahead counts images, not instances: many instances often share one image.
+fn image_ranks(instances: &[InstancePlan]) -> Vec<usize> {
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    instances
+        .iter()
+        .map(|ip| {
+            if let (true, Some(chain)) = (ip.needs_containers(), &ip.images) {
+                seen.insert(&chain.instance);
+            }
+            seen.len()
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -18,10 +18,10 @@ use swtbench_backend::{
     ImageInfo, ImageRecipe, RebuildPolicy,
 };
 use swtbench_spec::ExecSpec;
-use tokio::task::JoinSet;
 
-use super::shared::Shared;
+use super::books::Books;
 use crate::events::{Event, ImageOutcome};
+use crate::execute::ContainerRegistry;
 use crate::images::{recipes, ImageLifecycle, InstanceRecipes};
 use crate::lock::Locked;
 use crate::outcome::RecipeError;
@@ -120,6 +120,16 @@ impl ImageMarks {
     }
 }
 
+/// What building, pulling and removing an evaluation's images needs of it: the image state, the
+/// engine, the settings, the containers made (for clean-up) and the bookkeeping.
+pub(super) struct ImageCx<'a, B: ContainerBackend> {
+    pub state: &'a ImageState<B>,
+    pub backend: &'a Arc<B>,
+    pub settings: &'a RunSettings,
+    pub registry: &'a ContainerRegistry,
+    pub books: &'a Books,
+}
+
 pub(super) struct ImageState<B: ContainerBackend> {
     builder: ImageBuilder<B>,
     lifecycle: ImageLifecycle,
@@ -173,27 +183,27 @@ impl<B: ContainerBackend> ImageState<B> {
     /// and base commit); returns the name its runs start from.
     pub async fn ensure_prebuilt(
         &self,
-        shared: &Shared<B>,
+        cx: &ImageCx<'_, B>,
         image: &swtbench_plan::prebuilt::PrebuiltImage,
         instance: &swtbench_core::Instance,
     ) -> Result<String, crate::outcome::PrebuiltError> {
-        let Some(settings) = &shared.settings.images.prebuilt else {
+        let Some(settings) = &cx.settings.images.prebuilt else {
             return Err(crate::outcome::PrebuiltError::Engine {
                 reference: image.reference.clone(),
                 message: "planned without --instance-image (a bug)".into(),
             });
         };
         let ctx = crate::prebuilt::PrebuiltContext {
-            backend: &shared.backend,
-            containers: &shared.registry,
+            backend: cx.backend,
+            containers: cx.registry,
             settings,
-            run_id: &shared.settings.run_id,
+            run_id: &cx.settings.run_id,
             flights: &self.prebuilt,
         };
         let ensured = crate::prebuilt::ensure_prebuilt(&ctx, image, instance).await?;
         if let Some(done) = ensured.pulled {
-            shared.stats(|s| s.images_pulled += 1);
-            shared.emit(Event::ImageReady {
+            cx.books.stats(|s| s.images_pulled += 1);
+            cx.books.emit(Event::ImageReady {
                 tag: ensured.tag.clone(),
                 kind: ImageKind::Instance,
                 outcome: ImageOutcome::Pulled {
@@ -208,7 +218,7 @@ impl<B: ContainerBackend> ImageState<B> {
     }
 
     /// Whether the plan builds (or rebuilds) `tag`.
-    fn planned_build(&self, tag: &str) -> bool {
+    pub fn planned_build(&self, tag: &str) -> bool {
         matches!(
             self.actions.get(tag),
             Some(ImageAction::Build | ImageAction::Rebuild(_))
@@ -245,10 +255,10 @@ impl<B: ContainerBackend> ImageState<B> {
 }
 
 /// Sends `image_build_started` for a planned build, once per image.
-fn announce<B: ContainerBackend>(shared: &Shared<B>, tag: &str, kind: ImageKind, who: &str) {
-    let images = &shared.images;
+fn announce<B: ContainerBackend>(cx: &ImageCx<'_, B>, tag: &str, kind: ImageKind, who: &str) {
+    let images = cx.state;
     if images.planned_build(tag) && images.marks.first_build_announcement(tag) {
-        shared.emit(Event::ImageBuildStarted {
+        cx.books.emit(Event::ImageBuildStarted {
             tag: tag.to_string(),
             kind,
             instance_id: who.to_string(),
@@ -257,16 +267,16 @@ fn announce<B: ContainerBackend>(shared: &Shared<B>, tag: &str, kind: ImageKind,
 }
 
 /// Counts and reports a build, once, by the worker whose call built it.
-fn report_built<B: ContainerBackend>(shared: &Shared<B>, e: &EnsuredImage, kind: ImageKind) {
+fn report_built<B: ContainerBackend>(cx: &ImageCx<'_, B>, e: &EnsuredImage, kind: ImageKind) {
     if let BuildOutcome::Pulled {
         reference,
         duration,
         bytes,
     } = &e.outcome
     {
-        if shared.images.marks.first_built_report(&e.tag) {
-            shared.stats(|s| s.images_pulled += 1);
-            shared.emit(Event::ImageReady {
+        if cx.state.marks.first_built_report(&e.tag) {
+            cx.books.stats(|s| s.images_pulled += 1);
+            cx.books.emit(Event::ImageReady {
                 tag: e.tag.clone(),
                 kind,
                 outcome: ImageOutcome::Pulled {
@@ -279,9 +289,9 @@ fn report_built<B: ContainerBackend>(shared: &Shared<B>, e: &EnsuredImage, kind:
         }
     }
     if let BuildOutcome::Built { duration } = e.outcome {
-        if shared.images.marks.first_built_report(&e.tag) {
-            shared.stats(|s| s.images_built += 1);
-            shared.emit(Event::ImageReady {
+        if cx.state.marks.first_built_report(&e.tag) {
+            cx.books.stats(|s| s.images_built += 1);
+            cx.books.emit(Event::ImageReady {
                 tag: e.tag.clone(),
                 kind,
                 outcome: ImageOutcome::Built {
@@ -294,14 +304,14 @@ fn report_built<B: ContainerBackend>(shared: &Shared<B>, e: &EnsuredImage, kind:
 
 /// The failure of a build. Every instance of the image fails with it; the event is sent once.
 fn report_failure<B: ContainerBackend>(
-    shared: &Shared<B>,
+    cx: &ImageCx<'_, B>,
     tag: &str,
     kind: ImageKind,
     error: BackendError,
 ) -> ImageError {
-    let failure = BuildFailure::new(tag, kind, error, &shared.settings.outputs.build_logs);
-    if shared.images.marks.first_failure_report(tag) {
-        shared.emit(Event::ImageReady {
+    let failure = BuildFailure::new(tag, kind, error, &cx.settings.outputs.build_logs);
+    if cx.state.marks.first_failure_report(tag) {
+        cx.books.emit(Event::ImageReady {
             tag: tag.to_string(),
             kind,
             outcome: ImageOutcome::Failed {
@@ -314,20 +324,20 @@ fn report_failure<B: ContainerBackend>(
 
 /// Ensures one image of a chain on top of `parent`.
 async fn ensure_one<B: ContainerBackend>(
-    shared: &Shared<B>,
+    cx: &ImageCx<'_, B>,
     recipe: &ImageRecipe,
     kind: ImageKind,
     parent: Option<&EnsuredImage>,
     who: &str,
 ) -> Result<EnsuredImage, ImageError> {
-    let images = &shared.images;
+    let images = cx.state;
     let tag = recipe.tag();
-    announce(shared, tag, kind, who);
-    let policy = images.policy(&shared.settings, tag);
+    announce(cx, tag, kind, who);
+    let policy = images.policy(cx.settings, tag);
     // A build that met a transient failure (the engine's 5xx, the network) is tried once more
     // after a pause, as one build for every instance that needs it.
     let retry = |e: &BackendError| {
-        let failure = BuildFailure::new(tag, kind, e.clone(), &shared.settings.outputs.build_logs);
+        let failure = BuildFailure::new(tag, kind, e.clone(), &cx.settings.outputs.build_logs);
         let pause = if e.is_transient() {
             crate::retry::ENGINE_BACKOFF[1]
         } else if failure.unreachable.is_some() {
@@ -335,7 +345,7 @@ async fn ensure_one<B: ContainerBackend>(
         } else {
             return None;
         };
-        shared.warn(format!(
+        cx.books.warn(format!(
             "{failure}; trying the build once more in {} s",
             pause.as_secs()
         ));
@@ -345,24 +355,24 @@ async fn ensure_one<B: ContainerBackend>(
         .builder
         .ensure_retrying(recipe, policy, parent, retry)
         .await;
-    let e = first.map_err(|e| report_failure(shared, tag, kind, e))?;
-    report_built(shared, &e, kind);
+    let e = first.map_err(|e| report_failure(cx, tag, kind, e))?;
+    report_built(cx, &e, kind);
     Ok(e)
 }
 
 /// The local base image of `chain`, when the spec builds on one.
 async fn external_base<B: ContainerBackend>(
-    shared: &Shared<B>,
+    cx: &ImageCx<'_, B>,
     chain: &ImageChainPlan,
 ) -> Result<Option<ImageInfo>, ImageError> {
     if !chain.base_external {
         return Ok(None);
     }
     // As the plan found it (the plan skips an instance whose local base image is missing).
-    if let Some(Some(found)) = shared.images.inventory.get(&chain.base) {
+    if let Some(Some(found)) = cx.state.inventory.get(&chain.base) {
         return Ok(Some(found.to_info(&chain.base)));
     }
-    let found = shared
+    let found = cx
         .backend
         .image_inspect(&chain.base)
         .await
@@ -377,14 +387,14 @@ async fn external_base<B: ContainerBackend>(
 
 /// Makes the instance's three images available; returns the instance image tag.
 pub(super) async fn ensure_images<B: ContainerBackend>(
-    shared: &Shared<B>,
+    cx: &ImageCx<'_, B>,
     ip: &InstancePlan,
     spec: &ExecSpec,
 ) -> Result<String, ImageError> {
     let id = ip.instance_id.as_str();
-    let images = &shared.images;
+    let images = cx.state;
     let chain = ip.images.as_ref().ok_or(ImageError::NotPlanned)?;
-    let base_info = external_base(shared, chain).await?;
+    let base_info = external_base(cx, chain).await?;
     let builds_instance = images.planned_build(&chain.instance)
         || !matches!(images.inventory.get(&chain.instance), Some(Some(_)));
     // Once the image is ready the builder answers from its cache: no mirror needed.
@@ -393,11 +403,11 @@ pub(super) async fn ensure_images<B: ContainerBackend>(
         .marks
         .recipes(&chain.instance, || {
             let base_id = base_info.as_ref().map(|b| b.id.as_str());
-            recipes(&shared.settings, spec, base_id, with_mirror)
+            recipes(cx.settings, spec, base_id, with_mirror)
         })
         .map_err(ImageError::Recipe)?;
     let base = match (&recipes.base, base_info) {
-        (Some(recipe), _) => ensure_one(shared, recipe, ImageKind::Base, None, id).await?,
+        (Some(recipe), _) => ensure_one(cx, recipe, ImageKind::Base, None, id).await?,
         (None, Some(info)) => EnsuredImage {
             tag: chain.base.clone(),
             image: info,
@@ -405,120 +415,46 @@ pub(super) async fn ensure_images<B: ContainerBackend>(
         },
         (None, None) => return Err(ImageError::NoBaseSource),
     };
-    let env = ensure_one(shared, &recipes.env, ImageKind::Env, Some(&base), id).await?;
-    let inst = ensure_one(
-        shared,
-        &recipes.instance,
-        ImageKind::Instance,
-        Some(&env),
-        id,
-    )
-    .await?;
+    let env = ensure_one(cx, &recipes.env, ImageKind::Env, Some(&base), id).await?;
+    let inst = ensure_one(cx, &recipes.instance, ImageKind::Instance, Some(&env), id).await?;
     images.marks.mark_chain_ready(&chain.instance);
     Ok(inst.tag)
-}
-
-/// Builds the images of upcoming instances ahead of their workers, in schedule order, at most
-/// `build_workers` chains at a time and no further ahead than the workers could use soon, so
-/// that a build overlaps the runs of earlier instances instead of waiting for a free worker.
-/// The builder's single flight makes the worker that needs the image wait for the same build.
-/// `scheduled` is the index (in `instances`) of the instance the dispatcher is at.
-pub(super) async fn prefetch_images<B: ContainerBackend>(
-    shared: Arc<Shared<B>>,
-    instances: Vec<InstancePlan>,
-    mut scheduled: tokio::sync::watch::Receiver<usize>,
-) {
-    let lookahead = shared.slots.capacity() + shared.settings.images.build_workers;
-    let ranks = image_ranks(&instances);
-    let mut started: BTreeSet<String> = BTreeSet::new();
-    let mut inflight: JoinSet<()> = JoinSet::new();
-    for (index, ip) in instances.into_iter().enumerate() {
-        if !ip.needs_containers() {
-            continue;
-        }
-        let Some(chain) = &ip.images else { continue };
-        if !started.insert(chain.instance.clone()) || !shared.images.planned_build(&chain.instance)
-        {
-            continue;
-        }
-        // Do not run too far ahead of the scheduler (disk space, and images that a cache level
-        // removes again).
-        let rank = ranks[index];
-        let _ = scheduled
-            .wait_for(|s| rank <= ranks.get(*s).copied().unwrap_or(0) + lookahead)
-            .await;
-        while inflight.len() >= shared.settings.images.build_workers.max(1) {
-            inflight.join_next().await;
-        }
-        if shared.cancel.is_cancelled() {
-            break;
-        }
-        let shared = shared.clone();
-        inflight.spawn(async move {
-            if let Some(spec) = ip.spec.as_deref() {
-                // A cancelled evaluation builds nothing more: when the worker that was building
-                // an image is dropped, this waiter would otherwise take the build over for nobody.
-                tokio::select! {
-                    biased;
-                    _ = shared.cancel.cancelled() => {}
-                    // Failures are reported by the worker that needs the image.
-                    _ = ensure_images(&shared, &ip, spec) => {}
-                }
-            }
-        });
-    }
-    while inflight.join_next().await.is_some() {}
-}
-
-/// The rank of each instance: how many distinct instance images the plan needs up to it. The
-/// lookahead counts images, not instances: many instances often share one image.
-fn image_ranks(instances: &[InstancePlan]) -> Vec<usize> {
-    let mut seen: BTreeSet<&str> = BTreeSet::new();
-    instances
-        .iter()
-        .map(|ip| {
-            if let (true, Some(chain)) = (ip.needs_containers(), &ip.images) {
-                seen.insert(&chain.instance);
-            }
-            seen.len()
-        })
-        .collect()
 }
 
 /// One instance is done with its instance image: the last one removes it when the cache level
 /// does not keep it.
 pub(super) async fn release_instance_image<B: ContainerBackend>(
-    shared: &Shared<B>,
+    cx: &ImageCx<'_, B>,
     ip: &InstancePlan,
 ) {
     let Some(chain) = ip.images.as_ref().filter(|_| ip.needs_containers()) else {
         return;
     };
-    let images = &shared.images;
+    let images = cx.state;
     if images.lifecycle.release(&chain.instance) {
         let built = images.builder.built_tags().contains(&chain.instance);
         if images.lifecycle.should_remove(&chain.instance, built) {
-            remove_image(shared, &chain.instance, ImageKind::Instance).await;
+            remove_image(cx, &chain.instance, ImageKind::Instance).await;
         }
     }
 }
 
-async fn remove_image<B: ContainerBackend>(shared: &Shared<B>, tag: &str, kind: ImageKind) {
-    if !shared.images.marks.first_removal(tag) {
+async fn remove_image<B: ContainerBackend>(cx: &ImageCx<'_, B>, tag: &str, kind: ImageKind) {
+    if !cx.state.marks.first_removal(tag) {
         return;
     }
-    match shared.backend.image_remove(tag, false).await {
+    match cx.backend.image_remove(tag, false).await {
         Ok(true) => {
             // The builder keeps its answer for the tag, so a late prefetch cannot build it
             // again for nobody.
-            shared.stats(|s| s.images_removed += 1);
-            shared.emit(Event::ImageRemoved {
+            cx.books.stats(|s| s.images_removed += 1);
+            cx.books.emit(Event::ImageRemoved {
                 tag: tag.to_string(),
                 kind,
             });
         }
         Ok(false) => {}
-        Err(e) => shared.warn(format!("could not remove image {tag}: {e}")),
+        Err(e) => cx.books.warn(format!("could not remove image {tag}: {e}")),
     }
 }
 
@@ -535,8 +471,8 @@ fn kind_of(image: &ImageInfo) -> Option<ImageKind> {
 /// Removes the images above the cache level that are still there, children first.
 /// The images of the plan that [`remove_images_at_end`] removes (those of the run id that an
 /// earlier process left are found by label only then).
-pub(super) fn images_to_remove_at_end<B: ContainerBackend>(shared: &Shared<B>) -> Vec<String> {
-    let images = &shared.images;
+pub(super) fn images_to_remove_at_end<B: ContainerBackend>(cx: &ImageCx<'_, B>) -> Vec<String> {
+    let images = cx.state;
     let built: BTreeSet<String> = images.builder.built_tags().into_iter().collect();
     images
         .lifecycle
@@ -547,18 +483,18 @@ pub(super) fn images_to_remove_at_end<B: ContainerBackend>(shared: &Shared<B>) -
         .collect()
 }
 
-pub(super) async fn remove_images_at_end<B: ContainerBackend>(shared: &Shared<B>) {
-    let images = &shared.images;
+pub(super) async fn remove_images_at_end<B: ContainerBackend>(cx: &ImageCx<'_, B>) {
+    let images = cx.state;
     let built: BTreeSet<String> = images.builder.built_tags().into_iter().collect();
     for (tag, kind) in images.lifecycle.all_children_first() {
         if images.lifecycle.should_remove(&tag, built.contains(&tag)) {
-            remove_image(shared, &tag, kind).await;
+            remove_image(cx, &tag, kind).await;
         }
     }
     // Temporary images of this run id that this process did not need (an earlier, killed process
     // of the run built them and every run that needed them is reused now).
-    let filter = LabelFilter::new(RUN_ID, shared.settings.run_id.as_str());
-    let Ok(mut found) = shared.backend.images_with_label(&filter).await else {
+    let filter = LabelFilter::new(RUN_ID, cx.settings.run_id.as_str());
+    let Ok(mut found) = cx.backend.images_with_label(&filter).await else {
         return;
     };
     found.sort_by_key(|i| std::cmp::Reverse(kind_of(i)));
@@ -566,12 +502,12 @@ pub(super) async fn remove_images_at_end<B: ContainerBackend>(shared: &Shared<B>
         let Some(kind) = kind_of(&image) else {
             continue;
         };
-        if shared.settings.images.cache_level.keeps(kind) {
+        if cx.settings.images.cache_level.keeps(kind) {
             continue;
         }
         // Only the run's own tag: an image built FROM it inherited the run id but is not ours.
         if let Some(tag) = crate::images::own_tag(&image) {
-            remove_image(shared, &tag, kind).await;
+            remove_image(cx, &tag, kind).await;
         }
     }
 }

@@ -137,10 +137,11 @@ pub(super) async fn evaluate_instance<B: ContainerBackend>(
     let result = finish(&shared, &ip, started, ending);
     // Housekeeping: the instance's result stands whatever happens to it (an engine that stops
     // answering now must not turn a graded instance into an interrupted one).
+    let images = shared.images();
     tokio::select! {
         biased;
         _ = shared.cancel.cancelled() => {}
-        _ = release_instance_image(&shared, &ip) => {}
+        _ = release_instance_image(&images, &ip) => {}
     }
     result
 }
@@ -285,10 +286,10 @@ async fn prepare<'a, B: ContainerBackend>(
         let ensured = match &ip.prebuilt {
             Some(pre) => shared
                 .images
-                .ensure_prebuilt(shared, pre, instance)
+                .ensure_prebuilt(&shared.images(), pre, instance)
                 .await
                 .map_err(ImageError::Prebuilt),
-            None => ensure_images(shared, ip, spec).await,
+            None => ensure_images(&shared.images(), ip, spec).await,
         };
         match ensured {
             Ok(tag) => image = Some(tag),

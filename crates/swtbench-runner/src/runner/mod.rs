@@ -33,6 +33,7 @@
 //! `flights` (one execution per content key), `slots` (the container slots, longest first),
 //! `shared` (what every task shares), `watch` (the bounded waits of the clean-up).
 
+mod books;
 mod dispatch;
 mod flights;
 mod image_state;

@@ -13,8 +13,9 @@ use swtbench_backend::ContainerBackend;
 use swtbench_core::layout::model_dir_name;
 use swtbench_core::Instance;
 
+use super::books::Books;
 use super::flights::Flights;
-use super::image_state::ImageState;
+use super::image_state::{ImageCx, ImageState};
 use super::slots::Slots;
 use super::watch::ping;
 use crate::cancel::Cancel;
@@ -40,7 +41,7 @@ pub(super) struct Tracer {
 pub(super) struct Shared<B: ContainerBackend> {
     pub backend: Arc<B>,
     pub settings: RunSettings,
-    sink: Arc<dyn EventSink>,
+    pub books: Books,
     pub cancel: Cancel,
     pub registry: ContainerRegistry,
     pub images: ImageState<B>,
@@ -55,8 +56,6 @@ pub(super) struct Shared<B: ContainerBackend> {
     /// `None` without coverage.
     pub tracer: Option<Tracer>,
     pub model_dir: String,
-    stats: Mutex<EvaluationStats>,
-    warnings: Mutex<Vec<String>>,
     aborted: Mutex<Option<AbortReason>>,
 }
 
@@ -95,7 +94,7 @@ impl<B: ContainerBackend> Shared<B> {
                 sink.clone(),
             ),
             backend,
-            sink,
+            books: Books::new(sink),
             cancel,
             registry: ContainerRegistry::default(),
             flights: Flights::default(),
@@ -109,8 +108,6 @@ impl<B: ContainerBackend> Shared<B> {
             instances,
             tracer,
             model_dir: model_dir_name(&plan.model),
-            stats: Mutex::new(EvaluationStats::default()),
-            warnings: Mutex::new(Vec::new()),
             aborted: Mutex::new(None),
             settings,
         };
@@ -160,8 +157,19 @@ impl<B: ContainerBackend> Shared<B> {
         }
     }
 
+    /// The images' view of the evaluation: what building, pulling and removing images needs.
+    pub fn images(&self) -> ImageCx<'_, B> {
+        ImageCx {
+            state: &self.images,
+            backend: &self.backend,
+            settings: &self.settings,
+            registry: &self.registry,
+            books: &self.books,
+        }
+    }
+
     pub fn emit(&self, e: Event) {
-        self.sink.event(&e);
+        self.books.emit(e);
     }
 
     pub fn phase(&self, id: &str, phase: Phase) {
@@ -172,22 +180,19 @@ impl<B: ContainerBackend> Shared<B> {
     }
 
     pub fn stats(&self, f: impl FnOnce(&mut EvaluationStats)) {
-        f(&mut self.stats.locked());
+        self.books.stats(f);
     }
 
     /// The counters so far (the per-instance totals are counted by the dispatcher).
     pub fn stats_now(&self) -> EvaluationStats {
-        *self.stats.locked()
+        self.books.stats_now()
     }
 
     pub fn warn(&self, message: String) {
-        self.emit(Event::Warning {
-            message: message.clone(),
-        });
-        self.warnings.locked().push(message);
+        self.books.warn(message);
     }
 
     pub fn warnings(&self) -> Vec<String> {
-        self.warnings.locked().clone()
+        self.books.warnings()
     }
 }
