@@ -181,9 +181,28 @@ pub enum CredentialSource {
     None,
 }
 
+/// What is wrong with a Docker `config.json`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DockerConfigError {
+    /// Not JSON (the reader's account, with line and column).
+    #[error("{0}")]
+    Json(String),
+    /// An `auths.<host>.auth` entry that is not base64 of `user:password` in UTF-8.
+    #[error("auths.{host}.auth is not {expected}")]
+    Auth {
+        host: String,
+        expected: &'static str,
+    },
+}
+
 /// Parses the text of a Docker `config.json`.
-pub fn parse_docker_config(text: &str) -> Result<DockerConfig, String> {
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+pub fn parse_docker_config(text: &str) -> Result<DockerConfig, DockerConfigError> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| DockerConfigError::Json(e.to_string()))?;
+    let auth_err = |host: &str, expected: &'static str| DockerConfigError::Auth {
+        host: host.to_string(),
+        expected,
+    };
     let mut out = DockerConfig::default();
     if let Some(auths) = v.get("auths").and_then(|a| a.as_object()) {
         for (host, entry) in auths {
@@ -193,13 +212,11 @@ pub fn parse_docker_config(text: &str) -> Result<DockerConfig, String> {
             if auth.is_empty() {
                 continue;
             }
-            let raw =
-                base64_decode(auth).ok_or_else(|| format!("auths.{host}.auth is not base64"))?;
-            let text = String::from_utf8(raw)
-                .map_err(|_| format!("auths.{host}.auth is not UTF-8 once decoded"))?;
+            let raw = base64_decode(auth).ok_or_else(|| auth_err(host, "base64"))?;
+            let text = String::from_utf8(raw).map_err(|_| auth_err(host, "UTF-8 once decoded"))?;
             let (user, pass) = text
                 .split_once(':')
-                .ok_or_else(|| format!("auths.{host}.auth is not user:password"))?;
+                .ok_or_else(|| auth_err(host, "user:password"))?;
             out.auths.insert(
                 normalise_host(host),
                 Credentials {
@@ -277,9 +294,9 @@ pub fn credentials_for(
             })
         }
     };
-    let config = parse_docker_config(&text).map_err(|message| RegistryError::Config {
+    let config = parse_docker_config(&text).map_err(|e| RegistryError::Config {
         path: path.to_path_buf(),
-        message,
+        message: e.to_string(),
     })?;
     match config.source_for(host) {
         CredentialSource::Inline(c) => Ok(Some(c)),

@@ -88,8 +88,8 @@ impl EvidenceMeta {
         s
     }
 
-    pub fn from_json(text: &str) -> Result<EvidenceMeta, String> {
-        serde_json::from_str(text).map_err(|e| e.to_string())
+    pub fn from_json(text: &str) -> Result<EvidenceMeta, EvidenceFileError> {
+        serde_json::from_str(text).map_err(|e| EvidenceFileError::Meta(e.to_string()))
     }
 }
 
@@ -323,33 +323,56 @@ pub enum RunEvidence {
     Collected(Evidence),
 }
 
+/// What is wrong with a run's evidence files themselves (the caller says which run).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EvidenceFileError {
+    /// The meta file is not the hook's JSON.
+    #[error("{0}")]
+    Meta(String),
+    #[error("evidence format {0} (this swtbench reads {EVIDENCE_FORMAT})")]
+    Format(u32),
+    #[error("{EVIDENCE_FILE} is missing")]
+    RawMissing,
+    #[error(
+        "{EVIDENCE_FILE} is not the file collected (SHA-256 {found}, recorded {})",
+        recorded.as_deref().unwrap_or("none")
+    )]
+    NotCollected {
+        found: String,
+        recorded: Option<String>,
+    },
+    #[error("secret: {0}")]
+    Secret(String),
+}
+
 impl RunEvidence {
     /// The evidence of a run from its two files (`meta` = [`EVIDENCE_META_FILE`], `raw` =
     /// [`EVIDENCE_FILE`]); problems with the files themselves are `Err` (the caller says where).
-    pub fn from_files(meta: Option<&str>, raw: Option<&[u8]>) -> Result<RunEvidence, String> {
+    pub fn from_files(
+        meta: Option<&str>,
+        raw: Option<&[u8]>,
+    ) -> Result<RunEvidence, EvidenceFileError> {
         let Some(meta) = meta else {
             return Ok(RunEvidence::None);
         };
         let meta = EvidenceMeta::from_json(meta)?;
         if meta.format != EVIDENCE_FORMAT {
-            return Err(format!(
-                "evidence format {} (this swtbench reads {EVIDENCE_FORMAT})",
-                meta.format
-            ));
+            return Err(EvidenceFileError::Format(meta.format));
         }
         match meta.state {
             EvidenceState::NotInstrumented | EvidenceState::NotTaken => Ok(RunEvidence::None),
             EvidenceState::Missing | EvidenceState::Oversized => Ok(RunEvidence::Lost(meta.state)),
             EvidenceState::Collected => {
-                let raw = raw.ok_or_else(|| format!("{EVIDENCE_FILE} is missing"))?;
+                let raw = raw.ok_or(EvidenceFileError::RawMissing)?;
                 let sha = swtbench_core::hash::sha256_hex(raw);
                 if meta.sha256.as_deref() != Some(sha.as_str()) {
-                    return Err(format!(
-                        "{EVIDENCE_FILE} is not the file collected (SHA-256 {sha}, recorded {})",
-                        meta.sha256.as_deref().unwrap_or("none")
-                    ));
+                    return Err(EvidenceFileError::NotCollected {
+                        found: sha,
+                        recorded: meta.sha256.clone(),
+                    });
                 }
-                let secret = hex::decode(&meta.secret).map_err(|e| format!("secret: {e}"))?;
+                let secret = hex::decode(&meta.secret)
+                    .map_err(|e| EvidenceFileError::Secret(e.to_string()))?;
                 Ok(RunEvidence::Collected(read_evidence(raw, &secret)))
             }
         }
@@ -486,7 +509,7 @@ pub fn load(
             Some(Reason::EvidenceTampered {
                 run: kind,
                 evidence_line: 0,
-                problem,
+                problem: problem.to_string(),
             }),
         ),
     }
@@ -796,7 +819,11 @@ mod tests {
         let ev = RunEvidence::from_files(Some(&text), Some(raw.as_bytes())).unwrap();
         assert!(ev.collected().is_some());
         let err = RunEvidence::from_files(Some(&text), Some(b"x")).unwrap_err();
-        assert!(err.contains("not the file collected"), "{err}");
+        assert!(
+            matches!(err, EvidenceFileError::NotCollected { .. })
+                && err.to_string().contains("not the file collected"),
+            "{err}"
+        );
         assert_eq!(
             RunEvidence::from_files(None, None).unwrap(),
             RunEvidence::None

@@ -192,10 +192,19 @@ impl Stability {
     }
 }
 
+/// A text that is not a flaky list; says where and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a flaky list ({{\"<instance id>\": [\"<test>\", …]}}): {message}")]
+pub struct FlakyListError {
+    /// The JSON reader's account, with the line and column.
+    pub message: String,
+}
+
 /// Reads a flaky list (`{"<instance>": ["<test>", …]}`); the error says what is wrong.
-pub fn parse_flaky_list(text: &str) -> Result<FlakyList, String> {
-    serde_json::from_str(text)
-        .map_err(|e| format!("not a flaky list ({{\"<instance id>\": [\"<test>\", …]}}): {e}"))
+pub fn parse_flaky_list(text: &str) -> Result<FlakyList, FlakyListError> {
+    serde_json::from_str(text).map_err(|e| FlakyListError {
+        message: e.to_string(),
+    })
 }
 
 /// The flaky list's JSON text.
@@ -311,6 +320,7 @@ mod tests {
         assert_eq!(parse_flaky_list(&text).unwrap(), list);
         assert!(parse_flaky_list("[1]")
             .unwrap_err()
+            .to_string()
             .contains("not a flaky list"));
         let mut parsed: Vec<ParsedRun> = vec![ParsedRun::default(); 2];
         for p in parsed.iter_mut() {

@@ -237,10 +237,19 @@ pub struct Shard {
     pub count: usize,
 }
 
+/// A `--shard` value that is not `K/N` with 1 ≤ K ≤ N.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--shard takes K/N with 1 <= K <= N (like 2/8), not {text:?}")]
+pub struct ShardError {
+    pub text: String,
+}
+
 impl Shard {
     /// Reads `K/N` with 1 ≤ K ≤ N.
-    pub fn parse(text: &str) -> Result<Shard, String> {
-        let bad = || format!("--shard takes K/N with 1 <= K <= N (like 2/8), not {text:?}");
+    pub fn parse(text: &str) -> Result<Shard, ShardError> {
+        let bad = || ShardError {
+            text: text.to_string(),
+        };
         let (k, n) = text.trim().split_once('/').ok_or_else(bad)?;
         let (index, count): (usize, usize) = (
             k.trim().parse().map_err(|_| bad())?,
