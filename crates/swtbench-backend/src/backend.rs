@@ -1,7 +1,7 @@
 //! The `ContainerBackend` trait: exactly the engine verbs the runner needs, and no more.
 //!
 //! Implementations: [`crate::DockerBackend`] (Docker or Podman through the Docker API) and
-//! [`crate::FakeBackend`] (in memory, scripted, recording). The trait speaks only this crate's plain
+//! `FakeBackend` (in memory, scripted, recording; behind the `fake` feature, for tests). The trait speaks only this crate's plain
 //! data types; no client library type crosses it.
 
 use std::future::Future;

@@ -19,6 +19,7 @@ pub mod context;
 pub mod docker;
 mod docker_commit;
 pub mod error;
+#[cfg(any(test, feature = "fake"))]
 pub mod fake;
 pub mod labels;
 pub mod liveness;
@@ -36,6 +37,7 @@ pub use cleanup::{remove_containers, remove_images, CleanupReport, ContainerGuar
 pub use context::{BuildContext, ContextFile};
 pub use docker::{DockerBackend, DockerOptions};
 pub use error::{BackendError, Result};
+#[cfg(any(test, feature = "fake"))]
 pub use fake::{FakeBackend, FakeCall, FakeExec, FakeExecContext};
 pub use labels::LabelFilter;
 pub use model::{
