@@ -13,8 +13,7 @@ use swtbench_core::Instance;
 use tokio::sync::OnceCell;
 
 use swtbench_plan::prebuilt::{
-    layout_verdict, local_digest, parse_image_name, PrebuiltImage, PrebuiltSettings,
-    LAYOUT_SCRIPT,
+    layout_verdict, local_digest, parse_image_name, PrebuiltImage, PrebuiltSettings, LAYOUT_SCRIPT,
 };
 
 use crate::execute::ContainerRegistry;
