@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::anyhow;
 use swtbench_app::k8s::{self, Engine, HelperImages, ManifestSpec, NewClaim, Sizing};
 
-use super::cluster::{self, OwnFlag};
-use super::run::RunArgs;
+use crate::args::RunArgs;
+use crate::cluster::{self, OwnFlag};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
 

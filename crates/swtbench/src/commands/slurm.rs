@@ -9,9 +9,8 @@ use swtbench_app::slurm::{self, Job, SbatchOptions};
 use swtbench_core::layout::model_dir_name;
 use swtbench_plan::settings::OutputRoots;
 
-use super::cluster::{self, OwnFlag};
-use super::run::RunArgs;
-use crate::args::load_predictions;
+use crate::args::{load_predictions, RunArgs};
+use crate::cluster::{self, OwnFlag};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
 
