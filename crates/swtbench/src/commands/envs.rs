@@ -5,13 +5,13 @@
 //! `swtbench_spec::lock` and the rendering is `swtbench_spec::ExecSpec`; this prints them.
 //!
 //! `swtbench envs lock --output FILE`: the environments of a selection resolved once into a lock
-//! file (`swtbench_app::envlock` runs the resolves).
+//! file (`swtbench_app::envlock::lock_to_file` renders, resolves and writes it).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::anyhow;
+use swtbench_app::envlock::{LockRequest, LockedEnv};
 use swtbench_data::dataset::LoadOptions;
 use swtbench_spec::{Arch, ExecSpec, Provider};
 
@@ -121,37 +121,15 @@ fn lock(args: LockArgs, printer: &Printer) -> CliResult {
     let table = provider_args.apply(table, printer)?;
     let files =
         crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
-    let mut specs = Vec::new();
-    let mut failed = Vec::new();
-    for i in &dataset.instances {
-        match ExecSpec::new(i, &table, Arch::host(), &files) {
-            Ok(s) => specs.push(s),
-            Err(e) => failed.push(format!("{}: {e}", i.instance_id)),
-        }
-    }
-    if !failed.is_empty() {
-        let shown: Vec<&str> = failed.iter().take(10).map(String::as_str).collect();
-        return Err(CliError::input(anyhow!(
-            "{} instances cannot be rendered, so their environments cannot be locked:\n  {}",
-            failed.len(),
-            shown.join("\n  ")
-        ))
-        .with_hint("--instance-ids selects the instances to lock; --repo-mirror DIR reads requirement files from local mirrors"));
-    }
-    if specs.is_empty() {
-        return Err(CliError::input(anyhow!(
-            "no instances selected: nothing to lock"
-        )));
-    }
-    let network = swtbench_backend::BuildNetwork::from_env(args.ca_bundle.as_deref())
-        .map_err(|e| CliError::input(e).with_hint("--ca-bundle must name a readable file"))?;
-    let settings = swtbench_app::envlock::LockSettings {
-        network,
+    let request = LockRequest {
+        instances: &dataset.instances,
+        table: &table,
+        files: &files,
+        ca_bundle: args.ca_bundle.as_deref(),
         timeout: Duration::from_secs(args.timeout.max(1)),
-        label: format!("envs-lock-{}", std::process::id()),
+        output: &args.output,
     };
-    let (rt, backend) = swtbench_app::engine::connect_blocking()?;
-    let mut on_env = |e: &swtbench_app::envlock::LockedEnv| {
+    let mut on_env = |e: &LockedEnv| {
         let how = match e.resolve_time {
             Some(t) => format!("resolved in {:.1} s", t.as_secs_f64()),
             None => "frozen pins, written as they are".to_string(),
@@ -164,24 +142,16 @@ fn lock(args: LockArgs, printer: &Printer) -> CliResult {
             e.instances
         ));
     };
-    let (lock, envs) = rt.block_on(swtbench_app::envlock::lock_environments(
-        Arc::new(backend),
-        &specs,
-        &settings,
-        &mut on_env,
-    ))?;
-    let text = lock.render();
-    swtbench_data::fsutil::write_atomic(&args.output, text.as_bytes()).map_err(|e| {
-        CliError::environment(anyhow!("cannot write {}: {e}", args.output.display()))
-    })?;
+    let written = swtbench_app::envlock::lock_to_file(&request, &mut on_env)?;
+    let envs = &written.envs;
     let resolved = envs.iter().filter(|e| e.resolve_time.is_some()).count();
     printer.info(&format!(
         "wrote {}: {} entries, {} environments ({resolved} resolved, {} frozen) of {} instances",
         args.output.display(),
-        lock.entries.len(),
+        written.entries,
         envs.len(),
         envs.len() - resolved,
-        specs.len()
+        written.instances
     ));
     Ok(ExitCode::Success)
 }
