@@ -2,7 +2,7 @@
 //! uv) and where its packages come from: its own frozen SWE-bench Verified environment, one
 //! borrowed from a Verified instance of the same repository and version, the spec's packages
 //! unpinned, or an `--env-lock` entry. The rules are `swtbench_spec::pins` and
-//! `swtbench_spec::lock` and the rendering is `swtbench_spec::ExecSpec`; this prints them.
+//! `swtbench_spec::lock`, the spec is `swtbench_app::spec::instance_spec`; this prints them.
 //!
 //! `swtbench envs lock --output FILE`: the environments of a selection resolved once into a lock
 //! file (`swtbench_app::envlock::lock_to_file` renders, resolves and writes it).
@@ -12,8 +12,7 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use swtbench_app::envlock::{LockRequest, LockedEnv};
-use swtbench_data::dataset::LoadOptions;
-use swtbench_spec::{Arch, ExecSpec, Provider};
+use swtbench_spec::Provider;
 
 use crate::args::{DatasetArgs, EnvProviderArgs};
 use crate::env_vars;
@@ -158,28 +157,12 @@ fn lock(args: LockArgs, printer: &Printer) -> CliResult {
 
 fn show(args: ShowArgs, printer: &Printer) -> CliResult {
     let offline = args.offline || swtbench_app::inputs::offline_from_env();
-    let options = LoadOptions {
-        dataset: args.dataset.clone(),
-        split: args.split.clone(),
-        filter_swt: false,
-        filter_list: None,
-        is_swt: false,
+    let instance = swtbench_app::inputs::load_instance(
+        &args.dataset,
+        &args.split,
+        &args.instance_id,
         offline,
-        instance_ids: vec![args.instance_id.clone()],
-    };
-    let loaded = swtbench_app::inputs::load_dataset(&options, &mut |_, _, _| {})?;
-    let Some(instance) = loaded
-        .instances
-        .iter()
-        .find(|i| i.instance_id.as_str() == args.instance_id)
-    else {
-        return Err(CliError::input(anyhow!(
-            "instance {} is not in dataset {}",
-            args.instance_id,
-            args.dataset
-        ))
-        .with_hint("name the dataset it is in with --dataset (lite, verified, full or a file)"));
-    };
+    )?;
     let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
     let mut provider_args = args.env_provider.clone();
     if provider_args.env_provider.is_none() {
@@ -187,10 +170,7 @@ fn show(args: ShowArgs, printer: &Printer) -> CliResult {
     }
     let table = provider_args.apply(table, printer)?;
     let files = crate::settings::repo_files(args.repo_mirror.as_deref(), offline)?;
-    let spec = ExecSpec::new(instance, &table, Arch::host(), &files).map_err(|e| {
-        CliError::input(anyhow!("{}: {e}", instance.instance_id))
-            .with_hint("--repo-mirror DIR reads requirement files from local mirrors")
-    })?;
+    let spec = swtbench_app::spec::instance_spec(&instance, &table, &files)?;
     let mut out = String::new();
     let mut line = |s: String| {
         out.push_str(&s);

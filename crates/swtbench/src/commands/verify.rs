@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use clap::Parser;
-use swtbench_app::grade::{verify, GradeSettings};
+use swtbench_app::grade::{only_model, verify, GradeSettings};
 use swtbench_app::reexecute::{self, Compared};
 use swtbench_grade::logs::ExecMode;
 use swtbench_grade::{CoverageFormula, GradeOptions};
@@ -67,35 +67,6 @@ pub struct VerifyArgs {
     /// e.g. `--run-arg=--repo-mirror=/data/mirrors --run-arg=--timeout=600`.
     #[arg(long = "run-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub run_args: Vec<String>,
-}
-
-/// The only `pred_pre__<model>` directory of a run.
-fn only_model(run_dir: &Path) -> Result<String, CliError> {
-    let mut models: Vec<String> = std::fs::read_dir(run_dir)
-        .map_err(|e| CliError::input(anyhow!("cannot read {}: {e}", run_dir.display())))?
-        .flatten()
-        .filter_map(|e| {
-            e.file_name()
-                .to_str()?
-                .strip_prefix("pred_pre__")
-                .map(str::to_string)
-        })
-        .collect();
-    models.sort();
-    match models.as_slice() {
-        [one] => Ok(one.clone()),
-        [] => Err(CliError::input(anyhow!(
-            "{} has no pred_pre__<model> directory: not a run directory",
-            run_dir.display()
-        ))
-        .with_hint("RUN_DIR is <logs root>/<run id>, e.g. run_instance_swt_logs/my-run")),
-        many => Err(CliError::input(anyhow!(
-            "{} holds runs of several models ({})",
-            run_dir.display(),
-            many.join(", ")
-        ))
-        .with_hint("choose one with --model or --predictions")),
-    }
 }
 
 pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
