@@ -63,6 +63,16 @@ pub struct CleanSummary {
     pub failed: usize,
 }
 
+/// [`clean_run`] on the container engine, blocking: the options checked, then one connection.
+pub fn clean(
+    options: &CleanOptions,
+    report: &mut dyn FnMut(Item, &str, &Cleaned),
+) -> Result<CleanSummary> {
+    options.check()?;
+    let (rt, backend) = crate::engine::connect_blocking()?;
+    rt.block_on(clean_run(&backend, options, report))
+}
+
 /// Removes the run's containers, then (unless `keep_images`) its temporary images, children
 /// first; `report(item, name, what)` is called for each.
 pub async fn clean_run<B: ContainerBackend>(

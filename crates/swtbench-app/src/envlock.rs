@@ -77,6 +77,85 @@ pub struct LockedEnv {
     pub resolve_time: Option<Duration>,
 }
 
+/// What `envs lock` locks and where it writes the lock.
+#[derive(Debug)]
+pub struct LockRequest<'a> {
+    pub instances: &'a [swtbench_core::Instance],
+    /// The spec table with the provider applied (and no lock).
+    pub table: &'a SpecTable,
+    pub files: &'a swtbench_data::repo_files::RepoFiles,
+    /// `--ca-bundle` (default: `$SSL_CERT_FILE` when it names a file).
+    pub ca_bundle: Option<&'a Path>,
+    /// Time limit of one environment's resolve.
+    pub timeout: Duration,
+    /// The lock file to write.
+    pub output: &'a Path,
+}
+
+/// What [`lock_to_file`] wrote.
+#[derive(Debug, Clone)]
+pub struct LockWritten {
+    /// Entries in the lock file.
+    pub entries: usize,
+    /// Per environment, what was done.
+    pub envs: Vec<LockedEnv>,
+    /// The instances whose environments were locked.
+    pub instances: usize,
+}
+
+/// `envs lock`: renders every instance's spec (an instance that cannot be rendered refuses the
+/// lock), connects to the engine, resolves the environments ([`lock_environments`], `on_env`
+/// after each) and writes the lock file.
+pub fn lock_to_file(
+    request: &LockRequest<'_>,
+    on_env: &mut (dyn FnMut(&LockedEnv) + Send),
+) -> Result<LockWritten> {
+    let mut specs = Vec::new();
+    let mut failed = Vec::new();
+    for i in request.instances {
+        match ExecSpec::new(i, request.table, swtbench_spec::Arch::host(), request.files) {
+            Ok(s) => specs.push(s),
+            Err(e) => failed.push(format!("{}: {e}", i.instance_id)),
+        }
+    }
+    if !failed.is_empty() {
+        let shown: Vec<&str> = failed.iter().take(10).map(String::as_str).collect();
+        return Err(Error::input(anyhow!(
+            "{} instances cannot be rendered, so their environments cannot be locked:\n  {}",
+            failed.len(),
+            shown.join("\n  ")
+        ))
+        .with_hint("--instance-ids selects the instances to lock; --repo-mirror DIR reads requirement files from local mirrors"));
+    }
+    if specs.is_empty() {
+        return Err(Error::input(anyhow!(
+            "no instances selected: nothing to lock"
+        )));
+    }
+    let network = BuildNetwork::from_env(request.ca_bundle)
+        .map_err(|e| Error::input(e).with_hint("--ca-bundle must name a readable file"))?;
+    let settings = LockSettings {
+        network,
+        timeout: request.timeout,
+        label: format!("envs-lock-{}", std::process::id()),
+    };
+    let (rt, backend) = crate::engine::connect_blocking()?;
+    let (lock, envs) = rt.block_on(lock_environments(
+        Arc::new(backend),
+        &specs,
+        &settings,
+        on_env,
+    ))?;
+    swtbench_data::fsutil::write_atomic(request.output, lock.render().as_bytes()).map_err(|e| {
+        Error::environment(anyhow!("cannot write {}: {e}", request.output.display()))
+    })?;
+    Ok(LockWritten {
+        entries: lock.entries.len(),
+        envs,
+        instances: specs.len(),
+    })
+}
+
 /// The lock of `specs`' environments, and per environment what was done.
 pub async fn lock_environments<B: ContainerBackend>(
     backend: Arc<B>,

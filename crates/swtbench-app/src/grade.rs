@@ -316,6 +316,36 @@ impl VerifyOutcome {
     }
 }
 
+/// The model of the run at `run_dir` (`<logs root>/<run id>`): its only `pred_pre__<model>`
+/// directory (`verify` without `--model` or `--predictions`).
+pub fn only_model(run_dir: &Path) -> Result<String> {
+    let mut models: Vec<String> = std::fs::read_dir(run_dir)
+        .map_err(|e| Error::input(anyhow!("cannot read {}: {e}", run_dir.display())))?
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_prefix("pred_pre__")
+                .map(str::to_string)
+        })
+        .collect();
+    models.sort();
+    match models.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(Error::input(anyhow!(
+            "{} has no pred_pre__<model> directory: not a run directory",
+            run_dir.display()
+        ))
+        .with_hint("RUN_DIR is <logs root>/<run id>, e.g. run_instance_swt_logs/my-run")),
+        many => Err(Error::input(anyhow!(
+            "{} holds runs of several models ({})",
+            run_dir.display(),
+            many.join(", ")
+        ))
+        .with_hint("choose one with --model or --predictions")),
+    }
+}
+
 /// Checks a run without containers and without writing anything: every output against its key
 /// file, every `report.json` against the grade of its outputs now (byte for byte), and the
 /// integrity of every graded instance's logs.

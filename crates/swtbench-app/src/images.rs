@@ -1,6 +1,7 @@
 //! `images build|list|rm`: pre-building the base → env → instance images of a dataset selection
 //! (kept after: no temporary run label), listing the images swtbench made and removing them, all
-//! found by the `swtbench.kind` label. Results come back as data; the binary prints them.
+//! found by the `swtbench.kind` label. Results come back as data; the binary prints them. [`Engine`]
+//! is the blocking form of the calls that reach the engine.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -654,4 +655,86 @@ pub async fn transfer_images<B: ContainerBackend>(
     }
     out.sort_by(|a, b| a.0.kind.cmp(&b.0.kind).then(a.0.tag.cmp(&b.0.tag)));
     out
+}
+/// The container engine of the `images` commands: one runtime and one connection (made first, so
+/// that an unreachable engine is one error before any work), and the blocking form of each call.
+#[derive(Debug)]
+pub struct Engine {
+    rt: tokio::runtime::Runtime,
+    backend: Arc<swtbench_backend::DockerBackend>,
+}
+
+impl Engine {
+    /// Connects to the container engine (see [`crate::engine::connect`]).
+    pub fn connect() -> Result<Engine> {
+        let (rt, backend) = crate::engine::connect_blocking()?;
+        Ok(Engine {
+            rt,
+            backend: Arc::new(backend),
+        })
+    }
+
+    /// [`list_images`].
+    pub fn list(&self, kind: Option<ImageKind>) -> Result<Vec<ImageInfo>> {
+        self.rt.block_on(list_images(self.backend.as_ref(), kind))
+    }
+
+    /// [`select_images`].
+    pub fn select(&self, removal: &Removal) -> Result<Vec<ImageInfo>> {
+        self.rt
+            .block_on(select_images(self.backend.as_ref(), removal))
+    }
+
+    /// [`remove_images`].
+    pub fn remove(
+        &self,
+        images: &[ImageInfo],
+        force: bool,
+        report: &mut dyn FnMut(&str, std::result::Result<(), BackendError>),
+    ) -> usize {
+        self.rt
+            .block_on(remove_images(self.backend.as_ref(), images, force, report))
+    }
+
+    /// [`build_images`].
+    pub fn build(
+        &self,
+        specs: Vec<(String, std::result::Result<ExecSpec, SpecError>)>,
+        options: BuildOptions,
+        sink: Arc<dyn EventSink>,
+    ) -> Built {
+        self.rt
+            .block_on(build_images(self.backend.clone(), specs, options, sink))
+    }
+
+    /// [`local_presence`].
+    pub fn local_presence(
+        &self,
+        images: &[SelectedImage],
+    ) -> Result<std::collections::BTreeMap<String, bool>> {
+        self.rt
+            .block_on(local_presence(self.backend.as_ref(), images))
+    }
+
+    /// [`transfer_images`].
+    pub fn transfer(
+        &self,
+        registry: &RegistrySettings,
+        images: Vec<SelectedImage>,
+        push: bool,
+        workers: usize,
+        sink: Arc<dyn EventSink>,
+    ) -> Vec<(
+        SelectedImage,
+        std::result::Result<Transferred, BackendError>,
+    )> {
+        self.rt.block_on(transfer_images(
+            self.backend.clone(),
+            registry,
+            images,
+            push,
+            workers,
+            sink,
+        ))
+    }
 }

@@ -28,6 +28,35 @@ pub fn load_dataset(
     swtbench_data::load_dataset(options, &hub, Some(progress)).map_err(dataset_error)
 }
 
+/// The instance `instance_id` of `dataset` (`split`), loaded alone (`envs show`).
+pub fn load_instance(
+    dataset: &str,
+    split: &str,
+    instance_id: &str,
+    offline: bool,
+) -> Result<swtbench_core::Instance, Error> {
+    let options = LoadOptions {
+        dataset: dataset.to_string(),
+        split: split.to_string(),
+        filter_swt: false,
+        filter_list: None,
+        is_swt: false,
+        offline,
+        instance_ids: vec![instance_id.to_string()],
+    };
+    let loaded = load_dataset(&options, &mut |_, _, _| {})?;
+    loaded
+        .instances
+        .into_iter()
+        .find(|i| i.instance_id.as_str() == instance_id)
+        .ok_or_else(|| {
+            Error::input(anyhow::anyhow!(
+                "instance {instance_id} is not in dataset {dataset}"
+            ))
+            .with_hint("name the dataset it is in with --dataset (lite, verified, full or a file)")
+        })
+}
+
 /// Loads `--predictions` (`gold`, .json, .jsonl) against a dataset.
 pub fn load_predictions_for(
     spec: &str,

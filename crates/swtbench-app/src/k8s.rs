@@ -195,6 +195,34 @@ pub fn object_name(s: &str, max: usize) -> Option<String> {
     (!trimmed.is_empty()).then_some(trimmed)
 }
 
+/// The base name of the objects: `name` when Kubernetes takes it as it is, else an error saying
+/// what it takes; without one, derived from the run id.
+pub fn base_name(name: Option<&str>, run_id: &str) -> Result<String, String> {
+    match name {
+        Some(n) => match object_name(n, MAX_BASE_NAME) {
+            Some(ok) if ok == n => Ok(ok),
+            _ => Err(format!(
+                "--name {n}: not a name Kubernetes takes (lowercase letters, digits and -, at most {MAX_BASE_NAME} characters)"
+            )),
+        },
+        None => Ok(object_name(&format!("swtbench-{run_id}"), MAX_BASE_NAME)
+            .unwrap_or_else(|| "swtbench".to_string())),
+    }
+}
+
+/// The paths among `paths` (flag, path in the pods) that are not on the volume mounted at
+/// `mount` (relative paths are: the pods work in the mount path).
+pub fn off_volume<'a>(
+    paths: Vec<(&'a str, Option<std::path::PathBuf>)>,
+    mount: &std::path::Path,
+) -> Vec<(&'a str, std::path::PathBuf)> {
+    paths
+        .into_iter()
+        .filter_map(|(flag, p)| Some((flag, p?)))
+        .filter(|(_, p)| !(p.is_relative() || p.starts_with(mount)))
+        .collect()
+}
+
 /// The shell command of shard pods: the run command and `--shard` from the completion index.
 pub fn shard_command(run_command: &str, shards: usize) -> String {
     format!("exec {run_command} --shard \"$(( {INDEX_ENV} + 1 ))/{shards}\"")
@@ -640,6 +668,30 @@ pub fn to_json_list(manifest: &Manifest) -> Result<String, String> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn paths_on_the_volume() {
+        let mount = std::path::Path::new("/work");
+        let paths = [
+            "data/d.jsonl",
+            "/work/data/d.jsonl",
+            "/home/me/d.jsonl",
+            "/workspace/d.jsonl",
+        ]
+        .map(|p| ("--x", Some(std::path::PathBuf::from(p))));
+        let off: Vec<_> = off_volume(paths.into_iter().chain([("--y", None)]).collect(), mount)
+            .into_iter()
+            .map(|(_, p)| p.display().to_string())
+            .collect();
+        assert_eq!(off, ["/home/me/d.jsonl", "/workspace/d.jsonl"]);
+    }
+
+    #[test]
+    fn base_names_are_taken_as_given_or_derived_from_the_run_id() {
+        assert_eq!(base_name(Some("my-run"), "x").as_deref(), Ok("my-run"));
+        assert!(base_name(Some("My_Run"), "x").is_err());
+        assert_eq!(base_name(None, "Run_1").as_deref(), Ok("swtbench-run-1"));
+    }
     use serde_json::Value;
 
     const GIB: u64 = 1 << 30;

@@ -7,7 +7,8 @@
 //! reused from another repeat, so every run executes again). Rerunning the same command resumes
 //! each repeat. The stability is written to `evaluation_results/<model>.<run id>.stability.json`,
 //! and the tests that flipped to `<model>.<run id>.flaky.json` (for gold predictions, the list
-//! `--flaky-list` takes).
+//! `--flaky-list` takes). [`repeat_rest`] is the loop over repeats 2..N; a front end shows it
+//! through [`RepeatFront`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,8 +17,12 @@ use anyhow::anyhow;
 use swtbench_grade::stability::{self, Stability};
 use swtbench_grade::InstanceReport;
 use swtbench_plan::settings::OutputRoots;
+use swtbench_plan::RunSettings;
+use swtbench_runner::events::EvaluationStats;
 
 use crate::error::{Error, Result};
+use crate::evaluate::{Engine, EngineUse, Finished, Locked, Pipeline, Request};
+use crate::settings::RunOptions;
 
 /// The directory under the output directory that holds the repeats after the first.
 pub const REPEATS_DIR: &str = "repeats";
@@ -110,6 +115,85 @@ pub fn analyse(
         stability_path,
         flaky_path,
     })
+}
+
+/// What a front end does around each repeat after the first (it shows, the loop decides).
+pub trait RepeatFront {
+    /// Repeat `k` of `n` starts, writing under `dir`.
+    fn starting(&self, k: usize, n: usize, dir: &Path);
+    /// Follows the locked plan of one repeat with the front end's event sinks (the events file,
+    /// when asked for, is `events`) and returns how it ended.
+    fn execute(&self, pipeline: &Locked, events: Option<&Path>) -> Result<Finished>;
+    /// Repeat `k` was graded (`stats`: its counts).
+    fn finished(&self, k: usize, stats: &EvaluationStats);
+}
+
+/// What the repeats after the first need: the run's options (resolved again against each
+/// repeat's engine) and what the first repeat found.
+#[derive(Debug, Clone, Copy)]
+pub struct Repeats<'a> {
+    pub options: &'a RunOptions,
+    /// The repeats' engine use: [`EngineUse::Never`] when grading what is on disk.
+    pub engine: EngineUse,
+    /// N of `--repeat N`.
+    pub repeats: usize,
+    /// The model's directory name (`swtbench_core::layout::model_dir_name`).
+    pub model_dir: &'a str,
+    /// The instances of the first repeat's run report.
+    pub instances: &'a [String],
+    /// `--events` was given: each repeat writes its own `events.jsonl` in its directory.
+    pub events: bool,
+}
+
+/// How the repeats after the first ended.
+#[derive(Debug)]
+pub enum RepeatsEnd {
+    /// A repeat was killed (a second Ctrl-C): its containers were removed, no reports written.
+    Killed,
+    /// A repeat was interrupted: its partial reports were written; no stability.
+    Interrupted,
+    /// Every repeat finished; the stability over all of them was written.
+    Done(Written),
+}
+
+/// Repeats 2..N of `run --repeat N` (the first is the run itself, done by the caller), each a
+/// whole evaluation in its own output tree, then the stability over all of them ([`analyse`]).
+/// `request` makes a repeat's request for its settings (the run's inputs, without the HTML page).
+/// A repeat that stopped early is an environment error (rerunning resumes).
+pub fn repeat_rest(
+    r: &Repeats<'_>,
+    request: &dyn Fn(RunSettings) -> Result<Request>,
+    front: &dyn RepeatFront,
+) -> Result<RepeatsEnd> {
+    let (base, run_id) = (&r.options.output_dir, &r.options.run_id);
+    for k in 2..=r.repeats {
+        let dir = output_dir(base, run_id, k);
+        front.starting(k, r.repeats, &dir);
+        let engine = Engine::connect(r.engine)?;
+        let mut settings = r.options.clone().resolve(&engine.host_facts())?;
+        settings.outputs = OutputRoots::under(&dir);
+        let pipeline = Pipeline::prepare(engine, request(settings)?)?.lock()?;
+        let events = r.events.then(|| dir.join("events.jsonl"));
+        match front.execute(&pipeline, events.as_deref())? {
+            Finished::Killed => return Ok(RepeatsEnd::Killed),
+            Finished::Done(done) => {
+                if let Some(reason) = &done.output.aborted {
+                    return Err(
+                        Error::environment(anyhow!("repeat {k} stopped early: {reason}"))
+                            .with_hint(
+                                "fix that and run the same command again: finished runs are reused",
+                            ),
+                    );
+                }
+                if done.output.cancelled.is_some() {
+                    return Ok(RepeatsEnd::Interrupted);
+                }
+                front.finished(k, &done.output.stats);
+            }
+        }
+    }
+    let written = analyse(base, run_id, r.model_dir, r.repeats, r.instances)?;
+    Ok(RepeatsEnd::Done(written))
 }
 
 #[cfg(test)]

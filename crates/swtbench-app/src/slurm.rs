@@ -364,6 +364,142 @@ pub fn scheduler_states(job_ids: &[String]) -> Result<BTreeMap<String, String>> 
     Ok(states)
 }
 
+/// Job states that are not over yet.
+fn active(state: &str) -> bool {
+    matches!(
+        state,
+        "PENDING"
+            | "RUNNING"
+            | "CONFIGURING"
+            | "COMPLETING"
+            | "SUSPENDED"
+            | "REQUEUED"
+            | "RESIZING"
+    )
+}
+
+/// Refuses to submit `run_id` again while a job of its `earlier` submission is not over (asks
+/// the scheduler); `output_dir` is the one given, for the hint.
+pub fn check_not_submitted(earlier: &Submission, run_id: &str, output_dir: &Path) -> Result<()> {
+    let ids: Vec<String> = earlier
+        .array_job
+        .iter()
+        .cloned()
+        .chain([earlier.merge_job.clone()])
+        .collect();
+    let states = scheduler_states(&ids)?;
+    match states.iter().find(|(_, s)| active(s)) {
+        None => Ok(()),
+        Some((job, state)) => Err(Error::input(anyhow!(
+            "run id {run_id} is still submitted: job {job} is {state}"
+        ))
+        .with_hint(format!(
+            "wait for it (`swtbench slurm status --run-id {run_id} --output-dir {}`), or cancel its \
+             jobs (scancel {}) and submit again",
+            output_dir.display(),
+            ids.join(" ")
+        ))),
+    }
+}
+
+/// `slurm status`: each shard's progress in the shared tree, its job's state, and whether the
+/// merge wrote the run report.
+#[derive(Debug)]
+pub struct RunStatus {
+    pub submission: Submission,
+    pub shards: Vec<ShardStatus>,
+    /// The scheduler's states (empty when it could not be asked: see `scheduler_error`).
+    pub states: BTreeMap<String, String>,
+    /// Why the scheduler could not be asked (the output tree is shown alone).
+    pub scheduler_error: Option<Error>,
+    /// The run report over all shards is written.
+    pub merged: bool,
+}
+
+/// The status of `run_id` submitted from `output_dir`; an error when it was not submitted.
+pub fn run_status(output_dir: &Path, run_id: &str) -> Result<RunStatus> {
+    let script_dir = script_dir(output_dir, run_id);
+    let Some(sub) = read_submission(&script_dir)? else {
+        return Err(Error::input(anyhow!(
+            "run id {run_id} was not submitted to Slurm from {} (no {})",
+            output_dir.display(),
+            script_dir.join(JOBS_FILE).display()
+        ))
+        .with_hint("give the --run-id and --output-dir given to `swtbench slurm submit`"));
+    };
+    let roots = swtbench_plan::settings::OutputRoots::under(output_dir);
+    let shards = crate::shards::status(&roots.logs, &roots.results, &sub.model_dir, &sub.run_id)?
+        .unwrap_or_default();
+    let ids: Vec<String> = sub
+        .array_job
+        .iter()
+        .cloned()
+        .chain([sub.merge_job.clone()])
+        .collect();
+    let (states, scheduler_error) = match scheduler_states(&ids) {
+        Ok(s) => (s, None),
+        Err(e) => (BTreeMap::new(), Some(e)),
+    };
+    let merged =
+        swtbench_runner::report::run_report_path(&roots.results, &sub.model_dir, &sub.run_id, None)
+            .is_file();
+    Ok(RunStatus {
+        submission: sub,
+        shards,
+        states,
+        scheduler_error,
+        merged,
+    })
+}
+
+impl RunStatus {
+    /// The status as the JSON `slurm status --json` prints.
+    pub fn to_json(&self) -> String {
+        let sub = &self.submission;
+        let value = serde_json::json!({
+            "run_id": sub.run_id,
+            "shards": self.shards,
+            "jobs": self.states,
+            "array_job": sub.array_job,
+            "merge_job": sub.merge_job,
+            "merged": self.merged,
+        });
+        serde_json::to_string_pretty(&value).unwrap_or_default()
+    }
+
+    /// The status as lines for people: one per shard, then the merge job's.
+    pub fn to_text(&self) -> String {
+        let sub = &self.submission;
+        let mut lines = Vec::new();
+        if self.shards.is_empty() {
+            lines.push(format!("no shard of run {} started yet", sub.run_id));
+        }
+        for s in &self.shards {
+            let task_job = sub
+                .array_job
+                .as_deref()
+                .filter(|_| sub.submitted.contains(&s.shard.index));
+            lines.push(shard_line(s, task_job, &self.states));
+        }
+        let merge_state = self
+            .states
+            .get(&sub.merge_job)
+            .map_or("not known to the scheduler (ended)".to_string(), |s| {
+                s.clone()
+            });
+        lines.push(format!(
+            "merge job {}: {merge_state}; run report over all shards {}",
+            sub.merge_job,
+            if self.merged {
+                "written"
+            } else {
+                "not written yet"
+            }
+        ));
+        lines.join("\n")
+    }
+}
+
 /// One shard's line of `slurm status`: its progress in the tree and its task's state.
 pub fn shard_line(
     s: &ShardStatus,

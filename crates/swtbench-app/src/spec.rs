@@ -52,6 +52,18 @@ pub struct RenderSummary {
     pub failed: usize,
 }
 
+/// The spec of one instance on this machine's architecture (`envs show`).
+pub fn instance_spec(
+    instance: &Instance,
+    table: &SpecTable,
+    files: &RepoFiles,
+) -> Result<ExecSpec> {
+    ExecSpec::new(instance, table, Arch::host(), files).map_err(|e| {
+        Error::input(anyhow::anyhow!("{}: {e}", instance.instance_id))
+            .with_hint("--repo-mirror DIR reads requirement files from local mirrors")
+    })
+}
+
 /// Renders every instance of `instances` that has a prediction into `settings.out`.
 pub fn render_specs(
     instances: &[Instance],

@@ -4,9 +4,15 @@
 //! [`DatasetArgs`] so the flags, their snake_case aliases and their behaviour are identical
 //! everywhere.
 
+use std::path::PathBuf;
+
+use swtbench_app::settings::{parse_count, parse_cpus, parse_positive, parse_seconds, parse_size};
 use swtbench_data::dataset::{LoadOptions, LoadedDataset};
 use swtbench_data::SwtFilter;
+use swtbench_extract::PatchType;
+use swtbench_plan::CacheLevel;
 
+use crate::env_vars;
 use crate::error::CliError;
 use crate::printer::Printer;
 
@@ -398,4 +404,253 @@ impl EnvProviderArgs {
         }
         Ok(table)
     }
+}
+
+/// `swtbench run`'s flags: what `run` evaluates and how. The cluster commands (`slurm submit`,
+/// `k8s manifest`) flatten them too, and `verify --reexecute` parses them for its fresh run.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub dataset: DatasetArgs,
+
+    /// Predictions to evaluate: `gold` (the gold tests of every instance), a .json or a .jsonl file
+    /// of {instance_id, model_name_or_path, model_patch} records.
+    #[arg(long, alias = "predictions_path", value_name = "gold|FILE")]
+    pub predictions: String,
+
+    /// Names the run: outputs go to run_instance_swt_logs/<run_id>/… and
+    /// evaluation_results/<model>.<run_id>.json. Rerunning the same id resumes.
+    #[arg(long, alias = "run_id", value_name = "RUN_ID")]
+    pub run_id: String,
+
+    /// Test containers running at the same time. The runs of every instance share them, the
+    /// longest expected first; no more run at once than the host's memory holds at the
+    /// containers' memory limit.
+    #[arg(long, alias = "max_workers", value_name = "N", default_value_t = 4, allow_negative_numbers = true,
+          value_parser = parse_positive::<usize>)]
+    pub max_workers: usize,
+
+    /// Image builds at the same time.
+    #[arg(long, alias = "build_workers", value_name = "N", default_value_t = 2, allow_negative_numbers = true,
+          value_parser = parse_positive::<usize>)]
+    pub build_workers: usize,
+
+    /// Seconds each eval script may run (six per instance); on timeout the output so far is
+    /// kept and graded.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800, allow_negative_numbers = true,
+          value_parser = parse_seconds)]
+    pub timeout: u64,
+
+    #[command(flatten)]
+    pub eval: EvalArgs,
+
+    /// How raw model output becomes a diff, tried in order: vanilla (the default: the prediction
+    /// is a diff), fuzzy, custom.
+    #[arg(long, alias = "patch_types", value_name = "TYPE", num_args = 1.., default_value = "vanilla")]
+    pub patch_types: Vec<PatchType>,
+
+    #[command(flatten)]
+    pub styles: ExtractStyleArgs,
+
+    /// Image layers kept after the run: none, base, env (default) or instance.
+    #[arg(
+        long,
+        alias = "cache_level",
+        value_name = "LEVEL",
+        default_value = "env"
+    )]
+    pub cache_level: CacheLevel,
+
+    /// Also remove images above the cache level that existed before the run.
+    #[arg(long, value_name = "BOOL", value_parser = parse_bool, num_args = 0..=1,
+          default_value = "false", default_missing_value = "true")]
+    pub clean: bool,
+
+    /// Rebuild every image the run needs (once per run, without the layer cache).
+    #[arg(long, alias = "force_rebuild", value_name = "BOOL", value_parser = parse_bool,
+          num_args = 0..=1, default_value = "false", default_missing_value = "true")]
+    pub force_rebuild: bool,
+
+    /// Run nothing; grade the outputs already on disk and write the reports. An instance whose
+    /// outputs are not all there is an error (exit code 1).
+    #[arg(long, alias = "skip_eval", value_name = "BOOL", value_parser = parse_bool,
+          num_args = 0..=1, default_value = "false", default_missing_value = "true")]
+    pub skip_eval: bool,
+
+    /// Evaluate the K-th of N parts of the selected instances (like 2/8): parts of about equal
+    /// expected work, the same on every machine (the first shard to start records the split in
+    /// the output directory; the others follow it). Shards share the output directory and run
+    /// side by side; each writes `<model>.<run id>.shard-K-of-N.json`. An env image's instances
+    /// stay in one part when it has to be built. Once all are done, --merge writes the reports
+    /// over the whole run.
+    #[arg(long, value_name = "K/N", value_parser = swtbench_plan::settings::Shard::parse)]
+    pub shard: Option<swtbench_plan::settings::Shard>,
+
+    /// Once every shard of the run finished: write the run report, the HTML page and the table
+    /// over all of them from their outputs, running nothing (the same flags as the shards,
+    /// without --shard). The reports are the ones a single process evaluating everything writes;
+    /// shards or instances that are missing are named and nothing is written.
+    #[arg(long, conflicts_with_all = ["shard", "skip_eval"])]
+    pub merge: bool,
+
+    /// Evaluate everything N times, each in fresh containers (nothing reused between repeats):
+    /// the scores are the first repeat's; tests whose transition changes between repeats are
+    /// flaky, listed per instance with how often each instance was resolved, in
+    /// `<model>.<run id>.stability.json`, and as a flaky list (`--flaky-list` input) in
+    /// `<model>.<run id>.flaky.json`. Repeats 2..N go to `<output dir>/repeats/<run id>/<k>/`.
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true,
+          value_parser = parse_positive::<usize>, conflicts_with_all = ["shard", "merge"])]
+    pub repeat: usize,
+
+    /// Grade strictly where the logs look forged (docs/integrity.md): a test an integrity check
+    /// names (a result printed after the runner's summary, for a test the run did not select, …)
+    /// counts as failed, and a suspicious instance as unresolved. report.json and the run report
+    /// then differ from the original's; without it the grade is the original's, and the checks
+    /// only report (`integrity` in swtbench_instance.json, `suspicious_ids` in the run report).
+    #[arg(long)]
+    pub strict_results: bool,
+
+    /// Leave the tests of this flaky list (`{"<instance>": ["<test>", …]}`: what a gold run with
+    /// --repeat writes in `<model>.<run id>.flaky.json`) out of the transitions. report.json and
+    /// the run report then differ from the original's (the run report says so).
+    #[arg(long, value_name = "FILE")]
+    pub flaky_list: Option<PathBuf>,
+
+    /// Raise the soft limit of open files to this (never the hard limit).
+    #[arg(long, alias = "open_file_limit", value_name = "N", default_value_t = 4096,
+          allow_negative_numbers = true, value_parser = parse_count::<u64>)]
+    pub open_file_limit: u64,
+
+    /// Accepted for compatibility and ignored: images are always built through the engine's API.
+    #[arg(long, alias = "build_mode", value_name = "cli|api")]
+    pub build_mode: Option<String>,
+
+    /// Base directory of run_instance_swt_logs/, image_build_logs/ and evaluation_results/.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub output_dir: PathBuf,
+
+    /// Memory limit of each test container, swap included (e.g. 4g, 512m). Default: 3/4 of the
+    /// engine host's memory over --max-workers, 2g to 16g.
+    #[arg(long, value_name = "SIZE", value_parser = swtbench_app::settings::parse_memory)]
+    pub memory: Option<u64>,
+
+    /// Process limit of each test container. Default: 256 per host CPU, 1024 to 16384.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_count::<u32>)]
+    pub pids_limit: Option<u32>,
+
+    /// What each test container may write in all (e.g. 2g). Default: a quarter of the size of
+    /// the engine's disk over --max-workers, 1g to 10g.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub disk_limit: Option<u64>,
+
+    /// Largest file a test may write (e.g. 512m). Default: 1g.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub file_limit: Option<u64>,
+
+    /// No resource limits but those given explicitly (the original's containers).
+    #[arg(long)]
+    pub no_limits: bool,
+
+    /// CPUs of each test container (e.g. 1.5).
+    #[arg(long, value_name = "CPUS", allow_negative_numbers = true, value_parser = parse_cpus)]
+    pub cpus: Option<f64>,
+
+    /// Keep at most this much of a run's output, head and tail (e.g. 64m; 0 keeps everything).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_output: Option<u64>,
+
+    /// Test containers get the engine's default network, as the original's always had: this is
+    /// the default; given, it wins over --no-network and SWTBENCH_NO_NETWORK.
+    #[arg(long, alias = "allow_network")]
+    pub allow_network: bool,
+
+    /// Isolate test containers: an internal network that drops every packet, so a connection
+    /// times out instead of failing at once (no traffic leaves the machine or reaches another
+    /// container). The run report and the HTML page say so; tests that need the internet fail.
+    /// Also SWTBENCH_NO_NETWORK=1 (the test suite sets it, so that no fixture test reaches the
+    /// internet).
+    #[arg(
+        long,
+        alias = "no_network",
+        env = env_vars::SWTBENCH_NO_NETWORK,
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
+    pub no_network: bool,
+
+    /// Do not collect the test runner's own results and the tracer's coverage beside each log
+    /// (the evidence the integrity checks compare the log with; docs/integrity.md).
+    #[arg(long)]
+    pub no_evidence: bool,
+
+    /// Directory of bare git mirrors <owner>__<name>.git: images clone from there and
+    /// requirement files are read from there instead of GitHub.
+    #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
+    pub repo_mirror: Option<PathBuf>,
+
+    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
+    #[arg(long, alias = "spec_table", value_name = "FILE")]
+    pub spec_table: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub env_provider: EnvProviderArgs,
+
+    /// CA bundle passed into image builds (default: $SSL_CERT_FILE when it names a file).
+    #[arg(long, value_name = "FILE")]
+    pub ca_bundle: Option<PathBuf>,
+
+    /// Write events as JSON Lines to this file (format: docs/events.md).
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
+
+    /// Print the plan (what would be built, run, reused, skipped) and exit.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// With --dry-run: print the plan as JSON on stdout.
+    #[arg(long, requires = "dry_run")]
+    pub json: bool,
+
+    /// Run the spec's install command again in every eval script, as the original does (by
+    /// default the install done in the instance image is used; see docs/deviations.md).
+    #[arg(long)]
+    pub eval_install: bool,
+
+    /// Reuse run outputs that have no content key (written by the original harness) instead of
+    /// running them again.
+    #[arg(long)]
+    pub reuse_unkeyed_outputs: bool,
+
+    /// Abandon an image build after this many seconds (default: no limit).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub build_timeout: Option<u64>,
+
+    /// Build env and instance images with the engine's Dockerfile builder, a layer per
+    /// instruction, as the original does. By default each is one container of its parent image,
+    /// committed once: the same files and settings, in less time and less disk (a repository
+    /// mirror copied in stays in no layer).
+    #[arg(long)]
+    pub step_builds: bool,
+
+    /// Skip the HTML report.
+    #[arg(long)]
+    pub no_html: bool,
+
+    /// The gold run (a run id of the gold predictions under the same output directory) whose
+    /// coverage the Δ coverage rows of the table and HTML page are relative to. Default: the
+    /// benchmark's published gold run when it is there, else the gold run with reports for the
+    /// most of this run's instances (named on stderr).
+    #[arg(long, alias = "gold_run_id", value_name = "RUN_ID")]
+    pub gold_run_id: Option<String>,
+
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+
+    /// Run on prebuilt instance images in SWE-bench's layout instead of building: a name with
+    /// {id} (the instance id) or {id_1776} (with __ spelled _1776_, as SWE-bench's Docker Hub
+    /// images are named), lower-cased; or `dataset` for the image each dataset row names
+    /// (image_name, docker_image or instance_image). Missing images are pulled (credentials
+    /// from ~/.docker/config.json); each image's layout is checked before its first run. See
+    /// docs/registry.md.
+    #[arg(long, value_name = "TEMPLATE|dataset")]
+    pub instance_image: Option<String>,
 }

@@ -1,5 +1,6 @@
 //! Command-line definitions (clap derive). Each subcommand's arguments live in its own struct in
-//! `commands/<name>.rs`; this file only lists them. The original harness's snake_case flags are
+//! `commands/<name>.rs` (`run`'s in `args.rs`, since the cluster commands and `verify
+//! --reexecute` take them too); this file only lists them. The original harness's snake_case flags are
 //! accepted as aliases so existing scripts keep working.
 
 use clap::{Parser, Subcommand};
@@ -48,7 +49,7 @@ pub enum Command {
     Dataset(commands::dataset::DatasetCmdArgs),
     /// Evaluate predictions end to end: build images, run the six runs per instance in
     /// containers, grade, write the reports and print the table.
-    Run(Box<commands::run::RunArgs>),
+    Run(Box<crate::args::RunArgs>),
     /// Pre-build images for a dataset selection, list or remove the images swtbench made.
     Images(commands::images::ImagesArgs),
     /// Show the Python environment an instance gets (provider, frozen pins and their source), or

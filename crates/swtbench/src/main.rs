@@ -5,9 +5,11 @@
 
 mod args;
 mod cli;
+mod cluster;
 mod commands;
 mod env_vars;
 mod error;
+mod evaluation;
 mod printer;
 mod settings;
 

@@ -2,13 +2,19 @@
 //! (`--spec-table` over the embedded one) and the requirement-file source (mirror, GitHub raw and
 //! its download cache, from `SWTBENCH_CACHE_DIR`, `XDG_CACHE_HOME`, `HOME`,
 //! `SWTBENCH_GITHUB_RAW`). The rules are `swtbench_app::tables`; this reads the environment.
+//! Also `swtbench run`'s flags as the options of `swtbench_app::settings` ([`run_options`],
+//! [`settings_from`]), which `run`, the cluster commands and `verify --reexecute` share.
 
 use std::path::{Path, PathBuf};
 
+use swtbench_app::limits::{HostFacts, LimitOptions};
+use swtbench_app::settings::RunOptions;
 use swtbench_app::tables::{CacheEnv, RepoFilesSettings};
 use swtbench_data::repo_files::RepoFiles;
+use swtbench_plan::RunSettings;
 use swtbench_spec::SpecTable;
 
+use crate::args::RunArgs;
 use crate::env_vars;
 use crate::error::CliError;
 
@@ -39,11 +45,66 @@ pub fn pulls_path() -> PathBuf {
 /// The file source for requirement files, with the cache and the GitHub raw base from the
 /// environment (see `swtbench_app::tables::repo_files`).
 pub fn repo_files(mirror: Option<&Path>, offline: bool) -> Result<RepoFiles, CliError> {
+    repo_files_of(mirror, offline).map_err(CliError::from)
+}
+
+/// [`repo_files`] with the library's error.
+pub fn repo_files_of(mirror: Option<&Path>, offline: bool) -> swtbench_app::Result<RepoFiles> {
     swtbench_app::tables::repo_files(&RepoFilesSettings {
         mirror: mirror.map(Path::to_path_buf),
         offline,
         cache_dir: github_raw_cache_dir(),
         raw_base: std::env::var(env_vars::SWTBENCH_GITHUB_RAW).ok(),
     })
-    .map_err(CliError::from)
+}
+
+/// The options of `swtbench run`'s flags, before the limits are sized from the engine's host.
+pub fn run_options(args: &RunArgs) -> Result<RunOptions, CliError> {
+    Ok(RunOptions {
+        run_id: args.run_id.clone(),
+        output_dir: args.output_dir.clone(),
+        eval: args.eval.options(!args.eval_install)?,
+        max_workers: args.max_workers,
+        build_workers: args.build_workers,
+        timeout: args.timeout,
+        max_output: args.max_output,
+        limits: LimitOptions {
+            no_limits: args.no_limits,
+            memory: args.memory,
+            pids: args.pids_limit,
+            cpus: args.cpus,
+            disk: args.disk_limit,
+            file: args.file_limit,
+        },
+        // An explicit --allow-network wins over --no-network and SWTBENCH_NO_NETWORK.
+        allow_network: args.allow_network || !args.no_network,
+        evidence: !args.no_evidence,
+        cache_level: args.cache_level,
+        clean: args.clean,
+        force_rebuild: args.force_rebuild,
+        repo_mirror: args.repo_mirror.clone(),
+        build_timeout: args.build_timeout,
+        step_builds: args.step_builds,
+        registry: args.registry.settings()?,
+        prebuilt: match &args.instance_image {
+            Some(t) => Some(swtbench_app::registry::prebuilt_settings(t)?),
+            None => None,
+        },
+        patch_types: args.patch_types.clone(),
+        extract: args.styles.options(),
+        reuse_unkeyed: args.reuse_unkeyed_outputs,
+        skip_eval: args.skip_eval || args.merge,
+        shard: args.shard,
+        strict_results: args.strict_results,
+        flaky: match &args.flaky_list {
+            Some(p) => swtbench_app::settings::read_flaky_list(p)?,
+            None => Default::default(),
+        },
+    })
+}
+
+/// The settings of `swtbench run`'s flags: [`run_options`] resolved against `host` (also how the
+/// cluster commands check the run flags they repeat).
+pub fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSettings, CliError> {
+    Ok(run_options(args)?.resolve(host)?)
 }

@@ -1,7 +1,7 @@
 //! `swtbench clean --run-id R`: removes what a run left behind (containers, temporary images);
 //! the work is [`swtbench_app::clean`], this prints it.
 
-use swtbench_app::clean::{clean_run, CleanOptions, Cleaned, Item};
+use swtbench_app::clean::{clean, CleanOptions, Cleaned, Item};
 
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
@@ -33,8 +33,6 @@ pub fn run(args: CleanArgs, printer: &Printer) -> CliResult {
         dry_run: args.dry_run,
         force: args.force,
     };
-    options.check()?;
-    let (rt, backend) = swtbench_app::engine::connect_blocking()?;
     let mut show = |item: Item, name: &str, what: &Cleaned| {
         let noun = match item {
             Item::Container => "container",
@@ -50,7 +48,7 @@ pub fn run(args: CleanArgs, printer: &Printer) -> CliResult {
             Cleaned::Failed(e) => printer.warn(&format!("could not remove {noun} {name}: {e}")),
         }
     };
-    let summary = rt.block_on(clean_run(&backend, &options, &mut show))?;
+    let summary = clean(&options, &mut show)?;
     printer.info(&format!(
         "run {}: {} container(s), {} image(s) {}",
         options.run_id,

@@ -2,18 +2,17 @@
 //! uv) and where its packages come from: its own frozen SWE-bench Verified environment, one
 //! borrowed from a Verified instance of the same repository and version, the spec's packages
 //! unpinned, or an `--env-lock` entry. The rules are `swtbench_spec::pins` and
-//! `swtbench_spec::lock` and the rendering is `swtbench_spec::ExecSpec`; this prints them.
+//! `swtbench_spec::lock`, the spec is `swtbench_app::spec::instance_spec`; this prints them.
 //!
 //! `swtbench envs lock --output FILE`: the environments of a selection resolved once into a lock
-//! file (`swtbench_app::envlock` runs the resolves).
+//! file (`swtbench_app::envlock::lock_to_file` renders, resolves and writes it).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::anyhow;
-use swtbench_data::dataset::LoadOptions;
-use swtbench_spec::{Arch, ExecSpec, Provider};
+use swtbench_app::envlock::{LockRequest, LockedEnv};
+use swtbench_spec::Provider;
 
 use crate::args::{DatasetArgs, EnvProviderArgs};
 use crate::env_vars;
@@ -121,37 +120,15 @@ fn lock(args: LockArgs, printer: &Printer) -> CliResult {
     let table = provider_args.apply(table, printer)?;
     let files =
         crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
-    let mut specs = Vec::new();
-    let mut failed = Vec::new();
-    for i in &dataset.instances {
-        match ExecSpec::new(i, &table, Arch::host(), &files) {
-            Ok(s) => specs.push(s),
-            Err(e) => failed.push(format!("{}: {e}", i.instance_id)),
-        }
-    }
-    if !failed.is_empty() {
-        let shown: Vec<&str> = failed.iter().take(10).map(String::as_str).collect();
-        return Err(CliError::input(anyhow!(
-            "{} instances cannot be rendered, so their environments cannot be locked:\n  {}",
-            failed.len(),
-            shown.join("\n  ")
-        ))
-        .with_hint("--instance-ids selects the instances to lock; --repo-mirror DIR reads requirement files from local mirrors"));
-    }
-    if specs.is_empty() {
-        return Err(CliError::input(anyhow!(
-            "no instances selected: nothing to lock"
-        )));
-    }
-    let network = swtbench_backend::BuildNetwork::from_env(args.ca_bundle.as_deref())
-        .map_err(|e| CliError::input(e).with_hint("--ca-bundle must name a readable file"))?;
-    let settings = swtbench_app::envlock::LockSettings {
-        network,
+    let request = LockRequest {
+        instances: &dataset.instances,
+        table: &table,
+        files: &files,
+        ca_bundle: args.ca_bundle.as_deref(),
         timeout: Duration::from_secs(args.timeout.max(1)),
-        label: format!("envs-lock-{}", std::process::id()),
+        output: &args.output,
     };
-    let (rt, backend) = swtbench_app::engine::connect_blocking()?;
-    let mut on_env = |e: &swtbench_app::envlock::LockedEnv| {
+    let mut on_env = |e: &LockedEnv| {
         let how = match e.resolve_time {
             Some(t) => format!("resolved in {:.1} s", t.as_secs_f64()),
             None => "frozen pins, written as they are".to_string(),
@@ -164,52 +141,28 @@ fn lock(args: LockArgs, printer: &Printer) -> CliResult {
             e.instances
         ));
     };
-    let (lock, envs) = rt.block_on(swtbench_app::envlock::lock_environments(
-        Arc::new(backend),
-        &specs,
-        &settings,
-        &mut on_env,
-    ))?;
-    let text = lock.render();
-    swtbench_data::fsutil::write_atomic(&args.output, text.as_bytes()).map_err(|e| {
-        CliError::environment(anyhow!("cannot write {}: {e}", args.output.display()))
-    })?;
+    let written = swtbench_app::envlock::lock_to_file(&request, &mut on_env)?;
+    let envs = &written.envs;
     let resolved = envs.iter().filter(|e| e.resolve_time.is_some()).count();
     printer.info(&format!(
         "wrote {}: {} entries, {} environments ({resolved} resolved, {} frozen) of {} instances",
         args.output.display(),
-        lock.entries.len(),
+        written.entries,
         envs.len(),
         envs.len() - resolved,
-        specs.len()
+        written.instances
     ));
     Ok(ExitCode::Success)
 }
 
 fn show(args: ShowArgs, printer: &Printer) -> CliResult {
     let offline = args.offline || swtbench_app::inputs::offline_from_env();
-    let options = LoadOptions {
-        dataset: args.dataset.clone(),
-        split: args.split.clone(),
-        filter_swt: false,
-        filter_list: None,
-        is_swt: false,
+    let instance = swtbench_app::inputs::load_instance(
+        &args.dataset,
+        &args.split,
+        &args.instance_id,
         offline,
-        instance_ids: vec![args.instance_id.clone()],
-    };
-    let loaded = swtbench_app::inputs::load_dataset(&options, &mut |_, _, _| {})?;
-    let Some(instance) = loaded
-        .instances
-        .iter()
-        .find(|i| i.instance_id.as_str() == args.instance_id)
-    else {
-        return Err(CliError::input(anyhow!(
-            "instance {} is not in dataset {}",
-            args.instance_id,
-            args.dataset
-        ))
-        .with_hint("name the dataset it is in with --dataset (lite, verified, full or a file)"));
-    };
+    )?;
     let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
     let mut provider_args = args.env_provider.clone();
     if provider_args.env_provider.is_none() {
@@ -217,10 +170,7 @@ fn show(args: ShowArgs, printer: &Printer) -> CliResult {
     }
     let table = provider_args.apply(table, printer)?;
     let files = crate::settings::repo_files(args.repo_mirror.as_deref(), offline)?;
-    let spec = ExecSpec::new(instance, &table, Arch::host(), &files).map_err(|e| {
-        CliError::input(anyhow!("{}: {e}", instance.instance_id))
-            .with_hint("--repo-mirror DIR reads requirement files from local mirrors")
-    })?;
+    let spec = swtbench_app::spec::instance_spec(&instance, &table, &files)?;
     let mut out = String::new();
     let mut line = |s: String| {
         out.push_str(&s);

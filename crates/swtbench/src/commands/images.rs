@@ -238,8 +238,8 @@ fn selection(args: &TransferArgs, printer: &Printer) -> Result<Vec<app::Selected
 fn check(args: TransferArgs, printer: &Printer) -> CliResult {
     let reg = swtbench_app::registry::registry_settings(&args.registry, false, args.workers)?;
     let images = selection(&args, printer)?;
-    let (rt, backend) = swtbench_app::engine::connect_blocking()?;
-    let local = rt.block_on(app::local_presence(&backend, &images))?;
+    let engine = app::Engine::connect()?;
+    let local = engine.local_presence(&images)?;
     let client = swtbench_app::registry::client(&reg)?;
     let tags: Vec<String> = images.iter().map(|i| i.tag.clone()).collect();
     let started = std::time::Instant::now();
@@ -288,15 +288,7 @@ fn transfer(args: TransferArgs, push: bool, printer: &Printer) -> CliResult {
     let reg = swtbench_app::registry::registry_settings(&args.registry, push, args.workers)?;
     let images = selection(&args, printer)?;
     let sink = sinks(args.events.as_deref(), printer)?;
-    let (rt, backend) = swtbench_app::engine::connect_blocking()?;
-    let results = rt.block_on(app::transfer_images(
-        Arc::new(backend),
-        &reg,
-        images,
-        push,
-        args.workers,
-        sink,
-    ));
+    let results = app::Engine::connect()?.transfer(&reg, images, push, args.workers, sink);
     let (mut failed, mut bytes, mut moved) = (0, 0u64, 0);
     for (image, r) in &results {
         match r {
@@ -337,8 +329,7 @@ fn transfer(args: TransferArgs, push: bool, printer: &Printer) -> CliResult {
 }
 
 fn list(args: ListArgs, printer: &Printer) -> CliResult {
-    let (rt, backend) = swtbench_app::engine::connect_blocking()?;
-    let images = rt.block_on(app::list_images(&backend, args.kind))?;
+    let images = app::Engine::connect()?.list(args.kind)?;
     let pulls = swtbench_app::registry::read_pulls(&crate::settings::pulls_path());
     for listed in images.iter().map(|i| app::Listed::with_record(i, &pulls)) {
         if args.json {
@@ -368,8 +359,8 @@ fn rm(args: RmArgs, printer: &Printer) -> CliResult {
             "say which images to remove: --kind K…, --run-id R or --all"
         )));
     };
-    let (rt, backend) = swtbench_app::engine::connect_blocking()?;
-    let found = rt.block_on(app::select_images(&backend, &removal))?;
+    let engine = app::Engine::connect()?;
+    let found = engine.select(&removal)?;
     let mut failed = 0;
     if args.dry_run {
         for i in &found {
@@ -380,7 +371,7 @@ fn rm(args: RmArgs, printer: &Printer) -> CliResult {
             Ok(()) => printer.data(&format!("removed {name}")),
             Err(e) => printer.warn(&format!("could not remove {name}: {e}")),
         };
-        failed = rt.block_on(app::remove_images(&backend, &found, args.force, &mut show));
+        failed = engine.remove(&found, args.force, &mut show);
     }
     printer.info(&format!(
         "{} image(s) {}{}",
@@ -409,7 +400,7 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
             "--level none builds nothing; use base, env or instance"
         )));
     }
-    let (rt, backend) = swtbench_app::engine::connect_blocking()?;
+    let engine = app::Engine::connect()?;
     let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
     let table = args.env_provider.apply(table, printer)?;
     let files =
@@ -442,7 +433,7 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
         ));
     }
     let sink = sinks(args.events.as_deref(), printer)?;
-    let built = rt.block_on(app::build_images(Arc::new(backend), specs, options, sink));
+    let built = engine.build(specs, options, sink);
     let mut failed = 0;
     for (id, r) in &built.results {
         match r {

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::anyhow;
 use swtbench_app::k8s::{self, Engine, HelperImages, ManifestSpec, NewClaim, Sizing};
 
-use super::cluster::{self, OwnFlag};
-use super::run::RunArgs;
+use crate::args::RunArgs;
+use crate::cluster::{self, OwnFlag};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
 
@@ -148,11 +148,6 @@ pub fn run(args: K8sArgs, printer: &Printer) -> CliResult {
     }
 }
 
-/// Whether `path` (a path in the pods) is on the volume mounted at `mount`.
-fn on_volume(path: &Path, mount: &Path) -> bool {
-    path.is_relative() || path.starts_with(mount)
-}
-
 fn manifest(args: ManifestArgs, printer: &Printer) -> CliResult {
     let run = &args.run;
     let run_flags = cluster::checked_run_flags(&["k8s", "manifest"], &OWN, "pod", run)?;
@@ -169,22 +164,10 @@ fn manifest(args: ManifestArgs, printer: &Printer) -> CliResult {
         ))
         .with_hint("e.g. --mount-path /work"));
     }
-    let name = match &args.name {
-        Some(n) => match k8s::object_name(n, k8s::MAX_BASE_NAME) {
-            Some(ok) if ok == *n => ok,
-            _ => {
-                return Err(CliError::input(anyhow!(
-                    "--name {n}: not a name Kubernetes takes (lowercase letters, digits and -, at most {} characters)",
-                    k8s::MAX_BASE_NAME
-                ))
-                .with_hint("leave --name out to derive one from the run id"))
-            }
-        },
-        None => k8s::object_name(&format!("swtbench-{}", run.run_id), k8s::MAX_BASE_NAME)
-            .unwrap_or_else(|| "swtbench".to_string()),
-    };
-    let mount = Path::new(&args.mount_path);
-    let paths = [
+    let name = k8s::base_name(args.name.as_deref(), &run.run_id).map_err(|e| {
+        CliError::input(anyhow!(e)).with_hint("leave --name out to derive one from the run id")
+    })?;
+    let paths = vec![
         ("--output-dir", Some(run.output_dir.clone())),
         (
             "--predictions",
@@ -196,14 +179,12 @@ fn manifest(args: ManifestArgs, printer: &Printer) -> CliResult {
         ),
         ("--repo-mirror", run.repo_mirror.clone()),
     ];
-    for (flag, path) in paths {
-        if let Some(p) = path.filter(|p| !on_volume(p, mount)) {
-            printer.warn(&format!(
-                "{flag} {} is not under --mount-path {}: the pods see only the volume (and their image)",
-                p.display(),
-                args.mount_path
-            ));
-        }
+    for (flag, p) in k8s::off_volume(paths, Path::new(&args.mount_path)) {
+        printer.warn(&format!(
+            "{flag} {} is not under --mount-path {}: the pods see only the volume (and their image)",
+            p.display(),
+            args.mount_path
+        ));
     }
     let defaults = HelperImages::default();
     let helpers = HelperImages {
@@ -266,18 +247,4 @@ fn manifest(args: ManifestArgs, printer: &Printer) -> CliResult {
         None => printer.data(&text),
     }
     Ok(ExitCode::Success)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_on_the_volume() {
-        let mount = Path::new("/work");
-        assert!(on_volume(Path::new("data/d.jsonl"), mount));
-        assert!(on_volume(Path::new("/work/data/d.jsonl"), mount));
-        assert!(!on_volume(Path::new("/home/me/d.jsonl"), mount));
-        assert!(!on_volume(Path::new("/workspace/d.jsonl"), mount));
-    }
 }

@@ -1,7 +1,6 @@
 //! One module per subcommand. Each exposes `*Args` (clap) and `run(args, printer) -> CliResult`.
 
 pub mod clean;
-pub mod cluster;
 pub mod dataset;
 pub mod datasets;
 pub mod envs;

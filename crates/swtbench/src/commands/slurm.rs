@@ -9,9 +9,8 @@ use swtbench_app::slurm::{self, Job, SbatchOptions};
 use swtbench_core::layout::model_dir_name;
 use swtbench_plan::settings::OutputRoots;
 
-use super::cluster::{self, OwnFlag};
-use super::run::RunArgs;
-use crate::args::load_predictions;
+use crate::args::{load_predictions, RunArgs};
+use crate::cluster::{self, OwnFlag};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
 
@@ -149,20 +148,6 @@ pub fn run(args: SlurmArgs, printer: &Printer) -> CliResult {
     }
 }
 
-/// Job states that are not over yet.
-fn active(state: &str) -> bool {
-    matches!(
-        state,
-        "PENDING"
-            | "RUNNING"
-            | "CONFIGURING"
-            | "COMPLETING"
-            | "SUSPENDED"
-            | "REQUEUED"
-            | "RESIZING"
-    )
-}
-
 fn submit(args: SubmitArgs, printer: &Printer) -> CliResult {
     let run = &args.run;
     let run_flags = cluster::checked_run_flags(&["slurm", "submit"], &OWN, "task", run)?;
@@ -179,26 +164,7 @@ fn submit(args: SubmitArgs, printer: &Printer) -> CliResult {
     let script_dir = slurm::script_dir(&output_dir, &run.run_id);
     let earlier = slurm::read_submission(&script_dir)?;
     if let (Some(e), false) = (&earlier, args.print) {
-        let ids: Vec<String> = e
-            .array_job
-            .iter()
-            .cloned()
-            .chain([e.merge_job.clone()])
-            .collect();
-        let states = slurm::scheduler_states(&ids)?;
-        if let Some((job, state)) = states.iter().find(|(_, s)| active(s)) {
-            return Err(CliError::input(anyhow!(
-                "run id {} is still submitted: job {job} is {state}",
-                run.run_id
-            ))
-            .with_hint(format!(
-                "wait for it (`swtbench slurm status --run-id {} --output-dir {}`), or cancel its \
-                 jobs (scancel {}) and submit again",
-                run.run_id,
-                run.output_dir.display(),
-                ids.join(" ")
-            )));
-        }
+        slurm::check_not_submitted(e, &run.run_id, &run.output_dir)?;
     }
     let binary = match &args.swtbench {
         Some(p) => p.clone(),
@@ -284,69 +250,13 @@ fn submit(args: SubmitArgs, printer: &Printer) -> CliResult {
 }
 
 fn status(args: StatusArgs, printer: &Printer) -> CliResult {
-    let script_dir = slurm::script_dir(&args.output_dir, &args.run_id);
-    let Some(sub) = slurm::read_submission(&script_dir)? else {
-        return Err(CliError::input(anyhow!(
-            "run id {} was not submitted to Slurm from {} (no {})",
-            args.run_id,
-            args.output_dir.display(),
-            script_dir.join(slurm::JOBS_FILE).display()
-        ))
-        .with_hint("give the --run-id and --output-dir given to `swtbench slurm submit`"));
-    };
-    let roots = OutputRoots::under(&args.output_dir);
-    let statuses =
-        swtbench_app::shards::status(&roots.logs, &roots.results, &sub.model_dir, &sub.run_id)?
-            .unwrap_or_default();
-    let ids: Vec<String> = sub
-        .array_job
-        .iter()
-        .cloned()
-        .chain([sub.merge_job.clone()])
-        .collect();
-    let states = match slurm::scheduler_states(&ids) {
-        Ok(s) => s,
-        Err(e) => {
-            printer.warn(&format!("{e}; showing the output tree only"));
-            Default::default()
-        }
-    };
-    let merged =
-        swtbench_runner::report::run_report_path(&roots.results, &sub.model_dir, &sub.run_id, None)
-            .is_file();
-    if args.json {
-        let value = serde_json::json!({
-            "run_id": sub.run_id,
-            "shards": statuses,
-            "jobs": states,
-            "array_job": sub.array_job,
-            "merge_job": sub.merge_job,
-            "merged": merged,
-        });
-        printer.data(&serde_json::to_string_pretty(&value).unwrap_or_default());
-        return Ok(ExitCode::Success);
+    let status = slurm::run_status(&args.output_dir, &args.run_id)?;
+    if let Some(e) = &status.scheduler_error {
+        printer.warn(&format!("{e}; showing the output tree only"));
     }
-    let mut lines = Vec::new();
-    if statuses.is_empty() {
-        lines.push(format!("no shard of run {} started yet", sub.run_id));
-    }
-    for s in &statuses {
-        let task_job = sub
-            .array_job
-            .as_deref()
-            .filter(|_| sub.submitted.contains(&s.shard.index));
-        lines.push(slurm::shard_line(s, task_job, &states));
-    }
-    let merge_state = states
-        .get(&sub.merge_job)
-        .map_or("not known to the scheduler (ended)".to_string(), |s| {
-            s.clone()
-        });
-    lines.push(format!(
-        "merge job {}: {merge_state}; run report over all shards {}",
-        sub.merge_job,
-        if merged { "written" } else { "not written yet" }
-    ));
-    printer.data(&lines.join("\n"));
+    printer.data(&match args.json {
+        true => status.to_json(),
+        false => status.to_text(),
+    });
     Ok(ExitCode::Success)
 }

@@ -3,10 +3,13 @@
 //! `report.json` against the grade of its outputs now, and the integrity of the logs
 //! (docs/integrity.md). Exit code 0 when everything agrees and nothing is suspicious, else 1.
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
-use swtbench_app::grade::{verify, GradeSettings};
+use clap::Parser;
+use swtbench_app::grade::{only_model, verify, GradeSettings};
+use swtbench_app::reexecute::{self, Compared};
 use swtbench_grade::logs::ExecMode;
 use swtbench_grade::{CoverageFormula, GradeOptions};
 
@@ -64,35 +67,6 @@ pub struct VerifyArgs {
     /// e.g. `--run-arg=--repo-mirror=/data/mirrors --run-arg=--timeout=600`.
     #[arg(long = "run-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub run_args: Vec<String>,
-}
-
-/// The only `pred_pre__<model>` directory of a run.
-fn only_model(run_dir: &Path) -> Result<String, CliError> {
-    let mut models: Vec<String> = std::fs::read_dir(run_dir)
-        .map_err(|e| CliError::input(anyhow!("cannot read {}: {e}", run_dir.display())))?
-        .flatten()
-        .filter_map(|e| {
-            e.file_name()
-                .to_str()?
-                .strip_prefix("pred_pre__")
-                .map(str::to_string)
-        })
-        .collect();
-    models.sort();
-    match models.as_slice() {
-        [one] => Ok(one.clone()),
-        [] => Err(CliError::input(anyhow!(
-            "{} has no pred_pre__<model> directory: not a run directory",
-            run_dir.display()
-        ))
-        .with_hint("RUN_DIR is <logs root>/<run id>, e.g. run_instance_swt_logs/my-run")),
-        many => Err(CliError::input(anyhow!(
-            "{} holds runs of several models ({})",
-            run_dir.display(),
-            many.join(", ")
-        ))
-        .with_hint("choose one with --model or --predictions")),
-    }
 }
 
 pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
@@ -168,18 +142,12 @@ pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
             (None, Some(p)) => p.model.clone(),
             (None, None) => only_model(&run_dir)?,
         };
-        let re = Reexecute {
-            args: &args,
-            run_dir: &run_dir,
-            run_id: &run_id,
-            model: &model,
-            dataset_ids: dataset
-                .instances
-                .iter()
-                .map(|i| i.instance_id.to_string())
-                .collect(),
-        };
-        clean &= re.run(k, printer)?;
+        let ids: Vec<String> = dataset
+            .instances
+            .iter()
+            .map(|i| i.instance_id.to_string())
+            .collect();
+        clean &= reexecute(&args, &run_dir, &run_id, &model, &ids, k, printer)?;
     }
     Ok(if clean {
         ExitCode::Success
@@ -188,207 +156,117 @@ pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
     })
 }
 
-/// `--reexecute K`: a fresh `swtbench run` of a sample of the run's graded instances, compared
-/// with what was submitted.
-struct Reexecute<'a> {
-    args: &'a VerifyArgs,
-    run_dir: &'a Path,
-    run_id: &'a str,
-    model: &'a str,
-    dataset_ids: Vec<String>,
-}
-
-impl Reexecute<'_> {
-    /// The model's `pred_pre__<model>` directory of the submitted run.
-    fn pred_pre_dir(&self) -> PathBuf {
-        self.run_dir.join(format!(
-            "pred_pre__{}",
-            swtbench_core::prediction::model_dir_name(self.model)
-        ))
-    }
-
-    /// The graded instances (a report.json in the model's directory), in a fixed order that
-    /// does not favour the dataset's first ones: by SHA-256 of run id and instance id.
-    fn sample(&self, k: usize) -> Vec<String> {
-        let dir = self
-            .run_dir
-            .join(swtbench_core::prediction::model_dir_name(self.model));
-        let mut ids: Vec<(String, String)> = self
-            .dataset_ids
-            .iter()
-            .filter(|id| dir.join(id.as_str()).join("report.json").is_file())
-            .map(|id| {
-                let h = swtbench_core::hash::sha256_hex(format!("{}\n{id}", self.run_id));
-                (h, id.clone())
-            })
-            .collect();
-        ids.sort();
-        ids.into_iter().take(k).map(|(_, id)| id).collect()
-    }
-
-    /// The model patch each instance executed (`model_patch.diff` of its pred_pre run), as a
-    /// predictions file.
-    fn predictions(&self, ids: &[String], file: &Path) -> Result<(), CliError> {
-        let pred_dir = self.pred_pre_dir();
-        let mut text = String::new();
-        for id in ids {
-            let p = pred_dir
-                .join(id)
-                .join(swtbench_core::layout::MODEL_PATCH_FILE);
-            let patch = std::fs::read_to_string(&p).map_err(|e| {
-                CliError::input(anyhow!("{}: {e}", p.display())).with_hint(
-                    "--reexecute runs the patch each instance executed; the run tree must hold it",
-                )
-            })?;
-            let row = serde_json::json!({
-                "instance_id": id,
-                "model_name_or_path": self.model,
-                "model_patch": patch,
-            });
-            text.push_str(&row.to_string());
-            text.push('\n');
-        }
-        std::fs::write(file, text)
-            .map_err(|e| CliError::input(anyhow!("writing {}: {e}", file.display())))
-    }
-
-    /// Whether the submitted runs were traced (their eval script runs the tracer).
-    fn coverage(&self, id: &str) -> bool {
-        let eval = self
-            .pred_pre_dir()
-            .join(id)
-            .join(swtbench_core::layout::EVAL_SCRIPT_FILE);
-        std::fs::read_to_string(eval).is_ok_and(|t| t.contains("/root/trace.py"))
-    }
-
-    fn run(&self, k: usize, printer: &Printer) -> Result<bool, CliError> {
-        let ids = self.sample(k);
-        if ids.is_empty() {
-            printer.warn("--reexecute: no graded instance to run again");
-            return Ok(true);
-        }
-        let tmp = tempfile::Builder::new()
-            .prefix("swtbench-reexecute-")
-            .tempdir()
-            .map_err(|e| CliError::input(anyhow!("a temporary directory: {e}")))?;
-        let preds = tmp.path().join("predictions.jsonl");
-        self.predictions(&ids, &preds)?;
-        let out = tmp.path().join("out");
-        let fresh_id = format!("{}-reexecute", self.run_id);
-        let d = &self.args.dataset;
-        let mut cmd = std::process::Command::new(
-            std::env::current_exe().map_err(|e| CliError::input(anyhow!("{e}")))?,
-        );
-        cmd.arg("run")
-            .args(["--dataset", &d.dataset, "--split", &d.split])
-            .arg("--predictions")
-            .arg(&preds)
-            .arg("--run-id")
-            .arg(&fresh_id)
-            .arg("--output-dir")
-            .arg(&out)
-            .args(["--exec-mode", self.args.exec_mode.as_str()])
-            .arg("--instance-ids")
-            .args(&ids);
-        if d.filter_swt {
-            cmd.arg("--filter-swt");
-        }
-        if let Some(list) = d.swt_filter_list {
-            cmd.args(["--swt-filter-list", list.name()]);
-        }
-        if d.is_swt {
-            cmd.arg("--is-swt");
-        }
-        if d.is_offline() {
-            cmd.arg("--offline");
-        }
-        if let Some(t) = &self.args.spec_table {
-            cmd.arg("--spec-table").arg(t);
-        }
-        if !self.coverage(&ids[0]) {
-            cmd.arg("--no-coverage");
-        }
-        if self.args.strict_results {
-            cmd.arg("--strict-results");
-        }
-        cmd.args(&self.args.run_args);
-        printer.info(&format!(
-            "re-executing {} instance(s) in {}: {}",
-            ids.len(),
-            out.display(),
-            ids.join(", ")
-        ));
-        let status = cmd
-            .status()
-            .map_err(|e| CliError::input(anyhow!("starting swtbench run: {e}")))?;
-        let fresh_dir = out
-            .join("run_instance_swt_logs")
-            .join(&fresh_id)
-            .join(swtbench_core::prediction::model_dir_name(self.model));
-        let submitted_dir = self
-            .run_dir
-            .join(swtbench_core::prediction::model_dir_name(self.model));
-        let mut same = 0;
-        let mut differ = Vec::new();
-        for id in &ids {
-            let read = |dir: &Path| -> Option<serde_json::Value> {
-                let text = std::fs::read_to_string(dir.join(id).join("report.json")).ok()?;
-                serde_json::from_str(&text).ok()
-            };
-            match (read(&submitted_dir), read(&fresh_dir)) {
-                (Some(a), Some(b)) if a == b => {
-                    same += 1;
-                    printer.data(&format!("reexecuted {id}: the same report"));
-                }
-                (Some(a), Some(b)) => {
-                    let what = report_differences(&a[id.as_str()], &b[id.as_str()]);
-                    printer.data(&format!("reexecuted {id}: differs: {what}"));
-                    differ.push(id.clone());
-                }
-                (_, None) => {
-                    printer.data(&format!(
-                        "reexecuted {id}: no report from the fresh run (see its output above)"
-                    ));
-                    differ.push(id.clone());
-                }
-                (None, Some(_)) => differ.push(id.clone()),
-            }
-        }
-        printer.info(&format!(
-            "{} instance(s) re-executed: {same} with the submitted report, {} without{}",
-            ids.len(),
-            differ.len(),
-            if status.success() {
-                ""
-            } else {
-                " (the fresh run did not end cleanly)"
-            }
-        ));
-        if !differ.is_empty() {
-            // The fresh tree stays for a look.
-            let kept = tmp.keep();
-            printer.info(&format!("the fresh run is kept in {}", kept.display()));
-        }
-        Ok(differ.is_empty())
-    }
-}
-
-/// What differs between two instance reports (`report.json`'s inner object), key by key.
-fn report_differences(submitted: &serde_json::Value, fresh: &serde_json::Value) -> String {
-    let (Some(a), Some(b)) = (submitted.as_object(), fresh.as_object()) else {
-        return "not an instance report".into();
+/// `--reexecute K`: a fresh evaluation of a sample of the run's graded instances (in-process,
+/// with `swtbench run`'s flags), compared with what was submitted.
+fn reexecute(
+    args: &VerifyArgs,
+    run_dir: &Path,
+    run_id: &str,
+    model: &str,
+    dataset_ids: &[String],
+    k: usize,
+    printer: &Printer,
+) -> Result<bool, CliError> {
+    let Some(re) = reexecute::prepare(run_dir, run_id, model, dataset_ids, k)? else {
+        printer.warn("--reexecute: no graded instance to run again");
+        return Ok(true);
     };
-    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
-    keys.sort();
-    keys.dedup();
-    keys.into_iter()
-        .filter(|k| a.get(*k) != b.get(*k))
-        .map(|k| match (a.get(k), b.get(k)) {
-            (Some(x), Some(y)) if x.is_boolean() || x.is_number() => {
-                format!("{k} submitted {x}, now {y}")
-            }
-            _ => k.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
+    let d = &args.dataset;
+    let mut argv: Vec<OsString> = [
+        "swtbench",
+        "run",
+        "--dataset",
+        &d.dataset,
+        "--split",
+        &d.split,
+    ]
+    .map(OsString::from)
+    .to_vec();
+    let mut push = |a: &[&OsStr]| argv.extend(a.iter().map(|a| a.to_os_string()));
+    push(&["--predictions".as_ref(), re.predictions.as_ref()]);
+    push(&["--run-id".as_ref(), re.run_id.as_ref()]);
+    push(&["--output-dir".as_ref(), re.output_dir.as_ref()]);
+    push(&["--exec-mode".as_ref(), args.exec_mode.as_str().as_ref()]);
+    push(&["--instance-ids".as_ref()]);
+    push(&re.ids.iter().map(OsStr::new).collect::<Vec<_>>());
+    if d.filter_swt {
+        push(&["--filter-swt".as_ref()]);
+    }
+    if let Some(list) = d.swt_filter_list {
+        push(&["--swt-filter-list".as_ref(), list.name().as_ref()]);
+    }
+    if d.is_swt {
+        push(&["--is-swt".as_ref()]);
+    }
+    if d.is_offline() {
+        push(&["--offline".as_ref()]);
+    }
+    if let Some(t) = &args.spec_table {
+        push(&["--spec-table".as_ref(), t.as_ref()]);
+    }
+    if !re.coverage {
+        push(&["--no-coverage".as_ref()]);
+    }
+    if args.strict_results {
+        push(&["--strict-results".as_ref()]);
+    }
+    push(&args.run_args.iter().map(OsStr::new).collect::<Vec<_>>());
+    printer.info(&format!(
+        "re-executing {} instance(s) in {}: {}",
+        re.ids.len(),
+        re.output_dir.display(),
+        re.ids.join(", ")
+    ));
+    let clean_end = fresh_run(argv);
+    let compared = re.compare();
+    for (id, c) in &compared {
+        match c {
+            Compared::Same => printer.data(&format!("reexecuted {id}: the same report")),
+            Compared::Differs(what) => printer.data(&format!("reexecuted {id}: differs: {what}")),
+            Compared::NoFreshReport => printer.data(&format!(
+                "reexecuted {id}: no report from the fresh run (see its output above)"
+            )),
+            Compared::NoSubmittedReport => {}
+        }
+    }
+    let same = compared.iter().filter(|(_, c)| c.is_same()).count();
+    let differ = compared.len() - same;
+    printer.info(&format!(
+        "{} instance(s) re-executed: {same} with the submitted report, {differ} without{}",
+        re.ids.len(),
+        if clean_end {
+            ""
+        } else {
+            " (the fresh run did not end cleanly)"
+        }
+    ));
+    if differ > 0 {
+        // The fresh tree stays for a look.
+        let kept = re.keep();
+        printer.info(&format!("the fresh run is kept in {}", kept.display()));
+    }
+    Ok(differ == 0)
+}
+
+/// The fresh run: `swtbench run` with `argv`, in this process, printing what `run` prints (with
+/// its own `-q` only); whether it ended with exit code 0.
+fn fresh_run(argv: Vec<OsString>) -> bool {
+    let cli = match crate::cli::Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return !e.use_stderr();
+        }
+    };
+    let printer = Printer::new(cli.global.quiet);
+    let crate::cli::Command::Run(run) = cli.command else {
+        return false;
+    };
+    match crate::evaluation::run(&run, &printer) {
+        Ok(code) => code == ExitCode::Success,
+        Err(err) => {
+            printer.error(&err);
+            false
+        }
+    }
 }

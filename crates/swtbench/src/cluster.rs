@@ -81,7 +81,7 @@ pub fn checked_run_flags(
     path: &[&str],
     own: &[OwnFlag],
     unit: &str,
-    run: &super::run::RunArgs,
+    run: &crate::args::RunArgs,
 ) -> Result<Vec<String>, crate::error::CliError> {
     use crate::error::CliError;
     let argv: Vec<OsString> = std::env::args_os().collect();
@@ -101,7 +101,7 @@ pub fn checked_run_flags(
         .with_hint("submit one cluster job per repeat (another --run-id each), or leave --repeat out"));
     }
     swtbench_app::evaluate::check_run_id(&run.run_id)?;
-    super::run::settings_from(run, &swtbench_app::limits::HostFacts::default())?;
+    crate::settings::settings_from(run, &swtbench_app::limits::HostFacts::default())?;
     Ok(flags)
 }
 

@@ -1,0 +1,184 @@
+//! `verify --reexecute K`: a sample of a finished run's graded instances evaluated again in fresh
+//! containers, and their fresh `report.json` compared with the submitted ones. [`prepare`] picks
+//! the sample and writes the predictions the fresh run evaluates (the model patch each instance
+//! executed) into a throwaway directory; the caller evaluates them there (the evaluation pipeline,
+//! [`crate::evaluate`], with `run`'s flags); [`Reexecution::compare`] reads both reports.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::anyhow;
+use swtbench_core::layout::{EVAL_SCRIPT_FILE, MODEL_PATCH_FILE, REPORT_FILE};
+use swtbench_core::prediction::model_dir_name;
+
+use crate::{Error, Result};
+
+/// A sample of a run being evaluated again, in a temporary directory removed when this is dropped
+/// (unless [`Reexecution::keep`] keeps it).
+#[derive(Debug)]
+pub struct Reexecution {
+    tmp: tempfile::TempDir,
+    /// The sampled instances, in sample order.
+    pub ids: Vec<String>,
+    /// The predictions file the fresh run evaluates.
+    pub predictions: PathBuf,
+    /// The fresh run's output directory.
+    pub output_dir: PathBuf,
+    /// The fresh run's id (`<run id>-reexecute`).
+    pub run_id: String,
+    /// Whether the submitted runs were traced (their eval script runs the tracer): the fresh run
+    /// then computes coverage too.
+    pub coverage: bool,
+    submitted: PathBuf,
+    model: String,
+}
+
+/// How a fresh report compares with the submitted one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Compared {
+    Same,
+    /// What differs, key by key ([`report_differences`]).
+    Differs(String),
+    /// The fresh run wrote no report for the instance.
+    NoFreshReport,
+    /// The submitted report is gone or unreadable (the fresh one is there).
+    NoSubmittedReport,
+}
+
+impl Compared {
+    pub fn is_same(&self) -> bool {
+        *self == Compared::Same
+    }
+}
+
+/// The graded instances of `model` in `run_dir` (a report.json in the model's directory) among
+/// `dataset_ids`, in a fixed order that does not favour the dataset's first ones (by SHA-256 of
+/// run id and instance id), the first `k`.
+pub fn sample(
+    run_dir: &Path,
+    run_id: &str,
+    model: &str,
+    dataset_ids: &[String],
+    k: usize,
+) -> Vec<String> {
+    let dir = run_dir.join(model_dir_name(model));
+    let mut ids: Vec<(String, String)> = dataset_ids
+        .iter()
+        .filter(|id| dir.join(id.as_str()).join(REPORT_FILE).is_file())
+        .map(|id| {
+            let h = swtbench_core::hash::sha256_hex(format!("{run_id}\n{id}"));
+            (h, id.clone())
+        })
+        .collect();
+    ids.sort();
+    ids.into_iter().take(k).map(|(_, id)| id).collect()
+}
+
+/// The sample of `k` instances ([`sample`]) and its predictions in a new temporary directory;
+/// `None` when the run has no graded instance.
+pub fn prepare(
+    run_dir: &Path,
+    run_id: &str,
+    model: &str,
+    dataset_ids: &[String],
+    k: usize,
+) -> Result<Option<Reexecution>> {
+    let ids = sample(run_dir, run_id, model, dataset_ids, k);
+    if ids.is_empty() {
+        return Ok(None);
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix("swtbench-reexecute-")
+        .tempdir()
+        .map_err(|e| Error::input(anyhow!("a temporary directory: {e}")))?;
+    let pred_pre = run_dir.join(format!("pred_pre__{}", model_dir_name(model)));
+    let predictions = tmp.path().join("predictions.jsonl");
+    write_predictions(&pred_pre, model, &ids, &predictions)?;
+    let coverage = std::fs::read_to_string(pred_pre.join(&ids[0]).join(EVAL_SCRIPT_FILE))
+        .is_ok_and(|t| t.contains("/root/trace.py"));
+    Ok(Some(Reexecution {
+        output_dir: tmp.path().join("out"),
+        tmp,
+        ids,
+        predictions,
+        run_id: format!("{run_id}-reexecute"),
+        coverage,
+        submitted: run_dir.join(model_dir_name(model)),
+        model: model.to_string(),
+    }))
+}
+
+/// The model patch each instance executed (`model_patch.diff` of its pred_pre run), as a
+/// predictions file.
+fn write_predictions(pred_pre: &Path, model: &str, ids: &[String], file: &Path) -> Result<()> {
+    let mut text = String::new();
+    for id in ids {
+        let p = pred_pre.join(id).join(MODEL_PATCH_FILE);
+        let patch = std::fs::read_to_string(&p).map_err(|e| {
+            Error::input(anyhow!("{}: {e}", p.display())).with_hint(
+                "--reexecute runs the patch each instance executed; the run tree must hold it",
+            )
+        })?;
+        let row = serde_json::json!({
+            "instance_id": id,
+            "model_name_or_path": model,
+            "model_patch": patch,
+        });
+        text.push_str(&row.to_string());
+        text.push('\n');
+    }
+    std::fs::write(file, text).map_err(|e| Error::input(anyhow!("writing {}: {e}", file.display())))
+}
+
+impl Reexecution {
+    /// Each sampled instance's fresh report compared with the submitted one, in sample order.
+    pub fn compare(&self) -> Vec<(String, Compared)> {
+        let fresh = self
+            .output_dir
+            .join(swtbench_core::layout::LOGS_ROOT_DIR)
+            .join(&self.run_id)
+            .join(model_dir_name(&self.model));
+        self.ids
+            .iter()
+            .map(|id| {
+                let read = |dir: &Path| -> Option<serde_json::Value> {
+                    let text = std::fs::read_to_string(dir.join(id).join(REPORT_FILE)).ok()?;
+                    serde_json::from_str(&text).ok()
+                };
+                let compared = match (read(&self.submitted), read(&fresh)) {
+                    (Some(a), Some(b)) if a == b => Compared::Same,
+                    (Some(a), Some(b)) => {
+                        Compared::Differs(report_differences(&a[id.as_str()], &b[id.as_str()]))
+                    }
+                    (_, None) => Compared::NoFreshReport,
+                    (None, Some(_)) => Compared::NoSubmittedReport,
+                };
+                (id.clone(), compared)
+            })
+            .collect()
+    }
+
+    /// Keeps the temporary directory (the fresh run, for a look) and returns its path.
+    pub fn keep(self) -> PathBuf {
+        self.tmp.keep()
+    }
+}
+
+/// What differs between two instance reports (`report.json`'s inner object), key by key.
+pub fn report_differences(submitted: &serde_json::Value, fresh: &serde_json::Value) -> String {
+    let (Some(a), Some(b)) = (submitted.as_object(), fresh.as_object()) else {
+        return "not an instance report".into();
+    };
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| match (a.get(k), b.get(k)) {
+            (Some(x), Some(y)) if x.is_boolean() || x.is_number() => {
+                format!("{k} submitted {x}, now {y}")
+            }
+            _ => k.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
