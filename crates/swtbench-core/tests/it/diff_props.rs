@@ -2,7 +2,6 @@
 //! diff-shaped line soup, mutated real patches), every real SWE-bench patch parses with
 //! consistent line numbers, and generated well-formed diffs round-trip their paths, hunk ranges
 //! and the line number of every line.
-#![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 use std::path::{Path, PathBuf};
 
