@@ -1,11 +1,8 @@
 //! The HTTP client against a local server: caching, revalidation, retries, 404s, tokens, progress.
-#![allow(clippy::unwrap_used)]
-
-mod support;
 
 use std::time::Duration;
 
-use support::{Response, Server};
+use crate::support::{Response, Server};
 use swtbench_data::http::{
     CacheMode, Fetched, HttpClient, HttpConfig, HttpError, Origin, ProxySetting,
 };

@@ -1,6 +1,5 @@
 //! Predictions loading against real datasets: gold, JSON Lines and JSON files, and the policy for
 //! unknown, excluded, duplicate and empty predictions.
-#![allow(clippy::unwrap_used)]
 
 use std::path::Path;
 use std::time::Duration;

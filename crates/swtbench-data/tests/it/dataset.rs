@@ -1,18 +1,15 @@
 //! Dataset loading end to end: embedded copies, local files of every format, validation, the SWT
 //! filter, selections, the patch layouts, and the Hugging Face hub path against a local server.
-#![allow(clippy::unwrap_used)]
-
-mod support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::{Response, Server};
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{ArrayRef, LargeStringArray, RecordBatch, StringArray, TimestampSecondArray};
 use parquet::arrow::ArrowWriter;
 use serde_json::{json, Value};
-use support::{Response, Server};
 use swtbench_core::PatchLayout;
 use swtbench_data::dataset::{DatasetOrigin, Exclusion};
 use swtbench_data::http::{HttpConfig, ProxySetting};

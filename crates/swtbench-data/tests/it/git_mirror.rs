@@ -1,5 +1,4 @@
 //! The git mirror reader against real bare repositories created here with the host `git`.
-#![allow(clippy::unwrap_used)]
 
 use std::path::Path;
 use std::process::Command;

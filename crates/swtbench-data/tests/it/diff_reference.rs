@@ -3,7 +3,6 @@
 //! hunk counts and the line numbers of every removed and added line must equal what the Python
 //! `unidiff` package computes (`tests/fixtures/unidiff_reference.jsonl.gz`, see the fixtures
 //! README for how it was made).
-#![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 use std::io::Read;

@@ -1,6 +1,5 @@
 //! The slim repository of one commit against a full clone of the same mirror, with the host `git`:
 //! the clone/reset/remote-removal of `setup_repo.sh` run on both, then what tests can observe.
-#![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::io::Write;
 use std::path::Path;
