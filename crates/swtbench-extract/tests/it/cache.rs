@@ -1,8 +1,7 @@
 //! The extraction cache in an instance's log directory, and reading base files from a real git
 //! mirror.
-#![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::cell::Cell;
 use std::collections::BTreeMap;

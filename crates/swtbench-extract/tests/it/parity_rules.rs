@@ -2,9 +2,8 @@
 //! attempts, and what the other styles do instead: answers repeated in the output (with and
 //! without new files), `--- /dev/null` sections of every shape, a failing type after partial
 //! edits, and custom inserts at the same line whose line fields sort differently as strings.
-#![allow(clippy::unwrap_used, clippy::print_stdout)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

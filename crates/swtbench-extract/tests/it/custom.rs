@@ -1,8 +1,7 @@
 //! The custom (ZeroShotPlus) format through our Python script, on the host's pyenv interpreters.
 //! Inputs are our own hand-written answers; the script only parses them.
-#![allow(clippy::unwrap_used, clippy::print_stdout)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

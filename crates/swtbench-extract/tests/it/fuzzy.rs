@@ -1,7 +1,6 @@
 //! The fuzzy format's documented edge cases, in both styles, and the order of attempts.
-#![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

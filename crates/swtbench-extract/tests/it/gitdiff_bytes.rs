@@ -2,9 +2,8 @@
 //! insertions, deletions, replacements and moves (blank lines, repeated lines, indentation
 //! changes and missing final newlines included). Every rendered diff must be the bytes git
 //! writes; the count is printed.
-#![allow(clippy::unwrap_used, clippy::print_stdout)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

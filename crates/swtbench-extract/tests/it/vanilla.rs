@@ -1,8 +1,7 @@
 //! The vanilla format: the original's pinned minimal-patch example, its documented edge cases
 //! and the `git apply` rules that decide whether the minimal patch applies.
-#![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -2,9 +2,8 @@
 //! the same repository (`tests/fixtures/parity*/…/original.json`, recorded by running the original
 //! code on hand-written and on randomly generated answers). With the original's settings every patch type must succeed or fail as it did, change
 //! the same files to the same bytes, and produce a diff that real `git apply` accepts.
-#![allow(clippy::unwrap_used, clippy::print_stdout)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
