@@ -2,13 +2,14 @@
 //! map the original's parser produced, and every case of the original's parser tests passes.
 //! Skipped (with a message) when the shared data is not present; the trimmed copies under
 //! `tests/fixtures/` keep the suite meaningful without it.
-#![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde_json::Value;
 use swtbench_grade::logs::{parse_log, parser_for, ExecMode};
+
+use crate::parser_cases;
 
 fn shared_data() -> Option<PathBuf> {
     let dir = match std::env::var_os("SWTBENCH_SHARED_DATA") {
@@ -83,11 +84,7 @@ fn original_parser_test_cases() {
     };
     let text = std::fs::read_to_string(data.join("swtbench/log_parser_fixtures.json"))
         .expect("log_parser_fixtures.json");
-    let n = swtbench_grade_fixture_cases::check_all(&text);
+    // The same cases as the fixture-only test (`fixtures.rs`) runs from the copy kept in the crate.
+    let n = parser_cases::check_all(&text);
     assert_eq!(n, 10);
 }
-
-/// Shared with the fixture-only test (`fixtures.rs`), which runs the same cases from the copy
-/// kept in the crate.
-#[path = "common/parser_cases.rs"]
-mod swtbench_grade_fixture_cases;

@@ -1,7 +1,6 @@
 //! [`RunScanner`] gives exactly what [`parse_run`] gives on the whole output, whatever the pieces
 //! it is fed: on every log under `tests/fixtures/logs/` and the shared real logs (when present),
 //! with every parser it accepts, and on hand-made outputs aimed at the section rules.
-#![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::path::{Path, PathBuf};
 

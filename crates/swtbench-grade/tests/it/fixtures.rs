@@ -1,7 +1,6 @@
 //! Parser parity on the real logs kept in `tests/fixtures/` (no shared data needed): each parses
 //! to exactly the map and `applied` flag the original returns for it, and the original's own
 //! parser test cases pass.
-#![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -9,8 +8,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 use swtbench_grade::logs::{parse_log, parser_for, ExecMode};
 
-#[path = "common/parser_cases.rs"]
-mod parser_cases;
+use crate::parser_cases;
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")

@@ -1,6 +1,5 @@
 //! Properties of grading that must hold for any logs: transitions partition the tests of both
 //! runs, resolved implies at least one new fail-to-pass test, and report.json round-trips.
-#![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeSet;
 

@@ -12,7 +12,6 @@
 //! timed out there).
 //!
 //! Skipped (with a message) when the shared data is not present.
-#![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
