@@ -4,13 +4,12 @@
 //! patch text shown as text, and a screenshot saved under the target directory.
 //!
 //! Skips (with a note on stderr) when no Chromium is installed; CI installs Debian's `chromium`.
-#![allow(clippy::unwrap_used, clippy::print_stderr)]
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 
-use common::chromium::{self, Browser};
+use crate::common::chromium::{self, Browser};
 use scraper::{Html, Selector};
 use swtbench_html::{compare, render_compare, render_run};
 

@@ -1,8 +1,7 @@
 //! Structure of the rendered pages on the fixture run tree: summary numbers, instance rows,
 //! escaping of hostile patch text, offline-only resources and the comparison view.
-#![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use scraper::{Html, Selector};
 use swtbench_html::render::{csp_hash, metric_value, METRIC_ROWS};
