@@ -6,7 +6,6 @@
 //! For each: the log with the hook is the log without it (timings aside), the secret file is
 //! gone, the evidence verifies, and its status map equals the log parser's map of the log.
 //! Skipped when pyenv's Python builds are missing; the pytest cases also need PyPI.
-#![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,7 +3,6 @@
 //! digest, and an image that is neither local nor in its registry skips the instance with why.
 //! Against the recording fake engine: an image at another commit and an image that cannot be
 //! pulled fail their instances with what went wrong, nothing runs, no container is left.
-#![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -2,7 +2,6 @@
 //! containers are made (labels, no network, init), what lands on disk, resume, timeouts, image
 //! cache levels, build failures and cancellation. The real engine is exercised by the binary's
 //! `engine_*` tests.
-#![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 use std::path::Path;
