@@ -2,8 +2,6 @@
 //! instances, the activation line where conda's is, `--env-provider uv` over the embedded table,
 //! and image keys that never collide with a conda or venv environment.
 
-#![allow(clippy::unwrap_used)]
-
 use serde_json::json;
 use swtbench_core::{Instance, PatchLayout};
 use swtbench_spec::{

@@ -1,8 +1,6 @@
 //! Entries beyond the original's table: the venv provider, user base images and Dockerfiles, the
 //! mirror build variant of the instance Dockerfile, and the skip-install option.
 
-#![allow(clippy::unwrap_used)]
-
 use std::path::Path;
 use std::process::Command;
 

@@ -27,8 +27,6 @@
 //! The keys in every `keys.json` are also recomputed here from the snapshot texts with the SHA-256
 //! rule, independently of the renderer.
 
-#![allow(clippy::unwrap_used)]
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};

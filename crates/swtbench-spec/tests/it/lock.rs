@@ -3,8 +3,6 @@
 //! no table entry are refused with their line, and an entry made for an instance whose
 //! environment changed since refuses that instance.
 
-#![allow(clippy::unwrap_used)]
-
 use serde_json::json;
 use swtbench_core::{Instance, PatchLayout};
 use swtbench_spec::lock::{job_entries, lock_jobs, LockHow, LOCK_OUTPUT_PATH};

@@ -2,8 +2,6 @@
 //! original's constants as recorded in the shared data file `swtbench_spec_table.json`, and every
 //! SWE-bench Lite and Verified instance finds its entry.
 
-#![allow(clippy::unwrap_used, clippy::print_stdout)]
-
 use std::path::PathBuf;
 
 use serde_json::Value;

@@ -1,8 +1,6 @@
 //! Every branch of the test command (§4.5 and §8 of the behaviour reference), on the embedded
 //! table's real commands and on custom table entries for the branches no shipped command reaches.
 
-#![allow(clippy::unwrap_used)]
-
 use serde_json::json;
 use swtbench_core::{Instance, PatchLayout};
 use swtbench_spec::{
