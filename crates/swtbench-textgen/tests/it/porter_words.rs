@@ -1,12 +1,11 @@
 //! The Porter stemmer against 35,867 words and code tokens with known stems (see
 //! `fixtures/porter/generate.py` for where the expected stems come from).
 
-#![allow(clippy::unwrap_used)]
 use swtbench_textgen::porter::PorterStemmer;
 
 #[test]
 fn stems_match_the_reference_implementation_on_the_word_list() {
-    let text = include_str!("fixtures/porter/words.tsv");
+    let text = include_str!("../fixtures/porter/words.tsv");
     let mut stemmer = PorterStemmer::new();
     let mut out = String::new();
     let mut checked = 0;

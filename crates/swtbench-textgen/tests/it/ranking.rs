@@ -1,6 +1,5 @@
 //! BM25 ranking on a corpus small enough to score by hand: the analysed terms are written out,
 //! and the expected scores are computed here from the textbook Lucene formula in f64.
-#![allow(clippy::unwrap_used)]
 
 use swtbench_textgen::analyzer::analyze;
 use swtbench_textgen::bm25::{Bm25Params, Query, Ranker};
