@@ -1,13 +1,10 @@
 //! The tracer must run unchanged on every Python a benchmark environment uses, down to 3.5 (the
 //! Django 1.x and old matplotlib environments), and compile on every host Python.
-#![allow(clippy::print_stdout, clippy::unwrap_used)]
-
-mod common;
 
 use std::process::Command;
 use std::time::Duration;
 
-use common::{run, HostPython, Sandbox};
+use crate::common::{self, run, HostPython, Sandbox};
 use swtbench_tracer::{PythonVersion, TRACER_PY};
 
 const DEADLINE: Duration = Duration::from_secs(60);

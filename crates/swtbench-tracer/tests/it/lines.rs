@@ -1,14 +1,10 @@
 //! Which lines a cover entry lists: docstrings out, decorators and multi-line statements in, a
 //! file with a syntax error elsewhere in the tree never read, a source that stops compiling
 //! skipped without losing the other files.
-#![allow(clippy::print_stdout, clippy::unwrap_used)]
-
-#[macro_use]
-mod common;
 
 use std::time::Duration;
 
-use common::{
+use crate::common::{
     assert_markers, everything_under, program_stdout, read_cover, run, tracer_command, HostPython,
     Sandbox,
 };

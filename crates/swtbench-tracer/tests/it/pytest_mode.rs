@@ -4,16 +4,12 @@
 //! The virtual environment of each Python is kept under Cargo's target directory
 //! (`CARGO_TARGET_TMPDIR`) and reused by later runs while it still imports pytest, so only the
 //! first run of a fresh checkout pays for `pip install`.
-#![allow(clippy::print_stdout, clippy::unwrap_used)]
-
-#[macro_use]
-mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{
+use crate::common::{
     assert_same_hits, everything_under, fixed, line_of, program_stdout, read_cover, read_reference,
     reference_command, run, tracer_command, HostPython, Sandbox,
 };

@@ -2,14 +2,11 @@
 //! option lists the tracer and its children print by default), placed in a synthetic test log the
 //! way the eval script prints it (`+ cat coverage.cover` followed by the cover file), parses to
 //! the same per-file, per-line hits.
-#![allow(clippy::print_stdout, clippy::unwrap_used)]
-
-mod common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{read_cover, regex_escape, run, tracer_command, Sandbox};
+use crate::common::{self, read_cover, regex_escape, run, tracer_command, Sandbox};
 use swtbench_grade::coverage::parse_dump;
 
 #[test]

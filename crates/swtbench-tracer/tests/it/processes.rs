@@ -3,19 +3,15 @@
 //! command rewriting with its failures), with `SWTBENCH_TRACE_COMPAT=0` they behave as they would
 //! untraced; a child killed while holding the cover file's lock does not hold up the parent's
 //! write.
-#![allow(clippy::print_stdout, clippy::unwrap_used)]
-
-#[macro_use]
-mod common;
 
 use std::process::Command;
 use std::time::Duration;
 
 use std::path::Path;
 
-use common::{
-    everything_under, fixed, line_of, options_line, read_cover, regex_escape, run, tracer_command,
-    HostPython, Sandbox,
+use crate::common::{
+    self, everything_under, fixed, line_of, options_line, read_cover, regex_escape, run,
+    tracer_command, HostPython, Sandbox,
 };
 
 const DEADLINE: Duration = Duration::from_secs(120);

@@ -1,14 +1,11 @@
 //! The tracer's own command line and its rewriting of child commands (argv lists, Python option
 //! clusters, shell strings, Popen arguments), checked case by case on the oldest and newest host
 //! Pythons.
-#![allow(clippy::print_stdout, clippy::unwrap_used)]
-
-mod common;
 
 use std::process::Command;
 use std::time::Duration;
 
-use common::{run, Sandbox};
+use crate::common::{self, run, Sandbox};
 
 #[test]
 fn command_line_and_child_rewriting_cases() {

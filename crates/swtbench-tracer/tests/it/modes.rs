@@ -1,16 +1,13 @@
 //! Running programs under the tracer: script, `-m` and `-c` modes, exit statuses, errors and the
 //! command line, with hit maps compared to a plain `sys.settrace` counter.
-#![allow(clippy::print_stdout, clippy::unwrap_used)]
-
-#[macro_use]
-mod common;
 
 use std::process::Command;
 use std::time::Duration;
 
-use common::{
-    assert_markers, assert_same_hits, everything_under, fixed, line_of, program_stdout, py_repr,
-    read_cover, read_reference, reference_command, run, tracer_command, HostPython, Sandbox,
+use crate::common::{
+    self, assert_markers, assert_same_hits, everything_under, fixed, line_of, program_stdout,
+    py_repr, read_cover, read_reference, reference_command, run, tracer_command, HostPython,
+    Sandbox,
 };
 
 const DEADLINE: Duration = Duration::from_secs(120);
