@@ -4,6 +4,8 @@
 
 #![allow(dead_code, clippy::print_stderr, clippy::unwrap_used)]
 
+pub mod socket_proxy;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;

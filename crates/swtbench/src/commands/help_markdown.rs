@@ -32,7 +32,7 @@ pub fn reference() -> String {
     out.push_str("# Command reference\n\n");
     out.push_str(
         "<!-- Generated from the command-line definitions by `swtbench help-markdown`; do not edit.\n     \
-         Regenerate: SWTBENCH_BLESS=1 cargo test -p swtbench --test cli_docs -->\n\n",
+         Regenerate: SWTBENCH_BLESS=1 cargo test -p swtbench --test it cli_docs -->\n\n",
     );
     out.push_str(
         "Every command's `--help`, as the binary prints it. How the commands behave and fit \

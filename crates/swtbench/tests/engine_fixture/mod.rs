@@ -11,7 +11,7 @@ use serde_json::Value;
 use swtbench_grade::InstanceReport;
 
 #[path = "../support/layer.rs"]
-mod layer;
+pub mod layer;
 #[allow(unused_imports)] // each test file uses part of it
 pub use layer::{engine_required, skip};
 

@@ -1,0 +1,251 @@
+//! Commit builds against the real engine: the same Dockerfile built step by step and by commit
+//! gives images with the same files and settings; the commit image is one layer without what its
+//! steps removed, build arguments stay out of it, and a failing step is a `BuildFailed` with the
+//! log's tail and no container left behind.
+
+use std::process::Command;
+use std::time::Duration;
+
+use crate::support::{connect, ensure_base_image, Scope, BASE_IMAGE};
+use swtbench_backend::{BackendError, BuildContext, BuildRequest, ContainerBackend};
+
+fn docker(args: &[&str]) -> String {
+    let out = Command::new("docker")
+        .args(args)
+        .output()
+        .expect("docker CLI");
+    assert!(
+        out.status.success(),
+        "docker {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// What a container of `image` shows: every file under the directories the recipe touches, with
+/// its mode, size and content hash, and the directories themselves.
+fn tree(image: &str) -> String {
+    docker(&[
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--entrypoint",
+        "/bin/sh",
+        image,
+        "-c",
+        "cd / && find root w opt/made tmp -printf '%p %y %m %s\\n' | sort && find root w opt/made -type f -exec sha256sum {} + | sort",
+    ])
+}
+
+fn config(image: &str, field: &str) -> String {
+    docker(&[
+        "image",
+        "inspect",
+        "-f",
+        &format!("{{{{json .Config.{field}}}}}"),
+        image,
+    ])
+}
+
+/// The layers `image` has above `parent`, and the bytes they hold (the images' sizes apart).
+fn own_layers(image: &str, parent: &str) -> (usize, u64) {
+    let layers = |name: &str| {
+        docker(&[
+            "image",
+            "inspect",
+            "-f",
+            "{{range .RootFS.Layers}}{{println .}}{{end}}",
+            name,
+        ])
+        .lines()
+        .count()
+    };
+    let size = |name: &str| -> u64 {
+        docker(&["image", "inspect", "-f", "{{.Size}}", name])
+            .trim()
+            .parse()
+            .expect("image size")
+    };
+    (layers(image) - layers(parent), size(image) - size(parent))
+}
+
+fn recipe(scope: &Scope, name: &str, by_commit: bool) -> BuildRequest {
+    // A directory copied in and removed again (as the repository mirror of an instance build),
+    // an argument used by a step, a working directory, an environment variable and a label.
+    let dockerfile = format!(
+        "FROM {BASE_IMAGE}\n\
+         ARG GREETING\n\
+         COPY ./blob.git /root/blob.git\n\
+         COPY setup.sh /root/\n\
+         RUN mkdir -p /opt/made && cp /root/blob.git/objects/big /opt/made/copy \\\n \
+         && echo \"greeting=$GREETING\" > /opt/made/greeting && /bin/bash /root/setup.sh\n\
+         RUN rm -rf /root/blob.git\n\
+         WORKDIR /w/\n\
+         ENV MADE_BY=swtbench\n\
+         RUN echo in-workdir > here.txt && echo \"$MADE_BY\" >> here.txt\n"
+    );
+    let big: Vec<u8> = (0..6_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let mut ctx = BuildContext::new(dockerfile)
+        .with_file(
+            "setup.sh",
+            "set -e\necho setup ran > /opt/made/setup.txt\nchmod 0750 /opt/made/setup.txt\n",
+            0o755,
+        )
+        .expect("context");
+    ctx.add_bulk_dir("blob.git/refs").expect("dir");
+    ctx.add_bulk_file("blob.git/objects/big", big, 0o444)
+        .expect("file");
+    ctx.add_bulk_file("blob.git/HEAD", "ref: refs/heads/main\n", 0o644)
+        .expect("file");
+    let mut r = BuildRequest::new(scope.tag(name), ctx);
+    r.labels = scope.labels();
+    r.labels.insert("swtbench.kind".into(), "instance".into());
+    r.build_args.insert("GREETING".into(), "hi-there".into());
+    r.timeout = Some(Duration::from_secs(600));
+    r.by_commit = by_commit;
+    r
+}
+
+#[tokio::test]
+async fn docker_a_commit_build_holds_what_the_step_build_holds_in_one_layer() {
+    let Some(backend) = connect("docker_commit_build").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let scope = Scope::new("commit-build");
+
+    let mut step_log = Vec::new();
+    let stepped = backend
+        .image_build(recipe(&scope, "stepped", false), &mut step_log)
+        .await
+        .expect("step build");
+    let mut commit_log = Vec::new();
+    let committed = backend
+        .image_build(recipe(&scope, "committed", true), &mut commit_log)
+        .await
+        .expect("commit build");
+    let commit_log = String::from_utf8(commit_log).expect("utf-8");
+    eprintln!("{commit_log}");
+    assert!(
+        commit_log.contains("committed once at the end"),
+        "{commit_log}"
+    );
+    assert!(
+        commit_log.contains("Step 6/9 : RUN rm -rf /root/blob.git"),
+        "{commit_log}"
+    );
+    assert!(
+        commit_log.contains("Successfully built by commit"),
+        "{commit_log}"
+    );
+    let (s, c) = (scope.tag("stepped"), scope.tag("committed"));
+
+    // The same files, modes and contents; the copied directory is gone in both.
+    let (ts, tc) = (tree(&s), tree(&c));
+    assert_eq!(ts, tc, "file trees differ");
+    assert!(tc.contains("opt/made/copy f 444 6000000"), "{tc}");
+    assert!(tc.contains("opt/made/setup.txt f 750"), "{tc}");
+    assert!(tc.contains("root/setup.sh f 755"), "{tc}");
+    assert!(tc.contains("w/here.txt f"), "{tc}");
+    assert!(!tc.contains("blob.git"), "{tc}");
+    let greeting = docker(&[
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        &c,
+        "cat",
+        "/opt/made/greeting",
+        "/w/here.txt",
+    ]);
+    assert_eq!(greeting, "greeting=hi-there\nin-workdir\nswtbench\n");
+
+    // The same settings; the build argument is not in the environment.
+    for field in ["Cmd", "Entrypoint", "WorkingDir", "Env", "User", "Labels"] {
+        assert_eq!(config(&s, field), config(&c, field), "Config.{field}");
+    }
+    assert!(
+        !config(&c, "Env").contains("GREETING"),
+        "{}",
+        config(&c, "Env")
+    );
+    assert!(config(&c, "Env").contains("MADE_BY=swtbench"));
+    assert_eq!(config(&c, "WorkingDir").trim(), "\"/w/\"");
+    assert_eq!(
+        committed.labels.get("swtbench.kind").map(String::as_str),
+        Some("instance")
+    );
+    assert_ne!(stepped.id, committed.id);
+
+    // One layer of its own, without the 6 MB blob the step build keeps in its COPY layer.
+    let (layers, bytes) = own_layers(&c, BASE_IMAGE);
+    assert_eq!(layers, 1, "one layer above the base");
+    // The copy the RUN step made (6 MB) is in it; the removed original is not (it would double it).
+    assert!(bytes > 6_000_000 && bytes < 9_000_000, "{bytes}");
+    let (stepped_layers, stepped_bytes) = own_layers(&s, BASE_IMAGE);
+    assert!(stepped_layers > 1, "{stepped_layers}");
+    assert!(
+        stepped_bytes > 12_000_000,
+        "the step build keeps the removed blob: {stepped_bytes}"
+    );
+
+    scope.assert_no_leftover_containers(&backend).await;
+}
+
+#[tokio::test]
+async fn docker_a_failing_commit_step_is_build_failed_with_the_tail_and_leaves_nothing() {
+    let Some(backend) = connect("docker_commit_failure").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let scope = Scope::new("commit-failure");
+    let ctx = BuildContext::new(format!(
+        "FROM {BASE_IMAGE}\nRUN echo first step\nRUN echo about to fail && exit 7\nRUN echo never\n"
+    ));
+    let mut request = BuildRequest::new(scope.tag("broken"), ctx);
+    request.labels = scope.labels();
+    request.by_commit = true;
+    let mut log = Vec::new();
+    let err = backend
+        .image_build(request, &mut log)
+        .await
+        .expect_err("fails");
+    let log = String::from_utf8(log).expect("utf-8");
+    match &err {
+        BackendError::BuildFailed {
+            message, log_tail, ..
+        } => {
+            assert!(message.contains("returned a non-zero code: 7"), "{message}");
+            assert!(
+                log_tail.iter().any(|l| l == "about to fail"),
+                "{log_tail:?}"
+            );
+        }
+        other => panic!("expected BuildFailed, got {other:?}"),
+    }
+    assert!(
+        log.contains("first step") && !log.contains("never\n"),
+        "{log}"
+    );
+    assert!(!backend
+        .image_exists(&scope.tag("broken"))
+        .await
+        .expect("inspect"));
+    scope.assert_no_leftover_containers(&backend).await;
+
+    // A step that outlives the build's time limit: BuildTimeout, and nothing left either.
+    let ctx = BuildContext::new(format!("FROM {BASE_IMAGE}\nRUN sleep 120\n"));
+    let mut request = BuildRequest::new(scope.tag("slow"), ctx);
+    request.labels = scope.labels();
+    request.by_commit = true;
+    request.timeout = Some(Duration::from_secs(3));
+    let err = backend
+        .image_build(request, &mut Vec::new())
+        .await
+        .expect_err("times out");
+    assert!(matches!(err, BackendError::BuildTimeout { .. }), "{err:?}");
+    scope.assert_no_leftover_containers(&backend).await;
+}

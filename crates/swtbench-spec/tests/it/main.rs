@@ -1,0 +1,10 @@
+//! The spec crate's integration tests, linked into one test executable. `snapshots` compares with
+//! the files under `tests/snapshots/` (found from `CARGO_MANIFEST_DIR`).
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
+
+mod lock;
+mod providers;
+mod snapshots;
+mod table_data;
+mod test_command;
+mod uv;

@@ -1,0 +1,11 @@
+//! What the test modules of `tests/it` share, declared once in `tests/it/main.rs` as `support`.
+//! The benches include `memory.rs` (and `tests/engine_fixture`) by path.
+
+pub mod cli;
+pub mod memory;
+pub mod registry;
+// The engine layer's skip rule: loaded once, by the engine fixture (which the benches include).
+pub use crate::engine_fixture::layer;
+// The backend's Unix-socket proxy in front of the engine, which can stop answering.
+#[path = "../../../swtbench-backend/tests/support/socket_proxy.rs"]
+pub mod socket_proxy;
