@@ -27,7 +27,7 @@ pub const KEY_FORMAT: u32 = 3;
 pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// What one run's output depends on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct KeyInputs {
     pub format: u32,
     pub harness: String,

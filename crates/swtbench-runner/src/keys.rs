@@ -76,18 +76,12 @@ mod tests {
     use swtbench_core::hash::sha256_hex;
     use swtbench_plan::keys::{KeyInputs, KeyLimits, RunResult, KEY_FORMAT};
 
+    /// Any key's inputs: these tests are about reading what a run left, not about keys.
     fn inputs() -> KeyInputs {
         KeyInputs {
             format: KEY_FORMAT,
-            harness: "0.1.0".into(),
-            instance_image: "exec.eval.x86_64.a.b:latest".into(),
-            base_image_id: None,
             eval_script_sha256: sha256_hex("#!/bin/bash\n"),
-            user: "root".into(),
-            tracer_sha256: None,
-            timeout_secs: 1800,
-            network: false,
-            max_output: Some(1024),
+            ..KeyInputs::default()
         }
     }
 
