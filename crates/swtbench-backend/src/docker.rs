@@ -842,7 +842,13 @@ fn isolated_candidates(name: &str, listed: &[bollard::models::Network]) -> Vec<S
     let mut same: Vec<(String, String)> = listed
         .iter()
         .filter(|n| n.name.as_deref() == Some(name) && n.internal == Some(true))
-        .filter_map(|n| Some((sortable_time(n.created.as_deref()?), n.id.clone()?)))
+        // An engine that leaves the time out (it is optional in the API) still has its network.
+        .filter_map(|n| {
+            Some((
+                sortable_time(n.created.as_deref().unwrap_or("")),
+                n.id.clone()?,
+            ))
+        })
         .collect();
     same.sort();
     same.into_iter().map(|(_, id)| id).collect()
@@ -1915,6 +1921,9 @@ mod tests {
             isolated_candidates("n", &listed)
         );
         assert!(sortable_time("2026-12-05T16:08:01Z") < sortable_time("2026-12-05T16:08:01.5Z"));
+        let mut untimed = network("u", "x", "", true);
+        untimed.created = None;
+        assert_eq!(isolated_candidates("u", &[untimed]), ["x"]);
         assert_eq!(
             sortable_time("2026-12-05T16:08:01.5+00:00"),
             "2026-12-05T16:08:01.500000000+00:00"
