@@ -65,16 +65,28 @@ pub enum Engine {
     Socket,
 }
 
+/// What is wrong with a manifest's inputs, or why it could not be written out.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestError {
+    #[error("unknown engine `{0}`: one of dind, podman, socket")]
+    UnknownEngine(String),
+    #[error(
+        "--name {0}: not a name Kubernetes takes (lowercase letters, digits and -, at most {MAX_BASE_NAME} characters)"
+    )]
+    BadName(String),
+    /// The serializer's account (YAML or JSON).
+    #[error("{0}")]
+    Render(String),
+}
+
 impl std::str::FromStr for Engine {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Engine, String> {
+    type Err = ManifestError;
+    fn from_str(s: &str) -> Result<Engine, ManifestError> {
         match s {
             "dind" => Ok(Engine::Dind),
             "podman" => Ok(Engine::Podman),
             "socket" => Ok(Engine::Socket),
-            other => Err(format!(
-                "unknown engine `{other}`: one of dind, podman, socket"
-            )),
+            other => Err(ManifestError::UnknownEngine(other.to_string())),
         }
     }
 }
@@ -197,13 +209,11 @@ pub fn object_name(s: &str, max: usize) -> Option<String> {
 
 /// The base name of the objects: `name` when Kubernetes takes it as it is, else an error saying
 /// what it takes; without one, derived from the run id.
-pub fn base_name(name: Option<&str>, run_id: &str) -> Result<String, String> {
+pub fn base_name(name: Option<&str>, run_id: &str) -> Result<String, ManifestError> {
     match name {
         Some(n) => match object_name(n, MAX_BASE_NAME) {
             Some(ok) if ok == n => Ok(ok),
-            _ => Err(format!(
-                "--name {n}: not a name Kubernetes takes (lowercase letters, digits and -, at most {MAX_BASE_NAME} characters)"
-            )),
+            _ => Err(ManifestError::BadName(n.to_string())),
         },
         None => Ok(object_name(&format!("swtbench-{run_id}"), MAX_BASE_NAME)
             .unwrap_or_else(|| "swtbench".to_string())),
@@ -645,23 +655,25 @@ pub fn manifest(spec: &ManifestSpec) -> Manifest {
 
 /// The objects as a YAML stream (`---` between documents), the form people read and edit and
 /// `kubectl apply -f` takes.
-pub fn to_yaml(manifest: &Manifest) -> Result<String, String> {
+pub fn to_yaml(manifest: &Manifest) -> Result<String, ManifestError> {
     let mut out = String::new();
     for object in &manifest.objects {
         out.push_str("---\n");
-        out.push_str(&serde_yaml_ng::to_string(object).map_err(|e| e.to_string())?);
+        out.push_str(
+            &serde_yaml_ng::to_string(object).map_err(|e| ManifestError::Render(e.to_string()))?,
+        );
     }
     Ok(out)
 }
 
 /// The objects as one `v1/List` in JSON (for tools: jq, `kubectl apply -f`).
-pub fn to_json_list(manifest: &Manifest) -> Result<String, String> {
+pub fn to_json_list(manifest: &Manifest) -> Result<String, ManifestError> {
     let list = serde_json::json!({
         "apiVersion": "v1",
         "kind": "List",
         "items": manifest.objects,
     });
-    serde_json::to_string_pretty(&list).map_err(|e| e.to_string())
+    serde_json::to_string_pretty(&list).map_err(|e| ManifestError::Render(e.to_string()))
 }
 
 #[cfg(test)]
@@ -1025,6 +1037,7 @@ mod tests {
         assert!("docker"
             .parse::<Engine>()
             .unwrap_err()
+            .to_string()
             .contains("dind, podman, socket"));
     }
 }
