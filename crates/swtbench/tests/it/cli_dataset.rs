@@ -10,7 +10,7 @@ use swtbench_textgen::tokens::{Cl100k, TokenCounter};
 use crate::support::layer;
 
 fn swtbench(args: &[&str], home: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    crate::support::binary::command()
         .args(args)
         .env("HF_HOME", home.join("hf"))
         .env("HOME", home)

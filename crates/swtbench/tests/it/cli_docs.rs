@@ -3,14 +3,13 @@
 //! `SWTBENCH_BLESS=1 cargo test -p swtbench --test it cli_docs` writes the file anew.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 fn reference_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/commands.md")
 }
 
 fn generated() -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    let out = crate::support::binary::command()
         .arg("help-markdown")
         .env_remove("COLUMNS")
         .output()

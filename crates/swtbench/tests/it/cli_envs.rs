@@ -2,10 +2,10 @@
 //! (the embedded Verified dataset and frozen pins).
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn swtbench(args: &[&str], home: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    crate::support::binary::command()
         .args(args)
         .env("HOME", home)
         .env("HF_HOME", home.join("hf"))

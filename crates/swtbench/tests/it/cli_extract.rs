@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use serde_json::json;
 
 fn swtbench(args: &[&str], home: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    crate::support::binary::command()
         .args(args)
         .env("HF_HOME", home.join("hf"))
         .env("HOME", home)

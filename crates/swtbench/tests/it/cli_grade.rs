@@ -7,7 +7,7 @@
 //! Set `SWTBENCH_KEEP_TEST_TREE=<dir>` to build the tree in `<dir>` and keep it.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{json, Value};
 use swtbench_core::hash::sha256_hex;
@@ -284,7 +284,7 @@ fn build_tree(dir: &Path) {
 }
 
 fn swtbench(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    crate::support::binary::command()
         .args(args)
         .current_dir(cwd)
         .env("HOME", cwd)

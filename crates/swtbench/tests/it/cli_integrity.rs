@@ -6,7 +6,7 @@
 //! graded the same both ways and is not suspicious.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{json, Value};
 use swtbench_core::hash::sha256_hex;
@@ -141,7 +141,7 @@ fn build_tree(dir: &Path) {
 }
 
 fn swtbench(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    crate::support::binary::command()
         .args(args)
         .current_dir(cwd)
         .env("HOME", cwd)

@@ -2,12 +2,10 @@
 //! run flags in every pod's command, the shard from the completion index, the claim, the
 //! sized engine and the merge's wait; flags it sets itself are refused. No cluster is involved.
 
-use std::process::Command;
-
 use serde_json::Value;
 
 fn swtbench(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    crate::support::binary::command()
         .args(args)
         .current_dir(std::env::temp_dir())
         .output()

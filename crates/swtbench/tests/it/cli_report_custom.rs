@@ -18,7 +18,7 @@ fn workspace() -> PathBuf {
 }
 
 fn swtbench(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    crate::support::binary::command()
         .args(args)
         .current_dir(cwd)
         .env("HOME", cwd)

@@ -26,7 +26,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn swtbench(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    crate::support::binary::command()
         .args(args)
         .current_dir(cwd)
         .output()

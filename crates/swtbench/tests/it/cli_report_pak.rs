@@ -2,12 +2,12 @@
 //! original's multi-sample mode, on a tree of hand-written `report.json` files.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{json, Value};
 
 fn swtbench(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    crate::support::binary::command()
         .args(args)
         .current_dir(cwd)
         .env("HOME", cwd)

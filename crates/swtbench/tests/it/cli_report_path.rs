@@ -3,10 +3,10 @@
 //! of zeros; a model directory without any report.json gets a warning.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn swtbench(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    crate::support::binary::command()
         .args(args)
         .current_dir(cwd)
         .env("HOME", cwd)

@@ -1,10 +1,9 @@
 //! `swtbench run` without running anything: argument checks, the `--dry-run --json` plan of the
 //! fixture benchmark, and the exit codes of `--skip-eval` (grading what is on disk). Works with or
-//! without a container engine (without one the plan assumes no image exists and says so).
+//! without a container engine: the plan is made as on a machine without one (no image exists, and
+//! it says so), so that what this machine's engine holds does not change it.
 
-use std::process::Command;
-
-use crate::support::cli::{make_fixture, swtbench, workspace};
+use crate::support::cli::{make_fixture, swtbench, swtbench_without_engine, workspace};
 
 use serde_json::Value;
 
@@ -33,10 +32,15 @@ fn the_dry_run_plan_of_the_fixture_benchmark() {
         "--dry-run",
         "--json",
     ];
-    let out = swtbench(&args, tmp.path());
+    let out = swtbench_without_engine(&args, tmp.path());
     assert_eq!(
         out.status.code(),
         Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the plan assumes no image exists"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -141,7 +145,7 @@ fn negative_numbers_say_what_the_flag_takes() {
         (vec!["dataset", "build", "--k", "-3"], count),
     ];
     for (args, needle) in cases {
-        let out = Command::new(env!("CARGO_BIN_EXE_swtbench"))
+        let out = crate::support::binary::command()
             .args(&args)
             .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
             .current_dir(tmp.path())
@@ -158,7 +162,7 @@ fn negative_numbers_say_what_the_flag_takes() {
 #[test]
 fn an_unreachable_engine_is_exit_code_3_before_any_work() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    let out = crate::support::binary::command()
         .args([
             "run",
             "--dataset",
@@ -200,7 +204,7 @@ fn skip_eval_errors_give_exit_code_1_and_a_clean_grading_0_without_an_engine() {
     let fx = make_fixture(tmp.path());
     let table = workspace().join("fixtures/benchmark/spec-table.toml");
     let run = |ids: &str, run_id: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_swtbench"))
+        let out = crate::support::binary::command()
             .arg("run")
             .arg("--dataset")
             .arg(fx.join("dataset.jsonl"))
@@ -295,7 +299,7 @@ fn values_a_run_would_trip_over_are_refused_up_front() {
     let predictions = fx.join("predictions.jsonl");
     let (d, p) = (dataset.to_str().unwrap(), predictions.to_str().unwrap());
     let no_engine = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_swtbench"))
+        crate::support::binary::command()
             .args(args)
             .current_dir(tmp.path())
             .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")

@@ -31,7 +31,7 @@ const FILES: [&str; 13] = [
 
 /// Runs the binary with private cache directories and no proxies or mirror settings.
 fn swtbench(args: &[&str], home: &Path, extra_env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_swtbench"));
+    let mut cmd = crate::support::binary::command();
     cmd.args(args)
         .env("HOME", home)
         .env("HF_HOME", home.join("hf"))

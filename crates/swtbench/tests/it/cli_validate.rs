@@ -3,14 +3,14 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
 /// Runs the binary with a clean, private environment for the hub cache and no proxies.
 fn swtbench(args: &[&str], home: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    crate::support::binary::command()
         .args(args)
         .env("HF_HOME", home.join("hf"))
         .env("HOME", home)
@@ -255,7 +255,7 @@ fn full_offline_is_an_environment_error_with_a_hint() {
         "{err}"
     );
     // HF_HUB_OFFLINE takes the values the Hugging Face libraries accept, e.g. ON.
-    let o = Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    let o = crate::support::binary::command()
         .args(["validate", "--dataset", "full"])
         .env("HF_HOME", home.path().join("hf"))
         .env("HF_HUB_OFFLINE", "ON")
@@ -444,7 +444,7 @@ fn hub_datasets_use_hf_endpoint_token_and_cache() {
             "--filter-swt",
         ];
         args.extend_from_slice(extra);
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_swtbench"));
+        let mut cmd = crate::support::binary::command();
         cmd.args(&args)
             .env("HF_HOME", home.path().join("hf"))
             .env("HF_ENDPOINT", &base)
@@ -524,7 +524,7 @@ fn model_names_run_refuses_are_refused_by_validate_too() {
             ],
             home.path(),
         );
-        let r = Command::new(env!("CARGO_BIN_EXE_swtbench"))
+        let r = crate::support::binary::command()
             .args(["run", "--dataset", "lite", "--offline", "--predictions", p])
             .args(["--run-id", "r1", "--dry-run"])
             .env("HOME", home.path())

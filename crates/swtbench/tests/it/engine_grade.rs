@@ -58,7 +58,7 @@ fn engine_missing() -> Option<String> {
 }
 
 fn swtbench(args: &[&str], cwd: &Path) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    let out = crate::engine_fixture::swtbench_command()
         .args(args)
         .current_dir(cwd)
         .output()
@@ -117,9 +117,13 @@ fn engine_grade_reproduces_the_reports_of_run() {
         s(&data.join("mirrors")),
     );
     let table = s(&workspace().join("fixtures/benchmark/spec-table.toml"));
-    let built = Command::new("flock")
+    let mut flock = Command::new("flock");
+    crate::engine_fixture::binary::with_build_network(crate::engine_fixture::binary::hermetic(
+        &mut flock,
+    ));
+    let built = flock
         .arg(IMAGES_LOCK)
-        .arg(env!("CARGO_BIN_EXE_swtbench"))
+        .arg(crate::engine_fixture::bin())
         .args(["images", "build", "--dataset", &dataset])
         .args(["--repo-mirror", &mirrors, "--spec-table", &table])
         .args(["--output-dir", &s(&root.join("prebuild"))])

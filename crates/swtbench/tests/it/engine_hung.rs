@@ -67,7 +67,7 @@ fn spawn_through(
 ) -> Child {
     std::fs::create_dir_all(out).unwrap();
     let stderr = std::fs::File::create(out.join("stderr.txt")).unwrap();
-    let mut cmd = Command::new(bin());
+    let mut cmd = crate::engine_fixture::swtbench_command();
     cmd.args(["run", "--dataset", &fx.dataset()])
         .arg("--predictions")
         .arg(fx.data.join("predictions.jsonl"))
@@ -281,7 +281,7 @@ fn engine_hung_then_one_ctrl_c_exits_within_seconds() {
     );
     // With the engine back, `swtbench clean` removes what the run left.
     proxy.resume();
-    let clean = Command::new(bin())
+    let clean = crate::engine_fixture::swtbench_command()
         .args(["clean", "--run-id", &run_id])
         .env("DOCKER_HOST", proxy.host())
         .output()

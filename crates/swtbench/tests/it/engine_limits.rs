@@ -33,7 +33,10 @@ fn write_predictions(fx: &Fixture, file: &str, rows: &[Value]) {
 fn planned_limits(args: &[String]) -> Value {
     let mut dry = args.to_vec();
     dry.extend(["--dry-run".to_string(), "--json".to_string()]);
-    let out = Command::new(bin()).args(&dry).output().unwrap();
+    let out = crate::engine_fixture::swtbench_command()
+        .args(&dry)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",

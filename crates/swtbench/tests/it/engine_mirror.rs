@@ -187,7 +187,7 @@ fn engine_mirror_image_holds_what_a_full_clone_shows() {
     )
     .unwrap();
     let spec_dir = root.join("spec");
-    let spec_out = Command::new(bin())
+    let spec_out = crate::engine_fixture::swtbench_command()
         .args(["spec", "--dataset"])
         .arg(&dataset)
         .arg("--spec-table")
@@ -223,7 +223,7 @@ fn engine_mirror_image_holds_what_a_full_clone_shows() {
         keys.1
     );
 
-    let out = Command::new(bin())
+    let out = crate::engine_fixture::swtbench_command()
         .args(["images", "build", "--dataset"])
         .arg(&dataset)
         .arg("--repo-mirror")

@@ -16,8 +16,8 @@ use std::process::{Command, Output};
 use std::time::Instant;
 
 use crate::engine_fixture::{
-    self, base_image, bin, containers_of, docker_build, events, of_kind, reports_under,
-    unique_run_id, workspace,
+    self, base_image, containers_of, docker_build, events, of_kind, reports_under, unique_run_id,
+    workspace,
 };
 use crate::support::registry::{registry_missing, Registry};
 use serde_json::Value;
@@ -51,7 +51,10 @@ impl Drop for Cleanup {
 }
 
 fn swtbench(args: &[String]) -> Output {
-    let out = Command::new(bin()).args(args).output().unwrap();
+    let out = crate::engine_fixture::swtbench_command()
+        .args(args)
+        .output()
+        .unwrap();
     eprintln!(
         "swtbench {}\n--- stderr ---\n{}",
         args.join(" "),

@@ -80,7 +80,7 @@ fn engine_a_missing_python_image_is_pulled_with_the_configs_credentials() {
     ];
     let mut args = fx.run_args(&run_id, &out_dir, "predictions.jsonl", &flags);
     let run_with = |extra: &[&str]| {
-        let mut cmd = Command::new(bin());
+        let mut cmd = crate::engine_fixture::swtbench_command();
         cmd.args(&args).args(extra).env("DOCKER_CONFIG", &config);
         cmd.output().unwrap()
     };
@@ -118,7 +118,7 @@ fn engine_a_missing_python_image_is_pulled_with_the_configs_credentials() {
         "predictions.jsonl",
         &flags,
     );
-    let refused = Command::new(bin())
+    let refused = crate::engine_fixture::swtbench_command()
         .args(&args)
         .env("DOCKER_CONFIG", &bad)
         .output()

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::engine_fixture::{
-    self, base_image, bin, events, of_kind, reports_under, unique_run_id, workspace,
+    self, base_image, events, of_kind, reports_under, unique_run_id, workspace,
 };
 use crate::support::registry::{docker_config, registry_missing, Registry, Throttle};
 use serde_json::Value;
@@ -45,7 +45,7 @@ impl Drop for Cleanup {
 }
 
 fn swtbench(args: &[String], envs: &[(&str, &Path)]) -> Output {
-    let mut cmd = Command::new(bin());
+    let mut cmd = crate::engine_fixture::swtbench_command();
     cmd.args(args);
     for (k, v) in envs {
         cmd.env(k, v);

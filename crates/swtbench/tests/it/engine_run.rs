@@ -101,7 +101,7 @@ fn check_expected(out_dir: &Path, run_id: &str, expected: &Value, coverage: bool
     }
     // The leaderboard metrics as `swtbench report` computes them.
     let denominator = expected["denominator"].as_u64().unwrap().to_string();
-    let out = Command::new(bin())
+    let out = crate::engine_fixture::swtbench_command()
         .arg("report")
         .arg(report_dir(out_dir, run_id))
         .args(["--denominator", &denominator, "--format", "json"])
@@ -415,7 +415,7 @@ fn engine_patch_extraction_runs_in_a_container_without_a_mirror() {
     assert!(containers_of(&run_id).is_empty(), "leftover containers");
 
     // The fixture images are listed by kind.
-    let list = Command::new(bin())
+    let list = crate::engine_fixture::swtbench_command()
         .args(["images", "list", "--json"])
         .output()
         .unwrap();
@@ -736,7 +736,10 @@ fn engine_images_built_from_swtbench_images_are_left_to_their_owner() {
     );
 
     let stdout = |args: &[&str]| {
-        let out = Command::new(bin()).args(args).output().unwrap();
+        let out = crate::engine_fixture::swtbench_command()
+            .args(args)
+            .output()
+            .unwrap();
         assert!(
             out.status.success(),
             "{args:?}: {}",
@@ -796,7 +799,7 @@ fn engine_an_unreachable_package_index_is_named_in_one_line() {
     // of the failed build are watched too (a commit build has none; its failures are tested in
     // the backend's docker_commit tests).
     for step_builds in [false, true] {
-        let mut cmd = Command::new(bin());
+        let mut cmd = crate::engine_fixture::swtbench_command();
         cmd.args(["images", "build", "--dataset", &fx.dataset()])
             .args(["--instance-ids", "swtfix__calc-1", "--level", "env"])
             .arg("--spec-table")

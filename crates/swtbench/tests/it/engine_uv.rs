@@ -125,11 +125,11 @@ fn engine_uv_provider_scores_like_venv_and_installs_exactly_the_pins() {
     // Same scores: every report.json of the uv run equals the venv run's.
     let venv_id = unique_run_id("uv-parity-venv");
     let venv_dir = fx.root.join("venv");
-    let out = run(&fx.run_args(&venv_id, &venv_dir, "predictions.jsonl", &[]));
+    let out = run(&fx.run_args_no_hang(&venv_id, &venv_dir, "predictions.jsonl", &[]));
     assert_eq!(out.status.code(), Some(0));
     let uv_id = unique_run_id("uv-parity-uv");
     let uv_dir = fx.root.join("uv");
-    let out = run(&fx.run_args(&uv_id, &uv_dir, "predictions.jsonl", &uv_flags));
+    let out = run(&fx.run_args_no_hang(&uv_id, &uv_dir, "predictions.jsonl", &uv_flags));
     let ok = out.status.code() == Some(0);
     let (want, got) = (reports_of(&venv_dir, &venv_id), reports_of(&uv_dir, &uv_id));
     let leftover = containers_of(&uv_id);

@@ -26,12 +26,27 @@ pub fn make_fixture(dir: &Path) -> PathBuf {
     fx
 }
 
-/// `swtbench ARGS` in `cwd`, without a mirror from the environment.
+/// `swtbench ARGS` in `cwd`, started hermetic (`support/binary.rs`: no mirror, cache or settings
+/// from the machine's environment).
 pub fn swtbench<S: AsRef<std::ffi::OsStr>>(args: &[S], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_swtbench"))
+    crate::support::binary::command()
         .args(args)
         .current_dir(cwd)
-        .env_remove("SWTBENCH_REPO_MIRROR")
+        .output()
+        .unwrap()
+}
+
+/// An engine endpoint that does not exist: a command-line test that must not depend on what the
+/// machine's engine holds (its images, its networks) gives it as `DOCKER_HOST`.
+pub const NO_ENGINE: &str = "unix:///nonexistent/swtbench-test-no-engine.sock";
+
+/// [`swtbench`] with [`NO_ENGINE`]: what the command does on a machine without a container engine,
+/// whatever this machine has.
+pub fn swtbench_without_engine<S: AsRef<std::ffi::OsStr>>(args: &[S], cwd: &Path) -> Output {
+    crate::support::binary::command()
+        .args(args)
+        .current_dir(cwd)
+        .env("DOCKER_HOST", NO_ENGINE)
         .output()
         .unwrap()
 }

@@ -6,6 +6,8 @@ pub mod memory;
 pub mod registry;
 // The engine layer's skip rule: loaded once, by the engine fixture (which the benches include).
 pub use crate::engine_fixture::layer;
+// Starting the binary with a hermetic environment: loaded once, by the engine fixture too.
+pub use crate::engine_fixture::binary;
 // The backend's Unix-socket proxy in front of the engine, which can stop answering.
 #[path = "../../../swtbench-backend/tests/support/socket_proxy.rs"]
 pub mod socket_proxy;
