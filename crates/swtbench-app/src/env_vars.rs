@@ -1,12 +1,12 @@
 //! Every environment variable swtbench reads, in one place.
 
 /// Hugging Face hub endpoint (default `https://huggingface.co`).
-#[allow(dead_code)] // read by `swtbench_data::hub::HubConfig::from_env`; listed so every variable is named here
+// Read by `swtbench_data::hub::HubConfig::from_env`; listed so every variable is named here
 pub const HF_ENDPOINT: &str = "HF_ENDPOINT";
 /// Hugging Face home; the dataset cache lives under `$HF_HOME/swtbench/hub` (default
 /// `~/.cache/huggingface`); a token saved by `huggingface-cli login` in `$HF_HOME/token` is used
 /// when `HF_TOKEN` is unset.
-#[allow(dead_code)] // read by `swtbench_data::hub::HubConfig::from_env`; listed so every variable is named here
+// Read by `swtbench_data::hub::HubConfig::from_env`; listed so every variable is named here
 pub const HF_HOME: &str = "HF_HOME";
 /// Hugging Face access token for gated or private datasets.
 pub const HF_TOKEN: &str = "HF_TOKEN";
@@ -25,7 +25,7 @@ pub const HF_HUB_OFFLINE: &str = "HF_HUB_OFFLINE";
 pub const SWTBENCH_GITHUB_RAW: &str = "SWTBENCH_GITHUB_RAW";
 /// Container engine endpoint (`unix:///…`, `tcp://…`); unset: `/var/run/docker.sock`, then the
 /// Podman sockets. Read by `swtbench_backend::DockerBackend::connect`.
-#[allow(dead_code)] // read inside the backend library; listed so every variable is named here
+// Read inside the backend library; listed so every variable is named here
 pub const DOCKER_HOST: &str = "DOCKER_HOST";
 /// Seconds the container engine has to answer each short call (create, start, copy, inspect,
 /// kill, remove, list; default 60). A call without an answer makes swtbench ping the engine; no
@@ -46,7 +46,7 @@ pub const SWTBENCH_NO_NETWORK: &str = "SWTBENCH_NO_NETWORK";
 /// Proxy variables passed into image builds as build arguments when set (either case):
 /// `HTTP_PROXY`, `HTTPS_PROXY`, `FTP_PROXY`, `NO_PROXY`, `ALL_PROXY`. The full list is
 /// `swtbench_backend::network::PROXY_VARIABLES`.
-#[allow(dead_code)] // read inside the backend library; listed so every variable is named here
+// Read inside the backend library; listed so every variable is named here
 pub const HTTPS_PROXY: &str = "HTTPS_PROXY";
 /// Directory of Docker's `config.json` (default `~/.docker`): registry credentials for
 /// `--registry` (`auths`, `credHelpers`, `credsStore`).

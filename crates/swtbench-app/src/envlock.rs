@@ -313,7 +313,7 @@ async fn resolve<B: ContainerBackend>(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[expect(clippy::unwrap_used, reason = "a failed unwrap fails the test")]
 mod tests {
     use std::collections::BTreeMap;
 

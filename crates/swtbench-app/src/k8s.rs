@@ -678,7 +678,7 @@ pub fn to_json_list(manifest: &Manifest) -> Result<String, ManifestError> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![expect(clippy::unwrap_used, reason = "a failed unwrap fails the test")]
     use super::*;
 
     #[test]

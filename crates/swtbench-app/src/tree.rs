@@ -78,7 +78,7 @@ impl TreeReader for FsTree {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[expect(clippy::unwrap_used, reason = "a failed unwrap fails the test")]
 mod tests {
     use super::*;
 

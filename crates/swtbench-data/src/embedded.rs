@@ -94,7 +94,10 @@ mod tests {
     /// The embedded copies are byte-identical to the reference data they were made from
     /// (`scripts/import-shared-data`), when that data is present.
     #[test]
-    #[allow(clippy::print_stdout)]
+    #[expect(
+        clippy::print_stdout,
+        reason = "the test says which reference data it could not find"
+    )]
     fn copies_match_the_reference_data() {
         let dir = std::env::var_os("SWTBENCH_SHARED_DATA")
             .map(std::path::PathBuf::from)

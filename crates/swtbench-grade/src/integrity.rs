@@ -640,20 +640,20 @@ fn line_entry(parser: Parser, line: &str) -> Option<(String, TestStatus)> {
 
 fn clean(line: &str) -> String {
     static RE: OnceLock<Regex> = OnceLock::new();
-    #[allow(clippy::unwrap_used)] // a constant pattern
+    #[expect(clippy::unwrap_used, reason = "a constant pattern")]
     let re = RE.get_or_init(|| Regex::new(r"\x1b?\[[0-9;]*m").unwrap());
     re.replace_all(line, "").trim_end().to_string()
 }
 
 fn pytest_header_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    #[allow(clippy::unwrap_used)] // a constant pattern
+    #[expect(clippy::unwrap_used, reason = "a constant pattern")]
     RE.get_or_init(|| Regex::new(r"^=+ short test summary info =+$").unwrap())
 }
 
 fn pytest_final_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    #[allow(clippy::unwrap_used)] // a constant pattern
+    #[expect(clippy::unwrap_used, reason = "a constant pattern")]
     RE.get_or_init(|| {
         Regex::new(r"^=+ (.*\d+ \w+.*|no tests ran) in [0-9.]+ ?s(econds)?( \([0-9:.]+\))? =+$")
             .unwrap()
@@ -662,7 +662,7 @@ fn pytest_final_re() -> &'static Regex {
 
 fn count_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    #[allow(clippy::unwrap_used)] // a constant pattern
+    #[expect(clippy::unwrap_used, reason = "a constant pattern")]
     RE.get_or_init(|| Regex::new(r"(\d+) (passed|failed)\b").unwrap())
 }
 
@@ -802,13 +802,13 @@ fn starts_status_word(line: &str) -> bool {
 
 fn django_ran_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    #[allow(clippy::unwrap_used)] // a constant pattern
+    #[expect(clippy::unwrap_used, reason = "a constant pattern")]
     RE.get_or_init(|| Regex::new(r"^Ran (\d+) tests? in [0-9.]+s\s*$").unwrap())
 }
 
 fn django_result_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    #[allow(clippy::unwrap_used)] // a constant pattern
+    #[expect(clippy::unwrap_used, reason = "a constant pattern")]
     RE.get_or_init(|| Regex::new(r"^(\w+ \([\w.]+\)) \.\.\. (ok|FAIL|ERROR)\s*$").unwrap())
 }
 
@@ -938,7 +938,7 @@ fn sympy_checks(kind: RunKind, section: &[&str], offset: usize) -> Vec<Reason> {
 
 fn repro_checks(kind: RunKind, section: &[&str], offset: usize) -> Vec<Reason> {
     static RE: OnceLock<Regex> = OnceLock::new();
-    #[allow(clippy::unwrap_used)] // a constant pattern
+    #[expect(clippy::unwrap_used, reason = "a constant pattern")]
     let re = RE.get_or_init(|| Regex::new(r"^\+ echo \d+$").unwrap());
     let echoes: Vec<usize> = (0..section.len())
         .filter(|&i| re.is_match(section[i]))

@@ -181,7 +181,7 @@ pub fn parse_text(raw: &str, parser: Parser) -> ParsedLog {
 
 fn cut_marker_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    #[allow(clippy::unwrap_used)] // a constant pattern
+    #[expect(clippy::unwrap_used, reason = "a constant pattern")]
     RE.get_or_init(|| Regex::new(r"\n\[swtbench: [0-9]+ bytes of output omitted\]\n").unwrap())
 }
 
@@ -218,7 +218,7 @@ pub fn drop_cut_lines(raw: &str) -> std::borrow::Cow<'_, str> {
 
 fn trace_line_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    #[allow(clippy::unwrap_used)] // a constant pattern
+    #[expect(clippy::unwrap_used, reason = "a constant pattern")]
     RE.get_or_init(|| {
         Regex::new(r"\n\+ python3 [^\n]*trace.py --count -C coverage.cover [^\n]*\n").unwrap()
     })
@@ -250,7 +250,7 @@ pub fn test_section(raw: &str) -> Option<&str> {
 /// is exact.
 pub fn contains_applied_patch(raw: &str) -> bool {
     static RE: OnceLock<regex::bytes::Regex> = OnceLock::new();
-    #[allow(clippy::unwrap_used)] // a constant pattern
+    #[expect(clippy::unwrap_used, reason = "a constant pattern")]
     RE.get_or_init(|| regex::bytes::Regex::new("(?i-u)applied patch").unwrap())
         .is_match(raw.as_bytes())
 }

@@ -604,7 +604,7 @@ fn mark_coverage(view: &mut DiffView, coverage: &[Option<CoverageMap>]) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[expect(clippy::unwrap_used, reason = "a failed unwrap fails the test")]
 mod tests {
     use super::*;
 

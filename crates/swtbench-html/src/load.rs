@@ -611,7 +611,7 @@ pub fn compare(a: &RunView, b: &RunView, generator: &str) -> CompareView {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[expect(clippy::unwrap_used, reason = "a failed unwrap fails the test")]
 mod tests {
     use super::*;
 

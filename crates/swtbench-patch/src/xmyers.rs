@@ -185,7 +185,6 @@ impl Search<'_> {
     }
 
     /// Marks the changed entries of `a[off1..lim1]` and `b[off2..lim2]`.
-    #[allow(clippy::too_many_arguments)]
     fn compare(
         &mut self,
         mut off1: usize,

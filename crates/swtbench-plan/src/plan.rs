@@ -900,7 +900,10 @@ pub fn prebuilt_spec(spec: &ExecSpec) -> ExecSpec {
 
 /// [`plan_instance`] for `--instance-image`: no images are built; the runs start from the
 /// prebuilt image and their keys hold its digest.
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the inputs of plan_instance it stands in for, and the plan it fills"
+)]
 fn plan_prebuilt(
     input: &PlanInput<'_>,
     outputs: &dyn OutputLookup,

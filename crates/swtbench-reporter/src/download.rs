@@ -1,17 +1,27 @@
 //! The download bar of dataset downloads: a bar on a terminal, one line per download elsewhere
 //! (CI logs, pipes), nothing with `--quiet`.
-#![allow(clippy::print_stderr)]
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 
 /// A progress bar for hub downloads, drawn only on a terminal and never with --quiet.
 /// Not on a terminal (CI logs, pipes), each download is one line instead.
-#[derive(Debug)]
 pub struct DownloadBar {
     enabled: bool,
     terminal: bool,
     bar: Option<indicatif::ProgressBar>,
     url: String,
+    /// Where the lines go when not on a terminal.
+    out: Box<dyn Write + Send>,
+}
+
+impl std::fmt::Debug for DownloadBar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DownloadBar")
+            .field("enabled", &self.enabled)
+            .field("terminal", &self.terminal)
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
 }
 
 impl DownloadBar {
@@ -22,6 +32,19 @@ impl DownloadBar {
             terminal: std::io::stderr().is_terminal(),
             bar: None,
             url: String::new(),
+            out: Box::new(std::io::stderr()),
+        }
+    }
+
+    /// A bar as where stderr is not a terminal: one line per download into `out`, nothing when
+    /// `quiet`.
+    pub fn writing_to(quiet: bool, out: Box<dyn Write + Send>) -> DownloadBar {
+        DownloadBar {
+            enabled: !quiet,
+            terminal: false,
+            bar: None,
+            url: String::new(),
+            out,
         }
     }
 
@@ -36,7 +59,10 @@ impl DownloadBar {
             let size = total
                 .map(|t| format!(" ({:.1} MB)", t as f64 / 1e6))
                 .unwrap_or_default();
-            eprintln!("downloading {name}{size} from {url}");
+            // A display that cannot write does not stop the download.
+            let _ = self
+                .out
+                .write_all(format!("downloading {name}{size} from {url}\n").as_bytes());
             return;
         }
         if !self.terminal {

@@ -4,14 +4,19 @@
 //! instance with its phase (indicatif). Elsewhere (CI logs, pipes): one plain line per finished
 //! instance, image build and warning. `--quiet` keeps only warnings. `NO_COLOR` turns colours
 //! off. Nothing here decides anything; it only renders events.
-#![allow(clippy::print_stderr)]
+//!
+//! Two halves: [`Renderer`] turns each event into [`Draw`]s (text and bar changes, no I/O), and the
+//! screen of a [`Progress`] applies them, to indicatif's bars or as lines into a writer.
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use swtbench_runner::events::{Event, ImageOutcome, InstanceOutcome, RunOutcome};
+use swtbench_runner::events::{
+    CancelReason, Event, ImageOutcome, InstanceOutcome, Phase, RunOutcome, TransferDirection,
+};
 
 /// How the display draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,89 +34,215 @@ pub fn colors_allowed() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-pub struct Progress {
+/// One change of the display: what [`Renderer::render`] makes of an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Draw {
+    /// A line of text: above the bars on a terminal, on its own elsewhere.
+    Line(String),
+    /// A warning, with its `warning:` prefix; shown in every mode.
+    Warning(String),
+    /// The message beside the bar of instances (bars only); empty clears it.
+    Status(String),
+    /// A worker took the instance: a bar for it appears (bars only).
+    InstanceStarted { instance_id: String },
+    /// The running instance's bar shows `phase` (bars only).
+    InstancePhase { instance_id: String, phase: String },
+    /// The instance's bar goes and the bar of instances stands at `done` (bars only).
+    InstanceFinished { instance_id: String, done: usize },
+}
+
+/// Turns events into [`Draw`]s for one mode; counts the instances done. No I/O.
+#[derive(Debug)]
+pub struct Renderer {
     mode: Mode,
     color: bool,
     total: usize,
-    state: Mutex<State>,
-}
-
-#[derive(Default)]
-struct State {
     done: usize,
-    multi: Option<MultiProgress>,
-    main: Option<ProgressBar>,
-    running: HashMap<String, ProgressBar>,
 }
 
-impl std::fmt::Debug for Progress {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Progress")
-            .field("mode", &self.mode)
-            .field("total", &self.total)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Progress {
-    /// A display for `total` instances; `quiet` keeps only warnings, `is_terminal` (of stderr)
-    /// picks bars over lines.
-    pub fn new(quiet: bool, is_terminal: bool, total: usize) -> Progress {
-        let mode = if quiet {
-            Mode::Quiet
-        } else if is_terminal {
-            Mode::Bars
-        } else {
-            Mode::Lines
-        };
-        let color = colors_allowed() && is_terminal;
-        let mut state = State::default();
-        if mode == Mode::Bars {
-            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
-            let main = multi.add(ProgressBar::new(total as u64));
-            let template = if color {
-                "{spinner:.green} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} instances  ETA {eta}  {msg}"
-            } else {
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} instances  ETA {eta}  {msg}"
-            };
-            main.set_style(
-                ProgressStyle::with_template(template)
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            main.enable_steady_tick(Duration::from_millis(200));
-            state.main = Some(main);
-            state.multi = Some(multi);
-        }
-        Progress {
+impl Renderer {
+    /// A renderer for `total` instances in `mode`, with ANSI colours when `color`.
+    pub fn new(mode: Mode, color: bool, total: usize) -> Renderer {
+        Renderer {
             mode,
             color,
             total,
-            state: Mutex::new(state),
+            done: 0,
         }
     }
 
-    fn line(&self, state: &State, text: &str) {
-        match (&self.mode, &state.multi) {
-            (Mode::Bars, Some(m)) => {
-                let _ = m.println(text);
+    /// What the display shows of `event`, in order (nothing for events it does not show).
+    pub fn render(&mut self, event: &Event) -> Vec<Draw> {
+        match event {
+            Event::EvaluationStarted { .. } => self.line(evaluation_started(event)),
+            Event::LeftoversRemoved { containers } => self.line(format!(
+                "removed {containers} container(s) left by an earlier run of this id"
+            )),
+            Event::InstanceStarted { instance_id } => self.instance_started(instance_id),
+            Event::InstancePhase { instance_id, phase } => self.instance_phase(instance_id, phase),
+            Event::ImageBuildStarted { tag, kind, .. } => {
+                self.status_or_line(format!("building {} image {tag}", kind.as_str()))
             }
-            (Mode::Lines, _) => eprintln!("{text}"),
-            _ => {}
+            Event::ImageReady { .. } => self.image_ready(event),
+            Event::ImagePullStarted { tag, reference } => {
+                self.status_or_line(format!("pulling {tag} from {reference}"))
+            }
+            Event::ImageTransfer { .. } => self.image_transfer(event),
+            Event::ImagePullRetry { .. } => self.warning(pull_retry(event)),
+            Event::ImagePullFallback {
+                tag,
+                missing: false,
+                reason,
+                ..
+            } => self.warning(format!("{reason}; building {tag} instead")),
+            Event::ImagePushed { .. } => self.line(image_pushed(event)),
+            Event::ImagePushFailed { reason, .. } => self.warning(reason.clone()),
+            Event::RunFinished {
+                instance_id,
+                run,
+                result: RunOutcome::Failed { reason },
+            } => self.warning(format!("{instance_id} {run}: {reason}")),
+            Event::RunWaiting { .. } => self.line(run_waiting(event)),
+            Event::InstanceFinished { .. } => self.instance_finished(event),
+            Event::CancelRequested { reason } => self.line(cancel_requested(*reason)),
+            Event::EvaluationAborted { reason } => {
+                self.warning(format!("stopping the run: {reason}"))
+            }
+            Event::ImageRemoved { tag, kind } => {
+                self.line(format!("removed {} image {tag}", kind.as_str()))
+            }
+            Event::Warning { message } => self.warning(message.clone()),
+            _ => Vec::new(),
         }
     }
 
-    fn warn(&self, state: &State, text: &str) {
-        let line = if self.color {
+    /// A line, unless quiet.
+    fn line(&self, text: String) -> Vec<Draw> {
+        match self.mode {
+            Mode::Quiet => Vec::new(),
+            Mode::Bars | Mode::Lines => vec![Draw::Line(text)],
+        }
+    }
+
+    /// A warning, in every mode.
+    fn warning(&self, text: String) -> Vec<Draw> {
+        let text = if self.color {
             format!("\x1b[33mwarning:\x1b[0m {text}")
         } else {
             format!("warning: {text}")
         };
-        match &state.multi {
-            Some(m) => {
-                let _ = m.println(line);
-            }
-            None => eprintln!("{line}"),
+        vec![Draw::Warning(text)]
+    }
+
+    /// The message beside the bars, or a line without them.
+    fn status_or_line(&self, text: String) -> Vec<Draw> {
+        match self.mode {
+            Mode::Bars => vec![Draw::Status(text)],
+            Mode::Lines | Mode::Quiet => self.line(text),
         }
+    }
+
+    /// Something for the bars only.
+    fn bars_only(&self, draw: Draw) -> Vec<Draw> {
+        match self.mode {
+            Mode::Bars => vec![draw],
+            Mode::Lines | Mode::Quiet => Vec::new(),
+        }
+    }
+
+    fn instance_started(&self, instance_id: &str) -> Vec<Draw> {
+        self.bars_only(Draw::InstanceStarted {
+            instance_id: instance_id.to_string(),
+        })
+    }
+
+    fn instance_phase(&self, instance_id: &str, phase: &Phase) -> Vec<Draw> {
+        self.bars_only(Draw::InstancePhase {
+            instance_id: instance_id.to_string(),
+            phase: phase.label(),
+        })
+    }
+
+    /// A built or pulled image clears the message beside the bars and has its line; a failed
+    /// build is a warning.
+    fn image_ready(&self, event: &Event) -> Vec<Draw> {
+        let Event::ImageReady { tag, kind, outcome } = event else {
+            return Vec::new();
+        };
+        let text = match outcome {
+            ImageOutcome::Built { duration_ms } => format!(
+                "built {} image {tag} in {}",
+                kind.as_str(),
+                seconds(*duration_ms)
+            ),
+            ImageOutcome::Pulled {
+                reference,
+                duration_ms,
+                bytes,
+                ..
+            } => format!(
+                "pulled {} image {tag} from {reference} ({}) in {}",
+                kind.as_str(),
+                mib(*bytes),
+                seconds(*duration_ms)
+            ),
+            ImageOutcome::Failed { reason } => return self.warning(reason.to_string()),
+            ImageOutcome::Reused => return Vec::new(),
+        };
+        let mut draws = self.bars_only(Draw::Status(String::new()));
+        draws.extend(self.line(text));
+        draws
+    }
+
+    /// Layers and bytes of a pull or push beside the bars; in line mode the start and the end
+    /// are enough.
+    fn image_transfer(&self, event: &Event) -> Vec<Draw> {
+        let Event::ImageTransfer {
+            tag,
+            direction,
+            layers,
+            layers_done,
+            bytes,
+            total_bytes,
+            ..
+        } = event
+        else {
+            return Vec::new();
+        };
+        let verb = match direction {
+            TransferDirection::Pull => "pulling",
+            TransferDirection::Push => "pushing",
+        };
+        self.bars_only(Draw::Status(format!(
+            "{verb} {tag}: {layers_done}/{layers} layers, {} of {}",
+            mib(*bytes),
+            mib(*total_bytes)
+        )))
+    }
+
+    /// Counts the instance done: its bar goes and it has its line.
+    fn instance_finished(&mut self, event: &Event) -> Vec<Draw> {
+        let Event::InstanceFinished {
+            instance_id,
+            outcome,
+            duration_ms,
+        } = event
+        else {
+            return Vec::new();
+        };
+        self.done += 1;
+        let mut draws = self.bars_only(Draw::InstanceFinished {
+            instance_id: instance_id.clone(),
+            done: self.done,
+        });
+        draws.extend(self.line(format!(
+            "[{}/{}] {instance_id}: {} ({})",
+            self.done,
+            self.total,
+            self.outcome_text(outcome),
+            seconds(*duration_ms)
+        )));
+        draws
     }
 
     fn outcome_text(&self, o: &InstanceOutcome) -> String {
@@ -126,228 +257,252 @@ impl Progress {
         };
         format!("\x1b[{code}m{label}\x1b[0m")
     }
+}
 
-    pub fn event(&self, event: &Event) {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        match event {
-            Event::EvaluationStarted {
-                run_id,
-                instances,
-                to_evaluate,
-                runs_to_execute,
-                images_to_build,
-                ..
-            } => {
-                self.line(
-                    &st,
-                    &format!(
-                        "run {run_id}: {instances} instance(s), {to_evaluate} to evaluate, {runs_to_execute} run(s) to execute, {images_to_build} image(s) to build"
-                    ),
-                );
-            }
-            Event::LeftoversRemoved { containers } => self.line(
-                &st,
-                &format!("removed {containers} container(s) left by an earlier run of this id"),
-            ),
-            Event::InstanceStarted { instance_id } => {
-                if let (Mode::Bars, Some(m)) = (self.mode, &st.multi) {
-                    let bar = m.add(ProgressBar::new_spinner());
-                    let style = ProgressStyle::with_template("  {spinner} {prefix}: {msg}")
-                        .unwrap_or_else(|_| ProgressStyle::default_spinner());
-                    bar.set_style(style);
-                    bar.set_prefix(instance_id.clone());
-                    bar.set_message("starting");
-                    bar.enable_steady_tick(Duration::from_millis(200));
-                    st.running.insert(instance_id.clone(), bar);
-                }
-            }
-            Event::InstancePhase { instance_id, phase } => {
-                if let Some(bar) = st.running.get(instance_id) {
-                    bar.set_message(phase.label());
-                }
-            }
-            Event::ImageBuildStarted { tag, kind, .. } => {
-                if let Some(main) = &st.main {
-                    main.set_message(format!("building {} image {tag}", kind.as_str()));
-                } else {
-                    self.line(&st, &format!("building {} image {tag}", kind.as_str()));
-                }
-            }
-            Event::ImageReady { tag, kind, outcome } => match outcome {
-                ImageOutcome::Built { duration_ms } => {
-                    if let Some(main) = &st.main {
-                        main.set_message("");
-                    }
-                    self.line(
-                        &st,
-                        &format!(
-                            "built {} image {tag} in {:.1} s",
-                            kind.as_str(),
-                            *duration_ms as f64 / 1000.0
-                        ),
-                    );
-                }
-                ImageOutcome::Pulled {
-                    reference,
-                    duration_ms,
-                    bytes,
-                    ..
-                } => {
-                    if let Some(main) = &st.main {
-                        main.set_message("");
-                    }
-                    self.line(
-                        &st,
-                        &format!(
-                            "pulled {} image {tag} from {reference} ({}) in {:.1} s",
-                            kind.as_str(),
-                            mib(*bytes),
-                            *duration_ms as f64 / 1000.0
-                        ),
-                    );
-                }
-                ImageOutcome::Failed { reason } => self.warn(&st, &reason.to_string()),
-                ImageOutcome::Reused => {}
-            },
-            Event::ImagePullStarted { tag, reference } => {
-                let text = format!("pulling {tag} from {reference}");
-                match &st.main {
-                    Some(main) => main.set_message(text),
-                    None => self.line(&st, &text),
-                }
-            }
-            Event::ImageTransfer {
-                tag,
-                direction,
-                layers,
-                layers_done,
-                bytes,
-                total_bytes,
-                ..
-            } => {
-                // Bars only: in line mode the start and the end are enough.
-                if let Some(main) = &st.main {
-                    let verb = match direction {
-                        swtbench_runner::events::TransferDirection::Pull => "pulling",
-                        swtbench_runner::events::TransferDirection::Push => "pushing",
-                    };
-                    main.set_message(format!(
-                        "{verb} {tag}: {layers_done}/{layers} layers, {} of {}",
-                        mib(*bytes),
-                        mib(*total_bytes)
-                    ));
-                }
-            }
-            Event::ImagePullRetry {
-                tag,
-                attempt,
-                pause_ms,
-                reason,
-                ..
-            } => self.warn(
-                &st,
-                &format!(
-                    "pulling {tag} (attempt {attempt}): {reason}; trying again in {:.1} s",
-                    *pause_ms as f64 / 1000.0
-                ),
-            ),
-            Event::ImagePullFallback {
-                tag,
-                missing: false,
-                reason,
-                ..
-            } => self.warn(&st, &format!("{reason}; building {tag} instead")),
-            Event::ImagePushed {
-                tag,
-                reference,
-                duration_ms,
-                bytes,
-            } => self.line(
-                &st,
-                &format!(
-                    "pushed {tag} to {reference} ({}) in {:.1} s",
-                    mib(*bytes),
-                    *duration_ms as f64 / 1000.0
-                ),
-            ),
-            Event::ImagePushFailed { reason, .. } => self.warn(&st, reason),
-            Event::RunFinished {
-                instance_id,
-                run,
-                result: RunOutcome::Failed { reason },
-            } => self.warn(&st, &format!("{instance_id} {run}: {reason}")),
-            Event::RunWaiting {
-                instance_id,
-                run,
-                holder,
-            } => {
-                let who = holder
-                    .as_deref()
-                    .and_then(|h| h.split('/').nth(1))
-                    .map(|pid| format!(" (pid {pid})"))
-                    .unwrap_or_default();
-                self.line(
-                    &st,
-                    &format!(
-                        "{instance_id} {run}: waiting for another swtbench process{who} that                          is executing it, to reuse its output"
-                    ),
-                )
-            }
-            Event::InstanceFinished {
-                instance_id,
-                outcome,
-                duration_ms,
-            } => {
-                st.done += 1;
-                if let Some(bar) = st.running.remove(instance_id) {
-                    bar.finish_and_clear();
-                    if let Some(m) = &st.multi {
-                        m.remove(&bar);
-                    }
-                }
-                if let Some(main) = &st.main {
-                    main.set_position(st.done as u64);
-                }
-                let text = format!(
-                    "[{}/{}] {instance_id}: {} ({:.1} s)",
-                    st.done,
-                    self.total,
-                    self.outcome_text(outcome),
-                    *duration_ms as f64 / 1000.0
-                );
-                self.line(&st, &text);
-            }
-            Event::CancelRequested { reason } => self.line(
-                &st,
-                &format!("cancelled ({reason:?}); cleaning up").to_lowercase(),
-            ),
-            Event::EvaluationAborted { reason } => {
-                self.warn(&st, &format!("stopping the run: {reason}"));
-            }
-            Event::ImageRemoved { tag, kind } => {
-                self.line(&st, &format!("removed {} image {tag}", kind.as_str()))
-            }
-            Event::Warning { message } => self.warn(&st, message),
-            _ => {}
-        }
-    }
+fn evaluation_started(event: &Event) -> String {
+    let Event::EvaluationStarted {
+        run_id,
+        instances,
+        to_evaluate,
+        runs_to_execute,
+        images_to_build,
+        ..
+    } = event
+    else {
+        return String::new();
+    };
+    format!(
+        "run {run_id}: {instances} instance(s), {to_evaluate} to evaluate, {runs_to_execute} run(s) to execute, {images_to_build} image(s) to build"
+    )
+}
 
-    /// Clears the bars (call before printing the final table).
-    pub fn finish(&self) {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        for (_, bar) in st.running.drain() {
-            bar.finish_and_clear();
-        }
-        if let Some(main) = st.main.take() {
-            main.finish_and_clear();
-        }
-        if let Some(m) = st.multi.take() {
-            let _ = m.clear();
-        }
-    }
+fn pull_retry(event: &Event) -> String {
+    let Event::ImagePullRetry {
+        tag,
+        attempt,
+        pause_ms,
+        reason,
+        ..
+    } = event
+    else {
+        return String::new();
+    };
+    format!(
+        "pulling {tag} (attempt {attempt}): {reason}; trying again in {}",
+        seconds(*pause_ms)
+    )
+}
+
+fn image_pushed(event: &Event) -> String {
+    let Event::ImagePushed {
+        tag,
+        reference,
+        duration_ms,
+        bytes,
+    } = event
+    else {
+        return String::new();
+    };
+    format!(
+        "pushed {tag} to {reference} ({}) in {}",
+        mib(*bytes),
+        seconds(*duration_ms)
+    )
+}
+
+fn run_waiting(event: &Event) -> String {
+    let Event::RunWaiting {
+        instance_id,
+        run,
+        holder,
+    } = event
+    else {
+        return String::new();
+    };
+    let who = holder
+        .as_deref()
+        .and_then(|h| h.split('/').nth(1))
+        .map(|pid| format!(" (pid {pid})"))
+        .unwrap_or_default();
+    format!(
+        "{instance_id} {run}: waiting for another swtbench process{who} that                          is executing it, to reuse its output"
+    )
+}
+
+fn cancel_requested(reason: CancelReason) -> String {
+    format!("cancelled ({reason:?}); cleaning up").to_lowercase()
+}
+
+/// Milliseconds as seconds with one decimal.
+fn seconds(ms: u64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
 }
 
 /// Bytes as MiB with one decimal.
 fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// The progress display: renders each event and draws it, on indicatif's bars on a terminal, as
+/// lines into a writer (stderr) elsewhere.
+pub struct Progress {
+    state: Mutex<State>,
+}
+
+struct State {
+    renderer: Renderer,
+    screen: Screen,
+}
+
+/// Where draws go: the bars while there are any, else lines into `out`.
+struct Screen {
+    bars: Option<Bars>,
+    out: Box<dyn Write + Send>,
+}
+
+/// The bar of instances done and one spinner per running instance.
+struct Bars {
+    multi: MultiProgress,
+    main: ProgressBar,
+    running: HashMap<String, ProgressBar>,
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        f.debug_struct("Progress")
+            .field("mode", &st.renderer.mode)
+            .field("total", &st.renderer.total)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Progress {
+    /// A display for `total` instances on stderr; `quiet` keeps only warnings, `is_terminal` (of
+    /// stderr) picks bars over lines.
+    pub fn new(quiet: bool, is_terminal: bool, total: usize) -> Progress {
+        let mode = if quiet {
+            Mode::Quiet
+        } else if is_terminal {
+            Mode::Bars
+        } else {
+            Mode::Lines
+        };
+        let color = colors_allowed() && is_terminal;
+        let bars = (mode == Mode::Bars).then(|| Bars::new(total, color));
+        Progress::with_screen(
+            Renderer::new(mode, color, total),
+            bars,
+            Box::new(std::io::stderr()),
+        )
+    }
+
+    /// A display for `total` instances without bars or colours, as where stderr is not a
+    /// terminal, writing its lines into `out`; `quiet` keeps only warnings.
+    pub fn writing_to(quiet: bool, total: usize, out: Box<dyn Write + Send>) -> Progress {
+        let mode = if quiet { Mode::Quiet } else { Mode::Lines };
+        Progress::with_screen(Renderer::new(mode, false, total), None, out)
+    }
+
+    fn with_screen(renderer: Renderer, bars: Option<Bars>, out: Box<dyn Write + Send>) -> Progress {
+        Progress {
+            state: Mutex::new(State {
+                renderer,
+                screen: Screen { bars, out },
+            }),
+        }
+    }
+
+    /// Shows `event`.
+    pub fn event(&self, event: &Event) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let State { renderer, screen } = &mut *st;
+        for draw in renderer.render(event) {
+            screen.draw(draw);
+        }
+    }
+
+    /// Clears the bars (call before printing the final table). Later events show only their
+    /// warnings.
+    pub fn finish(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(bars) = st.screen.bars.take() {
+            bars.clear();
+            st.renderer.mode = Mode::Quiet;
+        }
+    }
+}
+
+impl Screen {
+    fn draw(&mut self, draw: Draw) {
+        match (draw, &mut self.bars) {
+            (Draw::Line(text) | Draw::Warning(text), Some(bars)) => {
+                let _ = bars.multi.println(text);
+            }
+            (Draw::Line(text) | Draw::Warning(text), None) => {
+                // One write per line, so that lines of other threads do not cut into it; a
+                // display that cannot write does not stop the evaluation.
+                let _ = self.out.write_all(format!("{text}\n").as_bytes());
+            }
+            (Draw::Status(text), Some(bars)) => bars.main.set_message(text),
+            (Draw::InstanceStarted { instance_id }, Some(bars)) => bars.start(instance_id),
+            (Draw::InstancePhase { instance_id, phase }, Some(bars)) => {
+                if let Some(bar) = bars.running.get(&instance_id) {
+                    bar.set_message(phase);
+                }
+            }
+            (Draw::InstanceFinished { instance_id, done }, Some(bars)) => {
+                bars.finish_instance(&instance_id, done)
+            }
+            (_, None) => {}
+        }
+    }
+}
+
+impl Bars {
+    fn new(total: usize, color: bool) -> Bars {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        let main = multi.add(ProgressBar::new(total as u64));
+        let template = if color {
+            "{spinner:.green} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} instances  ETA {eta}  {msg}"
+        } else {
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} instances  ETA {eta}  {msg}"
+        };
+        main.set_style(
+            ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        main.enable_steady_tick(Duration::from_millis(200));
+        Bars {
+            multi,
+            main,
+            running: HashMap::new(),
+        }
+    }
+
+    fn start(&mut self, instance_id: String) {
+        let bar = self.multi.add(ProgressBar::new_spinner());
+        let style = ProgressStyle::with_template("  {spinner} {prefix}: {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        bar.set_style(style);
+        bar.set_prefix(instance_id.clone());
+        bar.set_message("starting");
+        bar.enable_steady_tick(Duration::from_millis(200));
+        self.running.insert(instance_id, bar);
+    }
+
+    fn finish_instance(&mut self, instance_id: &str, done: usize) {
+        if let Some(bar) = self.running.remove(instance_id) {
+            bar.finish_and_clear();
+            self.multi.remove(&bar);
+        }
+        self.main.set_position(done as u64);
+    }
+
+    fn clear(mut self) {
+        for (_, bar) in self.running.drain() {
+            bar.finish_and_clear();
+        }
+        self.main.finish_and_clear();
+        let _ = self.multi.clear();
+    }
 }

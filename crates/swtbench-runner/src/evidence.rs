@@ -238,7 +238,7 @@ pub fn read_files(dir: &Path) -> std::io::Result<(Option<String>, Option<Vec<u8>
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[expect(clippy::unwrap_used, reason = "a failed unwrap fails the test")]
 mod tests {
     use super::*;
 

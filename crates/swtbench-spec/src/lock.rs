@@ -140,7 +140,10 @@ struct FileHead {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileLock {
-    #[allow(dead_code)]
+    #[expect(
+        dead_code,
+        reason = "read so that deny_unknown_fields accepts the key; FileHead checks its value"
+    )]
     format: u32,
     #[serde(default)]
     env: Vec<toml::Spanned<FileEntry>>,
@@ -297,7 +300,6 @@ impl EnvLock {
     /// and Python are dropped (see [`EnvLock::keep_matching`]).
     pub fn embedded() -> EnvLock {
         // Checked by this crate's tests; failing here is a build defect.
-        #[allow(clippy::expect_used)]
         let mut lock = EnvLock::parse(EMBEDDED_LOCK, EMBEDDED_LOCK_ORIGIN)
             .expect("the embedded environment lock parses");
         lock.default = true;
@@ -544,7 +546,7 @@ pub fn job_entries(job: &LockJob, pins: Vec<String>, origin: String) -> Vec<Lock
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[expect(clippy::unwrap_used, reason = "a failed unwrap fails the test")]
 mod tests {
     use super::*;
 

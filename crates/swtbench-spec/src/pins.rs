@@ -94,7 +94,6 @@ impl FrozenPins {
         static PINS: OnceLock<FrozenPins> = OnceLock::new();
         PINS.get_or_init(|| {
             // Checked by this crate's tests; failing here is a build defect.
-            #[allow(clippy::expect_used)]
             FrozenPins::from_gzip(EMBEDDED_PINS, "assets/environments/frozen-pins.json.gz")
                 .expect("the embedded frozen pin table parses")
         })
@@ -166,7 +165,7 @@ impl FrozenPins {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[expect(clippy::unwrap_used, reason = "a failed unwrap fails the test")]
 mod tests {
     use super::*;
 

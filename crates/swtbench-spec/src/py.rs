@@ -71,7 +71,6 @@ pub fn path_join(dir: &str, name: &str) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

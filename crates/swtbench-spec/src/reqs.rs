@@ -152,7 +152,7 @@ pub fn normalize_repo_path(path: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[expect(clippy::unwrap_used, reason = "a failed unwrap fails the test")]
 mod tests {
     use super::*;
     use std::collections::BTreeMap;

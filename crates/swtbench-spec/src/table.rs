@@ -281,7 +281,6 @@ impl SpecTable {
         static TABLE: OnceLock<SpecTable> = OnceLock::new();
         TABLE.get_or_init(|| {
             // The embedded table is checked by this crate's tests; failing here is a build defect.
-            #[allow(clippy::expect_used)]
             SpecTable::parse(
                 EMBEDDED_TABLE,
                 "embedded spec table",
@@ -581,7 +580,7 @@ fn version_key(v: &str) -> Vec<(u64, String)> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[expect(clippy::unwrap_used, reason = "a failed unwrap fails the test")]
 mod tests {
     use super::*;
 

@@ -66,7 +66,6 @@ impl Validation {
         static TABLE: OnceLock<Validation> = OnceLock::new();
         TABLE.get_or_init(|| {
             // Checked by this module's tests; failing here is a build defect.
-            #[allow(clippy::expect_used)]
             Validation::parse(EMBEDDED_VALIDATION, "assets/validation/gold-uv.json")
                 .expect("the embedded validation table parses")
         })
@@ -123,7 +122,7 @@ impl Validation {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[expect(clippy::unwrap_used, reason = "a failed unwrap fails the test")]
 mod tests {
     use super::*;
 

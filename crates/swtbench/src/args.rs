@@ -104,7 +104,6 @@ impl DatasetArgs {
 
     /// Like [`DatasetArgs::load`], but any invalid row is an input error listing the problems
     /// (what `run`, `spec` and grading commands want).
-    #[allow(dead_code)]
     pub fn load_valid(&self, printer: &Printer) -> Result<LoadedDataset, CliError> {
         let loaded = self.load(printer)?;
         if !loaded.problems.is_empty() {

@@ -1,6 +1,9 @@
 //! The one place that writes to the terminal. stdout is for data (JSON, tables) and stderr for
 //! people (progress, warnings, errors). `NO_COLOR` is honoured by the progress displays.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+#![expect(
+    clippy::print_stderr,
+    reason = "this module is where the binary prints its messages on stderr"
+)]
 
 use std::io::Write;
 

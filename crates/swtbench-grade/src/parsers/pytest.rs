@@ -103,7 +103,7 @@ fn shorten_option(name: &str) -> String {
 
 fn ansi_colour_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    #[allow(clippy::unwrap_used)] // a constant pattern
+    #[expect(clippy::unwrap_used, reason = "a constant pattern")]
     RE.get_or_init(|| Regex::new(r"\[\d+m").unwrap())
 }
 

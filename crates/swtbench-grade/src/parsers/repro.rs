@@ -35,7 +35,7 @@ fn is_decimal_digit(c: char) -> bool {
     }
     use std::sync::OnceLock;
     static RE: OnceLock<regex::Regex> = OnceLock::new();
-    #[allow(clippy::unwrap_used)] // a constant pattern
+    #[expect(clippy::unwrap_used, reason = "a constant pattern")]
     let re = RE.get_or_init(|| regex::Regex::new(r"^\d$").unwrap());
     let mut buf = [0u8; 4];
     re.is_match(c.encode_utf8(&mut buf))
