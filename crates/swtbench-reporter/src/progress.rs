@@ -325,7 +325,7 @@ fn run_waiting(event: &Event) -> String {
         .map(|pid| format!(" (pid {pid})"))
         .unwrap_or_default();
     format!(
-        "{instance_id} {run}: waiting for another swtbench process{who} that                          is executing it, to reuse its output"
+        "{instance_id} {run}: waiting for another swtbench process{who} that is executing it, to reuse its output"
     )
 }
 

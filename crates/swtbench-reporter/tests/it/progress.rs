@@ -289,8 +289,8 @@ warning: BUILD_FAILURE
 pulled instance image sweb.eval.x86_64.astropy__astropy-12907:latest from registry.example:5000/swtbench/k1 (700.0 MiB) in 4.6 s
 pushed sweb.eval.x86_64.astropy__astropy-12907:latest to registry.example:5000/swtbench/k1 (5.2 MiB) in 12.3 s
 warning: denied: requested access to the resource is denied
-astropy__astropy-12907 gold_post: waiting for another swtbench process (pid 4242) that                          is executing it, to reuse its output
-astropy__astropy-12907 base_pre: waiting for another swtbench process that                          is executing it, to reuse its output
+astropy__astropy-12907 gold_post: waiting for another swtbench process (pid 4242) that is executing it, to reuse its output
+astropy__astropy-12907 base_pre: waiting for another swtbench process that is executing it, to reuse its output
 warning: astropy__astropy-12907 pred_post: rendering the eval script of pred_post: no test command
 [1/3] astropy__astropy-12907: resolved (95.4 s)
 [2/3] django__django-11099: not applied (0.0 s)
@@ -344,8 +344,8 @@ status pushing sweb.eval.x86_64.astropy__astropy-12907:latest: 4/4 layers, 700.0
 line   pushed sweb.eval.x86_64.astropy__astropy-12907:latest to registry.example:5000/swtbench/k1 (5.2 MiB) in 12.3 s
 warn   warning: denied: requested access to the resource is denied
 bar    astropy__astropy-12907: running gold_pre
-line   astropy__astropy-12907 gold_post: waiting for another swtbench process (pid 4242) that                          is executing it, to reuse its output
-line   astropy__astropy-12907 base_pre: waiting for another swtbench process that                          is executing it, to reuse its output
+line   astropy__astropy-12907 gold_post: waiting for another swtbench process (pid 4242) that is executing it, to reuse its output
+line   astropy__astropy-12907 base_pre: waiting for another swtbench process that is executing it, to reuse its output
 warn   warning: astropy__astropy-12907 pred_post: rendering the eval script of pred_post: no test command
 bar-   astropy__astropy-12907 (1 done)
 line   [1/3] astropy__astropy-12907: resolved (95.4 s)
