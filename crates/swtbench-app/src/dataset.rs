@@ -68,6 +68,55 @@ pub enum RowEvent<'a> {
     },
 }
 
+impl RowEvent<'_> {
+    /// The progress line of the event, and whether it is a warning (`None`: nothing to say).
+    /// `out` is the output file, `hits` the retrieval file of `build`.
+    pub fn message(&self, out: &Path, hits: Option<&Path>) -> Option<(bool, String)> {
+        match self {
+            RowEvent::Resumed { total, todo } => (todo < total).then(|| {
+                let done = total - todo;
+                (
+                    false,
+                    format!(
+                        "{}: {done} of {total} instances already done, {todo} to go",
+                        out.display()
+                    ),
+                )
+            }),
+            RowEvent::NoHits { ids } => Some((
+                true,
+                format!(
+                    "{} instance(s) have no line in {}; their text gets no code files: {}",
+                    ids.len(),
+                    hits.map(|h| h.display().to_string()).unwrap_or_default(),
+                    preview(ids)
+                ),
+            )),
+            RowEvent::SwtPlan { .. } => None,
+            RowEvent::Done { n, total, id, note } => {
+                Some((false, format!("[{n}/{total}] {id}: {note}")))
+            }
+            RowEvent::Failed {
+                n,
+                total,
+                id,
+                error,
+            } => {
+                let chain: Vec<String> = error.chain().map(|c| c.to_string()).collect();
+                Some((true, format!("[{n}/{total}] {id}: {}", chain.join(": "))))
+            }
+        }
+    }
+}
+
+fn preview(ids: &[&str]) -> String {
+    let mut s = ids.iter().take(5).copied().collect::<Vec<_>>().join(", ");
+    if ids.len() > 5 {
+        s.push_str(&format!(", … ({} more)", ids.len() - 5));
+    }
+    s
+}
+
 /// What a command did: `failures` of the `todo` items are not in the output (a rerun retries
 /// them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -656,6 +656,175 @@ pub async fn transfer_images<B: ContainerBackend>(
     out.sort_by(|a, b| a.0.kind.cmp(&b.0.kind).then(a.0.tag.cmp(&b.0.tag)));
     out
 }
+/// One line of what an `images` command did: data on stdout, or a warning on stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    Data(String),
+    Warn(String),
+}
+
+/// What an `images` command prints: a line per item, the summary, and how many items failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub lines: Vec<Line>,
+    pub summary: String,
+    pub failed: usize,
+}
+
+/// `--level none` selects no image (`what` says what the command would do with them).
+pub fn check_level(level: CacheLevel, what: &str) -> Result<()> {
+    if level == CacheLevel::None {
+        return Err(Error::input(anyhow::anyhow!(
+            "--level none {what}; use base, env or instance"
+        )));
+    }
+    Ok(())
+}
+
+/// The images `images rm` removes: `--all`, a run's (`--run-id`, of `kinds`), or `kinds`.
+pub fn removal(all: bool, run_id: Option<&str>, kinds: &[ImageKind]) -> Result<Removal> {
+    if all {
+        Ok(Removal::All)
+    } else if let Some(r) = run_id {
+        Ok(Removal::Run {
+            run_id: r.to_string(),
+            kinds: kinds.to_vec(),
+        })
+    } else if !kinds.is_empty() {
+        Ok(Removal::Kinds(kinds.to_vec()))
+    } else {
+        Err(Error::input(anyhow::anyhow!(
+            "say which images to remove: --kind K…, --run-id R or --all"
+        )))
+    }
+}
+
+/// The summary of `images rm`.
+pub fn removal_summary(found: usize, dry_run: bool, failed: usize) -> String {
+    format!(
+        "{found} image(s) {}{}",
+        if dry_run {
+            "would be removed"
+        } else {
+            "matched"
+        },
+        if failed > 0 {
+            format!(", {failed} could not be removed")
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// The specs of `shard` (`images build --shard K/N`): instances that share an env image in one
+/// part (see `crate::shards::image_shard`); and how many there were.
+pub fn shard_specs(
+    specs: Vec<(String, std::result::Result<ExecSpec, SpecError>)>,
+    shard: swtbench_plan::settings::Shard,
+) -> (
+    Vec<(String, std::result::Result<ExecSpec, SpecError>)>,
+    usize,
+) {
+    let keys: Vec<(&str, Option<&str>)> = specs
+        .iter()
+        .map(|(id, s)| (id.as_str(), s.as_ref().ok().map(|s| s.keys.env.as_str())))
+        .collect();
+    let mine = crate::shards::image_shard(&keys, shard);
+    let of = specs.len();
+    (mine.into_iter().map(|i| specs[i].clone()).collect(), of)
+}
+
+/// What `images check` prints: a row (or a JSON object) per image, the counts by action.
+pub fn check_outcome(checked: &[Checked], json: bool, lookups: usize, secs: f64) -> Outcome {
+    let lines = checked
+        .iter()
+        .map(|c| match json {
+            true => Line::Data(serde_json::to_string(c).unwrap_or_default()),
+            false => Line::Data(c.row()),
+        })
+        .collect();
+    let count = |a: &str| checked.iter().filter(|c| c.action == a).count();
+    Outcome {
+        lines,
+        summary: format!(
+            "{} image(s): {} present, {} to pull, {} to build ({lookups} look-up(s) in {secs:.2} s)",
+            checked.len(),
+            count("present"),
+            count("pull"),
+            count("build"),
+        ),
+        failed: 0,
+    }
+}
+
+/// What `images push|pull` prints: what happened to each image, the bytes moved.
+pub fn transfer_outcome(
+    results: &[(
+        SelectedImage,
+        std::result::Result<Transferred, BackendError>,
+    )],
+    push: bool,
+) -> Outcome {
+    let verb = if push { "pushed" } else { "pulled" };
+    let (mut failed, mut bytes, mut moved) = (0, 0u64, 0);
+    let mut lines = Vec::new();
+    for (image, r) in results {
+        match r {
+            Ok(t) => {
+                let what = match t {
+                    Transferred::Pushed { bytes: b } | Transferred::Pulled { bytes: b } => {
+                        bytes += b;
+                        moved += 1;
+                        verb
+                    }
+                    Transferred::Present => "present",
+                };
+                lines.push(Line::Data(format!("{what}\t{}", image.tag)));
+            }
+            Err(e) => {
+                failed += 1;
+                lines.push(Line::Warn(format!("{}: {e}", image.tag)));
+                lines.push(Line::Data(format!("error\t{}", image.tag)));
+            }
+        }
+    }
+    Outcome {
+        lines,
+        summary: format!(
+            "{} image(s): {moved} {verb}, {:.1} MiB, {failed} failed",
+            results.len(),
+            bytes as f64 / (1024.0 * 1024.0)
+        ),
+        failed,
+    }
+}
+
+/// What `images build` prints: each instance's image or error, the images built and pulled.
+pub fn build_outcome(built: &Built) -> Outcome {
+    let mut lines = Vec::new();
+    let mut failed = 0;
+    for (id, r) in &built.results {
+        match r {
+            Ok(tag) => lines.push(Line::Data(format!("{id}\t{tag}"))),
+            Err(e) => {
+                failed += 1;
+                lines.push(Line::Warn(format!("{id}: {e}")));
+                lines.push(Line::Data(format!("{id}\terror")));
+            }
+        }
+    }
+    Outcome {
+        lines,
+        summary: format!(
+            "{} instance(s): {} image(s) built, {} pulled, {failed} failed",
+            built.results.len(),
+            built.images_built,
+            built.images_pulled,
+        ),
+        failed,
+    }
+}
+
 /// The container engine of the `images` commands: one runtime and one connection (made first, so
 /// that an unreachable engine is one error before any work), and the blocking form of each call.
 #[derive(Debug)]

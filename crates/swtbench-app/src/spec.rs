@@ -64,6 +64,62 @@ pub fn instance_spec(
     })
 }
 
+/// What `envs show` prints of an instance's environment: provider, Python image, the pinned
+/// packages and where they came from, what the frozen environment had that is left out.
+pub fn describe_env(instance: &Instance, spec: &ExecSpec) -> String {
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    line(format!("instance:  {}", instance.instance_id));
+    line(format!("repo:      {} {}", instance.repo, instance.version));
+    line(format!("provider:  {}", spec.provider().as_str()));
+    line(format!(
+        "python:    {} (base image {})",
+        spec.spec.python.as_deref().unwrap_or("?"),
+        spec.keys.base
+    ));
+    line(format!("env image: {}", spec.keys.env));
+    match &spec.pins {
+        Some(p) => {
+            line(format!("pins:      {} ({})", p.pins.len(), p.source));
+            let tool = if spec.setup_env_sh.contains("\nuv pip install --no-deps -r") {
+                "uv pip install --no-deps"
+            } else {
+                "pip install --no-deps (Python older than uv serves)"
+            };
+            let python = if p.source.starts_with("environment lock") && p.dropped.is_empty() {
+                "locked for Python"
+            } else {
+                "frozen Python"
+            };
+            line(format!(
+                "           {python} {}; installed with {tool}",
+                p.frozen_python
+            ));
+            for pin in &p.pins {
+                line(format!("  {pin}"));
+            }
+            line(format!(
+                "left out of the frozen environment: {}",
+                p.dropped.len()
+            ));
+            for d in &p.dropped {
+                line(format!("  {d}"));
+            }
+        }
+        None => {
+            line("pins:      none".to_string());
+            line("setup_env.sh install lines:".to_string());
+            for l in spec.setup_env_sh.lines().filter(|l| l.contains("install")) {
+                line(format!("  {l}"));
+            }
+        }
+    }
+    out.trim_end_matches('\n').to_string()
+}
+
 /// Renders every instance of `instances` that has a prediction into `settings.out`.
 pub fn render_specs(
     instances: &[Instance],

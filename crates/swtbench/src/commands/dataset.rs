@@ -270,44 +270,11 @@ fn filtered_ids(args: &SwtArgs, printer: &Printer) -> Result<BTreeSet<String>, C
 
 /// Progress lines on stderr. `hits` is the retrieval file of `build`.
 fn print_event(printer: &Printer, out: &Path, hits: Option<&Path>, event: RowEvent<'_>) {
-    match event {
-        RowEvent::Resumed { total, todo } => {
-            if todo < total {
-                printer.info(&format!(
-                    "{}: {} of {total} instances already done, {todo} to go",
-                    out.display(),
-                    total - todo
-                ));
-            }
-        }
-        RowEvent::NoHits { ids } => printer.warn(&format!(
-            "{} instance(s) have no line in {}; their text gets no code files: {}",
-            ids.len(),
-            hits.map(|h| h.display().to_string()).unwrap_or_default(),
-            preview(ids)
-        )),
-        RowEvent::SwtPlan { .. } => {}
-        RowEvent::Done { n, total, id, note } => {
-            printer.info(&format!("[{n}/{total}] {id}: {note}"))
-        }
-        RowEvent::Failed {
-            n,
-            total,
-            id,
-            error,
-        } => {
-            let chain: Vec<String> = error.chain().map(|c| c.to_string()).collect();
-            printer.warn(&format!("[{n}/{total}] {id}: {}", chain.join(": ")));
-        }
+    match event.message(out, hits) {
+        Some((true, line)) => printer.warn(&line),
+        Some((false, line)) => printer.info(&line),
+        None => {}
     }
-}
-
-fn preview(ids: &[&str]) -> String {
-    let mut s = ids.iter().take(5).copied().collect::<Vec<_>>().join(", ");
-    if ids.len() > 5 {
-        s.push_str(&format!(", … ({} more)", ids.len() - 5));
-    }
-    s
 }
 
 fn finish(printer: &Printer, out: &Path, written: RowsWritten) -> CliResult {

@@ -2,7 +2,8 @@
 //! uv) and where its packages come from: its own frozen SWE-bench Verified environment, one
 //! borrowed from a Verified instance of the same repository and version, the spec's packages
 //! unpinned, or an `--env-lock` entry. The rules are `swtbench_spec::pins` and
-//! `swtbench_spec::lock`, the spec is `swtbench_app::spec::instance_spec`; this prints them.
+//! `swtbench_spec::lock`, the spec is `swtbench_app::spec::instance_spec` and its description
+//! `swtbench_app::spec::describe_env`; this prints them.
 //!
 //! `swtbench envs lock --output FILE`: the environments of a selection resolved once into a lock
 //! file (`swtbench_app::envlock::lock_to_file` renders, resolves and writes it).
@@ -171,57 +172,7 @@ fn show(args: ShowArgs, printer: &Printer) -> CliResult {
     let table = provider_args.apply(table, printer)?;
     let files = crate::settings::repo_files(args.repo_mirror.as_deref(), offline)?;
     let spec = swtbench_app::spec::instance_spec(&instance, &table, &files)?;
-    let mut out = String::new();
-    let mut line = |s: String| {
-        out.push_str(&s);
-        out.push('\n');
-    };
-    line(format!("instance:  {}", instance.instance_id));
-    line(format!("repo:      {} {}", instance.repo, instance.version));
-    line(format!("provider:  {}", spec.provider().as_str()));
-    line(format!(
-        "python:    {} (base image {})",
-        spec.spec.python.as_deref().unwrap_or("?"),
-        spec.keys.base
-    ));
-    line(format!("env image: {}", spec.keys.env));
-    match &spec.pins {
-        Some(p) => {
-            line(format!("pins:      {} ({})", p.pins.len(), p.source));
-            let tool = if spec.setup_env_sh.contains("\nuv pip install --no-deps -r") {
-                "uv pip install --no-deps"
-            } else {
-                "pip install --no-deps (Python older than uv serves)"
-            };
-            let python = if p.source.starts_with("environment lock") && p.dropped.is_empty() {
-                "locked for Python"
-            } else {
-                "frozen Python"
-            };
-            line(format!(
-                "           {python} {}; installed with {tool}",
-                p.frozen_python
-            ));
-            for pin in &p.pins {
-                line(format!("  {pin}"));
-            }
-            line(format!(
-                "left out of the frozen environment: {}",
-                p.dropped.len()
-            ));
-            for d in &p.dropped {
-                line(format!("  {d}"));
-            }
-        }
-        None => {
-            line("pins:      none".to_string());
-            line("setup_env.sh install lines:".to_string());
-            for l in spec.setup_env_sh.lines().filter(|l| l.contains("install")) {
-                line(format!("  {l}"));
-            }
-        }
-    }
-    printer.data(out.trim_end_matches('\n'));
+    printer.data(&swtbench_app::spec::describe_env(&instance, &spec));
     for w in &spec.env_warnings {
         printer.warn(w);
     }

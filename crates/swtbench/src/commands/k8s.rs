@@ -30,27 +30,23 @@ pub enum K8sCommand {
 
 /// `k8s manifest`'s own flags (everything else is a run flag).
 const OWN: [OwnFlag; 16] = [
-    own("shards"),
-    own("parallelism"),
-    own("image"),
-    own("namespace"),
-    own("name"),
-    own("volume-claim"),
-    own("volume-size"),
-    own("storage-class"),
-    own("mount-path"),
-    own("engine"),
-    own("out"),
-    own("format"),
-    own("backoff-limit-per-index"),
-    own("wait-timeout"),
-    own("engine-image"),
-    own("kubectl-image"),
+    OwnFlag::with_value("shards"),
+    OwnFlag::with_value("parallelism"),
+    OwnFlag::with_value("image"),
+    OwnFlag::with_value("namespace"),
+    OwnFlag::with_value("name"),
+    OwnFlag::with_value("volume-claim"),
+    OwnFlag::with_value("volume-size"),
+    OwnFlag::with_value("storage-class"),
+    OwnFlag::with_value("mount-path"),
+    OwnFlag::with_value("engine"),
+    OwnFlag::with_value("out"),
+    OwnFlag::with_value("format"),
+    OwnFlag::with_value("backoff-limit-per-index"),
+    OwnFlag::with_value("wait-timeout"),
+    OwnFlag::with_value("engine-image"),
+    OwnFlag::with_value("kubectl-image"),
 ];
-
-const fn own(long: &'static str) -> OwnFlag {
-    OwnFlag { long, value: true }
-}
 
 /// How the objects are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

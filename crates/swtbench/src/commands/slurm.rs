@@ -34,46 +34,16 @@ pub enum SlurmCommand {
 
 /// `slurm submit`'s own flags (everything else is a run flag).
 const OWN: [OwnFlag; 10] = [
-    OwnFlag {
-        long: "shards",
-        value: true,
-    },
-    OwnFlag {
-        long: "partition",
-        value: true,
-    },
-    OwnFlag {
-        long: "time",
-        value: true,
-    },
-    OwnFlag {
-        long: "cpus-per-task",
-        value: true,
-    },
-    OwnFlag {
-        long: "mem",
-        value: true,
-    },
-    OwnFlag {
-        long: "account",
-        value: true,
-    },
-    OwnFlag {
-        long: "qos",
-        value: true,
-    },
-    OwnFlag {
-        long: "sbatch-arg",
-        value: true,
-    },
-    OwnFlag {
-        long: "print",
-        value: false,
-    },
-    OwnFlag {
-        long: "swtbench",
-        value: true,
-    },
+    OwnFlag::with_value("shards"),
+    OwnFlag::with_value("partition"),
+    OwnFlag::with_value("time"),
+    OwnFlag::with_value("cpus-per-task"),
+    OwnFlag::with_value("mem"),
+    OwnFlag::with_value("account"),
+    OwnFlag::with_value("qos"),
+    OwnFlag::with_value("sbatch-arg"),
+    OwnFlag::switch("print"),
+    OwnFlag::with_value("swtbench"),
 ];
 
 #[derive(Debug, clap::Args)]
