@@ -669,6 +669,19 @@ pub struct Outcome {
     pub lines: Vec<Line>,
     pub summary: String,
     pub failed: usize,
+    /// The engine went away during the work (unreachable, or stopped answering): why. The
+    /// command then ends as an environment failure.
+    pub engine_gone: Option<String>,
+}
+
+impl Outcome {
+    /// The error the command ends with when the engine went away.
+    pub fn engine_error(&self) -> Option<Error> {
+        self.engine_gone.as_ref().map(|why| {
+            Error::environment(anyhow::anyhow!("the container engine went away: {why}"))
+                .with_hint("check the engine (docker info) and run the same command again")
+        })
+    }
 }
 
 /// `--level none` selects no image (`what` says what the command would do with them).
@@ -754,6 +767,7 @@ pub fn check_outcome(checked: &[Checked], json: bool, lookups: usize, secs: f64)
             count("build"),
         ),
         failed: 0,
+        engine_gone: None,
     }
 }
 
@@ -768,6 +782,7 @@ pub fn transfer_outcome(
     let verb = if push { "pushed" } else { "pulled" };
     let (mut failed, mut bytes, mut moved) = (0, 0u64, 0);
     let mut lines = Vec::new();
+    let mut engine_gone = None;
     for (image, r) in results {
         match r {
             Ok(t) => {
@@ -783,6 +798,9 @@ pub fn transfer_outcome(
             }
             Err(e) => {
                 failed += 1;
+                if crate::error::engine_gone(e) {
+                    engine_gone.get_or_insert_with(|| e.to_string());
+                }
                 lines.push(Line::Warn(format!("{}: {e}", image.tag)));
                 lines.push(Line::Data(format!("error\t{}", image.tag)));
             }
@@ -796,18 +814,24 @@ pub fn transfer_outcome(
             bytes as f64 / (1024.0 * 1024.0)
         ),
         failed,
+        engine_gone,
     }
 }
 
 /// What `images build` prints: each instance's image or error, the images built and pulled.
 pub fn build_outcome(built: &Built) -> Outcome {
     let mut lines = Vec::new();
-    let mut failed = 0;
+    let (mut failed, mut engine_gone) = (0, None);
     for (id, r) in &built.results {
         match r {
             Ok(tag) => lines.push(Line::Data(format!("{id}\t{tag}"))),
             Err(e) => {
                 failed += 1;
+                if let ImageChainError::Engine(e) = e {
+                    if crate::error::engine_gone(e) {
+                        engine_gone.get_or_insert_with(|| e.to_string());
+                    }
+                }
                 lines.push(Line::Warn(format!("{id}: {e}")));
                 lines.push(Line::Data(format!("{id}\terror")));
             }
@@ -822,6 +846,7 @@ pub fn build_outcome(built: &Built) -> Outcome {
             built.images_pulled,
         ),
         failed,
+        engine_gone,
     }
 }
 

@@ -212,6 +212,9 @@ fn print(outcome: app::Outcome, printer: &Printer) -> CliResult {
         }
     }
     printer.info(&outcome.summary);
+    if let Some(e) = outcome.engine_error() {
+        return Err(e.into());
+    }
     Ok(match outcome.failed {
         0 => ExitCode::Success,
         _ => ExitCode::Partial,
@@ -305,6 +308,7 @@ fn rm(args: RmArgs, printer: &Printer) -> CliResult {
             lines: Vec::new(),
             summary,
             failed,
+            engine_gone: None,
         },
         printer,
     )
