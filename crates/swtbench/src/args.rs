@@ -319,7 +319,7 @@ impl RegistryArgs {
     }
 }
 
-/// `--env-provider` and `--python-image`, shared by `run`, `images build`, `spec` and `envs show`:
+/// `--env-provider`, `--python-image`, `--env-lock` and `--no-env-lock`, shared by `run`, `images build`, `spec` and `envs show`:
 /// every (repo, version) entry of the spec table moved to one environment provider.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct EnvProviderArgs {
@@ -356,53 +356,23 @@ fn parse_provider(s: &str) -> Result<swtbench_spec::Provider, String> {
 }
 
 impl EnvProviderArgs {
-    /// The table with the provider applied (see `SpecTable::with_env_provider`), then the
-    /// `--env-lock` file; the entries kept on their provider are named in one warning.
+    /// The table with these flags applied (`swtbench_app::envlock::apply_env_choice`), its
+    /// warnings and notes printed.
     pub fn apply(
         &self,
         table: swtbench_spec::SpecTable,
         printer: &Printer,
     ) -> Result<swtbench_spec::SpecTable, CliError> {
-        let table = self.apply_provider(table, printer)?;
-        match &self.env_lock {
-            Some(path) => Ok(swtbench_app::envlock::apply_lock_file(table, path)?),
-            None if self.no_env_lock => Ok(table),
-            None => Ok(swtbench_app::envlock::apply_embedded_lock(table)),
-        }
-    }
-
-    fn apply_provider(
-        &self,
-        table: swtbench_spec::SpecTable,
-        printer: &Printer,
-    ) -> Result<swtbench_spec::SpecTable, CliError> {
-        let provider = match (self.env_provider, &self.python_image) {
-            (Some(p), _) => p,
-            (None, Some(_)) => swtbench_spec::Provider::Uv,
-            (None, None) => return Ok(table),
+        let choice = swtbench_app::envlock::EnvChoice {
+            provider: self.env_provider,
+            python_image: self.python_image.clone(),
+            env_lock: self.env_lock.clone(),
+            no_env_lock: self.no_env_lock,
         };
-        if let Some(t) = &self.python_image {
-            if provider != swtbench_spec::Provider::Uv {
-                return Err(CliError::input(anyhow::anyhow!(
-                    "--python-image applies to --env-provider uv only (got {})",
-                    provider.as_str()
-                )));
-            }
-            if !t.contains("{version}") {
-                printer.warn(&format!(
-                    "--python-image {t:?} has no {{version}}: every uv environment builds on the same image"
-                ));
-            }
-        }
-        let (table, notes) = table.with_env_provider(provider, self.python_image.as_deref());
-        if !notes.is_empty() {
-            printer.info(&format!(
-                "note: --env-provider uv: {} spec entries have a Python older than uv serves; their environments are made with python -m venv and pip on the same Python image: {}",
-                notes.len(),
-                notes.join(", ")
-            ));
-        }
-        Ok(table)
+        let mut notices = Vec::new();
+        let table = swtbench_app::envlock::apply_env_choice(table, &choice, &mut notices);
+        printer.notices(&notices);
+        Ok(table?)
     }
 }
 
