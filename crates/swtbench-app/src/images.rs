@@ -656,12 +656,7 @@ pub async fn transfer_images<B: ContainerBackend>(
     out.sort_by(|a, b| a.0.kind.cmp(&b.0.kind).then(a.0.tag.cmp(&b.0.tag)));
     out
 }
-/// One line of what an `images` command did: data on stdout, or a warning on stderr.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Line {
-    Data(String),
-    Warn(String),
-}
+pub use crate::lines::Line;
 
 /// What an `images` command prints: a line per item, the summary, and how many items failed.
 #[derive(Debug, Clone, PartialEq, Eq)]

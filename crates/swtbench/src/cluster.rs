@@ -6,8 +6,6 @@ use std::ffi::OsString;
 
 pub use swtbench_app::shell::OwnFlag;
 
-pub use swtbench_app::shell::quote as shell_quote;
-
 /// The run flags the cluster command `path` (e.g. `["slurm", "submit"]`) was given, as given
 /// (its `own` flags left out), once they are checked as `swtbench run` checks them: flags the
 /// cluster sets itself, or that do not combine with shards, are refused; `unit` names what runs

@@ -52,6 +52,17 @@ impl Printer {
         }
     }
 
+    /// What a library call says, in order.
+    pub fn lines(&self, lines: &[swtbench_app::lines::Line]) {
+        for l in lines {
+            match l {
+                swtbench_app::lines::Line::Data(d) => self.data(d),
+                swtbench_app::lines::Line::Info(i) => self.info(i),
+                swtbench_app::lines::Line::Warn(w) => self.warn(w),
+            }
+        }
+    }
+
     pub fn is_quiet(&self) -> bool {
         self.quiet
     }

@@ -205,12 +205,7 @@ impl EventSink for ProgressSink {
 
 /// Prints what a command did; exit code 1 when some item failed.
 fn print(outcome: app::Outcome, printer: &Printer) -> CliResult {
-    for line in &outcome.lines {
-        match line {
-            app::Line::Data(l) => printer.data(l),
-            app::Line::Warn(l) => printer.warn(l),
-        }
-    }
+    printer.lines(&outcome.lines);
     printer.info(&outcome.summary);
     if let Some(e) = outcome.engine_error() {
         return Err(e.into());
