@@ -11,6 +11,7 @@ use anyhow::anyhow;
 use swtbench_core::layout::{EVAL_SCRIPT_FILE, MODEL_PATCH_FILE, REPORT_FILE};
 use swtbench_core::prediction::model_dir_name;
 
+use crate::lines::Line;
 use crate::{Error, Result};
 
 /// A sample of a run being evaluated again, in a temporary directory removed when this is dropped
@@ -163,7 +164,7 @@ pub struct FreshRunFlags<'a> {
 }
 
 /// What a comparison says, as `verify` prints it (nothing for a submitted report that is gone).
-pub fn compared_line(id: &str, compared: &Compared) -> Option<String> {
+fn compared_line(id: &str, compared: &Compared) -> Option<String> {
     match compared {
         Compared::Same => Some(format!("reexecuted {id}: the same report")),
         Compared::Differs(what) => Some(format!("reexecuted {id}: differs: {what}")),
@@ -246,6 +247,48 @@ impl Reexecution {
                 .collect::<Vec<_>>(),
         );
         argv
+    }
+
+    /// The line said before the fresh run.
+    pub fn starting(&self) -> String {
+        format!(
+            "re-executing {} instance(s) in {}: {}",
+            self.ids.len(),
+            self.output_dir.display(),
+            self.ids.join(", ")
+        )
+    }
+
+    /// After the fresh run (`clean_end`: it ended with exit code 0): each instance's comparison
+    /// (data), the counts, and where the fresh run is kept when some report differs (else it is
+    /// removed); and whether every report was the same.
+    pub fn finish(self, clean_end: bool) -> (Vec<Line>, bool) {
+        let compared = self.compare();
+        let mut out: Vec<Line> = compared
+            .iter()
+            .filter_map(|(id, c)| compared_line(id, c))
+            .map(Line::Data)
+            .collect();
+        let same = compared.iter().filter(|(_, c)| c.is_same()).count();
+        let differ = compared.len() - same;
+        out.push(Line::Info(format!(
+            "{} instance(s) re-executed: {same} with the submitted report, {differ} without{}",
+            self.ids.len(),
+            if clean_end {
+                ""
+            } else {
+                " (the fresh run did not end cleanly)"
+            }
+        )));
+        if differ > 0 {
+            // The fresh tree stays for a look.
+            let kept = self.keep();
+            out.push(Line::Info(format!(
+                "the fresh run is kept in {}",
+                kept.display()
+            )));
+        }
+        (out, differ == 0)
     }
 
     /// Keeps the temporary directory (the fresh run, for a look) and returns its path.

@@ -102,29 +102,7 @@ pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
     let verified = verify(&settings, &mut notices);
     printer.notices(&notices);
     let v = verified?;
-    for (id, why) in &v.failures {
-        printer.data(&format!("mismatch {id}: {why}"));
-    }
-    for (id, reasons) in &v.suspicious {
-        for r in reasons {
-            printer.data(&format!("suspicious {id}: {r}"));
-        }
-    }
-    for (id, runs) in &v.without_evidence {
-        printer.data(&format!("no evidence {id}: {}", runs.join(", ")));
-    }
-    let unevidenced: usize = v.without_evidence.values().map(Vec::len).sum();
-    printer.info(&format!(
-        "{} instance(s) checked: {} agree with their outputs, {} do not, {} have nothing to grade; \
-         {} suspicious; {} of {} run(s) have the test runner's evidence beside the log",
-        v.checked,
-        v.agreeing,
-        v.failures.len(),
-        v.ungraded.len(),
-        v.suspicious.len(),
-        v.runs_checked - unevidenced,
-        v.runs_checked
-    ));
+    printer.lines(&v.lines());
     let mut clean = v.is_clean();
     if let Some(k) = args.reexecute {
         let model = match (&model, &predictions) {
@@ -174,37 +152,11 @@ fn reexecute(
         strict_results: args.strict_results,
         run_args: &args.run_args,
     });
-    printer.info(&format!(
-        "re-executing {} instance(s) in {}: {}",
-        re.ids.len(),
-        re.output_dir.display(),
-        re.ids.join(", ")
-    ));
+    printer.info(&re.starting());
     let clean_end = fresh_run(argv)?;
-    let compared = re.compare();
-    for line in compared
-        .iter()
-        .filter_map(|(id, c)| reexecute::compared_line(id, c))
-    {
-        printer.data(&line);
-    }
-    let same = compared.iter().filter(|(_, c)| c.is_same()).count();
-    let differ = compared.len() - same;
-    printer.info(&format!(
-        "{} instance(s) re-executed: {same} with the submitted report, {differ} without{}",
-        re.ids.len(),
-        if clean_end {
-            ""
-        } else {
-            " (the fresh run did not end cleanly)"
-        }
-    ));
-    if differ > 0 {
-        // The fresh tree stays for a look.
-        let kept = re.keep();
-        printer.info(&format!("the fresh run is kept in {}", kept.display()));
-    }
-    Ok(differ == 0)
+    let (lines, same) = re.finish(clean_end);
+    printer.lines(&lines);
+    Ok(same)
 }
 
 /// The fresh run: `swtbench run` with `argv`, in this process, printing what `run` prints (with
