@@ -125,6 +125,52 @@ pub struct RowsWritten {
     pub failures: usize,
 }
 
+/// `--filter-swt`: auto, none, or a list's name.
+pub fn parse_filter_choice(s: &str) -> Result<FilterChoice, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "auto" => Ok(FilterChoice::Auto),
+        "none" => Ok(FilterChoice::None),
+        other => other
+            .parse::<swtbench_data::SwtFilter>()
+            .map(FilterChoice::List)
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// `--mode`: zsb (or base) or zsp (or plus).
+pub fn parse_mode(s: &str) -> Result<SwtMode, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "zsb" | "base" => Ok(SwtMode::Zsb),
+        "zsp" | "plus" => Ok(SwtMode::Zsp),
+        other => Err(format!("unknown mode {other:?} (expected zsb or zsp)")),
+    }
+}
+
+/// `--style`: only 3 (or style-3).
+pub fn parse_style(s: &str) -> Result<u8, String> {
+    match s {
+        "3" | "style-3" => Ok(3),
+        other => Err(format!(
+            "prompt style {other:?} is not supported (only 3, the style the SWT-Bench datasets use)"
+        )),
+    }
+}
+
+impl RowsWritten {
+    /// The last line of a command writing `out`: a warning when some items failed.
+    pub fn summary(&self, out: &Path) -> crate::lines::Line {
+        let RowsWritten { todo, failures } = *self;
+        match failures {
+            0 => crate::lines::Line::Info(format!("wrote {}", out.display())),
+            _ => crate::lines::Line::Warn(format!(
+                "{failures} of {todo} instance(s) failed (see above); they are not in {}; run the \
+                 command again to retry them",
+                out.display()
+            )),
+        }
+    }
+}
+
 /// Checks that the directory of bare mirrors exists.
 pub fn check_mirror_dir(dir: &Path) -> Result<()> {
     if dir.is_dir() {
