@@ -16,6 +16,7 @@ use swtbench_data::predictions::LoadedPredictions;
 use swtbench_data::repo_files::RepoFiles;
 use swtbench_spec::{Arch, EvalOptions, ExecSpec, FileSource, RunInputs, SpecError, SpecTable};
 
+use crate::lines::Line;
 use crate::{Error, Result};
 
 /// What to render, for which host, where.
@@ -50,6 +51,46 @@ pub enum RenderEvent<'a> {
 pub struct RenderSummary {
     pub rendered: usize,
     pub failed: usize,
+}
+
+impl RenderEvent<'_> {
+    /// What `spec` says of it: the instance's key or error on stdout, warnings on stderr.
+    pub fn lines(&self) -> Vec<Line> {
+        match self {
+            RenderEvent::EmptyPatch { instance_id } => vec![Line::Warn(format!(
+                "{instance_id}: the prediction has no usable patch (null, blank or binary diffs \
+                 only); its scripts are rendered, but `swtbench run` grades it as an empty patch \
+                 without running them"
+            ))],
+            RenderEvent::Rendered {
+                instance_id,
+                instance_key,
+            } => vec![Line::Data(format!("{instance_id}\t{instance_key}"))],
+            RenderEvent::Failed { instance_id, error } => vec![
+                Line::Warn(format!("{instance_id}: {error}")),
+                Line::Data(format!("{instance_id}\terror")),
+            ],
+        }
+    }
+}
+
+impl RenderSummary {
+    /// The last line of `spec`, which wrote into `out`.
+    pub fn text(&self, out: &Path) -> String {
+        format!(
+            "rendered {} instance(s) into {}{}",
+            self.rendered,
+            out.display(),
+            if self.failed > 0 {
+                format!(
+                    "; {} could not be rendered (see <instance>/error.txt)",
+                    self.failed
+                )
+            } else {
+                String::new()
+            }
+        )
+    }
 }
 
 /// The spec of one instance on this machine's architecture (`envs show`).

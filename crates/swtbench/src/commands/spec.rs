@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use swtbench_app::spec::{render_specs, RenderEvent, RenderSettings};
+use swtbench_app::spec::{render_specs, RenderSettings};
 use swtbench_spec::Arch;
 
 use crate::args::{load_predictions, DatasetArgs, EvalArgs};
@@ -90,35 +90,9 @@ pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
         &table,
         &files,
         &settings,
-        &mut |event| match event {
-            RenderEvent::EmptyPatch { instance_id } => printer.warn(&format!(
-                "{instance_id}: the prediction has no usable patch (null, blank or binary diffs \
-                 only); its scripts are rendered, but `swtbench run` grades it as an empty patch \
-                 without running them"
-            )),
-            RenderEvent::Rendered {
-                instance_id,
-                instance_key,
-            } => printer.data(&format!("{instance_id}\t{instance_key}")),
-            RenderEvent::Failed { instance_id, error } => {
-                printer.warn(&format!("{instance_id}: {error}"));
-                printer.data(&format!("{instance_id}\terror"));
-            }
-        },
+        &mut |event| printer.lines(&event.lines()),
     )?;
-    printer.info(&format!(
-        "rendered {} instance(s) into {}{}",
-        summary.rendered,
-        args.out.display(),
-        if summary.failed > 0 {
-            format!(
-                "; {} could not be rendered (see <instance>/error.txt)",
-                summary.failed
-            )
-        } else {
-            String::new()
-        }
-    ));
+    printer.info(&summary.text(&args.out));
     Ok(if summary.failed > 0 {
         ExitCode::Partial
     } else {
