@@ -481,10 +481,88 @@ pub fn checked_seeds<'a>(path: &Path, pak: bool, seeds: &'a [String]) -> Result<
     }
 }
 
+/// `--compare` writes an HTML page: a table format is refused.
+pub fn check_compare_format(format: Option<ReportFormat>) -> Result<()> {
+    if let Some(ReportFormat::Table(_)) = format {
+        return Err(Error::input(anyhow!(
+            "--compare writes an HTML page; a table format cannot show a comparison"
+        ))
+        .with_hint(
+            "leave out --format (or pass --format html), or run `swtbench report` on each run",
+        ));
+    }
+    Ok(())
+}
+
+/// `PATH`, which is needed without `--compare`.
+pub fn report_path(path: Option<&Path>) -> Result<&Path> {
+    path.ok_or_else(|| {
+        Error::input(anyhow!("missing PATH"))
+            .with_hint("pass <logs root>/<run_id>/<model>, or --compare RUN_A RUN_B")
+    })
+}
+
+/// The table format of `--mode p@k` (the page shows one run; `--out` is for the page).
+pub fn pak_format(format: Option<ReportFormat>, out: bool) -> Result<leaderboard::Format> {
+    let ReportFormat::Table(format) = format.unwrap_or_default() else {
+        return Err(Error::input(anyhow!(
+            "--mode p@k makes a table; the HTML page shows one run"
+        ))
+        .with_hint("use --format github|latex|json|csv, or report each seed's run"));
+    };
+    if out {
+        return Err(out_without_html());
+    }
+    Ok(format)
+}
+
 /// `--out` with a table format.
 pub fn out_without_html() -> Error {
     Error::input(anyhow!("--out is only used with --format html"))
         .with_hint("redirect stdout to save a table")
+}
+
+/// What `report` prints: one of the leaderboard table formats, or the HTML page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    Table(leaderboard::Format),
+    Html,
+}
+
+impl Default for ReportFormat {
+    fn default() -> Self {
+        ReportFormat::Table(leaderboard::Format::default())
+    }
+}
+
+impl std::str::FromStr for ReportFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("html") {
+            return Ok(ReportFormat::Html);
+        }
+        s.parse::<leaderboard::Format>()
+            .map(ReportFormat::Table)
+            .map_err(|_| {
+                format!("unknown format `{s}` (expected github, latex, json, csv or html)")
+            })
+    }
+}
+
+/// Where a page goes: written to `out` (the line saying so), or the page itself on stdout.
+pub fn page_output(html: String, out: Option<&Path>) -> Result<crate::lines::Line> {
+    use crate::lines::Line;
+    match out {
+        Some(file) => {
+            write_page(file, &html)?;
+            Ok(Line::Info(format!(
+                "HTML report: {} ({} kB)",
+                file.display(),
+                html.len().div_ceil(1000)
+            )))
+        }
+        None => Ok(Line::Data(html)),
+    }
 }
 
 #[cfg(test)]
@@ -519,5 +597,15 @@ mod tests {
             "{e}"
         );
         assert!(parse_mode("x").is_err());
+    }
+
+    #[test]
+    fn formats_parse() {
+        assert_eq!("html".parse::<ReportFormat>(), Ok(ReportFormat::Html));
+        assert_eq!(
+            "json".parse::<ReportFormat>(),
+            Ok(ReportFormat::Table(leaderboard::Format::Json))
+        );
+        assert!("xml".parse::<ReportFormat>().is_err());
     }
 }

@@ -9,7 +9,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::anyhow;
 use swtbench_app::benchmark::{denominator, Benchmark, BenchmarkName};
 use swtbench_app::report::{leaderboard, LeaderboardSettings, PageContext, PageParams};
 use swtbench_grade::leaderboard;
@@ -208,14 +207,7 @@ pub fn run(mut args: ReportArgs, printer: &Printer) -> CliResult {
         )
     };
     if let Some(pair) = &args.html.compare {
-        if let Some(ReportFormat::Table(_)) = args.format {
-            return Err(CliError::input(anyhow!(
-                "--compare writes an HTML page; a table format cannot show a comparison"
-            ))
-            .with_hint(
-                "leave out --format (or pass --format html), or run `swtbench report` on each run",
-            ));
-        }
+        swtbench_app::report::check_compare_format(args.format)?;
         // Each run against its own gold run (the two may sit under different logs roots).
         let a = measure_one(&pair[0])?;
         let gold_b = gold_for(&pair[1]);
@@ -223,21 +215,10 @@ pub fn run(mut args: ReportArgs, printer: &Printer) -> CliResult {
         let ctx = page_context();
         return html::write_compare([(&pair[0], &a), (&pair[1], &b)], &ctx, out, printer);
     }
-    let Some(path) = args.path.as_deref() else {
-        return Err(CliError::input(anyhow!("missing PATH"))
-            .with_hint("pass <logs root>/<run_id>/<model>, or --compare RUN_A RUN_B"));
-    };
+    let path = swtbench_app::report::report_path(args.path.as_deref())?;
     let seeds = swtbench_app::report::checked_seeds(path, args.mode == "p@k", &args.seeds)?;
     if !seeds.is_empty() {
-        let ReportFormat::Table(format) = args.format.unwrap_or_default() else {
-            return Err(CliError::input(anyhow!(
-                "--mode p@k makes a table; the HTML page shows one run"
-            ))
-            .with_hint("use --format github|latex|json|csv, or report each seed's run"));
-        };
-        if out.is_some() {
-            return Err(swtbench_app::report::out_without_html().into());
-        }
+        let format = swtbench_app::report::pak_format(args.format, out.is_some())?;
         let metrics = measure(path, seeds, gold_run_id.as_deref(), denominator, printer)?;
         let name = table_name(&args, path)?;
         printer.data(&leaderboard::render(&metrics, &name, format, args.decimals));
