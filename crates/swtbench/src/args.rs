@@ -285,6 +285,43 @@ impl EvalArgs {
     }
 }
 
+/// `--spec-table` (with its snake_case alias) of `run` and `spec`, which apply the file over the
+/// embedded table.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SpecTableArgs {
+    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
+    #[arg(long, alias = "spec_table", value_name = "FILE")]
+    pub spec_table: Option<PathBuf>,
+}
+
+/// `--spec-table` (with its snake_case alias) of the `images` commands.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ImagesSpecTableArgs {
+    /// Extra spec table entries (TOML, or JSON for *.json).
+    #[arg(long, alias = "spec_table", value_name = "FILE")]
+    pub spec_table: Option<PathBuf>,
+}
+
+/// `--spec-table` of the `envs` commands (no snake_case alias).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct EnvsSpecTableArgs {
+    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
+    #[arg(long, value_name = "FILE")]
+    pub spec_table: Option<PathBuf>,
+}
+
+macro_rules! spec_table_load {
+    ($($group:ty),*) => {$(
+        impl $group {
+            /// The embedded table with the file applied.
+            pub fn load(&self) -> Result<swtbench_spec::SpecTable, CliError> {
+                crate::settings::load_spec_table(self.spec_table.as_deref())
+            }
+        }
+    )*};
+}
+spec_table_load!(SpecTableArgs, ImagesSpecTableArgs, EnvsSpecTableArgs);
+
 /// `--registry REF [--push] [--pull-workers N]`: a registry as a cache of swtbench's images
 /// (`run`, `images build`).
 #[derive(Debug, Clone, clap::Args)]
@@ -557,9 +594,8 @@ pub struct RunArgs {
     #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
     pub repo_mirror: Option<PathBuf>,
 
-    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
-    #[arg(long, alias = "spec_table", value_name = "FILE")]
-    pub spec_table: Option<PathBuf>,
+    #[command(flatten)]
+    pub table: SpecTableArgs,
 
     #[command(flatten)]
     pub env_provider: EnvProviderArgs,

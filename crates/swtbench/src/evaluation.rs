@@ -48,7 +48,7 @@ pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
         printer.warn(w);
     }
     let settings = settings_from(args, &engine.host_facts())?;
-    let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    let table = args.table.load()?;
     let table = args.env_provider.apply(table, printer)?;
     let dataset = args.dataset.load_valid(printer)?;
     let predictions = load_predictions(&args.predictions, &dataset, printer)?;

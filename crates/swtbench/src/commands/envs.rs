@@ -42,9 +42,8 @@ pub struct LockArgs {
     #[command(flatten)]
     pub dataset: DatasetArgs,
 
-    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
-    #[arg(long, value_name = "FILE")]
-    pub spec_table: Option<PathBuf>,
+    #[command(flatten)]
+    pub table: crate::args::EnvsSpecTableArgs,
 
     /// Directory of bare git mirrors (requirement files).
     #[arg(long, value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
@@ -80,9 +79,8 @@ pub struct ShowArgs {
     #[arg(long, value_name = "SPLIT", default_value = "test")]
     pub split: String,
 
-    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
-    #[arg(long, value_name = "FILE")]
-    pub spec_table: Option<PathBuf>,
+    #[command(flatten)]
+    pub table: crate::args::EnvsSpecTableArgs,
 
     /// Directory of bare git mirrors (requirement files of instances without frozen pins).
     #[arg(long, value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
@@ -111,7 +109,7 @@ fn lock(args: LockArgs, printer: &Printer) -> CliResult {
         .with_hint("give the file to write with --output"));
     }
     let dataset = args.dataset.load_valid(printer)?;
-    let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    let table = args.table.load()?;
     let mut provider_args = args.env_provider.clone();
     if provider_args.env_provider.is_none() {
         provider_args.env_provider = Some(Provider::Uv);
@@ -164,7 +162,7 @@ fn show(args: ShowArgs, printer: &Printer) -> CliResult {
         &args.instance_id,
         offline,
     )?;
-    let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    let table = args.table.load()?;
     let mut provider_args = args.env_provider.clone();
     if provider_args.env_provider.is_none() {
         provider_args.env_provider = Some(Provider::Uv);

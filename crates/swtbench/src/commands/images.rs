@@ -65,9 +65,8 @@ pub struct TransferArgs {
     #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
     pub repo_mirror: Option<PathBuf>,
 
-    /// Extra spec table entries (TOML, or JSON for *.json).
-    #[arg(long, alias = "spec_table", value_name = "FILE")]
-    pub spec_table: Option<PathBuf>,
+    #[command(flatten)]
+    pub table: crate::args::ImagesSpecTableArgs,
 
     /// One JSON object per line on stdout (check) instead of a table.
     #[arg(long)]
@@ -105,9 +104,8 @@ pub struct BuildArgs {
     #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
     pub repo_mirror: Option<PathBuf>,
 
-    /// Extra spec table entries (TOML, or JSON for *.json).
-    #[arg(long, alias = "spec_table", value_name = "FILE")]
-    pub spec_table: Option<PathBuf>,
+    #[command(flatten)]
+    pub table: crate::args::ImagesSpecTableArgs,
 
     #[command(flatten)]
     pub env_provider: crate::args::EnvProviderArgs,
@@ -219,7 +217,7 @@ fn print(outcome: app::Outcome, printer: &Printer) -> CliResult {
 /// The selected instances' images up to `--level`.
 fn selection(args: &TransferArgs, printer: &Printer) -> Result<Vec<app::SelectedImage>, CliError> {
     app::check_level(args.level, "selects no image")?;
-    let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    let table = args.table.load()?;
     let files =
         crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
     let dataset = args.dataset.load_valid(printer)?;
@@ -312,7 +310,7 @@ fn rm(args: RmArgs, printer: &Printer) -> CliResult {
 fn build(args: BuildArgs, printer: &Printer) -> CliResult {
     app::check_level(args.level, "builds nothing")?;
     let engine = app::Engine::connect()?;
-    let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    let table = args.table.load()?;
     let table = args.env_provider.apply(table, printer)?;
     let files =
         crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
