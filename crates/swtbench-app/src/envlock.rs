@@ -193,7 +193,7 @@ pub fn lock_to_file(
             "no instances selected: nothing to lock"
         )));
     }
-    let network = BuildNetwork::from_env(request.ca_bundle)
+    let network = crate::env_vars::build_network(request.ca_bundle)
         .map_err(|e| Error::input(e).with_hint("--ca-bundle must name a readable file"))?;
     let settings = LockSettings {
         network,

@@ -505,9 +505,11 @@ impl Pipeline {
     /// output directories are writable and reads the CA bundle: the last checks before any work.
     pub fn lock(self) -> Result<Locked> {
         let lock = acquire_lock(&self.request.settings)?;
-        let network = BuildNetwork::from_env(self.request.ca_bundle.as_deref()).map_err(|e| {
-            Error::input(e).with_hint("--ca-bundle (or SSL_CERT_FILE) must name a readable file")
-        })?;
+        let network =
+            crate::env_vars::build_network(self.request.ca_bundle.as_deref()).map_err(|e| {
+                Error::input(e)
+                    .with_hint("--ca-bundle (or SSL_CERT_FILE) must name a readable file")
+            })?;
         Ok(Locked {
             pipeline: self,
             network,

@@ -21,8 +21,8 @@ pub const LOOKUP_WORKERS: usize = 8;
 
 /// Where Docker's config file is (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`).
 pub fn docker_config() -> Option<PathBuf> {
-    let dc = std::env::var_os(env_vars::DOCKER_CONFIG).map(PathBuf::from);
-    let home = std::env::var_os(env_vars::HOME).map(PathBuf::from);
+    let dc = env_vars::var_os(env_vars::DOCKER_CONFIG).map(PathBuf::from);
+    let home = env_vars::var_os(env_vars::HOME).map(PathBuf::from);
     docker_config_path(dc.as_deref(), home.as_deref())
 }
 

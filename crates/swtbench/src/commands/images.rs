@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use swtbench_app::images::{self as app, name_of, BuildOptions};
-use swtbench_backend::BuildNetwork;
 use swtbench_plan::settings::{CacheLevel, ImageKind};
 
 use std::io::IsTerminal;
@@ -315,7 +314,7 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
     let files =
         crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
     let dataset = args.dataset.load_valid(printer)?;
-    let network = BuildNetwork::from_env(args.ca_bundle.as_deref())
+    let network = swtbench_app::env_vars::build_network(args.ca_bundle.as_deref())
         .map_err(|e| CliError::input(e).with_hint("--ca-bundle must name a readable file"))?;
     let options = BuildOptions {
         level: args.level,
