@@ -724,15 +724,12 @@ pub fn removal_summary(found: usize, dry_run: bool, failed: usize) -> String {
     )
 }
 
+/// Each instance's rendered spec, or why it could not be rendered.
+pub type Specs = Vec<(String, std::result::Result<ExecSpec, SpecError>)>;
+
 /// The specs of `shard` (`images build --shard K/N`): instances that share an env image in one
 /// part (see `crate::shards::image_shard`); and how many there were.
-pub fn shard_specs(
-    specs: Vec<(String, std::result::Result<ExecSpec, SpecError>)>,
-    shard: swtbench_plan::settings::Shard,
-) -> (
-    Vec<(String, std::result::Result<ExecSpec, SpecError>)>,
-    usize,
-) {
+pub fn shard_specs(specs: Specs, shard: swtbench_plan::settings::Shard) -> (Specs, usize) {
     let keys: Vec<(&str, Option<&str>)> = specs
         .iter()
         .map(|(id, s)| (id.as_str(), s.as_ref().ok().map(|s| s.keys.env.as_str())))
