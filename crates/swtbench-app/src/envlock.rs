@@ -164,6 +164,42 @@ pub struct LockWritten {
     pub instances: usize,
 }
 
+impl LockedEnv {
+    /// What `envs lock` says of one environment.
+    pub fn line(&self) -> String {
+        let how = match self.resolve_time {
+            Some(t) => format!("resolved in {:.1} s", t.as_secs_f64()),
+            None => "frozen pins, written as they are".to_string(),
+        };
+        format!(
+            "{}: {} pins ({how}; {}, {} instances)",
+            self.entries.join(", "),
+            self.pins,
+            self.python_image,
+            self.instances
+        )
+    }
+}
+
+impl LockWritten {
+    /// The closing line of `envs lock`, which wrote `output`.
+    pub fn summary(&self, output: &Path) -> String {
+        let resolved = self
+            .envs
+            .iter()
+            .filter(|e| e.resolve_time.is_some())
+            .count();
+        format!(
+            "wrote {}: {} entries, {} environments ({resolved} resolved, {} frozen) of {} instances",
+            output.display(),
+            self.entries,
+            self.envs.len(),
+            self.envs.len() - resolved,
+            self.instances
+        )
+    }
+}
+
 /// `envs lock`: renders every instance's spec (an instance that cannot be rendered refuses the
 /// lock), connects to the engine, resolves the environments ([`lock_environments`], `on_env`
 /// after each) and writes the lock file.

@@ -127,30 +127,9 @@ fn lock(args: LockArgs, printer: &Printer) -> CliResult {
         timeout: Duration::from_secs(args.timeout.max(1)),
         output: &args.output,
     };
-    let mut on_env = |e: &LockedEnv| {
-        let how = match e.resolve_time {
-            Some(t) => format!("resolved in {:.1} s", t.as_secs_f64()),
-            None => "frozen pins, written as they are".to_string(),
-        };
-        printer.info(&format!(
-            "{}: {} pins ({how}; {}, {} instances)",
-            e.entries.join(", "),
-            e.pins,
-            e.python_image,
-            e.instances
-        ));
-    };
+    let mut on_env = |e: &LockedEnv| printer.info(&e.line());
     let written = swtbench_app::envlock::lock_to_file(&request, &mut on_env)?;
-    let envs = &written.envs;
-    let resolved = envs.iter().filter(|e| e.resolve_time.is_some()).count();
-    printer.info(&format!(
-        "wrote {}: {} entries, {} environments ({resolved} resolved, {} frozen) of {} instances",
-        args.output.display(),
-        written.entries,
-        envs.len(),
-        envs.len() - resolved,
-        written.instances
-    ));
+    printer.info(&written.summary(&args.output));
     Ok(ExitCode::Success)
 }
 
