@@ -55,6 +55,8 @@ pub const HTTPS_PROXY: &str = "HTTPS_PROXY";
 pub const DOCKER_CONFIG: &str = "DOCKER_CONFIG";
 /// The home directory, for `~/.docker/config.json`.
 pub const HOME: &str = "HOME";
+/// Set and not empty: no colours in the progress display (<https://no-color.org>).
+pub const NO_COLOR: &str = "NO_COLOR";
 /// `$XDG_CACHE_HOME`, the base of `~/.cache` when set.
 pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
 

@@ -24,9 +24,9 @@ pub enum Mode {
     Quiet,
 }
 
-/// Whether colours are allowed (<https://no-color.org>).
-pub fn colors_allowed() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+/// Whether colours are allowed (<https://no-color.org>), given the value of `NO_COLOR`.
+pub fn colors_allowed(no_color: Option<&std::ffi::OsStr>) -> bool {
+    no_color.is_none_or(|v| v.is_empty())
 }
 
 pub struct Progress {
@@ -55,8 +55,8 @@ impl std::fmt::Debug for Progress {
 
 impl Progress {
     /// A display for `total` instances; `quiet` keeps only warnings, `is_terminal` (of stderr)
-    /// picks bars over lines.
-    pub fn new(quiet: bool, is_terminal: bool, total: usize) -> Progress {
+    /// picks bars over lines, `colors` allows colours on a terminal (see [`colors_allowed`]).
+    pub fn new(quiet: bool, is_terminal: bool, colors: bool, total: usize) -> Progress {
         let mode = if quiet {
             Mode::Quiet
         } else if is_terminal {
@@ -64,7 +64,7 @@ impl Progress {
         } else {
             Mode::Lines
         };
-        let color = colors_allowed() && is_terminal;
+        let color = colors && is_terminal;
         let mut state = State::default();
         if mode == Mode::Bars {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());

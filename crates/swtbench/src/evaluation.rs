@@ -4,7 +4,6 @@
 //! display and an optional JSON Lines event file, then the leaderboard table and the summary.
 //! `--repeat`'s loop is `swtbench_app::repeat::repeat_rest`; this shows it.
 
-use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -74,11 +73,7 @@ pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
     }
     let planned = pipeline.plan().counts.instances;
     let pipeline = pipeline.lock()?;
-    let progress = Arc::new(Progress::new(
-        printer.is_quiet(),
-        std::io::stderr().is_terminal(),
-        planned,
-    ));
+    let progress = Arc::new(printer.progress(planned));
     let sinks = sinks(
         progress.clone(),
         args.events.as_deref(),
@@ -209,11 +204,7 @@ impl RepeatFront for RepeatDisplay {
     }
 
     fn execute(&self, pipeline: &Locked, events: Option<&Path>) -> swtbench_app::Result<Finished> {
-        let progress = Arc::new(Progress::new(
-            self.printer.is_quiet(),
-            std::io::stderr().is_terminal(),
-            pipeline.plan().counts.instances,
-        ));
+        let progress = Arc::new(self.printer.progress(pipeline.plan().counts.instances));
         let sinks = sinks(progress.clone(), events, self.registry)?;
         let finished = pipeline.execute(Arc::new(FanOut(sinks)), signal_handler(&self.printer));
         progress.finish();

@@ -8,8 +8,6 @@ use std::sync::Arc;
 use swtbench_app::images::{self as app, name_of, BuildOptions};
 use swtbench_plan::settings::{CacheLevel, ImageKind};
 
-use std::io::IsTerminal;
-
 use swtbench_reporter::Progress;
 use swtbench_runner::events::{EventSink, FanOut};
 
@@ -185,7 +183,7 @@ fn sinks(
     events: Option<&std::path::Path>,
     printer: &Printer,
 ) -> Result<Arc<dyn EventSink>, CliError> {
-    let progress = Progress::new(printer.is_quiet(), std::io::stderr().is_terminal(), 0);
+    let progress = printer.progress(0);
     let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(ProgressSink(progress))];
     let pulls = Some(crate::settings::pulls_path());
     sinks.extend(swtbench_app::registry::file_sinks(events, pulls)?);
