@@ -63,6 +63,44 @@ pub struct CleanSummary {
     pub failed: usize,
 }
 
+impl Cleaned {
+    /// What `clean` says of one container or image: what was (or would be) removed on stdout,
+    /// what was left or failed as a warning.
+    pub fn line(&self, item: Item, name: &str) -> crate::lines::Line {
+        use crate::lines::Line;
+        let noun = match item {
+            Item::Container => "container",
+            Item::Image => "image",
+        };
+        match self {
+            Cleaned::Removed => Line::Data(format!("removed {noun} {name}")),
+            Cleaned::WouldRemove => Line::Data(format!("{noun} {name}")),
+            Cleaned::LeftAlone { owner } => Line::Warn(format!(
+                "container {name} belongs to a swtbench process that may still be running ({owner}); \
+                 left alone (--force removes it)"
+            )),
+            Cleaned::Failed(e) => Line::Warn(format!("could not remove {noun} {name}: {e}")),
+        }
+    }
+}
+
+impl CleanSummary {
+    /// The closing line of `clean`.
+    pub fn text(&self, options: &CleanOptions) -> String {
+        format!(
+            "run {}: {} container(s), {} image(s) {}",
+            options.run_id,
+            self.containers,
+            self.images,
+            if options.dry_run {
+                "would be removed"
+            } else {
+                "found"
+            }
+        )
+    }
+}
+
 /// [`clean_run`] on the container engine, blocking: the options checked, then one connection.
 pub fn clean(
     options: &CleanOptions,

@@ -68,12 +68,107 @@ pub enum RowEvent<'a> {
     },
 }
 
+impl RowEvent<'_> {
+    /// The progress line of the event, and whether it is a warning (`None`: nothing to say).
+    /// `out` is the output file, `hits` the retrieval file of `build`.
+    pub fn message(&self, out: &Path, hits: Option<&Path>) -> Option<(bool, String)> {
+        match self {
+            RowEvent::Resumed { total, todo } => (todo < total).then(|| {
+                let done = total - todo;
+                (
+                    false,
+                    format!(
+                        "{}: {done} of {total} instances already done, {todo} to go",
+                        out.display()
+                    ),
+                )
+            }),
+            RowEvent::NoHits { ids } => Some((
+                true,
+                format!(
+                    "{} instance(s) have no line in {}; their text gets no code files: {}",
+                    ids.len(),
+                    hits.map(|h| h.display().to_string()).unwrap_or_default(),
+                    preview(ids)
+                ),
+            )),
+            RowEvent::SwtPlan { .. } => None,
+            RowEvent::Done { n, total, id, note } => {
+                Some((false, format!("[{n}/{total}] {id}: {note}")))
+            }
+            RowEvent::Failed {
+                n,
+                total,
+                id,
+                error,
+            } => {
+                let chain: Vec<String> = error.chain().map(|c| c.to_string()).collect();
+                Some((true, format!("[{n}/{total}] {id}: {}", chain.join(": "))))
+            }
+        }
+    }
+}
+
+fn preview(ids: &[&str]) -> String {
+    let mut s = ids.iter().take(5).copied().collect::<Vec<_>>().join(", ");
+    if ids.len() > 5 {
+        s.push_str(&format!(", … ({} more)", ids.len() - 5));
+    }
+    s
+}
+
 /// What a command did: `failures` of the `todo` items are not in the output (a rerun retries
 /// them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowsWritten {
     pub todo: usize,
     pub failures: usize,
+}
+
+/// `--filter-swt`: auto, none, or a list's name.
+pub fn parse_filter_choice(s: &str) -> Result<FilterChoice, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "auto" => Ok(FilterChoice::Auto),
+        "none" => Ok(FilterChoice::None),
+        other => other
+            .parse::<swtbench_data::SwtFilter>()
+            .map(FilterChoice::List)
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// `--mode`: zsb (or base) or zsp (or plus).
+pub fn parse_mode(s: &str) -> Result<SwtMode, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "zsb" | "base" => Ok(SwtMode::Zsb),
+        "zsp" | "plus" => Ok(SwtMode::Zsp),
+        other => Err(format!("unknown mode {other:?} (expected zsb or zsp)")),
+    }
+}
+
+/// `--style`: only 3 (or style-3).
+pub fn parse_style(s: &str) -> Result<u8, String> {
+    match s {
+        "3" | "style-3" => Ok(3),
+        other => Err(format!(
+            "prompt style {other:?} is not supported (only 3, the style the SWT-Bench datasets use)"
+        )),
+    }
+}
+
+impl RowsWritten {
+    /// The last line of a command writing `out`: a warning when some items failed.
+    pub fn summary(&self, out: &Path) -> crate::lines::Line {
+        let RowsWritten { todo, failures } = *self;
+        match failures {
+            0 => crate::lines::Line::Info(format!("wrote {}", out.display())),
+            _ => crate::lines::Line::Warn(format!(
+                "{failures} of {todo} instance(s) failed (see above); they are not in {}; run the \
+                 command again to retry them",
+                out.display()
+            )),
+        }
+    }
 }
 
 /// Checks that the directory of bare mirrors exists.

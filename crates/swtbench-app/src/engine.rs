@@ -13,7 +13,8 @@ use crate::{env_vars, Error, Result};
 
 /// Connects to the container engine (`DOCKER_HOST`, else the Docker and Podman sockets).
 pub async fn connect() -> Result<DockerBackend> {
-    let options = engine_options(|name| std::env::var(name).ok())?;
+    let mut options = engine_options(env_vars::var)?;
+    options.host = env_vars::var(env_vars::DOCKER_HOST);
     DockerBackend::connect(options).await.map_err(|e| {
         let hint = e.hint();
         let err = Error::environment(e);

@@ -1,4 +1,6 @@
-//! Every environment variable swtbench reads, in one place.
+//! Every environment variable swtbench reads, in one place, and the one reader of the process
+//! environment: the library crates take the values as parameters ([`var`] is the lookup handed to
+//! them), so that what the environment says is read here and nowhere else.
 
 /// Hugging Face hub endpoint (default `https://huggingface.co`).
 // Read by `swtbench_data::hub::HubConfig::from_env`; listed so every variable is named here
@@ -53,3 +55,34 @@ pub const HTTPS_PROXY: &str = "HTTPS_PROXY";
 pub const DOCKER_CONFIG: &str = "DOCKER_CONFIG";
 /// The home directory, for `~/.docker/config.json`.
 pub const HOME: &str = "HOME";
+/// Set and not empty: no colours in the progress display (<https://no-color.org>).
+pub const NO_COLOR: &str = "NO_COLOR";
+/// `$XDG_CACHE_HOME`, the base of `~/.cache` when set.
+pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+
+/// The value of the environment variable `name` (none when unset or not Unicode).
+pub fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// The value of the environment variable `name`, as the OS gives it.
+pub fn var_os(name: &str) -> Option<std::ffi::OsString> {
+    std::env::var_os(name)
+}
+
+/// The variables of the cache directories (`SWTBENCH_CACHE_DIR`, `XDG_CACHE_HOME`, `HOME`).
+pub fn cache_env() -> crate::tables::CacheEnv {
+    crate::tables::CacheEnv {
+        swtbench_cache_dir: var_os(SWTBENCH_CACHE_DIR),
+        xdg_cache_home: var_os(XDG_CACHE_HOME),
+        home: var_os(HOME),
+    }
+}
+
+/// The build network of image builds: the CA bundle (`ca_bundle`, else `$SSL_CERT_FILE` when it
+/// names a file) and the proxy variables (see `swtbench_backend::BuildNetwork::from_vars`).
+pub fn build_network(
+    ca_bundle: Option<&std::path::Path>,
+) -> Result<swtbench_backend::BuildNetwork, swtbench_backend::BackendError> {
+    swtbench_backend::BuildNetwork::from_vars(ca_bundle, var)
+}

@@ -21,7 +21,68 @@ use swtbench_backend::{
 use swtbench_spec::lock::{self, LockHow, LockJob};
 use swtbench_spec::{EnvLock, ExecSpec, SpecTable, UV_VERSION};
 
+use crate::report::Notice;
 use crate::{Error, Result};
+
+/// `--env-provider`, `--python-image`, `--env-lock` and `--no-env-lock` as given.
+#[derive(Debug, Clone, Default)]
+pub struct EnvChoice {
+    pub provider: Option<swtbench_spec::Provider>,
+    pub python_image: Option<String>,
+    pub env_lock: Option<std::path::PathBuf>,
+    pub no_env_lock: bool,
+}
+
+/// The table with the provider applied (see `SpecTable::with_env_provider`; `--python-image`
+/// alone means uv), then the `--env-lock` file, or the lock compiled in unless
+/// `--no-env-lock`; the entries kept on their provider are named in one note.
+pub fn apply_env_choice(
+    table: SpecTable,
+    choice: &EnvChoice,
+    notices: &mut Vec<Notice>,
+) -> Result<SpecTable> {
+    let table = apply_provider(table, choice, notices)?;
+    match &choice.env_lock {
+        Some(path) => apply_lock_file(table, path),
+        None if choice.no_env_lock => Ok(table),
+        None => Ok(apply_embedded_lock(table)),
+    }
+}
+
+fn apply_provider(
+    table: SpecTable,
+    choice: &EnvChoice,
+    notices: &mut Vec<Notice>,
+) -> Result<SpecTable> {
+    use swtbench_spec::Provider;
+    let provider = match (choice.provider, &choice.python_image) {
+        (Some(p), _) => p,
+        (None, Some(_)) => Provider::Uv,
+        (None, None) => return Ok(table),
+    };
+    if let Some(t) = &choice.python_image {
+        if provider != Provider::Uv {
+            return Err(Error::input(anyhow!(
+                "--python-image applies to --env-provider uv only (got {})",
+                provider.as_str()
+            )));
+        }
+        if !t.contains("{version}") {
+            notices.push(Notice::Warn(format!(
+                "--python-image {t:?} has no {{version}}: every uv environment builds on the same image"
+            )));
+        }
+    }
+    let (table, notes) = table.with_env_provider(provider, choice.python_image.as_deref());
+    if !notes.is_empty() {
+        notices.push(Notice::Info(format!(
+            "note: --env-provider uv: {} spec entries have a Python older than uv serves; their environments are made with python -m venv and pip on the same Python image: {}",
+            notes.len(),
+            notes.join(", ")
+        )));
+    }
+    Ok(table)
+}
 
 /// Reads `path` and applies it to `table` (after `--spec-table` and `--env-provider`).
 pub fn apply_lock_file(table: SpecTable, path: &Path) -> Result<SpecTable> {
@@ -103,6 +164,42 @@ pub struct LockWritten {
     pub instances: usize,
 }
 
+impl LockedEnv {
+    /// What `envs lock` says of one environment.
+    pub fn line(&self) -> String {
+        let how = match self.resolve_time {
+            Some(t) => format!("resolved in {:.1} s", t.as_secs_f64()),
+            None => "frozen pins, written as they are".to_string(),
+        };
+        format!(
+            "{}: {} pins ({how}; {}, {} instances)",
+            self.entries.join(", "),
+            self.pins,
+            self.python_image,
+            self.instances
+        )
+    }
+}
+
+impl LockWritten {
+    /// The closing line of `envs lock`, which wrote `output`.
+    pub fn summary(&self, output: &Path) -> String {
+        let resolved = self
+            .envs
+            .iter()
+            .filter(|e| e.resolve_time.is_some())
+            .count();
+        format!(
+            "wrote {}: {} entries, {} environments ({resolved} resolved, {} frozen) of {} instances",
+            output.display(),
+            self.entries,
+            self.envs.len(),
+            self.envs.len() - resolved,
+            self.instances
+        )
+    }
+}
+
 /// `envs lock`: renders every instance's spec (an instance that cannot be rendered refuses the
 /// lock), connects to the engine, resolves the environments ([`lock_environments`], `on_env`
 /// after each) and writes the lock file.
@@ -132,7 +229,7 @@ pub fn lock_to_file(
             "no instances selected: nothing to lock"
         )));
     }
-    let network = BuildNetwork::from_env(request.ca_bundle)
+    let network = crate::env_vars::build_network(request.ca_bundle)
         .map_err(|e| Error::input(e).with_hint("--ca-bundle must name a readable file"))?;
     let settings = LockSettings {
         network,

@@ -52,6 +52,20 @@ impl fmt::Display for Error {
     }
 }
 
+/// A container-engine error is the environment's fault: the engine unreachable, hung, or a call
+/// of it that failed.
+impl From<swtbench_backend::BackendError> for Error {
+    fn from(error: swtbench_backend::BackendError) -> Self {
+        Error::environment(error)
+    }
+}
+
+/// Whether an engine error means the engine is gone (unreachable, or stopped answering), so that
+/// what follows would fail the same way: the command ends as an environment failure.
+pub fn engine_gone(error: &swtbench_backend::BackendError) -> bool {
+    matches!(error, swtbench_backend::BackendError::Unreachable { .. }) || error.is_engine_lost()
+}
+
 /// Any `anyhow` error escaping an operation is an input error unless said otherwise.
 impl From<anyhow::Error> for Error {
     fn from(error: anyhow::Error) -> Self {

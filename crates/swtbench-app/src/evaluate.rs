@@ -219,6 +219,57 @@ impl Evaluated {
     pub fn has_failures(&self) -> bool {
         self.output.results.iter().any(|r| r.outcome.is_failure())
     }
+
+    /// The instances whose logs hold results the test runner did not print.
+    pub fn suspicious(&self) -> Vec<&str> {
+        self.output
+            .results
+            .iter()
+            .filter(|r| r.integrity.as_ref().is_some_and(|i| i.is_suspicious()))
+            .map(|r| r.instance_id.as_str())
+            .collect()
+    }
+
+    /// The summary line of the run: instances by outcome, runs, images, the denominator.
+    pub fn summary(&self) -> String {
+        let s = &self.output.stats;
+        format!(
+            "{} instance(s): {} resolved, {} unresolved, {} not applied, {} empty patch, {} error(s), {} skipped, {} interrupted, {} suspicious; runs: {} executed ({} timed out, {} at a resource limit), {} reused, {} copied, {} failed; images: {} built, {} removed; denominator {}",
+            s.instances, s.resolved, s.unresolved, s.not_applied, s.empty_patch, s.errors, s.skipped, s.interrupted,
+            self.suspicious().len(),
+            s.runs_executed, s.runs_timed_out, s.runs_limited, s.runs_reused, s.runs_copied, s.runs_failed,
+            s.images_built, s.images_removed, self.metrics.denominator
+        )
+    }
+
+    /// The warning about suspicious instances (the first five named), if there are any.
+    pub fn suspicious_warning(&self) -> Option<String> {
+        let suspicious = self.suspicious();
+        (!suspicious.is_empty()).then(|| {
+            format!(
+                "{} suspicious: their logs hold results the test runner did not print ({}{}); see \
+                 `integrity` in their swtbench_instance.json and docs/integrity.md",
+                suspicious.len(),
+                suspicious[..suspicious.len().min(5)].join(", "),
+                if suspicious.len() > 5 { ", …" } else { "" }
+            )
+        })
+    }
+
+    /// The error of a run the engine stopped early (an environment failure), if it was.
+    pub fn aborted(&self, run_id: &str) -> Option<Error> {
+        let reason = self.output.aborted.as_ref()?;
+        let not_run = self.output.stats.interrupted;
+        Some(
+            Error::environment(anyhow!(
+                "the run stopped early: {reason}; {not_run} instance(s) were not evaluated"
+            ))
+            .with_hint(format!(
+                "fix that and run the same command again: finished runs are reused \
+                 (`swtbench clean --run-id {run_id}` removes containers left behind)"
+            )),
+        )
+    }
 }
 
 /// One press of Ctrl-C (or SIGTERM, which counts as the first), as the pipeline handles it.
@@ -420,6 +471,31 @@ impl Pipeline {
         &self.base_notes
     }
 
+    /// The warnings shown before a run starts, in order: the Python images' notes, the first
+    /// five environment warnings, and the instances the gold validation found broken (all of
+    /// them in a dry run, else the first ten), each list's rest counted in one line.
+    pub fn warnings(&self, dry_run: bool) -> Vec<String> {
+        let mut out = self.base_notes.clone();
+        let env = &self.env_warnings;
+        out.extend(env.iter().take(5).cloned());
+        if env.len() > 5 {
+            out.push(format!(
+                "… and {} more instance(s) without frozen pins (swtbench envs show ID)",
+                env.len() - 5
+            ));
+        }
+        let broken = &self.validation_warnings;
+        let shown = if dry_run { broken.len() } else { 10 };
+        out.extend(broken.iter().take(shown).cloned());
+        if broken.len() > shown {
+            out.push(format!(
+                "… and {} more instance(s) the gold validation found broken (a --dry-run lists them all; docs/gold-validation.md)",
+                broken.len() - shown
+            ));
+        }
+        out
+    }
+
     /// The plan: what would be built, run, reused and skipped.
     pub fn plan(&self) -> &Plan {
         &self.plan
@@ -429,9 +505,11 @@ impl Pipeline {
     /// output directories are writable and reads the CA bundle: the last checks before any work.
     pub fn lock(self) -> Result<Locked> {
         let lock = acquire_lock(&self.request.settings)?;
-        let network = BuildNetwork::from_env(self.request.ca_bundle.as_deref()).map_err(|e| {
-            Error::input(e).with_hint("--ca-bundle (or SSL_CERT_FILE) must name a readable file")
-        })?;
+        let network =
+            crate::env_vars::build_network(self.request.ca_bundle.as_deref()).map_err(|e| {
+                Error::input(e)
+                    .with_hint("--ca-bundle (or SSL_CERT_FILE) must name a readable file")
+            })?;
         Ok(Locked {
             pipeline: self,
             network,

@@ -18,6 +18,7 @@ use swtbench_extract::{
     HostPython, MemorySource, PatchType, PythonRunner,
 };
 
+use crate::lines::Line;
 use crate::{Error, Result};
 
 const MIRROR_HINT: &str =
@@ -132,6 +133,60 @@ impl InstanceExtraction {
     /// but parity-style attempts kept edits ([`swtbench_extract::Extraction::is_partial`]).
     pub fn succeeded(&self) -> bool {
         matches!(self, InstanceExtraction::Extracted { result, .. } if result.extraction.has_patch())
+    }
+}
+
+impl InstanceExtraction {
+    /// What `extract` says of one instance: a line on stdout (tab-separated, or a JSON object),
+    /// and a warning when the instance had no source.
+    pub fn lines(&self, id: &str, json: bool) -> Vec<Line> {
+        use serde_json::json;
+        let mut out = Vec::new();
+        match self {
+            InstanceExtraction::NoSource(no_source) => {
+                let reason = no_source.reason();
+                out.push(Line::Warn(format!("{id}: {reason}; {}", no_source.fix())));
+                if json {
+                    out.push(Line::Data(
+                        json!({
+                            "instance_id": id,
+                            "patch_type_used": null,
+                            "reused": false,
+                            "attempts": [],
+                            "error": reason,
+                        })
+                        .to_string(),
+                    ));
+                } else {
+                    out.push(Line::Data(format!("{id}\tfailed\t{reason}")));
+                }
+            }
+            InstanceExtraction::Extracted { result, patch_path } => {
+                let ex = &result.extraction;
+                if json {
+                    out.push(Line::Data(
+                        json!({
+                            "instance_id": id,
+                            "patch_type_used": ex.patch_type_used,
+                            "partial": ex.is_partial(),
+                            "reused": result.reused,
+                            "attempts": ex.attempts,
+                            "patch": patch_path,
+                        })
+                        .to_string(),
+                    ));
+                } else {
+                    let used = match ex.patch_type_used {
+                        Some(t) => t.as_str(),
+                        None if ex.is_partial() => "partial",
+                        None => "failed",
+                    };
+                    let reasons = ex.failure_summary().replace('\n', "; ");
+                    out.push(Line::Data(format!("{id}\t{used}\t{reasons}")));
+                }
+            }
+        }
+        out
     }
 }
 

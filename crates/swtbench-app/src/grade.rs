@@ -25,6 +25,7 @@ use swtbench_grade::{py, GradeOptions, Parser};
 use swtbench_plan::plan::vanilla_patch;
 use swtbench_spec::SpecTable;
 
+use crate::lines::Line;
 use crate::report::Notice;
 use crate::tree::FsTree;
 use crate::{Error, Result};
@@ -67,6 +68,72 @@ pub struct GradeOutcome {
     pub warnings: Vec<String>,
     /// Instances without any run (no pred_pre `model_patch.diff`) that are errors.
     pub not_run: usize,
+}
+
+impl GradeOutcome {
+    /// What `grade` says of it: the counts by outcome, the suspicious instances and the errors
+    /// (the first ten of each), instances without runs when there were no predictions
+    /// (`with_predictions` false), and where the run report is.
+    pub fn lines(&self, strict_results: bool, with_predictions: bool) -> Vec<Line> {
+        use swtbench_grade::Outcome;
+        let report = &self.report;
+        let mut out = Vec::new();
+
+        let count = |o: fn(&Outcome) -> bool| report.outcomes.values().filter(|x| o(x)).count();
+        out.push(Line::Info(format!(
+            "graded {} instances ({} newly, {} from earlier reports): {} resolved, {} unresolved, \
+             {} not applied, {} empty patch, {} error(s)",
+            report.total_instances,
+            self.newly_graded,
+            report.completed_ids.len(),
+            count(|o| *o == Outcome::Resolved),
+            count(|o| *o == Outcome::Unresolved),
+            count(|o| *o == Outcome::NotApplied),
+            count(|o| *o == Outcome::EmptyPatch),
+            report.error_ids.len(),
+        )));
+        if !report.suspicious.is_empty() {
+            out.push(Line::Warn(format!(
+                "{} suspicious instance(s): their logs hold results the test runner did not print{} \
+                 (see suspicious_reasons in the run report, docs/integrity.md)",
+                report.suspicious.len(),
+                if strict_results {
+                    "; graded strictly"
+                } else {
+                    "; graded as the original grades them (--strict-results to count them as failed)"
+                }
+            )));
+            for (id, reasons) in report.suspicious.iter().take(10) {
+                let first = reasons.first().map(String::as_str).unwrap_or_default();
+                let more = match reasons.len() {
+                    0 | 1 => String::new(),
+                    n => format!(" (and {} more)", n - 1),
+                };
+                out.push(Line::Info(format!("  {id}: {first}{more}")));
+            }
+        }
+        for (id, why) in report.error_reasons.iter().take(10) {
+            out.push(Line::Info(format!("  {id}: {why}")));
+        }
+        if report.error_reasons.len() > 10 {
+            out.push(Line::Info(format!(
+                "  … and {} more (see the run report)",
+                report.error_reasons.len() - 10
+            )));
+        }
+        if self.not_run > 0 && !with_predictions {
+            out.push(Line::Warn(format!(
+                "{} instance(s) have no runs; pass --predictions so that empty patches among \
+                 them are graded as not applied, as `swtbench run` does",
+                self.not_run
+            )));
+        }
+        out.push(Line::Info(format!(
+            "run report written to {}",
+            self.run_report_path.display()
+        )));
+        out
+    }
 }
 
 /// The spec table's rules for reading logs of `repos` (in the order given, each once): the
@@ -313,6 +380,36 @@ pub struct VerifyOutcome {
 impl VerifyOutcome {
     pub fn is_clean(&self) -> bool {
         self.failures.is_empty() && self.suspicious.is_empty()
+    }
+
+    /// What `verify` says of it: a line per mismatch, suspicious reason and run without evidence
+    /// (data), and the counts.
+    pub fn lines(&self) -> Vec<Line> {
+        let mut out = Vec::new();
+        for (id, why) in &self.failures {
+            out.push(Line::Data(format!("mismatch {id}: {why}")));
+        }
+        for (id, reasons) in &self.suspicious {
+            for r in reasons {
+                out.push(Line::Data(format!("suspicious {id}: {r}")));
+            }
+        }
+        for (id, runs) in &self.without_evidence {
+            out.push(Line::Data(format!("no evidence {id}: {}", runs.join(", "))));
+        }
+        let unevidenced: usize = self.without_evidence.values().map(Vec::len).sum();
+        out.push(Line::Info(format!(
+            "{} instance(s) checked: {} agree with their outputs, {} do not, {} have nothing to grade; \
+             {} suspicious; {} of {} run(s) have the test runner's evidence beside the log",
+            self.checked,
+            self.agreeing,
+            self.failures.len(),
+            self.ungraded.len(),
+            self.suspicious.len(),
+            self.runs_checked - unevidenced,
+            self.runs_checked
+        )));
+        out
     }
 }
 

@@ -656,6 +656,192 @@ pub async fn transfer_images<B: ContainerBackend>(
     out.sort_by(|a, b| a.0.kind.cmp(&b.0.kind).then(a.0.tag.cmp(&b.0.tag)));
     out
 }
+pub use crate::lines::Line;
+
+/// What an `images` command prints: a line per item, the summary, and how many items failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub lines: Vec<Line>,
+    pub summary: String,
+    pub failed: usize,
+    /// The engine went away during the work (unreachable, or stopped answering): why. The
+    /// command then ends as an environment failure.
+    pub engine_gone: Option<String>,
+}
+
+impl Outcome {
+    /// The error the command ends with when the engine went away.
+    pub fn engine_error(&self) -> Option<Error> {
+        self.engine_gone.as_ref().map(|why| {
+            Error::environment(anyhow::anyhow!("the container engine went away: {why}"))
+                .with_hint("check the engine (docker info) and run the same command again")
+        })
+    }
+}
+
+/// `--level none` selects no image (`what` says what the command would do with them).
+pub fn check_level(level: CacheLevel, what: &str) -> Result<()> {
+    if level == CacheLevel::None {
+        return Err(Error::input(anyhow::anyhow!(
+            "--level none {what}; use base, env or instance"
+        )));
+    }
+    Ok(())
+}
+
+/// The images `images rm` removes: `--all`, a run's (`--run-id`, of `kinds`), or `kinds`.
+pub fn removal(all: bool, run_id: Option<&str>, kinds: &[ImageKind]) -> Result<Removal> {
+    if all {
+        Ok(Removal::All)
+    } else if let Some(r) = run_id {
+        Ok(Removal::Run {
+            run_id: r.to_string(),
+            kinds: kinds.to_vec(),
+        })
+    } else if !kinds.is_empty() {
+        Ok(Removal::Kinds(kinds.to_vec()))
+    } else {
+        Err(Error::input(anyhow::anyhow!(
+            "say which images to remove: --kind K…, --run-id R or --all"
+        )))
+    }
+}
+
+/// The summary of `images rm`.
+pub fn removal_summary(found: usize, dry_run: bool, failed: usize) -> String {
+    format!(
+        "{found} image(s) {}{}",
+        if dry_run {
+            "would be removed"
+        } else {
+            "matched"
+        },
+        if failed > 0 {
+            format!(", {failed} could not be removed")
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// Each instance's rendered spec, or why it could not be rendered.
+pub type Specs = Vec<(String, std::result::Result<ExecSpec, SpecError>)>;
+
+/// The specs of `shard` (`images build --shard K/N`): instances that share an env image in one
+/// part (see `crate::shards::image_shard`); and how many there were.
+pub fn shard_specs(specs: Specs, shard: swtbench_plan::settings::Shard) -> (Specs, usize) {
+    let keys: Vec<(&str, Option<&str>)> = specs
+        .iter()
+        .map(|(id, s)| (id.as_str(), s.as_ref().ok().map(|s| s.keys.env.as_str())))
+        .collect();
+    let mine = crate::shards::image_shard(&keys, shard);
+    let of = specs.len();
+    (mine.into_iter().map(|i| specs[i].clone()).collect(), of)
+}
+
+/// What `images check` prints: a row (or a JSON object) per image, the counts by action.
+pub fn check_outcome(checked: &[Checked], json: bool, lookups: usize, secs: f64) -> Outcome {
+    let lines = checked
+        .iter()
+        .map(|c| match json {
+            true => Line::Data(serde_json::to_string(c).unwrap_or_default()),
+            false => Line::Data(c.row()),
+        })
+        .collect();
+    let count = |a: &str| checked.iter().filter(|c| c.action == a).count();
+    Outcome {
+        lines,
+        summary: format!(
+            "{} image(s): {} present, {} to pull, {} to build ({lookups} look-up(s) in {secs:.2} s)",
+            checked.len(),
+            count("present"),
+            count("pull"),
+            count("build"),
+        ),
+        failed: 0,
+        engine_gone: None,
+    }
+}
+
+/// What `images push|pull` prints: what happened to each image, the bytes moved.
+pub fn transfer_outcome(
+    results: &[(
+        SelectedImage,
+        std::result::Result<Transferred, BackendError>,
+    )],
+    push: bool,
+) -> Outcome {
+    let verb = if push { "pushed" } else { "pulled" };
+    let (mut failed, mut bytes, mut moved) = (0, 0u64, 0);
+    let mut lines = Vec::new();
+    let mut engine_gone = None;
+    for (image, r) in results {
+        match r {
+            Ok(t) => {
+                let what = match t {
+                    Transferred::Pushed { bytes: b } | Transferred::Pulled { bytes: b } => {
+                        bytes += b;
+                        moved += 1;
+                        verb
+                    }
+                    Transferred::Present => "present",
+                };
+                lines.push(Line::Data(format!("{what}\t{}", image.tag)));
+            }
+            Err(e) => {
+                failed += 1;
+                if crate::error::engine_gone(e) {
+                    engine_gone.get_or_insert_with(|| e.to_string());
+                }
+                lines.push(Line::Warn(format!("{}: {e}", image.tag)));
+                lines.push(Line::Data(format!("error\t{}", image.tag)));
+            }
+        }
+    }
+    Outcome {
+        lines,
+        summary: format!(
+            "{} image(s): {moved} {verb}, {:.1} MiB, {failed} failed",
+            results.len(),
+            bytes as f64 / (1024.0 * 1024.0)
+        ),
+        failed,
+        engine_gone,
+    }
+}
+
+/// What `images build` prints: each instance's image or error, the images built and pulled.
+pub fn build_outcome(built: &Built) -> Outcome {
+    let mut lines = Vec::new();
+    let (mut failed, mut engine_gone) = (0, None);
+    for (id, r) in &built.results {
+        match r {
+            Ok(tag) => lines.push(Line::Data(format!("{id}\t{tag}"))),
+            Err(e) => {
+                failed += 1;
+                if let ImageChainError::Engine(e) = e {
+                    if crate::error::engine_gone(e) {
+                        engine_gone.get_or_insert_with(|| e.to_string());
+                    }
+                }
+                lines.push(Line::Warn(format!("{id}: {e}")));
+                lines.push(Line::Data(format!("{id}\terror")));
+            }
+        }
+    }
+    Outcome {
+        lines,
+        summary: format!(
+            "{} instance(s): {} image(s) built, {} pulled, {failed} failed",
+            built.results.len(),
+            built.images_built,
+            built.images_pulled,
+        ),
+        failed,
+        engine_gone,
+    }
+}
+
 /// The container engine of the `images` commands: one runtime and one connection (made first, so
 /// that an unreachable engine is one error before any work), and the blocking form of each call.
 #[derive(Debug)]

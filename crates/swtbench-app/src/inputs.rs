@@ -14,8 +14,8 @@ use crate::Error;
 
 /// Whether the environment forbids the network (`SWTBENCH_OFFLINE`, `HF_HUB_OFFLINE`).
 pub fn offline_from_env() -> bool {
-    truthy_env(std::env::var(env_vars::SWTBENCH_OFFLINE).ok().as_deref())
-        || truthy_env(std::env::var(env_vars::HF_HUB_OFFLINE).ok().as_deref())
+    truthy_env(env_vars::var(env_vars::SWTBENCH_OFFLINE).as_deref())
+        || truthy_env(env_vars::var(env_vars::HF_HUB_OFFLINE).as_deref())
 }
 
 /// Loads a dataset (progress of downloads goes to `progress(url, done, total)`). Invalid rows
@@ -79,7 +79,7 @@ pub fn truthy_env(value: Option<&str>) -> bool {
 /// The hub client, configured from `HF_ENDPOINT`, `HF_HOME`, `HF_TOKEN`, the CA bundle
 /// (`SSL_CERT_FILE`) and the proxy variables.
 pub fn hub_from_env() -> Result<Hub, Error> {
-    let config = HubConfig::from_env(&|k| std::env::var(k).ok());
+    let config = HubConfig::from_env(&env_vars::var);
     Hub::new(config, HttpConfig::default()).map_err(|e| {
         Error::environment(e).with_hint(format!(
             "check {} and the proxy variables (HTTPS_PROXY, NO_PROXY)",

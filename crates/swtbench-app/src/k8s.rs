@@ -220,6 +220,68 @@ pub fn base_name(name: Option<&str>, run_id: &str) -> Result<String, ManifestErr
     }
 }
 
+/// `k8s manifest`'s checks of its own flags and the run's: the pods' memory is `--max-workers`
+/// × `--memory`, so `memory` must be given; the mount path is absolute; the objects' base name
+/// (from `name`, else the run id) is one Kubernetes takes.
+pub fn checked_flags(
+    memory: Option<u64>,
+    mount_path: &str,
+    name: Option<&str>,
+    run_id: &str,
+) -> crate::Result<(u64, String)> {
+    use crate::Error;
+    let Some(memory) = memory else {
+        return Err(Error::input(anyhow::anyhow!(
+            "`k8s manifest` needs --memory: the pods' memory is --max-workers × --memory"
+        ))
+        .with_hint("give each test container's limit, e.g. --memory 4g"));
+    };
+    if !mount_path.starts_with('/') {
+        return Err(Error::input(anyhow::anyhow!(
+            "--mount-path {mount_path}: not an absolute path"
+        ))
+        .with_hint("e.g. --mount-path /work"));
+    }
+    let name = base_name(name, run_id).map_err(|e| {
+        Error::input(anyhow::anyhow!(e)).with_hint("leave --name out to derive one from the run id")
+    })?;
+    Ok((memory, name))
+}
+
+/// The warnings about the run's paths (flag, path) that the pods do not see: not on the volume
+/// mounted at `mount_path` (see [`off_volume`]).
+pub fn off_volume_warnings(
+    paths: Vec<(&str, Option<std::path::PathBuf>)>,
+    mount_path: &str,
+) -> Vec<String> {
+    off_volume(paths, std::path::Path::new(mount_path))
+        .into_iter()
+        .map(|(flag, p)| {
+            format!(
+                "{flag} {} is not under --mount-path {mount_path}: the pods see only the volume (and their image)",
+                p.display()
+            )
+        })
+        .collect()
+}
+
+/// `swtbench run` with the run flags, each quoted for the shell.
+pub fn run_command(run_flags: &[String]) -> String {
+    std::iter::once("swtbench run".to_string())
+        .chain(run_flags.iter().map(|f| crate::shell::quote(f)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The objects as text: YAML documents, or (`json`) a v1 List ending in a newline.
+pub fn render(manifest: &Manifest, json: bool) -> crate::Result<String> {
+    match json {
+        false => to_yaml(manifest),
+        true => to_json_list(manifest).map(|s| s + "\n"),
+    }
+    .map_err(|e| crate::Error::environment(anyhow::anyhow!("writing the manifest: {e}")))
+}
+
 /// The paths among `paths` (flag, path in the pods) that are not on the volume mounted at
 /// `mount` (relative paths are: the pods work in the mount path).
 pub fn off_volume<'a>(

@@ -24,6 +24,7 @@ pub mod images;
 pub mod inputs;
 pub mod k8s;
 pub mod limits;
+pub mod lines;
 pub mod reexecute;
 pub mod registry;
 pub mod repeat;

@@ -4,12 +4,14 @@
 //! executed) into a throwaway directory; the caller evaluates them there (the evaluation pipeline,
 //! [`crate::evaluate`], with `run`'s flags); [`Reexecution::compare`] reads both reports.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use swtbench_core::layout::{EVAL_SCRIPT_FILE, MODEL_PATCH_FILE, REPORT_FILE};
 use swtbench_core::prediction::model_dir_name;
 
+use crate::lines::Line;
 use crate::{Error, Result};
 
 /// A sample of a run being evaluated again, in a temporary directory removed when this is dropped
@@ -129,6 +131,50 @@ fn write_predictions(pred_pre: &Path, model: &str, ids: &[String], file: &Path) 
     std::fs::write(file, text).map_err(|e| Error::input(anyhow!("writing {}: {e}", file.display())))
 }
 
+/// A run directory `<logs root>/<run id>` as its parts: the directory (normalized), the run id and
+/// the logs root (`.` when the directory has no parent).
+pub fn run_dir_parts(run_dir: &Path) -> Result<(PathBuf, String, PathBuf)> {
+    let run_dir = run_dir.components().collect::<PathBuf>();
+    let run_id = run_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| Error::input(anyhow!("{}: not a run directory", run_dir.display())))?
+        .to_string();
+    let logs_root = match run_dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Ok((run_dir, run_id, logs_root))
+}
+
+/// The flags of `verify` that the fresh run repeats (the dataset selection, the spec table, how
+/// the tests ran) and the `--run-arg`s given for it.
+#[derive(Debug, Clone)]
+pub struct FreshRunFlags<'a> {
+    pub dataset: &'a str,
+    pub split: &'a str,
+    pub exec_mode: &'a str,
+    pub filter_swt: bool,
+    pub swt_filter_list: Option<&'a str>,
+    pub is_swt: bool,
+    pub offline: bool,
+    pub spec_table: Option<&'a Path>,
+    pub strict_results: bool,
+    pub run_args: &'a [String],
+}
+
+/// What a comparison says, as `verify` prints it (nothing for a submitted report that is gone).
+fn compared_line(id: &str, compared: &Compared) -> Option<String> {
+    match compared {
+        Compared::Same => Some(format!("reexecuted {id}: the same report")),
+        Compared::Differs(what) => Some(format!("reexecuted {id}: differs: {what}")),
+        Compared::NoFreshReport => Some(format!(
+            "reexecuted {id}: no report from the fresh run (see its output above)"
+        )),
+        Compared::NoSubmittedReport => None,
+    }
+}
+
 impl Reexecution {
     /// Each sampled instance's fresh report compared with the submitted one, in sample order.
     pub fn compare(&self) -> Vec<(String, Compared)> {
@@ -155,6 +201,94 @@ impl Reexecution {
                 (id.clone(), compared)
             })
             .collect()
+    }
+
+    /// The command line of the fresh run: `swtbench run` on the sample's predictions into the
+    /// throwaway directory, with `flags`.
+    pub fn run_argv(&self, flags: &FreshRunFlags<'_>) -> Vec<OsString> {
+        let mut argv: Vec<OsString> = ["swtbench", "run", "--dataset", flags.dataset]
+            .into_iter()
+            .chain(["--split", flags.split])
+            .map(OsString::from)
+            .collect();
+        let mut push = |a: &[&std::ffi::OsStr]| argv.extend(a.iter().map(|a| a.to_os_string()));
+        push(&["--predictions".as_ref(), self.predictions.as_ref()]);
+        push(&["--run-id".as_ref(), self.run_id.as_ref()]);
+        push(&["--output-dir".as_ref(), self.output_dir.as_ref()]);
+        push(&["--exec-mode".as_ref(), flags.exec_mode.as_ref()]);
+        push(&["--instance-ids".as_ref()]);
+        push(&self.ids.iter().map(|s| s.as_ref()).collect::<Vec<_>>());
+        if flags.filter_swt {
+            push(&["--filter-swt".as_ref()]);
+        }
+        if let Some(list) = flags.swt_filter_list {
+            push(&["--swt-filter-list".as_ref(), list.as_ref()]);
+        }
+        if flags.is_swt {
+            push(&["--is-swt".as_ref()]);
+        }
+        if flags.offline {
+            push(&["--offline".as_ref()]);
+        }
+        if let Some(t) = flags.spec_table {
+            push(&["--spec-table".as_ref(), t.as_ref()]);
+        }
+        if !self.coverage {
+            push(&["--no-coverage".as_ref()]);
+        }
+        if flags.strict_results {
+            push(&["--strict-results".as_ref()]);
+        }
+        push(
+            &flags
+                .run_args
+                .iter()
+                .map(|s| s.as_ref())
+                .collect::<Vec<_>>(),
+        );
+        argv
+    }
+
+    /// The line said before the fresh run.
+    pub fn starting(&self) -> String {
+        format!(
+            "re-executing {} instance(s) in {}: {}",
+            self.ids.len(),
+            self.output_dir.display(),
+            self.ids.join(", ")
+        )
+    }
+
+    /// After the fresh run (`clean_end`: it ended with exit code 0): each instance's comparison
+    /// (data), the counts, and where the fresh run is kept when some report differs (else it is
+    /// removed); and whether every report was the same.
+    pub fn finish(self, clean_end: bool) -> (Vec<Line>, bool) {
+        let compared = self.compare();
+        let mut out: Vec<Line> = compared
+            .iter()
+            .filter_map(|(id, c)| compared_line(id, c))
+            .map(Line::Data)
+            .collect();
+        let same = compared.iter().filter(|(_, c)| c.is_same()).count();
+        let differ = compared.len() - same;
+        out.push(Line::Info(format!(
+            "{} instance(s) re-executed: {same} with the submitted report, {differ} without{}",
+            self.ids.len(),
+            if clean_end {
+                ""
+            } else {
+                " (the fresh run did not end cleanly)"
+            }
+        )));
+        if differ > 0 {
+            // The fresh tree stays for a look.
+            let kept = self.keep();
+            out.push(Line::Info(format!(
+                "the fresh run is kept in {}",
+                kept.display()
+            )));
+        }
+        (out, differ == 0)
     }
 
     /// Keeps the temporary directory (the fresh run, for a look) and returns its path.

@@ -3,7 +3,7 @@
 //! (manifest HEADs, several at once) for the plan and `images check`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use swtbench_backend::RegistryAuth;
@@ -21,8 +21,8 @@ pub const LOOKUP_WORKERS: usize = 8;
 
 /// Where Docker's config file is (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`).
 pub fn docker_config() -> Option<PathBuf> {
-    let dc = std::env::var_os(env_vars::DOCKER_CONFIG).map(PathBuf::from);
-    let home = std::env::var_os(env_vars::HOME).map(PathBuf::from);
+    let dc = env_vars::var_os(env_vars::DOCKER_CONFIG).map(PathBuf::from);
+    let home = env_vars::var_os(env_vars::HOME).map(PathBuf::from);
     docker_config_path(dc.as_deref(), home.as_deref())
 }
 
@@ -138,6 +138,42 @@ pub fn read_pulls(path: &std::path::Path) -> BTreeMap<String, String> {
         }
     }
     out
+}
+
+/// The event sinks of a command besides its progress display: with `pulls`, the record of pulled
+/// images at that path (for `images list`); with `events`, the JSON Lines file (docs/events.md).
+pub fn file_sinks(
+    events: Option<&Path>,
+    pulls: Option<PathBuf>,
+) -> Result<Vec<Box<dyn swtbench_runner::events::EventSink>>> {
+    let mut sinks: Vec<Box<dyn swtbench_runner::events::EventSink>> = Vec::new();
+    if let Some(path) = pulls {
+        sinks.push(Box::new(PullRecorder { path }));
+    }
+    if let Some(path) = events {
+        let w = swtbench_runner::events::JsonlWriter::create(path).map_err(|e| {
+            Error::input(anyhow::anyhow!(
+                "cannot create the events file {}: {e}",
+                path.display()
+            ))
+        })?;
+        sinks.push(Box::new(w));
+    }
+    Ok(sinks)
+}
+
+/// The warning of a registry look-up that is tried again.
+pub fn retry_message(tag: &str, note: &swtbench_data::registry::RetryNote) -> String {
+    format!(
+        "looking up {tag}: {} (attempt {}); trying again in {:.1} s",
+        if note.status == 0 {
+            "no answer".to_string()
+        } else {
+            format!("HTTP {}", note.status)
+        },
+        note.attempt,
+        note.pause.as_secs_f64()
+    )
 }
 
 /// An event sink that appends every pulled image to the record at `path` (one short line per

@@ -406,6 +406,165 @@ pub fn write_page(file: &Path, html: &str) -> Result<()> {
         .map_err(|e| Error::input(e).with_hint("check that the directory exists and is writable"))
 }
 
+/// `--mode`: single or p@k; the original's libro is refused with what to use instead.
+pub fn parse_mode(s: &str) -> Result<String, String> {
+    match s {
+        "single" | "p@k" => Ok(s.to_owned()),
+        "libro" => Err(
+            "swtbench has no libro mode (one sample per instance chosen by an LLM's \
+                        yes/no decisions); use --mode p@k --seeds to count one sample per \
+                        instance, or report each sample's run on its own"
+                .to_owned(),
+        ),
+        _ => Err(format!("unknown mode `{s}` (expected single or p@k)")),
+    }
+}
+
+/// `--seeds` as given: separate values, or one list in the original's spelling (`1,2,3`,
+/// `[1,2,3]`, `(1, 2, 3)`), each value split at commas and stripped of the brackets.
+pub fn seed_list(values: &[String]) -> Vec<String> {
+    values
+        .iter()
+        .flat_map(|v| {
+            v.trim()
+                .trim_start_matches(['[', '('])
+                .trim_end_matches([']', ')'])
+                .split(',')
+                .map(|s| s.trim().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// `--libro_decision_file`: the input of the original's libro mode, refused.
+pub fn libro_refused() -> Error {
+    Error::input(anyhow!(
+        "--libro_decision_file is not supported: it is the input of the original's libro \
+         mode, which swtbench does not have"
+    ))
+    .with_hint(
+        "leave it out; to count one of several samples per instance use --mode p@k --seeds \
+         (PATH with {seed})",
+    )
+}
+
+/// `PATH` with `{seed}` replaced by the first of `seeds` (the run the gold run must cover), or
+/// `PATH` itself without seeds.
+pub fn first_seed_path(path: &Path, seeds: &[String]) -> PathBuf {
+    match seeds.first() {
+        Some(seed) => PathBuf::from(path.to_string_lossy().replace("{seed}", seed)),
+        None => path.to_path_buf(),
+    }
+}
+
+/// The seeds `report` measures over: with `--mode p@k` (`pak`), `seeds`, which PATH must have a
+/// `{seed}` for; else none, and `--seeds` is refused.
+pub fn checked_seeds<'a>(path: &Path, pak: bool, seeds: &'a [String]) -> Result<&'a [String]> {
+    if pak {
+        if !path.to_string_lossy().contains("{seed}") || seeds.is_empty() {
+            return Err(Error::input(anyhow!(
+                "--mode p@k needs a PATH with {{seed}} in it and --seeds"
+            ))
+            .with_hint(
+                "e.g. swtbench report 'run_instance_swt_logs/my-run-{seed}/my-model' --mode p@k \
+                 --seeds 1 2 3",
+            ));
+        }
+        Ok(seeds)
+    } else if !seeds.is_empty() {
+        Err(Error::input(anyhow!(
+            "--seeds is only used with --mode p@k"
+        )))
+    } else {
+        Ok(&[])
+    }
+}
+
+/// `--compare` writes an HTML page: a table format is refused.
+pub fn check_compare_format(format: Option<ReportFormat>) -> Result<()> {
+    if let Some(ReportFormat::Table(_)) = format {
+        return Err(Error::input(anyhow!(
+            "--compare writes an HTML page; a table format cannot show a comparison"
+        ))
+        .with_hint(
+            "leave out --format (or pass --format html), or run `swtbench report` on each run",
+        ));
+    }
+    Ok(())
+}
+
+/// `PATH`, which is needed without `--compare`.
+pub fn report_path(path: Option<&Path>) -> Result<&Path> {
+    path.ok_or_else(|| {
+        Error::input(anyhow!("missing PATH"))
+            .with_hint("pass <logs root>/<run_id>/<model>, or --compare RUN_A RUN_B")
+    })
+}
+
+/// The table format of `--mode p@k` (the page shows one run; `--out` is for the page).
+pub fn pak_format(format: Option<ReportFormat>, out: bool) -> Result<leaderboard::Format> {
+    let ReportFormat::Table(format) = format.unwrap_or_default() else {
+        return Err(Error::input(anyhow!(
+            "--mode p@k makes a table; the HTML page shows one run"
+        ))
+        .with_hint("use --format github|latex|json|csv, or report each seed's run"));
+    };
+    if out {
+        return Err(out_without_html());
+    }
+    Ok(format)
+}
+
+/// `--out` with a table format.
+pub fn out_without_html() -> Error {
+    Error::input(anyhow!("--out is only used with --format html"))
+        .with_hint("redirect stdout to save a table")
+}
+
+/// What `report` prints: one of the leaderboard table formats, or the HTML page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    Table(leaderboard::Format),
+    Html,
+}
+
+impl Default for ReportFormat {
+    fn default() -> Self {
+        ReportFormat::Table(leaderboard::Format::default())
+    }
+}
+
+impl std::str::FromStr for ReportFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("html") {
+            return Ok(ReportFormat::Html);
+        }
+        s.parse::<leaderboard::Format>()
+            .map(ReportFormat::Table)
+            .map_err(|_| {
+                format!("unknown format `{s}` (expected github, latex, json, csv or html)")
+            })
+    }
+}
+
+/// Where a page goes: written to `out` (the line saying so), or the page itself on stdout.
+pub fn page_output(html: String, out: Option<&Path>) -> Result<crate::lines::Line> {
+    use crate::lines::Line;
+    match out {
+        Some(file) => {
+            write_page(file, &html)?;
+            Ok(Line::Info(format!(
+                "HTML report: {} ({} kB)",
+                file.display(),
+                html.len().div_ceil(1000)
+            )))
+        }
+        None => Ok(Line::Data(html)),
+    }
+}
+
 #[cfg(test)]
 #[expect(clippy::unwrap_used, reason = "a failed unwrap fails the test")]
 mod tests {
@@ -417,5 +576,36 @@ mod tests {
         assert_eq!(run_id_of(Path::new("logs/my-run/m/.")).unwrap(), "my-run");
         let (_, root) = run_id_and_root(Path::new("/x/logs/r/m")).unwrap();
         assert_eq!(root, Path::new("/x/logs"));
+    }
+
+    #[test]
+    fn seeds_in_the_original_spellings() {
+        let s = |v: &[&str]| seed_list(&v.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+        assert_eq!(s(&["1", "2", "3"]), ["1", "2", "3"]);
+        assert_eq!(s(&["1,2,3"]), ["1", "2", "3"]);
+        assert_eq!(s(&["[1,2,3]"]), ["1", "2", "3"]);
+        assert_eq!(s(&["(1, 2, 3)"]), ["1", "2", "3"]);
+        assert_eq!(s(&["(7,)"]), ["7"]);
+    }
+
+    #[test]
+    fn libro_mode_is_refused_with_what_to_use() {
+        assert_eq!(parse_mode("p@k").as_deref(), Ok("p@k"));
+        let e = parse_mode("libro").expect_err("refused");
+        assert!(
+            e.contains("no libro mode") && e.contains("--mode p@k"),
+            "{e}"
+        );
+        assert!(parse_mode("x").is_err());
+    }
+
+    #[test]
+    fn formats_parse() {
+        assert_eq!("html".parse::<ReportFormat>(), Ok(ReportFormat::Html));
+        assert_eq!(
+            "json".parse::<ReportFormat>(),
+            Ok(ReportFormat::Table(leaderboard::Format::Json))
+        );
+        assert!("xml".parse::<ReportFormat>().is_err());
     }
 }

@@ -16,6 +16,7 @@ use anyhow::anyhow;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::lines::Line;
 use crate::shards::ShardStatus;
 
 /// File name of the submission record, in the script directory.
@@ -259,6 +260,117 @@ fn sbatch(args: &[String], script: &Path) -> Result<String> {
             stdout.trim()
         ))
     })
+}
+
+/// What `slurm submit` is asked for: the run (its flags, checked), the shards, and how to submit.
+#[derive(Debug, Clone)]
+pub struct SubmitRequest {
+    pub run_id: String,
+    /// `--output-dir` as given.
+    pub output_dir: PathBuf,
+    /// The predictions' model.
+    pub model: String,
+    pub shards: usize,
+    /// `--swtbench`: the binary as the nodes see it (default: this process's binary).
+    pub binary: Option<PathBuf>,
+    pub run_flags: Vec<String>,
+    pub options: SbatchOptions,
+    /// Write the scripts and say how to submit them, without submitting.
+    pub print: bool,
+}
+
+/// `slurm submit`: the shards that did not finish (from the shared tree), their scripts written,
+/// and submitted (or, with `print`, how to submit them), saying what it did through `say`.
+pub fn submit_run(request: &SubmitRequest, say: &mut dyn FnMut(Line)) -> Result<()> {
+    let quote = crate::shell::quote;
+    let run_id = &request.run_id;
+    let model_dir = swtbench_core::layout::model_dir_name(&request.model);
+    let output_dir = std::path::absolute(&request.output_dir).map_err(|e| {
+        Error::input(anyhow!(
+            "--output-dir {}: {e}",
+            request.output_dir.display()
+        ))
+    })?;
+    let roots = swtbench_plan::settings::OutputRoots::under(&output_dir);
+    let statuses = crate::shards::status(&roots.logs, &roots.results, &model_dir, run_id)?;
+    let indices = shards_to_submit(statuses.as_deref(), request.shards, run_id)?;
+    let script_dir = script_dir(&output_dir, run_id);
+    let earlier = read_submission(&script_dir)?;
+    if let (Some(e), false) = (&earlier, request.print) {
+        check_not_submitted(e, run_id, &request.output_dir)?;
+    }
+    let binary = match &request.binary {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().map_err(|e| {
+            Error::environment(anyhow!("finding this swtbench binary: {e}"))
+                .with_hint("give --swtbench PATH")
+        })?,
+    };
+    let workdir = std::env::current_dir()
+        .map_err(|e| Error::environment(anyhow!("the working directory: {e}")))?;
+    let job = Job {
+        run_id: run_id.clone(),
+        shards: request.shards,
+        binary,
+        workdir,
+        run_flags: request.run_flags.clone(),
+        options: request.options.clone(),
+        script_dir,
+    };
+    let finished = request.shards - indices.len();
+    if finished > 0 {
+        say(Line::Info(format!(
+            "{finished} of {} shard(s) finished before; submitting {}",
+            request.shards,
+            match indices.is_empty() {
+                true => "only the merge".to_string(),
+                false => format!("shard(s) {}", array_ranges(&indices)),
+            }
+        )));
+    }
+    let scripts = write_scripts(&job, &indices)?;
+    if request.print {
+        let mut text = String::new();
+        if let Some(a) = &scripts.array {
+            text.push_str(&format!("{}\n", a.display()));
+        }
+        text.push_str(&format!("{}\n", scripts.merge.display()));
+        say(Line::Data(text.trim_end().to_string()));
+        say(Line::Info(match &scripts.array {
+            Some(a) => format!(
+                "submit with: id=$(sbatch --parsable {}) && sbatch --dependency=afterany:$id {}",
+                quote(&a.display().to_string()),
+                quote(&scripts.merge.display().to_string())
+            ),
+            None => format!("submit with: sbatch {}", scripts.merge.display()),
+        }));
+        return Ok(());
+    }
+    let submitted = submit(
+        &job,
+        &scripts,
+        &indices,
+        &model_dir,
+        &output_dir,
+        earlier.as_ref(),
+    )?;
+    if let Some(a) = &submitted.array_job {
+        say(Line::Data(format!(
+            "array job {a}: shard(s) {} of {}",
+            array_ranges(&indices),
+            request.shards
+        )));
+    }
+    say(Line::Data(format!(
+        "merge job {} (after the shards)",
+        submitted.merge_job
+    )));
+    say(Line::Info(format!(
+        "progress: swtbench slurm status --run-id {} --output-dir {}",
+        quote(run_id),
+        quote(&output_dir.display().to_string())
+    )));
+    Ok(())
 }
 
 /// Submits the scripts: the array job, then the merge job after it (`afterany`: the merge runs

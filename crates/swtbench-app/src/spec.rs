@@ -16,6 +16,7 @@ use swtbench_data::predictions::LoadedPredictions;
 use swtbench_data::repo_files::RepoFiles;
 use swtbench_spec::{Arch, EvalOptions, ExecSpec, FileSource, RunInputs, SpecError, SpecTable};
 
+use crate::lines::Line;
 use crate::{Error, Result};
 
 /// What to render, for which host, where.
@@ -52,6 +53,46 @@ pub struct RenderSummary {
     pub failed: usize,
 }
 
+impl RenderEvent<'_> {
+    /// What `spec` says of it: the instance's key or error on stdout, warnings on stderr.
+    pub fn lines(&self) -> Vec<Line> {
+        match self {
+            RenderEvent::EmptyPatch { instance_id } => vec![Line::Warn(format!(
+                "{instance_id}: the prediction has no usable patch (null, blank or binary diffs \
+                 only); its scripts are rendered, but `swtbench run` grades it as an empty patch \
+                 without running them"
+            ))],
+            RenderEvent::Rendered {
+                instance_id,
+                instance_key,
+            } => vec![Line::Data(format!("{instance_id}\t{instance_key}"))],
+            RenderEvent::Failed { instance_id, error } => vec![
+                Line::Warn(format!("{instance_id}: {error}")),
+                Line::Data(format!("{instance_id}\terror")),
+            ],
+        }
+    }
+}
+
+impl RenderSummary {
+    /// The last line of `spec`, which wrote into `out`.
+    pub fn text(&self, out: &Path) -> String {
+        format!(
+            "rendered {} instance(s) into {}{}",
+            self.rendered,
+            out.display(),
+            if self.failed > 0 {
+                format!(
+                    "; {} could not be rendered (see <instance>/error.txt)",
+                    self.failed
+                )
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
 /// The spec of one instance on this machine's architecture (`envs show`).
 pub fn instance_spec(
     instance: &Instance,
@@ -62,6 +103,62 @@ pub fn instance_spec(
         Error::input(anyhow::anyhow!("{}: {e}", instance.instance_id))
             .with_hint("--repo-mirror DIR reads requirement files from local mirrors")
     })
+}
+
+/// What `envs show` prints of an instance's environment: provider, Python image, the pinned
+/// packages and where they came from, what the frozen environment had that is left out.
+pub fn describe_env(instance: &Instance, spec: &ExecSpec) -> String {
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    line(format!("instance:  {}", instance.instance_id));
+    line(format!("repo:      {} {}", instance.repo, instance.version));
+    line(format!("provider:  {}", spec.provider().as_str()));
+    line(format!(
+        "python:    {} (base image {})",
+        spec.spec.python.as_deref().unwrap_or("?"),
+        spec.keys.base
+    ));
+    line(format!("env image: {}", spec.keys.env));
+    match &spec.pins {
+        Some(p) => {
+            line(format!("pins:      {} ({})", p.pins.len(), p.source));
+            let tool = if spec.setup_env_sh.contains("\nuv pip install --no-deps -r") {
+                "uv pip install --no-deps"
+            } else {
+                "pip install --no-deps (Python older than uv serves)"
+            };
+            let python = if p.source.starts_with("environment lock") && p.dropped.is_empty() {
+                "locked for Python"
+            } else {
+                "frozen Python"
+            };
+            line(format!(
+                "           {python} {}; installed with {tool}",
+                p.frozen_python
+            ));
+            for pin in &p.pins {
+                line(format!("  {pin}"));
+            }
+            line(format!(
+                "left out of the frozen environment: {}",
+                p.dropped.len()
+            ));
+            for d in &p.dropped {
+                line(format!("  {d}"));
+            }
+        }
+        None => {
+            line("pins:      none".to_string());
+            line("setup_env.sh install lines:".to_string());
+            for l in spec.setup_env_sh.lines().filter(|l| l.contains("install")) {
+                line(format!("  {l}"));
+            }
+        }
+    }
+    out.trim_end_matches('\n').to_string()
 }
 
 /// Renders every instance of `instances` that has a prediction into `settings.out`.

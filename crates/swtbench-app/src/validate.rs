@@ -42,6 +42,29 @@ pub struct Validation {
 }
 
 impl Validation {
+    /// The problems found (the first 50; all are in the JSON summary) and the predictions'
+    /// warnings, as warnings.
+    pub fn warnings(&self) -> Vec<crate::lines::Line> {
+        use crate::lines::Line;
+        const SHOWN: usize = 50;
+        let problems = &self.dataset.problems;
+        let mut out: Vec<Line> = problems
+            .iter()
+            .take(SHOWN)
+            .map(|p| Line::Warn(format!("problem: {p}")))
+            .collect();
+        if problems.len() > SHOWN {
+            out.push(Line::Warn(format!(
+                "… and {} more problems (all are in --json output)",
+                problems.len() - SHOWN
+            )));
+        }
+        if let Some(p) = &self.predictions {
+            out.extend(p.warnings.iter().map(|w| Line::Warn(w.clone())));
+        }
+        out
+    }
+
     /// Warnings about the predictions: unknown or duplicate ids, empty patches, instances
     /// without a prediction.
     pub fn warning_count(&self) -> usize {

@@ -76,9 +76,12 @@ fn overhead(c: &mut Criterion) {
         .build()
         .unwrap();
     let Some(backend) = rt.block_on(async {
-        let backend = DockerBackend::connect(DockerOptions::default())
-            .await
-            .ok()?;
+        let backend = DockerBackend::connect(DockerOptions {
+            host: std::env::var("DOCKER_HOST").ok(),
+            ..DockerOptions::default()
+        })
+        .await
+        .ok()?;
         backend
             .image_exists(BASE_IMAGE)
             .await

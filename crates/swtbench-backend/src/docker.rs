@@ -45,8 +45,8 @@ use crate::output::{strip_ansi, LineSplitter, OutputCollector, OutputSink};
 /// How to reach the engine and how long to wait for it.
 #[derive(Debug, Clone)]
 pub struct DockerOptions {
-    /// `unix:///path`, `tcp://host:port`, `http://…`; `None`: `DOCKER_HOST`, then the Docker
-    /// socket, then the Podman sockets.
+    /// `unix:///path`, `tcp://host:port`, `http://…` (the caller's `DOCKER_HOST`); `None` or
+    /// empty: the Docker socket, then the Podman sockets.
     pub host: Option<String>,
     /// Limit for the first contact (version negotiation, ping).
     pub connect_timeout: Duration,
@@ -714,8 +714,7 @@ impl DockerBackend {
 }
 
 fn open_client(host: Option<&str>) -> Result<(Docker, String)> {
-    let env_host = std::env::var("DOCKER_HOST").ok().filter(|h| !h.is_empty());
-    let chosen = host.map(str::to_string).or(env_host);
+    let chosen = host.filter(|h| !h.is_empty()).map(str::to_string);
     let result = match &chosen {
         Some(h) => Docker::connect_with_host(h).map(|c| (c, h.clone())),
         None if Path::new(DOCKER_SOCKET).exists() => {

@@ -64,11 +64,14 @@ impl BuildNetwork {
     }
 
     /// Reads the CA bundle from `ca_bundle`, or else from `$SSL_CERT_FILE` when that file exists,
-    /// and the proxy variables from the environment.
-    pub fn from_env(ca_bundle: Option<&Path>) -> Result<Self> {
+    /// and the proxy variables; `var` looks a variable up (the caller reads the environment).
+    pub fn from_vars(
+        ca_bundle: Option<&Path>,
+        var: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self> {
         let path = match ca_bundle {
             Some(p) => Some(p.to_path_buf()),
-            None => std::env::var_os("SSL_CERT_FILE")
+            None => var("SSL_CERT_FILE")
                 .map(std::path::PathBuf::from)
                 .filter(|p| p.is_file()),
         };
@@ -78,7 +81,7 @@ impl BuildNetwork {
             })?),
             None => None,
         };
-        Ok(Self::from_parts(bundle, |name| std::env::var(name).ok()))
+        Ok(Self::from_parts(bundle, var))
     }
 
     /// From a bundle's bytes and a variable lookup (the environment, or a map in tests).

@@ -28,12 +28,17 @@ impl HostPython {
         HostPython::new("python3")
     }
 
-    /// The interpreter of a pyenv version (`<pyenv root>/versions/<version>/bin/python`), if it
-    /// is installed. The root is `$PYENV_ROOT` or `~/.pyenv`.
-    pub fn pyenv(version: &str) -> Option<Self> {
-        let root = std::env::var_os("PYENV_ROOT")
+    /// The pyenv root: `$PYENV_ROOT`, else `~/.pyenv` (`var` looks a variable up; the caller
+    /// reads the environment).
+    pub fn pyenv_root(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+        var("PYENV_ROOT")
             .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".pyenv")))?;
+            .or_else(|| var("HOME").map(|h| Path::new(&h).join(".pyenv")))
+    }
+
+    /// The interpreter of a pyenv version (`<root>/versions/<version>/bin/python`), if it is
+    /// installed under the pyenv root `root` ([`HostPython::pyenv_root`]).
+    pub fn pyenv(root: &Path, version: &str) -> Option<Self> {
         let program = root
             .join("versions")
             .join(version)
@@ -42,14 +47,9 @@ impl HostPython {
         program.is_file().then(|| HostPython::new(program))
     }
 
-    /// Every installed pyenv version whose name starts with `prefix` (e.g. `"3.8"`), sorted.
-    pub fn pyenv_versions(prefix: &str) -> Vec<(String, HostPython)> {
-        let root = std::env::var_os("PYENV_ROOT")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".pyenv")));
-        let Some(root) = root else {
-            return Vec::new();
-        };
+    /// Every version installed under the pyenv root `root` whose name starts with `prefix`
+    /// (e.g. `"3.8"`), sorted.
+    pub fn pyenv_versions(root: &Path, prefix: &str) -> Vec<(String, HostPython)> {
         let Ok(entries) = std::fs::read_dir(root.join("versions")) else {
             return Vec::new();
         };

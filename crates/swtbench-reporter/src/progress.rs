@@ -29,9 +29,9 @@ pub enum Mode {
     Quiet,
 }
 
-/// Whether colours are allowed (<https://no-color.org>).
-pub fn colors_allowed() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+/// Whether colours are allowed (<https://no-color.org>), given the value of `NO_COLOR`.
+pub fn colors_allowed(no_color: Option<&std::ffi::OsStr>) -> bool {
+    no_color.is_none_or(|v| v.is_empty())
 }
 
 /// One change of the display: what [`Renderer::render`] makes of an event.
@@ -379,8 +379,9 @@ impl std::fmt::Debug for Progress {
 
 impl Progress {
     /// A display for `total` instances on stderr; `quiet` keeps only warnings, `is_terminal` (of
-    /// stderr) picks bars over lines.
-    pub fn new(quiet: bool, is_terminal: bool, total: usize) -> Progress {
+    /// stderr) picks bars over lines, `colors` allows colours on a terminal (see
+    /// [`colors_allowed`]).
+    pub fn new(quiet: bool, is_terminal: bool, colors: bool, total: usize) -> Progress {
         let mode = if quiet {
             Mode::Quiet
         } else if is_terminal {
@@ -388,7 +389,7 @@ impl Progress {
         } else {
             Mode::Lines
         };
-        let color = colors_allowed() && is_terminal;
+        let color = colors && is_terminal;
         let bars = (mode == Mode::Bars).then(|| Bars::new(total, color));
         Progress::with_screen(
             Renderer::new(mode, color, total),

@@ -284,6 +284,43 @@ impl EvalArgs {
     }
 }
 
+/// `--spec-table` (with its snake_case alias) of `run` and `spec`, which apply the file over the
+/// embedded table.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SpecTableArgs {
+    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
+    #[arg(long, alias = "spec_table", value_name = "FILE")]
+    pub spec_table: Option<PathBuf>,
+}
+
+/// `--spec-table` (with its snake_case alias) of the `images` commands.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ImagesSpecTableArgs {
+    /// Extra spec table entries (TOML, or JSON for *.json).
+    #[arg(long, alias = "spec_table", value_name = "FILE")]
+    pub spec_table: Option<PathBuf>,
+}
+
+/// `--spec-table` of the `envs` commands (no snake_case alias).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct EnvsSpecTableArgs {
+    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
+    #[arg(long, value_name = "FILE")]
+    pub spec_table: Option<PathBuf>,
+}
+
+macro_rules! spec_table_load {
+    ($($group:ty),*) => {$(
+        impl $group {
+            /// The embedded table with the file applied.
+            pub fn load(&self) -> Result<swtbench_spec::SpecTable, CliError> {
+                crate::settings::load_spec_table(self.spec_table.as_deref())
+            }
+        }
+    )*};
+}
+spec_table_load!(SpecTableArgs, ImagesSpecTableArgs, EnvsSpecTableArgs);
+
 /// `--registry REF [--push] [--pull-workers N]`: a registry as a cache of swtbench's images
 /// (`run`, `images build`).
 #[derive(Debug, Clone, clap::Args)]
@@ -318,7 +355,7 @@ impl RegistryArgs {
     }
 }
 
-/// `--env-provider` and `--python-image`, shared by `run`, `images build`, `spec` and `envs show`:
+/// `--env-provider`, `--python-image`, `--env-lock` and `--no-env-lock`, shared by `run`, `images build`, `spec` and `envs show`:
 /// every (repo, version) entry of the spec table moved to one environment provider.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct EnvProviderArgs {
@@ -355,53 +392,23 @@ fn parse_provider(s: &str) -> Result<swtbench_spec::Provider, String> {
 }
 
 impl EnvProviderArgs {
-    /// The table with the provider applied (see `SpecTable::with_env_provider`), then the
-    /// `--env-lock` file; the entries kept on their provider are named in one warning.
+    /// The table with these flags applied (`swtbench_app::envlock::apply_env_choice`), its
+    /// warnings and notes printed.
     pub fn apply(
         &self,
         table: swtbench_spec::SpecTable,
         printer: &Printer,
     ) -> Result<swtbench_spec::SpecTable, CliError> {
-        let table = self.apply_provider(table, printer)?;
-        match &self.env_lock {
-            Some(path) => Ok(swtbench_app::envlock::apply_lock_file(table, path)?),
-            None if self.no_env_lock => Ok(table),
-            None => Ok(swtbench_app::envlock::apply_embedded_lock(table)),
-        }
-    }
-
-    fn apply_provider(
-        &self,
-        table: swtbench_spec::SpecTable,
-        printer: &Printer,
-    ) -> Result<swtbench_spec::SpecTable, CliError> {
-        let provider = match (self.env_provider, &self.python_image) {
-            (Some(p), _) => p,
-            (None, Some(_)) => swtbench_spec::Provider::Uv,
-            (None, None) => return Ok(table),
+        let choice = swtbench_app::envlock::EnvChoice {
+            provider: self.env_provider,
+            python_image: self.python_image.clone(),
+            env_lock: self.env_lock.clone(),
+            no_env_lock: self.no_env_lock,
         };
-        if let Some(t) = &self.python_image {
-            if provider != swtbench_spec::Provider::Uv {
-                return Err(CliError::input(anyhow::anyhow!(
-                    "--python-image applies to --env-provider uv only (got {})",
-                    provider.as_str()
-                )));
-            }
-            if !t.contains("{version}") {
-                printer.warn(&format!(
-                    "--python-image {t:?} has no {{version}}: every uv environment builds on the same image"
-                ));
-            }
-        }
-        let (table, notes) = table.with_env_provider(provider, self.python_image.as_deref());
-        if !notes.is_empty() {
-            printer.info(&format!(
-                "note: --env-provider uv: {} spec entries have a Python older than uv serves; their environments are made with python -m venv and pip on the same Python image: {}",
-                notes.len(),
-                notes.join(", ")
-            ));
-        }
-        Ok(table)
+        let mut notices = Vec::new();
+        let table = swtbench_app::envlock::apply_env_choice(table, &choice, &mut notices);
+        printer.notices(&notices);
+        Ok(table?)
     }
 }
 
@@ -586,9 +593,8 @@ pub struct RunArgs {
     #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
     pub repo_mirror: Option<PathBuf>,
 
-    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
-    #[arg(long, alias = "spec_table", value_name = "FILE")]
-    pub spec_table: Option<PathBuf>,
+    #[command(flatten)]
+    pub table: SpecTableArgs,
 
     #[command(flatten)]
     pub env_provider: EnvProviderArgs,

@@ -89,13 +89,6 @@ impl From<swtbench_app::Error> for CliError {
     }
 }
 
-/// Any `anyhow` error escaping a command is an input error unless said otherwise.
-impl From<anyhow::Error> for CliError {
-    fn from(error: anyhow::Error) -> Self {
-        CliError::input(error)
-    }
-}
-
 pub type CliResult = Result<ExitCode, CliError>;
 
 #[cfg(test)]

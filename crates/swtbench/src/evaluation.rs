@@ -4,11 +4,9 @@
 //! display and an optional JSON Lines event file, then the leaderboard table and the summary.
 //! `--repeat`'s loop is `swtbench_app::repeat::repeat_rest`; this shows it.
 
-use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::anyhow;
 use swtbench_app::evaluate::{
     self, Engine, EngineUse, Finished, Locked, Pipeline, Request, Signal,
 };
@@ -17,10 +15,10 @@ use swtbench_app::repeat::{RepeatFront, Repeats, RepeatsEnd};
 use swtbench_grade::leaderboard::{self, Format};
 use swtbench_plan::RunSettings;
 use swtbench_reporter::Progress;
-use swtbench_runner::events::{EvaluationStats, EventSink, FanOut, JsonlWriter};
+use swtbench_runner::events::{EvaluationStats, EventSink, FanOut};
 
 use crate::args::{load_predictions, RunArgs};
-use crate::error::{CliError, CliResult, ExitCode};
+use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 use crate::settings::settings_from;
 
@@ -49,7 +47,7 @@ pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
         printer.warn(w);
     }
     let settings = settings_from(args, &engine.host_facts())?;
-    let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    let table = args.table.load()?;
     let table = args.env_provider.apply(table, printer)?;
     let dataset = args.dataset.load_valid(printer)?;
     let predictions = load_predictions(&args.predictions, &dataset, printer)?;
@@ -62,30 +60,8 @@ pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
     let model_dir = swtbench_core::layout::model_dir_name(&inputs.predictions.model);
     let request = request(args, settings, inputs, !args.no_html)?;
     let pipeline = Pipeline::prepare(engine, request)?;
-    for note in pipeline.base_notes() {
-        printer.warn(note);
-    }
-    let env_warnings = pipeline.env_warnings();
-    for w in env_warnings.iter().take(5) {
-        printer.warn(w);
-    }
-    if env_warnings.len() > 5 {
-        printer.warn(&format!(
-            "… and {} more instance(s) without frozen pins (swtbench envs show ID)",
-            env_warnings.len() - 5
-        ));
-    }
-    // Instances the gold validation found broken: all of them in a dry run, else the first ten.
-    let broken = pipeline.validation_warnings();
-    let shown = if args.dry_run { broken.len() } else { 10 };
-    for w in broken.iter().take(shown) {
-        printer.warn(w);
-    }
-    if broken.len() > shown {
-        printer.warn(&format!(
-            "… and {} more instance(s) the gold validation found broken (a --dry-run lists them all; docs/gold-validation.md)",
-            broken.len() - shown
-        ));
+    for w in pipeline.warnings(args.dry_run) {
+        printer.warn(&w);
     }
     if args.dry_run {
         if args.json {
@@ -97,11 +73,7 @@ pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
     }
     let planned = pipeline.plan().counts.instances;
     let pipeline = pipeline.lock()?;
-    let progress = Arc::new(Progress::new(
-        printer.is_quiet(),
-        std::io::stderr().is_terminal(),
-        planned,
-    ));
+    let progress = Arc::new(printer.progress(planned));
     let sinks = sinks(
         progress.clone(),
         args.events.as_deref(),
@@ -167,21 +139,9 @@ fn sinks(
     registry: bool,
 ) -> swtbench_app::Result<Vec<Box<dyn EventSink>>> {
     let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(ProgressRef(progress))];
-    if registry {
-        // Pulled images are recorded for `images list`.
-        sinks.push(Box::new(swtbench_app::registry::PullRecorder {
-            path: crate::settings::pulls_path(),
-        }));
-    }
-    if let Some(path) = events {
-        let w = JsonlWriter::create(path).map_err(|e| {
-            swtbench_app::Error::input(anyhow!(
-                "cannot create the events file {}: {e}",
-                path.display()
-            ))
-        })?;
-        sinks.push(Box::new(w));
-    }
+    // With a registry, pulled images are recorded for `images list`.
+    let pulls = registry.then(crate::settings::pulls_path);
+    sinks.extend(swtbench_app::registry::file_sinks(events, pulls)?);
     Ok(sinks)
 }
 
@@ -244,11 +204,7 @@ impl RepeatFront for RepeatDisplay {
     }
 
     fn execute(&self, pipeline: &Locked, events: Option<&Path>) -> swtbench_app::Result<Finished> {
-        let progress = Arc::new(Progress::new(
-            self.printer.is_quiet(),
-            std::io::stderr().is_terminal(),
-            pipeline.plan().counts.instances,
-        ));
+        let progress = Arc::new(self.printer.progress(pipeline.plan().counts.instances));
         let sinks = sinks(progress.clone(), events, self.registry)?;
         let finished = pipeline.execute(Arc::new(FanOut(sinks)), signal_handler(&self.printer));
         progress.finish();
@@ -294,46 +250,15 @@ fn summarize(done: &evaluate::Evaluated, run_id: &str, printer: &Printer) -> Cli
         None,
     ));
     let output = &done.output;
-    let s = &output.stats;
-    let suspicious: Vec<&str> = output
-        .results
-        .iter()
-        .filter(|r| r.integrity.as_ref().is_some_and(|i| i.is_suspicious()))
-        .map(|r| r.instance_id.as_str())
-        .collect();
-    printer.info(&format!(
-        "{} instance(s): {} resolved, {} unresolved, {} not applied, {} empty patch, {} error(s), {} skipped, {} interrupted, {} suspicious; runs: {} executed ({} timed out, {} at a resource limit), {} reused, {} copied, {} failed; images: {} built, {} removed; denominator {}",
-        s.instances, s.resolved, s.unresolved, s.not_applied, s.empty_patch, s.errors, s.skipped, s.interrupted,
-        suspicious.len(),
-        s.runs_executed, s.runs_timed_out, s.runs_limited, s.runs_reused, s.runs_copied, s.runs_failed,
-        s.images_built, s.images_removed, done.metrics.denominator
-    ));
-    if !suspicious.is_empty() {
-        printer.warn(&format!(
-            "{} suspicious: their logs hold results the test runner did not print ({}{}); see \
-             `integrity` in their swtbench_instance.json and docs/integrity.md",
-            suspicious.len(),
-            suspicious
-                .iter()
-                .take(5)
-                .copied()
-                .collect::<Vec<_>>()
-                .join(", "),
-            if suspicious.len() > 5 { ", …" } else { "" }
-        ));
+    printer.info(&done.summary());
+    if let Some(w) = done.suspicious_warning() {
+        printer.warn(&w);
     }
     if let Some(p) = &output.run_report_path {
         printer.info(&format!("run report: {}", p.display()));
     }
-    if let Some(reason) = &output.aborted {
-        let not_run = output.stats.interrupted;
-        return Err(CliError::environment(anyhow!(
-            "the run stopped early: {reason}; {not_run} instance(s) were not evaluated"
-        ))
-        .with_hint(format!(
-            "fix that and run the same command again: finished runs are reused \
-             (`swtbench clean --run-id {run_id}` removes containers left behind)"
-        )));
+    if let Some(e) = done.aborted(run_id) {
+        return Err(e.into());
     }
     if output.cancelled.is_some() {
         return Ok(ExitCode::Interrupted);

@@ -55,6 +55,30 @@ impl Printer {
         }
     }
 
+    /// What a library call says, in order.
+    pub fn lines(&self, lines: &[swtbench_app::lines::Line]) {
+        for l in lines {
+            match l {
+                swtbench_app::lines::Line::Data(d) => self.data(d),
+                swtbench_app::lines::Line::Info(i) => self.info(i),
+                swtbench_app::lines::Line::Warn(w) => self.warn(w),
+            }
+        }
+    }
+
+    /// The progress display of `total` instances on stderr (bars on a terminal, in colour unless
+    /// `NO_COLOR` says otherwise).
+    pub fn progress(&self, total: usize) -> swtbench_reporter::Progress {
+        use std::io::IsTerminal;
+        let no_color = swtbench_app::env_vars::var_os(swtbench_app::env_vars::NO_COLOR);
+        swtbench_reporter::Progress::new(
+            self.quiet,
+            std::io::stderr().is_terminal(),
+            swtbench_reporter::progress::colors_allowed(no_color.as_deref()),
+            total,
+        )
+    }
+
     pub fn is_quiet(&self) -> bool {
         self.quiet
     }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use swtbench_app::limits::{HostFacts, LimitOptions};
 use swtbench_app::settings::RunOptions;
-use swtbench_app::tables::{CacheEnv, RepoFilesSettings};
+use swtbench_app::tables::RepoFilesSettings;
 use swtbench_data::repo_files::RepoFiles;
 use swtbench_plan::RunSettings;
 use swtbench_spec::SpecTable;
@@ -26,20 +26,12 @@ pub fn load_spec_table(extra: Option<&Path>) -> Result<SpecTable, CliError> {
 /// The directory GitHub raw downloads are cached in, from the environment (see
 /// `swtbench_app::tables::github_raw_cache_dir`).
 pub fn github_raw_cache_dir() -> PathBuf {
-    swtbench_app::tables::github_raw_cache_dir(&CacheEnv {
-        swtbench_cache_dir: std::env::var_os(env_vars::SWTBENCH_CACHE_DIR),
-        xdg_cache_home: std::env::var_os("XDG_CACHE_HOME"),
-        home: std::env::var_os("HOME"),
-    })
+    swtbench_app::tables::github_raw_cache_dir(&env_vars::cache_env())
 }
 
 /// The local record of pulled images (see `swtbench_app::registry::pulls_path`).
 pub fn pulls_path() -> PathBuf {
-    swtbench_app::registry::pulls_path(&CacheEnv {
-        swtbench_cache_dir: std::env::var_os(env_vars::SWTBENCH_CACHE_DIR),
-        xdg_cache_home: std::env::var_os("XDG_CACHE_HOME"),
-        home: std::env::var_os("HOME"),
-    })
+    swtbench_app::registry::pulls_path(&env_vars::cache_env())
 }
 
 /// The file source for requirement files, with the cache and the GitHub raw base from the
@@ -54,7 +46,7 @@ pub fn repo_files_of(mirror: Option<&Path>, offline: bool) -> swtbench_app::Resu
         mirror: mirror.map(Path::to_path_buf),
         offline,
         cache_dir: github_raw_cache_dir(),
-        raw_base: std::env::var(env_vars::SWTBENCH_GITHUB_RAW).ok(),
+        raw_base: env_vars::var(env_vars::SWTBENCH_GITHUB_RAW),
     })
 }
 

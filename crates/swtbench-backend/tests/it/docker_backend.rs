@@ -740,7 +740,7 @@ async fn docker_builder_passes_the_ca_bundle_so_pip_works_behind_the_proxy() {
     };
     ensure_base_image(&backend).await;
     let scope = Scope::new("pip");
-    let network = BuildNetwork::from_env(None).expect("read CA bundle");
+    let network = BuildNetwork::from_vars(None, |k| std::env::var(k).ok()).expect("read CA bundle");
     if !network.has_ca_bundle() {
         eprintln!("note: no SSL_CERT_FILE on this host; building without a CA bundle");
     }
@@ -959,7 +959,7 @@ async fn docker_isolated_network_made_by_many_processes_at_once_is_one_network()
         if made_twice {
             let probe_options = DockerOptions {
                 isolated_network: name.clone(),
-                ..DockerOptions::default()
+                ..crate::support::engine_options()
             };
             let picker = DockerBackend::connect(probe_options)
                 .await
@@ -1020,7 +1020,7 @@ async fn docker_isolated_network_made_by_many_processes_at_once_is_one_network()
         for k in 0..8 {
             let options = DockerOptions {
                 isolated_network: name.clone(),
-                ..DockerOptions::default()
+                ..crate::support::engine_options()
             };
             let mut spec = scope.spec(BASE_IMAGE, &format!("pred_post_{round}_{k}"));
             spec.network = NetworkAccess::Isolated;
@@ -1084,7 +1084,7 @@ async fn docker_isolated_network_made_by_many_processes_at_once_is_one_network()
             // The next process removes the duplicate no one holds any more.
             let options = DockerOptions {
                 isolated_network: name.clone(),
-                ..DockerOptions::default()
+                ..crate::support::engine_options()
             };
             let next = DockerBackend::connect(options).await.expect("connect");
             let mut spec = scope.spec(BASE_IMAGE, "next");

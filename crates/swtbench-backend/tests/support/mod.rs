@@ -46,10 +46,18 @@ pub fn skip(why: &str) {
     eprintln!("SKIPPED: {why}");
 }
 
+/// The engine options of the tests: the defaults, with the engine `DOCKER_HOST` names.
+pub fn engine_options() -> DockerOptions {
+    DockerOptions {
+        host: std::env::var("DOCKER_HOST").ok(),
+        ..DockerOptions::default()
+    }
+}
+
 /// Connects to the engine. A missing engine skips the test (returns `None` after saying so), or
 /// fails it when the engine layer is required.
 pub async fn connect(test: &str) -> Option<DockerBackend> {
-    match DockerBackend::connect(DockerOptions::default()).await {
+    match DockerBackend::connect(engine_options()).await {
         Ok(b) => Some(b),
         Err(e) => {
             skip(&format!("{test}: no container engine ({e})"));
@@ -147,7 +155,7 @@ impl Drop for Scope {
                 .build()
                 .expect("runtime");
             rt.block_on(async move {
-                let Ok(backend) = DockerBackend::connect(DockerOptions::default()).await else {
+                let Ok(backend) = DockerBackend::connect(engine_options()).await else {
                     return;
                 };
                 for c in backend

@@ -106,7 +106,8 @@ pub fn git_apply(
 
 /// The interpreter of the first installed pyenv version starting with `prefix`.
 pub fn python(prefix: &str) -> Option<HostPython> {
-    HostPython::pyenv_versions(prefix)
+    let root = HostPython::pyenv_root(|k| std::env::var_os(k))?;
+    HostPython::pyenv_versions(&root, prefix)
         .into_iter()
         .next()
         .map(|(_, p)| p)

@@ -33,33 +33,9 @@ pub fn run(args: CleanArgs, printer: &Printer) -> CliResult {
         dry_run: args.dry_run,
         force: args.force,
     };
-    let mut show = |item: Item, name: &str, what: &Cleaned| {
-        let noun = match item {
-            Item::Container => "container",
-            Item::Image => "image",
-        };
-        match what {
-            Cleaned::Removed => printer.data(&format!("removed {noun} {name}")),
-            Cleaned::WouldRemove => printer.data(&format!("{noun} {name}")),
-            Cleaned::LeftAlone { owner } => printer.warn(&format!(
-                "container {name} belongs to a swtbench process that may still be running ({owner}); \
-                 left alone (--force removes it)"
-            )),
-            Cleaned::Failed(e) => printer.warn(&format!("could not remove {noun} {name}: {e}")),
-        }
-    };
+    let mut show = |item: Item, name: &str, what: &Cleaned| printer.lines(&[what.line(item, name)]);
     let summary = clean(&options, &mut show)?;
-    printer.info(&format!(
-        "run {}: {} container(s), {} image(s) {}",
-        options.run_id,
-        summary.containers,
-        summary.images,
-        if options.dry_run {
-            "would be removed"
-        } else {
-            "found"
-        }
-    ));
+    printer.info(&summary.text(&options));
     Ok(if summary.failed > 0 {
         ExitCode::Partial
     } else {

@@ -25,7 +25,6 @@ use swtbench_app::dataset::{
     self as app, BuildSettings, RetrieveSettings, RowEvent, RowsWritten, SwtSettings,
 };
 use swtbench_app::settings::{parse_count, parse_positive};
-use swtbench_data::SwtFilter;
 use swtbench_textgen::swt::SwtMode;
 
 use crate::args::DatasetArgs;
@@ -106,7 +105,7 @@ pub struct BuildArgs {
     #[command(flatten)]
     pub mirror: MirrorArgs,
     /// Prompt style; only style 3 (what the SWT datasets were built from) is supported.
-    #[arg(long, alias = "prompt_style", default_value = "3", value_parser = parse_style)]
+    #[arg(long, alias = "prompt_style", default_value = "3", value_parser = app::parse_style)]
     pub style: u8,
     /// Token cap for the prompt (cl100k_base); 0 includes every retrieved file.
     #[arg(long, alias = "max_context_len", default_value_t = 27_000, allow_negative_numbers = true,
@@ -126,34 +125,6 @@ pub struct BuildArgs {
     pub workers: WorkerArgs,
 }
 
-fn parse_filter_choice(s: &str) -> Result<FilterChoice, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "auto" => Ok(FilterChoice::Auto),
-        "none" => Ok(FilterChoice::None),
-        other => other
-            .parse::<SwtFilter>()
-            .map(FilterChoice::List)
-            .map_err(|e| e.to_string()),
-    }
-}
-
-fn parse_mode(s: &str) -> Result<SwtMode, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "zsb" | "base" => Ok(SwtMode::Zsb),
-        "zsp" | "plus" => Ok(SwtMode::Zsp),
-        other => Err(format!("unknown mode {other:?} (expected zsb or zsp)")),
-    }
-}
-
-fn parse_style(s: &str) -> Result<u8, String> {
-    match s {
-        "3" | "style-3" => Ok(3),
-        other => Err(format!(
-            "prompt style {other:?} is not supported (only 3, the style the SWT-Bench datasets use)"
-        )),
-    }
-}
-
 #[derive(Debug, clap::Args)]
 pub struct SwtArgs {
     /// SWE-bench text rows (.jsonl, .json or .parquet), e.g. from `swtbench dataset build`.
@@ -161,7 +132,7 @@ pub struct SwtArgs {
     pub input: PathBuf,
     /// zsb (ZeroShotBase: answer as a unified diff) or zsp (ZeroShotPlus: the custom diff format
     /// of `--patch-types custom`); `base` and `plus` are accepted too.
-    #[arg(long, value_parser = parse_mode, default_value = "zsp")]
+    #[arg(long, value_parser = app::parse_mode, default_value = "zsp")]
     pub mode: SwtMode,
     /// Remove the instances SWT-Bench excludes: `auto` uses the list of the benchmark the rows
     /// belong to (Lite, Verified, else Full), or name it; `none` keeps every row.
@@ -171,7 +142,7 @@ pub struct SwtArgs {
         alias = "swt-filter-list",
         value_name = "auto|lite|verified|full|none",
         default_value = "auto",
-        value_parser = parse_filter_choice
+        value_parser = app::parse_filter_choice
     )]
     pub filter_swt: FilterChoice,
     /// A template replacing our prompt for the mode: text with one {{body}} placeholder, which
@@ -270,56 +241,17 @@ fn filtered_ids(args: &SwtArgs, printer: &Printer) -> Result<BTreeSet<String>, C
 
 /// Progress lines on stderr. `hits` is the retrieval file of `build`.
 fn print_event(printer: &Printer, out: &Path, hits: Option<&Path>, event: RowEvent<'_>) {
-    match event {
-        RowEvent::Resumed { total, todo } => {
-            if todo < total {
-                printer.info(&format!(
-                    "{}: {} of {total} instances already done, {todo} to go",
-                    out.display(),
-                    total - todo
-                ));
-            }
-        }
-        RowEvent::NoHits { ids } => printer.warn(&format!(
-            "{} instance(s) have no line in {}; their text gets no code files: {}",
-            ids.len(),
-            hits.map(|h| h.display().to_string()).unwrap_or_default(),
-            preview(ids)
-        )),
-        RowEvent::SwtPlan { .. } => {}
-        RowEvent::Done { n, total, id, note } => {
-            printer.info(&format!("[{n}/{total}] {id}: {note}"))
-        }
-        RowEvent::Failed {
-            n,
-            total,
-            id,
-            error,
-        } => {
-            let chain: Vec<String> = error.chain().map(|c| c.to_string()).collect();
-            printer.warn(&format!("[{n}/{total}] {id}: {}", chain.join(": ")));
-        }
+    match event.message(out, hits) {
+        Some((true, line)) => printer.warn(&line),
+        Some((false, line)) => printer.info(&line),
+        None => {}
     }
-}
-
-fn preview(ids: &[&str]) -> String {
-    let mut s = ids.iter().take(5).copied().collect::<Vec<_>>().join(", ");
-    if ids.len() > 5 {
-        s.push_str(&format!(", … ({} more)", ids.len() - 5));
-    }
-    s
 }
 
 fn finish(printer: &Printer, out: &Path, written: RowsWritten) -> CliResult {
-    let RowsWritten { todo, failures } = written;
-    if failures > 0 {
-        printer.warn(&format!(
-            "{failures} of {todo} instance(s) failed (see above); they are not in {}; run the \
-             command again to retry them",
-            out.display()
-        ));
-        return Ok(ExitCode::Partial);
-    }
-    printer.info(&format!("wrote {}", out.display()));
-    Ok(ExitCode::Success)
+    printer.lines(&[written.summary(out)]);
+    Ok(match written.failures {
+        0 => ExitCode::Success,
+        _ => ExitCode::Partial,
+    })
 }

@@ -2,7 +2,8 @@
 //! uv) and where its packages come from: its own frozen SWE-bench Verified environment, one
 //! borrowed from a Verified instance of the same repository and version, the spec's packages
 //! unpinned, or an `--env-lock` entry. The rules are `swtbench_spec::pins` and
-//! `swtbench_spec::lock`, the spec is `swtbench_app::spec::instance_spec`; this prints them.
+//! `swtbench_spec::lock`, the spec is `swtbench_app::spec::instance_spec` and its description
+//! `swtbench_app::spec::describe_env`; this prints them.
 //!
 //! `swtbench envs lock --output FILE`: the environments of a selection resolved once into a lock
 //! file (`swtbench_app::envlock::lock_to_file` renders, resolves and writes it).
@@ -41,9 +42,8 @@ pub struct LockArgs {
     #[command(flatten)]
     pub dataset: DatasetArgs,
 
-    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
-    #[arg(long, value_name = "FILE")]
-    pub spec_table: Option<PathBuf>,
+    #[command(flatten)]
+    pub table: crate::args::EnvsSpecTableArgs,
 
     /// Directory of bare git mirrors (requirement files).
     #[arg(long, value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
@@ -79,9 +79,8 @@ pub struct ShowArgs {
     #[arg(long, value_name = "SPLIT", default_value = "test")]
     pub split: String,
 
-    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
-    #[arg(long, value_name = "FILE")]
-    pub spec_table: Option<PathBuf>,
+    #[command(flatten)]
+    pub table: crate::args::EnvsSpecTableArgs,
 
     /// Directory of bare git mirrors (requirement files of instances without frozen pins).
     #[arg(long, value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
@@ -110,7 +109,7 @@ fn lock(args: LockArgs, printer: &Printer) -> CliResult {
         .with_hint("give the file to write with --output"));
     }
     let dataset = args.dataset.load_valid(printer)?;
-    let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    let table = args.table.load()?;
     let mut provider_args = args.env_provider.clone();
     if provider_args.env_provider.is_none() {
         provider_args.env_provider = Some(Provider::Uv);
@@ -128,30 +127,9 @@ fn lock(args: LockArgs, printer: &Printer) -> CliResult {
         timeout: Duration::from_secs(args.timeout.max(1)),
         output: &args.output,
     };
-    let mut on_env = |e: &LockedEnv| {
-        let how = match e.resolve_time {
-            Some(t) => format!("resolved in {:.1} s", t.as_secs_f64()),
-            None => "frozen pins, written as they are".to_string(),
-        };
-        printer.info(&format!(
-            "{}: {} pins ({how}; {}, {} instances)",
-            e.entries.join(", "),
-            e.pins,
-            e.python_image,
-            e.instances
-        ));
-    };
+    let mut on_env = |e: &LockedEnv| printer.info(&e.line());
     let written = swtbench_app::envlock::lock_to_file(&request, &mut on_env)?;
-    let envs = &written.envs;
-    let resolved = envs.iter().filter(|e| e.resolve_time.is_some()).count();
-    printer.info(&format!(
-        "wrote {}: {} entries, {} environments ({resolved} resolved, {} frozen) of {} instances",
-        args.output.display(),
-        written.entries,
-        envs.len(),
-        envs.len() - resolved,
-        written.instances
-    ));
+    printer.info(&written.summary(&args.output));
     Ok(ExitCode::Success)
 }
 
@@ -163,7 +141,7 @@ fn show(args: ShowArgs, printer: &Printer) -> CliResult {
         &args.instance_id,
         offline,
     )?;
-    let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    let table = args.table.load()?;
     let mut provider_args = args.env_provider.clone();
     if provider_args.env_provider.is_none() {
         provider_args.env_provider = Some(Provider::Uv);
@@ -171,57 +149,7 @@ fn show(args: ShowArgs, printer: &Printer) -> CliResult {
     let table = provider_args.apply(table, printer)?;
     let files = crate::settings::repo_files(args.repo_mirror.as_deref(), offline)?;
     let spec = swtbench_app::spec::instance_spec(&instance, &table, &files)?;
-    let mut out = String::new();
-    let mut line = |s: String| {
-        out.push_str(&s);
-        out.push('\n');
-    };
-    line(format!("instance:  {}", instance.instance_id));
-    line(format!("repo:      {} {}", instance.repo, instance.version));
-    line(format!("provider:  {}", spec.provider().as_str()));
-    line(format!(
-        "python:    {} (base image {})",
-        spec.spec.python.as_deref().unwrap_or("?"),
-        spec.keys.base
-    ));
-    line(format!("env image: {}", spec.keys.env));
-    match &spec.pins {
-        Some(p) => {
-            line(format!("pins:      {} ({})", p.pins.len(), p.source));
-            let tool = if spec.setup_env_sh.contains("\nuv pip install --no-deps -r") {
-                "uv pip install --no-deps"
-            } else {
-                "pip install --no-deps (Python older than uv serves)"
-            };
-            let python = if p.source.starts_with("environment lock") && p.dropped.is_empty() {
-                "locked for Python"
-            } else {
-                "frozen Python"
-            };
-            line(format!(
-                "           {python} {}; installed with {tool}",
-                p.frozen_python
-            ));
-            for pin in &p.pins {
-                line(format!("  {pin}"));
-            }
-            line(format!(
-                "left out of the frozen environment: {}",
-                p.dropped.len()
-            ));
-            for d in &p.dropped {
-                line(format!("  {d}"));
-            }
-        }
-        None => {
-            line("pins:      none".to_string());
-            line("setup_env.sh install lines:".to_string());
-            for l in spec.setup_env_sh.lines().filter(|l| l.contains("install")) {
-                line(format!("  {l}"));
-            }
-        }
-    }
-    printer.data(out.trim_end_matches('\n'));
+    printer.data(&swtbench_app::spec::describe_env(&instance, &spec));
     for w in &spec.env_warnings {
         printer.warn(w);
     }

@@ -16,8 +16,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::json;
-use swtbench_app::extract::{extract_predictions, ExtractSettings, InstanceExtraction};
+use swtbench_app::extract::{extract_predictions, ExtractSettings};
 use swtbench_extract::PatchType;
 
 use crate::args::{load_predictions, DatasetArgs, ExtractStyleArgs};
@@ -79,7 +78,7 @@ pub fn run(args: ExtractArgs, printer: &Printer) -> CliResult {
         &settings,
         &dataset.instances,
         &predictions,
-        &mut |id, outcome| print_outcome(printer, args.json, id, outcome),
+        &mut |id, outcome| printer.lines(&outcome.lines(id, args.json)),
     )?;
     printer.info(&format!(
         "{} extracted, {} failed; written under {}",
@@ -92,52 +91,4 @@ pub fn run(args: ExtractArgs, printer: &Printer) -> CliResult {
     } else {
         ExitCode::Partial
     })
-}
-
-/// One line per instance on stdout (tab-separated or JSON); a missing mirror is also a warning.
-fn print_outcome(printer: &Printer, as_json: bool, id: &str, outcome: &InstanceExtraction) {
-    match outcome {
-        InstanceExtraction::NoSource(no_source) => {
-            let reason = no_source.reason();
-            printer.warn(&format!("{id}: {reason}; {}", no_source.fix()));
-            if as_json {
-                printer.data(
-                    &json!({
-                        "instance_id": id,
-                        "patch_type_used": null,
-                        "reused": false,
-                        "attempts": [],
-                        "error": reason,
-                    })
-                    .to_string(),
-                );
-            } else {
-                printer.data(&format!("{id}\tfailed\t{reason}"));
-            }
-        }
-        InstanceExtraction::Extracted { result, patch_path } => {
-            let ex = &result.extraction;
-            if as_json {
-                printer.data(
-                    &json!({
-                        "instance_id": id,
-                        "patch_type_used": ex.patch_type_used,
-                        "partial": ex.is_partial(),
-                        "reused": result.reused,
-                        "attempts": ex.attempts,
-                        "patch": patch_path,
-                    })
-                    .to_string(),
-                );
-            } else {
-                let used = match ex.patch_type_used {
-                    Some(t) => t.as_str(),
-                    None if ex.is_partial() => "partial",
-                    None => "failed",
-                };
-                let reasons = ex.failure_summary().replace('\n', "; ");
-                printer.data(&format!("{id}\t{used}\t{reasons}"));
-            }
-        }
-    }
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use swtbench_app::grade::{regrade, GradeSettings};
 use swtbench_core::layout::{EVALUATION_RESULTS_DIR, LOGS_ROOT_DIR};
 use swtbench_grade::logs::ExecMode;
-use swtbench_grade::{CoverageFormula, GradeOptions, Outcome};
+use swtbench_grade::{CoverageFormula, GradeOptions};
 
 use crate::args::{load_predictions, DatasetArgs};
 
@@ -117,62 +117,8 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
     let graded = regrade(&settings, &mut notices);
     printer.notices(&notices);
     let graded = graded?;
-    let report = &graded.report;
-
-    let count = |o: fn(&Outcome) -> bool| report.outcomes.values().filter(|x| o(x)).count();
-    printer.info(&format!(
-        "graded {} instances ({} newly, {} from earlier reports): {} resolved, {} unresolved, \
-         {} not applied, {} empty patch, {} error(s)",
-        report.total_instances,
-        graded.newly_graded,
-        report.completed_ids.len(),
-        count(|o| *o == Outcome::Resolved),
-        count(|o| *o == Outcome::Unresolved),
-        count(|o| *o == Outcome::NotApplied),
-        count(|o| *o == Outcome::EmptyPatch),
-        report.error_ids.len(),
-    ));
-    if !report.suspicious.is_empty() {
-        printer.warn(&format!(
-            "{} suspicious instance(s): their logs hold results the test runner did not print{} \
-             (see suspicious_reasons in the run report, docs/integrity.md)",
-            report.suspicious.len(),
-            if args.strict_results {
-                "; graded strictly"
-            } else {
-                "; graded as the original grades them (--strict-results to count them as failed)"
-            }
-        ));
-        for (id, reasons) in report.suspicious.iter().take(10) {
-            let first = reasons.first().map(String::as_str).unwrap_or_default();
-            let more = match reasons.len() {
-                0 | 1 => String::new(),
-                n => format!(" (and {} more)", n - 1),
-            };
-            printer.info(&format!("  {id}: {first}{more}"));
-        }
-    }
-    for (id, why) in report.error_reasons.iter().take(10) {
-        printer.info(&format!("  {id}: {why}"));
-    }
-    if report.error_reasons.len() > 10 {
-        printer.info(&format!(
-            "  … and {} more (see the run report)",
-            report.error_reasons.len() - 10
-        ));
-    }
-    if graded.not_run > 0 && args.predictions.is_none() {
-        printer.warn(&format!(
-            "{} instance(s) have no runs; pass --predictions so that empty patches among \
-             them are graded as not applied, as `swtbench run` does",
-            graded.not_run
-        ));
-    }
-    printer.info(&format!(
-        "run report written to {}",
-        graded.run_report_path.display()
-    ));
-    Ok(if report.error_ids.is_empty() {
+    printer.lines(&graded.lines(args.strict_results, args.predictions.is_some()));
+    Ok(if graded.report.error_ids.is_empty() {
         ExitCode::Success
     } else {
         ExitCode::Partial

@@ -5,15 +5,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::anyhow;
-use swtbench_app::images::{self as app, name_of, BuildOptions, Removal};
-use swtbench_backend::BuildNetwork;
+use swtbench_app::images::{self as app, name_of, BuildOptions};
 use swtbench_plan::settings::{CacheLevel, ImageKind};
 
-use std::io::IsTerminal;
-
 use swtbench_reporter::Progress;
-use swtbench_runner::events::{EventSink, FanOut, JsonlWriter};
+use swtbench_runner::events::{EventSink, FanOut};
 
 use crate::args::DatasetArgs;
 use crate::env_vars;
@@ -66,9 +62,8 @@ pub struct TransferArgs {
     #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
     pub repo_mirror: Option<PathBuf>,
 
-    /// Extra spec table entries (TOML, or JSON for *.json).
-    #[arg(long, alias = "spec_table", value_name = "FILE")]
-    pub spec_table: Option<PathBuf>,
+    #[command(flatten)]
+    pub table: crate::args::ImagesSpecTableArgs,
 
     /// One JSON object per line on stdout (check) instead of a table.
     #[arg(long)]
@@ -106,9 +101,8 @@ pub struct BuildArgs {
     #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
     pub repo_mirror: Option<PathBuf>,
 
-    /// Extra spec table entries (TOML, or JSON for *.json).
-    #[arg(long, alias = "spec_table", value_name = "FILE")]
-    pub spec_table: Option<PathBuf>,
+    #[command(flatten)]
+    pub table: crate::args::ImagesSpecTableArgs,
 
     #[command(flatten)]
     pub env_provider: crate::args::EnvProviderArgs,
@@ -184,27 +178,15 @@ pub fn run(args: ImagesArgs, printer: &Printer) -> CliResult {
     }
 }
 
-/// The progress display and, with `--events`, the JSON Lines file.
+/// The progress display, the record of pulls and, with `--events`, the JSON Lines file.
 fn sinks(
     events: Option<&std::path::Path>,
     printer: &Printer,
 ) -> Result<Arc<dyn EventSink>, CliError> {
-    let progress = Progress::new(printer.is_quiet(), std::io::stderr().is_terminal(), 0);
-    let mut sinks: Vec<Box<dyn EventSink>> = vec![
-        Box::new(ProgressSink(progress)),
-        Box::new(swtbench_app::registry::PullRecorder {
-            path: crate::settings::pulls_path(),
-        }),
-    ];
-    if let Some(path) = events {
-        let w = JsonlWriter::create(path).map_err(|e| {
-            CliError::input(anyhow!(
-                "cannot create the events file {}: {e}",
-                path.display()
-            ))
-        })?;
-        sinks.push(Box::new(w));
-    }
+    let progress = printer.progress(0);
+    let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(ProgressSink(progress))];
+    let pulls = Some(crate::settings::pulls_path());
+    sinks.extend(swtbench_app::registry::file_sinks(events, pulls)?);
     Ok(Arc::new(FanOut(sinks)))
 }
 
@@ -216,14 +198,23 @@ impl EventSink for ProgressSink {
     }
 }
 
+/// Prints what a command did; exit code 1 when some item failed.
+fn print(outcome: app::Outcome, printer: &Printer) -> CliResult {
+    printer.lines(&outcome.lines);
+    printer.info(&outcome.summary);
+    if let Some(e) = outcome.engine_error() {
+        return Err(e.into());
+    }
+    Ok(match outcome.failed {
+        0 => ExitCode::Success,
+        _ => ExitCode::Partial,
+    })
+}
+
 /// The selected instances' images up to `--level`.
 fn selection(args: &TransferArgs, printer: &Printer) -> Result<Vec<app::SelectedImage>, CliError> {
-    if args.level == CacheLevel::None {
-        return Err(CliError::input(anyhow!(
-            "--level none selects no image; use base, env or instance"
-        )));
-    }
-    let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    app::check_level(args.level, "selects no image")?;
+    let table = args.table.load()?;
     let files =
         crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
     let dataset = args.dataset.load_valid(printer)?;
@@ -243,7 +234,6 @@ fn check(args: TransferArgs, printer: &Printer) -> CliResult {
     let client = swtbench_app::registry::client(&reg)?;
     let tags: Vec<String> = images.iter().map(|i| i.tag.clone()).collect();
     let started = std::time::Instant::now();
-    let p = *printer;
     let sink = sinks(args.events.as_deref(), printer)?;
     let found = swtbench_app::registry::lookup(&client, &tags, &|tag, note| {
         sink.event(&swtbench_runner::Event::RegistryRetry {
@@ -252,36 +242,14 @@ fn check(args: TransferArgs, printer: &Printer) -> CliResult {
             attempt: note.attempt,
             pause_ms: note.pause.as_millis() as u64,
         });
-        p.warn(&format!(
-            "looking up {tag}: {} (attempt {}); trying again in {:.1} s",
-            if note.status == 0 {
-                "no answer".to_string()
-            } else {
-                format!("HTTP {}", note.status)
-            },
-            note.attempt,
-            note.pause.as_secs_f64()
-        ))
+        printer.warn(&swtbench_app::registry::retry_message(tag, note))
     })?;
     let checked = app::check_images(images, &local, &found);
-    for c in &checked {
-        if args.json {
-            printer.data(&serde_json::to_string(c).unwrap_or_default());
-        } else {
-            printer.data(&c.row());
-        }
-    }
-    let count = |a: &str| checked.iter().filter(|c| c.action == a).count();
-    printer.info(&format!(
-        "{} image(s): {} present, {} to pull, {} to build ({} look-up(s) in {:.2} s)",
-        checked.len(),
-        count("present"),
-        count("pull"),
-        count("build"),
-        tags.len(),
-        started.elapsed().as_secs_f64()
-    ));
-    Ok(ExitCode::Success)
+    let secs = started.elapsed().as_secs_f64();
+    print(
+        app::check_outcome(&checked, args.json, tags.len(), secs),
+        printer,
+    )
 }
 
 fn transfer(args: TransferArgs, push: bool, printer: &Printer) -> CliResult {
@@ -289,43 +257,7 @@ fn transfer(args: TransferArgs, push: bool, printer: &Printer) -> CliResult {
     let images = selection(&args, printer)?;
     let sink = sinks(args.events.as_deref(), printer)?;
     let results = app::Engine::connect()?.transfer(&reg, images, push, args.workers, sink);
-    let (mut failed, mut bytes, mut moved) = (0, 0u64, 0);
-    for (image, r) in &results {
-        match r {
-            Ok(t) => {
-                let what = match t {
-                    app::Transferred::Pushed { bytes: b }
-                    | app::Transferred::Pulled { bytes: b } => {
-                        bytes += b;
-                        moved += 1;
-                        if push {
-                            "pushed"
-                        } else {
-                            "pulled"
-                        }
-                    }
-                    app::Transferred::Present => "present",
-                };
-                printer.data(&format!("{what}\t{}", image.tag));
-            }
-            Err(e) => {
-                failed += 1;
-                printer.warn(&format!("{}: {e}", image.tag));
-                printer.data(&format!("error\t{}", image.tag));
-            }
-        }
-    }
-    printer.info(&format!(
-        "{} image(s): {moved} {}, {:.1} MiB, {failed} failed",
-        results.len(),
-        if push { "pushed" } else { "pulled" },
-        bytes as f64 / (1024.0 * 1024.0)
-    ));
-    Ok(if failed > 0 {
-        ExitCode::Partial
-    } else {
-        ExitCode::Success
-    })
+    print(app::transfer_outcome(&results, push), printer)
 }
 
 fn list(args: ListArgs, printer: &Printer) -> CliResult {
@@ -345,20 +277,7 @@ fn list(args: ListArgs, printer: &Printer) -> CliResult {
 }
 
 fn rm(args: RmArgs, printer: &Printer) -> CliResult {
-    let removal = if args.all {
-        Removal::All
-    } else if let Some(r) = &args.run_id {
-        Removal::Run {
-            run_id: r.clone(),
-            kinds: args.kind.clone(),
-        }
-    } else if !args.kind.is_empty() {
-        Removal::Kinds(args.kind.clone())
-    } else {
-        return Err(CliError::input(anyhow!(
-            "say which images to remove: --kind K…, --run-id R or --all"
-        )));
-    };
+    let removal = app::removal(args.all, args.run_id.as_deref(), &args.kind)?;
     let engine = app::Engine::connect()?;
     let found = engine.select(&removal)?;
     let mut failed = 0;
@@ -373,40 +292,27 @@ fn rm(args: RmArgs, printer: &Printer) -> CliResult {
         };
         failed = engine.remove(&found, args.force, &mut show);
     }
-    printer.info(&format!(
-        "{} image(s) {}{}",
-        found.len(),
-        if args.dry_run {
-            "would be removed"
-        } else {
-            "matched"
+    let summary = app::removal_summary(found.len(), args.dry_run, failed);
+    print(
+        app::Outcome {
+            lines: Vec::new(),
+            summary,
+            failed,
+            engine_gone: None,
         },
-        if failed > 0 {
-            format!(", {failed} could not be removed")
-        } else {
-            String::new()
-        }
-    ));
-    Ok(if failed > 0 {
-        ExitCode::Partial
-    } else {
-        ExitCode::Success
-    })
+        printer,
+    )
 }
 
 fn build(args: BuildArgs, printer: &Printer) -> CliResult {
-    if args.level == CacheLevel::None {
-        return Err(CliError::input(anyhow!(
-            "--level none builds nothing; use base, env or instance"
-        )));
-    }
+    app::check_level(args.level, "builds nothing")?;
     let engine = app::Engine::connect()?;
-    let table = crate::settings::load_spec_table(args.spec_table.as_deref())?;
+    let table = args.table.load()?;
     let table = args.env_provider.apply(table, printer)?;
     let files =
         crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
     let dataset = args.dataset.load_valid(printer)?;
-    let network = BuildNetwork::from_env(args.ca_bundle.as_deref())
+    let network = swtbench_app::env_vars::build_network(args.ca_bundle.as_deref())
         .map_err(|e| CliError::input(e).with_hint("--ca-bundle must name a readable file"))?;
     let options = BuildOptions {
         level: args.level,
@@ -420,41 +326,16 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
     };
     let mut specs = app::render_specs(&dataset.instances, &table, &files);
     if let Some(shard) = args.shard {
-        let keys: Vec<(&str, Option<&str>)> = specs
-            .iter()
-            .map(|(id, s)| (id.as_str(), s.as_ref().ok().map(|s| s.keys.env.as_str())))
-            .collect();
-        let mine = swtbench_app::shards::image_shard(&keys, shard);
-        let of = specs.len();
-        specs = mine.into_iter().map(|i| specs[i].clone()).collect();
+        let of;
+        (specs, of) = app::shard_specs(specs, shard);
         printer.info(&format!(
             "shard {shard}: {} of {of} instance(s)",
             specs.len()
         ));
     }
     let sink = sinks(args.events.as_deref(), printer)?;
-    let built = engine.build(specs, options, sink);
-    let mut failed = 0;
-    for (id, r) in &built.results {
-        match r {
-            Ok(tag) => printer.data(&format!("{id}\t{tag}")),
-            Err(e) => {
-                failed += 1;
-                printer.warn(&format!("{id}: {e}"));
-                printer.data(&format!("{id}\terror"));
-            }
-        }
-    }
-    printer.info(&format!(
-        "{} instance(s): {} image(s) built, {} pulled, {} failed",
-        built.results.len(),
-        built.images_built,
-        built.images_pulled,
-        failed
-    ));
-    Ok(if failed > 0 {
-        ExitCode::Partial
-    } else {
-        ExitCode::Success
-    })
+    print(
+        app::build_outcome(&engine.build(specs, options, sink)),
+        printer,
+    )
 }

@@ -4,7 +4,7 @@
 //! does (without reading the dataset or predictions: their paths are the pods' paths on the
 //! volume), and prints the objects (or writes them to `--out`); `kubectl apply -f` submits them.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::anyhow;
 use swtbench_app::k8s::{self, Engine, HelperImages, ManifestSpec, NewClaim, Sizing};
@@ -30,27 +30,23 @@ pub enum K8sCommand {
 
 /// `k8s manifest`'s own flags (everything else is a run flag).
 const OWN: [OwnFlag; 16] = [
-    own("shards"),
-    own("parallelism"),
-    own("image"),
-    own("namespace"),
-    own("name"),
-    own("volume-claim"),
-    own("volume-size"),
-    own("storage-class"),
-    own("mount-path"),
-    own("engine"),
-    own("out"),
-    own("format"),
-    own("backoff-limit-per-index"),
-    own("wait-timeout"),
-    own("engine-image"),
-    own("kubectl-image"),
+    OwnFlag::with_value("shards"),
+    OwnFlag::with_value("parallelism"),
+    OwnFlag::with_value("image"),
+    OwnFlag::with_value("namespace"),
+    OwnFlag::with_value("name"),
+    OwnFlag::with_value("volume-claim"),
+    OwnFlag::with_value("volume-size"),
+    OwnFlag::with_value("storage-class"),
+    OwnFlag::with_value("mount-path"),
+    OwnFlag::with_value("engine"),
+    OwnFlag::with_value("out"),
+    OwnFlag::with_value("format"),
+    OwnFlag::with_value("backoff-limit-per-index"),
+    OwnFlag::with_value("wait-timeout"),
+    OwnFlag::with_value("engine-image"),
+    OwnFlag::with_value("kubectl-image"),
 ];
-
-const fn own(long: &'static str) -> OwnFlag {
-    OwnFlag { long, value: true }
-}
 
 /// How the objects are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -151,22 +147,12 @@ pub fn run(args: K8sArgs, printer: &Printer) -> CliResult {
 fn manifest(args: ManifestArgs, printer: &Printer) -> CliResult {
     let run = &args.run;
     let run_flags = cluster::checked_run_flags(&["k8s", "manifest"], &OWN, "pod", run)?;
-    let Some(memory) = run.memory else {
-        return Err(CliError::input(anyhow!(
-            "`k8s manifest` needs --memory: the pods' memory is --max-workers × --memory"
-        ))
-        .with_hint("give each test container's limit, e.g. --memory 4g"));
-    };
-    if !args.mount_path.starts_with('/') {
-        return Err(CliError::input(anyhow!(
-            "--mount-path {}: not an absolute path",
-            args.mount_path
-        ))
-        .with_hint("e.g. --mount-path /work"));
-    }
-    let name = k8s::base_name(args.name.as_deref(), &run.run_id).map_err(|e| {
-        CliError::input(anyhow!(e)).with_hint("leave --name out to derive one from the run id")
-    })?;
+    let (memory, name) = k8s::checked_flags(
+        run.memory,
+        &args.mount_path,
+        args.name.as_deref(),
+        &run.run_id,
+    )?;
     let paths = vec![
         ("--output-dir", Some(run.output_dir.clone())),
         (
@@ -179,12 +165,8 @@ fn manifest(args: ManifestArgs, printer: &Printer) -> CliResult {
         ),
         ("--repo-mirror", run.repo_mirror.clone()),
     ];
-    for (flag, p) in k8s::off_volume(paths, Path::new(&args.mount_path)) {
-        printer.warn(&format!(
-            "{flag} {} is not under --mount-path {}: the pods see only the volume (and their image)",
-            p.display(),
-            args.mount_path
-        ));
+    for w in k8s::off_volume_warnings(paths, &args.mount_path) {
+        printer.warn(&w);
     }
     let defaults = HelperImages::default();
     let helpers = HelperImages {
@@ -192,17 +174,13 @@ fn manifest(args: ManifestArgs, printer: &Printer) -> CliResult {
         podman: args.engine_image.clone().unwrap_or(defaults.podman),
         kubectl: args.kubectl_image.clone().unwrap_or(defaults.kubectl),
     };
-    let run_command = std::iter::once("swtbench run".to_string())
-        .chain(run_flags.iter().map(|f| cluster::shell_quote(f)))
-        .collect::<Vec<_>>()
-        .join(" ");
     let spec = ManifestSpec {
         name,
         namespace: args.namespace.clone(),
         image: args.image.clone(),
         shards: args.shards,
         parallelism: args.parallelism.unwrap_or(args.shards).min(args.shards),
-        run_command,
+        run_command: k8s::run_command(&run_flags),
         claim: args.volume_claim.clone(),
         new_claim: args.volume_size.clone().map(|size| NewClaim {
             size,
@@ -221,14 +199,7 @@ fn manifest(args: ManifestArgs, printer: &Printer) -> CliResult {
         helpers,
     };
     let m = k8s::manifest(&spec);
-    let text = match args.format {
-        Format::Yaml => k8s::to_yaml(&m),
-        Format::Json => k8s::to_json_list(&m).map(|mut s| {
-            s.push('\n');
-            s
-        }),
-    }
-    .map_err(|e| CliError::environment(anyhow!("writing the manifest: {e}")))?;
+    let text = k8s::render(&m, args.format == Format::Json)?;
     match &args.out {
         Some(path) => {
             swtbench_data::fsutil::write_atomic(path, text.as_bytes()).map_err(|e| {

@@ -10,7 +10,7 @@ use swtbench_app::grade::{log_parser, parse_log, read_log};
 use swtbench_grade::logs::ExecMode;
 use swtbench_grade::Parser;
 
-use crate::error::{CliResult, ExitCode};
+use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
 
 #[derive(Debug, clap::Args)]
@@ -46,7 +46,8 @@ pub fn run(args: ParseLogArgs, printer: &Printer) -> CliResult {
         let mut buf = Vec::new();
         std::io::stdin()
             .read_to_end(&mut buf)
-            .context("reading the log from stdin")?;
+            .context("reading the log from stdin")
+            .map_err(CliError::input)?;
         buf
     } else {
         read_log(&args.file)?

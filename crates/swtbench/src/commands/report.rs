@@ -9,7 +9,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::anyhow;
 use swtbench_app::benchmark::{denominator, Benchmark, BenchmarkName};
 use swtbench_app::report::{leaderboard, LeaderboardSettings, PageContext, PageParams};
 use swtbench_grade::leaderboard;
@@ -65,7 +64,7 @@ pub struct ReportArgs {
     /// is resolved, else has the most added F→P tests, else the largest coverage delta, else
     /// applied), as the original's `--mode p@k`. Table formats only. (The original's `libro`
     /// is refused.)
-    #[arg(long, value_name = "MODE", default_value = "single", value_parser = parse_mode)]
+    #[arg(long, value_name = "MODE", default_value = "single", value_parser = swtbench_app::report::parse_mode)]
     pub mode: String,
 
     /// The seeds that replace `{seed}` in PATH with --mode p@k, in the order they are tried:
@@ -97,37 +96,6 @@ pub struct ReportArgs {
 
     #[command(flatten)]
     pub html: HtmlArgs,
-}
-
-/// `--mode`: single or p@k; the original's libro is refused with what to use instead.
-fn parse_mode(s: &str) -> Result<String, String> {
-    match s {
-        "single" | "p@k" => Ok(s.to_owned()),
-        "libro" => Err(
-            "swtbench has no libro mode (one sample per instance chosen by an LLM's \
-                        yes/no decisions); use --mode p@k --seeds to count one sample per \
-                        instance, or report each sample's run on its own"
-                .to_owned(),
-        ),
-        _ => Err(format!("unknown mode `{s}` (expected single or p@k)")),
-    }
-}
-
-/// `--seeds` as given: separate values, or one list in the original's spelling (`1,2,3`,
-/// `[1,2,3]`, `(1, 2, 3)`), each value split at commas and stripped of the brackets.
-fn seed_list(values: &[String]) -> Vec<String> {
-    values
-        .iter()
-        .flat_map(|v| {
-            v.trim()
-                .trim_start_matches(['[', '('])
-                .trim_end_matches([']', ')'])
-                .split(',')
-                .map(|s| s.trim().to_owned())
-                .collect::<Vec<_>>()
-        })
-        .filter(|s| !s.is_empty())
-        .collect()
 }
 
 /// The benchmark `--dataset` names; a dataset that is not a known benchmark is read (a local
@@ -193,16 +161,9 @@ fn table_name(args: &ReportArgs, path: &Path) -> Result<String, CliError> {
 
 pub fn run(mut args: ReportArgs, printer: &Printer) -> CliResult {
     if args.libro_decision_file.is_some() {
-        return Err(CliError::input(anyhow!(
-            "--libro_decision_file is not supported: it is the input of the original's libro \
-             mode, which swtbench does not have"
-        ))
-        .with_hint(
-            "leave it out; to count one of several samples per instance use --mode p@k --seeds \
-             (PATH with {seed})",
-        ));
+        return Err(swtbench_app::report::libro_refused().into());
     }
-    args.seeds = seed_list(&args.seeds);
+    args.seeds = swtbench_app::report::seed_list(&args.seeds);
     // The spec table first: a bad file is an error whatever the format.
     let table = load_spec_table(args.spec_table.as_deref())?;
     let rules = swtbench_app::grade::read_rules(
@@ -216,10 +177,7 @@ pub fn run(mut args: ReportArgs, printer: &Printer) -> CliResult {
     // the first seed's of p@k.
     let main_path = match (&args.html.compare, &args.path) {
         (Some(pair), _) => Some(pair[0].clone()),
-        (None, Some(p)) => Some(match args.seeds.first() {
-            Some(seed) => PathBuf::from(p.to_string_lossy().replace("{seed}", seed)),
-            None => p.clone(),
-        }),
+        (None, Some(p)) => Some(swtbench_app::report::first_seed_path(p, &args.seeds)),
         (None, None) => None,
     };
     let gold_for = |p: &Path| {
@@ -249,14 +207,7 @@ pub fn run(mut args: ReportArgs, printer: &Printer) -> CliResult {
         )
     };
     if let Some(pair) = &args.html.compare {
-        if let Some(ReportFormat::Table(_)) = args.format {
-            return Err(CliError::input(anyhow!(
-                "--compare writes an HTML page; a table format cannot show a comparison"
-            ))
-            .with_hint(
-                "leave out --format (or pass --format html), or run `swtbench report` on each run",
-            ));
-        }
+        swtbench_app::report::check_compare_format(args.format)?;
         // Each run against its own gold run (the two may sit under different logs roots).
         let a = measure_one(&pair[0])?;
         let gold_b = gold_for(&pair[1]);
@@ -264,42 +215,10 @@ pub fn run(mut args: ReportArgs, printer: &Printer) -> CliResult {
         let ctx = page_context();
         return html::write_compare([(&pair[0], &a), (&pair[1], &b)], &ctx, out, printer);
     }
-    let Some(path) = args.path.as_deref() else {
-        return Err(CliError::input(anyhow!("missing PATH"))
-            .with_hint("pass <logs root>/<run_id>/<model>, or --compare RUN_A RUN_B"));
-    };
-    let seeds: &[String] = if args.mode == "p@k" {
-        if !path.to_string_lossy().contains("{seed}") || args.seeds.is_empty() {
-            return Err(CliError::input(anyhow!(
-                "--mode p@k needs a PATH with {{seed}} in it and --seeds"
-            ))
-            .with_hint(
-                "e.g. swtbench report 'run_instance_swt_logs/my-run-{seed}/my-model' --mode p@k \
-                 --seeds 1 2 3",
-            ));
-        }
-        &args.seeds
-    } else {
-        if !args.seeds.is_empty() {
-            return Err(CliError::input(anyhow!(
-                "--seeds is only used with --mode p@k"
-            )));
-        }
-        &[]
-    };
+    let path = swtbench_app::report::report_path(args.path.as_deref())?;
+    let seeds = swtbench_app::report::checked_seeds(path, args.mode == "p@k", &args.seeds)?;
     if !seeds.is_empty() {
-        let ReportFormat::Table(format) = args.format.unwrap_or_default() else {
-            return Err(CliError::input(anyhow!(
-                "--mode p@k makes a table; the HTML page shows one run"
-            ))
-            .with_hint("use --format github|latex|json|csv, or report each seed's run"));
-        };
-        if out.is_some() {
-            return Err(
-                CliError::input(anyhow!("--out is only used with --format html"))
-                    .with_hint("redirect stdout to save a table"),
-            );
-        }
+        let format = swtbench_app::report::pak_format(args.format, out.is_some())?;
         let metrics = measure(path, seeds, gold_run_id.as_deref(), denominator, printer)?;
         let name = table_name(&args, path)?;
         printer.data(&leaderboard::render(&metrics, &name, format, args.decimals));
@@ -313,40 +232,11 @@ pub fn run(mut args: ReportArgs, printer: &Printer) -> CliResult {
         }
         ReportFormat::Table(format) => {
             if out.is_some() {
-                return Err(
-                    CliError::input(anyhow!("--out is only used with --format html"))
-                        .with_hint("redirect stdout to save a table"),
-                );
+                return Err(swtbench_app::report::out_without_html().into());
             }
             let name = table_name(&args, path)?;
             printer.data(&leaderboard::render(&metrics, &name, format, args.decimals));
             Ok(ExitCode::Success)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seeds_in_the_original_spellings() {
-        let s = |v: &[&str]| seed_list(&v.iter().map(|x| x.to_string()).collect::<Vec<_>>());
-        assert_eq!(s(&["1", "2", "3"]), ["1", "2", "3"]);
-        assert_eq!(s(&["1,2,3"]), ["1", "2", "3"]);
-        assert_eq!(s(&["[1,2,3]"]), ["1", "2", "3"]);
-        assert_eq!(s(&["(1, 2, 3)"]), ["1", "2", "3"]);
-        assert_eq!(s(&["(7,)"]), ["7"]);
-    }
-
-    #[test]
-    fn libro_mode_is_refused_with_what_to_use() {
-        assert_eq!(parse_mode("p@k").as_deref(), Ok("p@k"));
-        let e = parse_mode("libro").expect_err("refused");
-        assert!(
-            e.contains("no libro mode") && e.contains("--mode p@k"),
-            "{e}"
-        );
-        assert!(parse_mode("x").is_err());
     }
 }

@@ -4,14 +4,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::anyhow;
-use swtbench_app::slurm::{self, Job, SbatchOptions};
-use swtbench_core::layout::model_dir_name;
-use swtbench_plan::settings::OutputRoots;
+use swtbench_app::slurm::{self, SbatchOptions};
 
 use crate::args::{load_predictions, RunArgs};
 use crate::cluster::{self, OwnFlag};
-use crate::error::{CliError, CliResult, ExitCode};
+use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 
 #[derive(Debug, clap::Args)]
@@ -34,46 +31,16 @@ pub enum SlurmCommand {
 
 /// `slurm submit`'s own flags (everything else is a run flag).
 const OWN: [OwnFlag; 10] = [
-    OwnFlag {
-        long: "shards",
-        value: true,
-    },
-    OwnFlag {
-        long: "partition",
-        value: true,
-    },
-    OwnFlag {
-        long: "time",
-        value: true,
-    },
-    OwnFlag {
-        long: "cpus-per-task",
-        value: true,
-    },
-    OwnFlag {
-        long: "mem",
-        value: true,
-    },
-    OwnFlag {
-        long: "account",
-        value: true,
-    },
-    OwnFlag {
-        long: "qos",
-        value: true,
-    },
-    OwnFlag {
-        long: "sbatch-arg",
-        value: true,
-    },
-    OwnFlag {
-        long: "print",
-        value: false,
-    },
-    OwnFlag {
-        long: "swtbench",
-        value: true,
-    },
+    OwnFlag::with_value("shards"),
+    OwnFlag::with_value("partition"),
+    OwnFlag::with_value("time"),
+    OwnFlag::with_value("cpus-per-task"),
+    OwnFlag::with_value("mem"),
+    OwnFlag::with_value("account"),
+    OwnFlag::with_value("qos"),
+    OwnFlag::with_value("sbatch-arg"),
+    OwnFlag::switch("print"),
+    OwnFlag::with_value("swtbench"),
 ];
 
 #[derive(Debug, clap::Args)]
@@ -154,32 +121,12 @@ fn submit(args: SubmitArgs, printer: &Printer) -> CliResult {
     // The inputs are checked here, before anything waits in a queue.
     let dataset = run.dataset.load_valid(printer)?;
     let predictions = load_predictions(&run.predictions, &dataset, printer)?;
-    let model_dir = model_dir_name(&predictions.model);
-    let output_dir = std::path::absolute(&run.output_dir)
-        .map_err(|e| CliError::input(anyhow!("--output-dir {}: {e}", run.output_dir.display())))?;
-    let roots = OutputRoots::under(&output_dir);
-    let statuses =
-        swtbench_app::shards::status(&roots.logs, &roots.results, &model_dir, &run.run_id)?;
-    let indices = slurm::shards_to_submit(statuses.as_deref(), args.shards, &run.run_id)?;
-    let script_dir = slurm::script_dir(&output_dir, &run.run_id);
-    let earlier = slurm::read_submission(&script_dir)?;
-    if let (Some(e), false) = (&earlier, args.print) {
-        slurm::check_not_submitted(e, &run.run_id, &run.output_dir)?;
-    }
-    let binary = match &args.swtbench {
-        Some(p) => p.clone(),
-        None => std::env::current_exe().map_err(|e| {
-            CliError::environment(anyhow!("finding this swtbench binary: {e}"))
-                .with_hint("give --swtbench PATH")
-        })?,
-    };
-    let workdir = std::env::current_dir()
-        .map_err(|e| CliError::environment(anyhow!("the working directory: {e}")))?;
-    let job = Job {
+    let request = slurm::SubmitRequest {
         run_id: run.run_id.clone(),
+        output_dir: run.output_dir.clone(),
+        model: predictions.model.clone(),
         shards: args.shards,
-        binary,
-        workdir,
+        binary: args.swtbench.clone(),
         run_flags,
         options: SbatchOptions {
             partition: args.partition.clone(),
@@ -190,62 +137,9 @@ fn submit(args: SubmitArgs, printer: &Printer) -> CliResult {
             qos: args.qos.clone(),
             extra: args.sbatch_arg.clone(),
         },
-        script_dir,
+        print: args.print,
     };
-    let finished = args.shards - indices.len();
-    if finished > 0 {
-        printer.info(&format!(
-            "{finished} of {} shard(s) finished before; submitting {}",
-            args.shards,
-            match indices.is_empty() {
-                true => "only the merge".to_string(),
-                false => format!("shard(s) {}", slurm::array_ranges(&indices)),
-            }
-        ));
-    }
-    let scripts = slurm::write_scripts(&job, &indices)?;
-    if args.print {
-        let mut text = String::new();
-        if let Some(a) = &scripts.array {
-            text.push_str(&format!("{}\n", a.display()));
-        }
-        text.push_str(&format!("{}\n", scripts.merge.display()));
-        printer.data(text.trim_end());
-        let how = match &scripts.array {
-            Some(a) => format!(
-                "submit with: id=$(sbatch --parsable {}) && sbatch --dependency=afterany:$id {}",
-                cluster::shell_quote(&a.display().to_string()),
-                cluster::shell_quote(&scripts.merge.display().to_string())
-            ),
-            None => format!("submit with: sbatch {}", scripts.merge.display()),
-        };
-        printer.info(&how);
-        return Ok(ExitCode::Success);
-    }
-    let submitted = slurm::submit(
-        &job,
-        &scripts,
-        &indices,
-        &model_dir,
-        &output_dir,
-        earlier.as_ref(),
-    )?;
-    if let Some(a) = &submitted.array_job {
-        printer.data(&format!(
-            "array job {a}: shard(s) {} of {}",
-            slurm::array_ranges(&indices),
-            args.shards
-        ));
-    }
-    printer.data(&format!(
-        "merge job {} (after the shards)",
-        submitted.merge_job
-    ));
-    printer.info(&format!(
-        "progress: swtbench slurm status --run-id {} --output-dir {}",
-        cluster::shell_quote(&run.run_id),
-        cluster::shell_quote(&output_dir.display().to_string())
-    ));
+    slurm::submit_run(&request, &mut |line| printer.lines(&[line]))?;
     Ok(ExitCode::Success)
 }
 

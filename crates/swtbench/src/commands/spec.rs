@@ -10,14 +10,14 @@
 
 use std::path::PathBuf;
 
-use swtbench_app::spec::{render_specs, RenderEvent, RenderSettings};
+use swtbench_app::spec::{render_specs, RenderSettings};
 use swtbench_spec::Arch;
 
 use crate::args::{load_predictions, DatasetArgs, EvalArgs};
 use crate::env_vars;
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
-use crate::settings::{load_spec_table, repo_files};
+use crate::settings::repo_files;
 
 #[derive(Debug, clap::Args)]
 pub struct SpecArgs {
@@ -37,9 +37,8 @@ pub struct SpecArgs {
     #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
     pub repo_mirror: Option<PathBuf>,
 
-    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
-    #[arg(long, alias = "spec_table", value_name = "FILE")]
-    pub spec_table: Option<PathBuf>,
+    #[command(flatten)]
+    pub table: crate::args::SpecTableArgs,
 
     #[command(flatten)]
     pub env_provider: crate::args::EnvProviderArgs,
@@ -63,7 +62,7 @@ fn parse_arch(s: &str) -> Result<Arch, String> {
 
 pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
     let options = args.eval.options(args.skip_eval_install)?;
-    let table = load_spec_table(args.spec_table.as_deref())?;
+    let table = args.table.load()?;
     let table = args.env_provider.apply(table, printer)?;
     let offline = args.dataset.is_offline();
     let files = repo_files(args.repo_mirror.as_deref(), offline)?;
@@ -90,35 +89,9 @@ pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
         &table,
         &files,
         &settings,
-        &mut |event| match event {
-            RenderEvent::EmptyPatch { instance_id } => printer.warn(&format!(
-                "{instance_id}: the prediction has no usable patch (null, blank or binary diffs \
-                 only); its scripts are rendered, but `swtbench run` grades it as an empty patch \
-                 without running them"
-            )),
-            RenderEvent::Rendered {
-                instance_id,
-                instance_key,
-            } => printer.data(&format!("{instance_id}\t{instance_key}")),
-            RenderEvent::Failed { instance_id, error } => {
-                printer.warn(&format!("{instance_id}: {error}"));
-                printer.data(&format!("{instance_id}\terror"));
-            }
-        },
+        &mut |event| printer.lines(&event.lines()),
     )?;
-    printer.info(&format!(
-        "rendered {} instance(s) into {}{}",
-        summary.rendered,
-        args.out.display(),
-        if summary.failed > 0 {
-            format!(
-                "; {} could not be rendered (see <instance>/error.txt)",
-                summary.failed
-            )
-        } else {
-            String::new()
-        }
-    ));
+    printer.info(&summary.text(&args.out));
     Ok(if summary.failed > 0 {
         ExitCode::Partial
     } else {

@@ -70,23 +70,7 @@ pub fn run(args: ValidateArgs, printer: &Printer) -> CliResult {
         predictions,
     };
 
-    const SHOWN: usize = 50;
-    let problems = &validation.dataset.problems;
-    for p in problems.iter().take(SHOWN) {
-        printer.warn(&format!("problem: {p}"));
-    }
-    if problems.len() > SHOWN {
-        printer.warn(&format!(
-            "… and {} more problems (all are in --json output)",
-            problems.len() - SHOWN
-        ));
-    }
-    if let Some(p) = &validation.predictions {
-        for w in &p.warnings {
-            printer.warn(w);
-        }
-    }
-
+    printer.lines(&validation.warnings());
     if args.json {
         printer.data(&serde_json::to_string_pretty(&validation.summary_json()).unwrap_or_default());
     } else {

@@ -3,13 +3,12 @@
 //! `report.json` against the grade of its outputs now, and the integrity of the logs
 //! (docs/integrity.md). Exit code 0 when everything agrees and nothing is suspicious, else 1.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use anyhow::anyhow;
 use clap::Parser;
 use swtbench_app::grade::{only_model, verify, GradeSettings};
-use swtbench_app::reexecute::{self, Compared};
+use swtbench_app::reexecute;
 use swtbench_grade::logs::ExecMode;
 use swtbench_grade::{CoverageFormula, GradeOptions};
 
@@ -70,16 +69,7 @@ pub struct VerifyArgs {
 }
 
 pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
-    let run_dir = args.run_dir.components().collect::<PathBuf>();
-    let run_id = run_dir
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| CliError::input(anyhow!("{}: not a run directory", run_dir.display())))?
-        .to_string();
-    let logs_root = match run_dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let (run_dir, run_id, logs_root) = reexecute::run_dir_parts(&args.run_dir)?;
     let table = load_spec_table(args.spec_table.as_deref())?;
     let dataset = args.dataset.load_valid(printer)?;
     let predictions = match &args.predictions {
@@ -112,29 +102,7 @@ pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
     let verified = verify(&settings, &mut notices);
     printer.notices(&notices);
     let v = verified?;
-    for (id, why) in &v.failures {
-        printer.data(&format!("mismatch {id}: {why}"));
-    }
-    for (id, reasons) in &v.suspicious {
-        for r in reasons {
-            printer.data(&format!("suspicious {id}: {r}"));
-        }
-    }
-    for (id, runs) in &v.without_evidence {
-        printer.data(&format!("no evidence {id}: {}", runs.join(", ")));
-    }
-    let unevidenced: usize = v.without_evidence.values().map(Vec::len).sum();
-    printer.info(&format!(
-        "{} instance(s) checked: {} agree with their outputs, {} do not, {} have nothing to grade; \
-         {} suspicious; {} of {} run(s) have the test runner's evidence beside the log",
-        v.checked,
-        v.agreeing,
-        v.failures.len(),
-        v.ungraded.len(),
-        v.suspicious.len(),
-        v.runs_checked - unevidenced,
-        v.runs_checked
-    ));
+    printer.lines(&v.lines());
     let mut clean = v.is_clean();
     if let Some(k) = args.reexecute {
         let model = match (&model, &predictions) {
@@ -172,101 +140,46 @@ fn reexecute(
         return Ok(true);
     };
     let d = &args.dataset;
-    let mut argv: Vec<OsString> = [
-        "swtbench",
-        "run",
-        "--dataset",
-        &d.dataset,
-        "--split",
-        &d.split,
-    ]
-    .map(OsString::from)
-    .to_vec();
-    let mut push = |a: &[&OsStr]| argv.extend(a.iter().map(|a| a.to_os_string()));
-    push(&["--predictions".as_ref(), re.predictions.as_ref()]);
-    push(&["--run-id".as_ref(), re.run_id.as_ref()]);
-    push(&["--output-dir".as_ref(), re.output_dir.as_ref()]);
-    push(&["--exec-mode".as_ref(), args.exec_mode.as_str().as_ref()]);
-    push(&["--instance-ids".as_ref()]);
-    push(&re.ids.iter().map(OsStr::new).collect::<Vec<_>>());
-    if d.filter_swt {
-        push(&["--filter-swt".as_ref()]);
-    }
-    if let Some(list) = d.swt_filter_list {
-        push(&["--swt-filter-list".as_ref(), list.name().as_ref()]);
-    }
-    if d.is_swt {
-        push(&["--is-swt".as_ref()]);
-    }
-    if d.is_offline() {
-        push(&["--offline".as_ref()]);
-    }
-    if let Some(t) = &args.spec_table {
-        push(&["--spec-table".as_ref(), t.as_ref()]);
-    }
-    if !re.coverage {
-        push(&["--no-coverage".as_ref()]);
-    }
-    if args.strict_results {
-        push(&["--strict-results".as_ref()]);
-    }
-    push(&args.run_args.iter().map(OsStr::new).collect::<Vec<_>>());
-    printer.info(&format!(
-        "re-executing {} instance(s) in {}: {}",
-        re.ids.len(),
-        re.output_dir.display(),
-        re.ids.join(", ")
-    ));
-    let clean_end = fresh_run(argv);
-    let compared = re.compare();
-    for (id, c) in &compared {
-        match c {
-            Compared::Same => printer.data(&format!("reexecuted {id}: the same report")),
-            Compared::Differs(what) => printer.data(&format!("reexecuted {id}: differs: {what}")),
-            Compared::NoFreshReport => printer.data(&format!(
-                "reexecuted {id}: no report from the fresh run (see its output above)"
-            )),
-            Compared::NoSubmittedReport => {}
-        }
-    }
-    let same = compared.iter().filter(|(_, c)| c.is_same()).count();
-    let differ = compared.len() - same;
-    printer.info(&format!(
-        "{} instance(s) re-executed: {same} with the submitted report, {differ} without{}",
-        re.ids.len(),
-        if clean_end {
-            ""
-        } else {
-            " (the fresh run did not end cleanly)"
-        }
-    ));
-    if differ > 0 {
-        // The fresh tree stays for a look.
-        let kept = re.keep();
-        printer.info(&format!("the fresh run is kept in {}", kept.display()));
-    }
-    Ok(differ == 0)
+    let argv = re.run_argv(&reexecute::FreshRunFlags {
+        dataset: &d.dataset,
+        split: &d.split,
+        exec_mode: args.exec_mode.as_str(),
+        filter_swt: d.filter_swt,
+        swt_filter_list: d.swt_filter_list.map(|l| l.name()),
+        is_swt: d.is_swt,
+        offline: d.is_offline(),
+        spec_table: args.spec_table.as_deref(),
+        strict_results: args.strict_results,
+        run_args: &args.run_args,
+    });
+    printer.info(&re.starting());
+    let clean_end = fresh_run(argv)?;
+    let (lines, same) = re.finish(clean_end);
+    printer.lines(&lines);
+    Ok(same)
 }
 
 /// The fresh run: `swtbench run` with `argv`, in this process, printing what `run` prints (with
-/// its own `-q` only); whether it ended with exit code 0.
-fn fresh_run(argv: Vec<OsString>) -> bool {
+/// its own `-q` only); whether it ended with exit code 0. An environment failure (the engine
+/// unreachable, a run stopped early by the engine) ends `verify` with it.
+fn fresh_run(argv: Vec<OsString>) -> Result<bool, CliError> {
     let cli = match crate::cli::Cli::try_parse_from(argv) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return !e.use_stderr();
+            return Ok(!e.use_stderr());
         }
     };
     let printer = Printer::new(cli.global.quiet);
     let crate::cli::Command::Run(run) = cli.command else {
-        return false;
+        return Ok(false);
     };
     match crate::evaluation::run(&run, &printer) {
-        Ok(code) => code == ExitCode::Success,
+        Ok(code) => Ok(code == ExitCode::Success),
+        Err(err) if err.code == ExitCode::Environment => Err(err),
         Err(err) => {
             printer.error(&err);
-            false
+            Ok(false)
         }
     }
 }

@@ -321,3 +321,22 @@ fn verify_names_suspicious_instances_and_reports_that_disagree_with_their_output
     );
     assert_eq!(report_text(dir, forged), before);
 }
+
+#[test]
+fn verify_reexecute_with_an_unreachable_engine_is_exit_code_3() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    build_tree(dir);
+    assert_eq!(swtbench(GRADE, dir).status.code(), Some(0));
+    let run_dir = format!("run_instance_swt_logs/{RUN}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_swtbench"))
+        .args(["verify", &run_dir, "--dataset", "dataset.jsonl"])
+        .args(["--predictions", "preds.jsonl", "--reexecute", "1"])
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("container engine"), "{stderr}");
+}

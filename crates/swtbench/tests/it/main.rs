@@ -16,6 +16,7 @@ mod cli_dataset;
 mod cli_docs;
 mod cli_envlock;
 mod cli_envs;
+mod cli_exit_codes;
 mod cli_extract;
 mod cli_grade;
 mod cli_integrity;

@@ -8,36 +8,14 @@
 
 use std::path::{Path, PathBuf};
 
-use swtbench_app::report::{compare_page, html_page, write_page, PageContext};
-use swtbench_grade::leaderboard::{self, Format};
+use swtbench_app::lines::Line;
+use swtbench_app::report::{compare_page, html_page, PageContext};
+use swtbench_grade::leaderboard;
 
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 
-/// What `report` prints: one of the leaderboard table formats, or the HTML page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReportFormat {
-    Table(Format),
-    Html,
-}
-
-impl Default for ReportFormat {
-    fn default() -> Self {
-        ReportFormat::Table(Format::default())
-    }
-}
-
-impl std::str::FromStr for ReportFormat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.eq_ignore_ascii_case("html") {
-            return Ok(ReportFormat::Html);
-        }
-        s.parse::<Format>().map(ReportFormat::Table).map_err(|_| {
-            format!("unknown format `{s}` (expected github, latex, json, csv or html)")
-        })
-    }
-}
+pub use swtbench_app::report::ReportFormat;
 
 /// The HTML-only options of `report`.
 #[derive(Debug, Clone, clap::Args)]
@@ -60,18 +38,8 @@ pub fn generator() -> String {
     format!("swtbench {}", env!("CARGO_PKG_VERSION"))
 }
 
-fn emit(html: &str, out: Option<&Path>, printer: &Printer) -> CliResult {
-    match out {
-        Some(file) => {
-            write_page(file, html)?;
-            printer.info(&format!(
-                "HTML report: {} ({} kB)",
-                file.display(),
-                html.len().div_ceil(1000)
-            ));
-        }
-        None => printer.data(html),
-    }
+fn emit(html: String, out: Option<&Path>, printer: &Printer) -> CliResult {
+    printer.lines(&[swtbench_app::report::page_output(html, out)?]);
     Ok(ExitCode::Success)
 }
 
@@ -84,10 +52,15 @@ pub fn write_run(
     printer: &Printer,
 ) -> CliResult {
     let page = html_page(path, metrics, ctx, out)?;
-    for w in &page.warnings {
-        printer.warn(w);
-    }
-    emit(&page.html, out, printer)
+    printer.lines(
+        &page
+            .warnings
+            .iter()
+            .cloned()
+            .map(Line::Warn)
+            .collect::<Vec<_>>(),
+    );
+    emit(page.html, out, printer)
 }
 
 /// Writes the comparison page of two runs, each with its metrics.
@@ -98,20 +71,5 @@ pub fn write_compare(
     printer: &Printer,
 ) -> CliResult {
     let html = compare_page(runs, ctx, out)?;
-    emit(&html, out, printer)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn formats_parse() {
-        assert_eq!("html".parse::<ReportFormat>(), Ok(ReportFormat::Html));
-        assert_eq!(
-            "json".parse::<ReportFormat>(),
-            Ok(ReportFormat::Table(Format::Json))
-        );
-        assert!("xml".parse::<ReportFormat>().is_err());
-    }
+    emit(html, out, printer)
 }

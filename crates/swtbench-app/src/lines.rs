@@ -1,0 +1,10 @@
+//! What a command says, for the caller to print in order: data for machines (stdout), lines for
+//! people (stderr, left out by `--quiet`) and warnings (always shown).
+
+/// One line of what a command says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    Data(String),
+    Info(String),
+    Warn(String),
+}
