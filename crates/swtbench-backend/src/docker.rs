@@ -63,6 +63,11 @@ pub struct DockerOptions {
     /// The name of the internal network of [`NetworkAccess::Isolated`] containers
     /// ([`ISOLATED_NETWORK`] unless a test needs its own).
     pub isolated_network: String,
+    /// A directory for the file lock under which the processes of this machine look the isolated
+    /// network up and make it (`swtbench-network-<name>.lock`), so that processes starting at once
+    /// make one network, not one each; `None` (or a directory that cannot hold the lock): no lock,
+    /// and duplicates are resolved as [`DockerBackend`] describes.
+    pub network_lock_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for DockerOptions {
@@ -75,8 +80,23 @@ impl Default for DockerOptions {
             quiet_probe: crate::liveness::DEFAULT_QUIET_PROBE,
             kill_grace: Duration::from_secs(5),
             isolated_network: ISOLATED_NETWORK.to_string(),
+            network_lock_dir: Some(std::path::PathBuf::from("/tmp")),
         }
     }
+}
+
+/// Takes the machine-wide lock of `name`'s look-up in `dir` (blocking: call off the async
+/// threads); `None` when the lock file cannot be opened or locked.
+fn lock_network_lookup(dir: &std::path::Path, name: &str) -> Option<std::fs::File> {
+    let path = dir.join(format!("swtbench-network-{name}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .ok()?;
+    file.lock().ok()?;
+    Some(file)
 }
 
 /// A container engine reached through the Docker API.
@@ -223,8 +243,10 @@ impl DockerBackend {
 
     /// The id of the isolated network ([`ISOLATED_NETWORK`]), made unless the engine has it
     /// (looked up once per connection). Engines before API 1.44 accept a second network of the
-    /// same name, so two processes starting at once can make one each: all of them then pick the
-    /// same one (the oldest, then the smallest id) and remove the others where nothing uses them.
+    /// same name, so two processes starting at once could make one each: on one machine they take
+    /// a file lock for the look-up ([`DockerOptions::network_lock_dir`]), so one makes it and the
+    /// others find it. Processes of other machines on the same engine pick the same one (the
+    /// oldest, then the smallest id) and remove the others where nothing uses them.
     /// A container is joined to the network by id ([`Self::join_isolated_network`]), never by the
     /// name, which would be ambiguous while two exist.
     async fn ensure_isolated_network(&self) -> Result<String> {
@@ -237,6 +259,17 @@ impl DockerBackend {
             return Ok(id);
         }
         let name = self.options.isolated_network.as_str();
+        // Held until the network is picked; released when dropped.
+        let _lock = match self.options.network_lock_dir.clone() {
+            Some(dir) => {
+                let owned = name.to_string();
+                tokio::task::spawn_blocking(move || lock_network_lookup(&dir, &owned))
+                    .await
+                    .ok()
+                    .flatten()
+            }
+            None => None,
+        };
         let found = self
             .bounded(
                 || format!("inspecting network {name}"),
