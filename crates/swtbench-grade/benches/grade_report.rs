@@ -113,7 +113,7 @@ fn output(i: usize, kind: usize, applied: bool) -> String {
     let post = kind % 2 == 1;
     let mut hits = serde_json::Map::new();
     for line in 1..60 {
-        let h = if (11..=13).contains(&line) && (kind < 4 || (post && i % 2 == 0)) {
+        let h = if (11..=13).contains(&line) && (kind < 4 || (post && i.is_multiple_of(2))) {
             1 + (i % 3)
         } else {
             line % 2
