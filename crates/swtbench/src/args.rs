@@ -314,7 +314,7 @@ macro_rules! spec_table_load {
         impl $group {
             /// The embedded table with the file applied.
             pub fn load(&self) -> Result<swtbench_spec::SpecTable, CliError> {
-                crate::settings::load_spec_table(self.spec_table.as_deref())
+                swtbench_app::tables::load_spec_table(self.spec_table.as_deref()).map_err(CliError::from)
             }
         }
     )*};
