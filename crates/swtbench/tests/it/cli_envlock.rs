@@ -6,27 +6,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::support::cli::{make_fixture, swtbench, workspace};
+use crate::support::cli::{fixture_selection, make_fixture, swtbench};
 use serde_json::Value;
 
 fn common(fx: &Path) -> Vec<String> {
-    vec![
-        "--dataset".into(),
-        fx.join("dataset.jsonl").display().to_string(),
-        "--instance-ids".into(),
-        "swtfix__calc-1,swtfix__textkit-1".into(),
-        "--repo-mirror".into(),
-        fx.join("mirrors").display().to_string(),
-        "--spec-table".into(),
-        workspace()
-            .join("fixtures/benchmark/spec-table.toml")
-            .display()
-            .to_string(),
-        "--env-provider".into(),
-        "uv".into(),
-        "--python-image".into(),
-        "py:{version}".into(),
-    ]
+    let mut v = fixture_selection(fx, "swtfix__calc-1,swtfix__textkit-1");
+    v.extend(["--env-provider", "uv", "--python-image", "py:{version}"].map(String::from));
+    v
 }
 
 /// Instance id → (keys.json, setup_env.sh) from `swtbench spec`, or the failed output.

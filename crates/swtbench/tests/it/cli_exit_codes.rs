@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use crate::support::cli::{make_fixture, workspace};
+use crate::support::cli::{fixture_selection, make_fixture};
 
 #[test]
 fn every_engine_command_exits_3_when_the_engine_cannot_be_reached() {
@@ -12,19 +12,7 @@ fn every_engine_command_exits_3_when_the_engine_cannot_be_reached() {
     let fx = make_fixture(tmp.path());
     let fixture_args = |extra: &[&str]| -> Vec<String> {
         let mut v: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-        v.extend([
-            "--dataset".into(),
-            fx.join("dataset.jsonl").display().to_string(),
-            "--instance-ids".into(),
-            "swtfix__calc-1".into(),
-            "--repo-mirror".into(),
-            fx.join("mirrors").display().to_string(),
-            "--spec-table".into(),
-            workspace()
-                .join("fixtures/benchmark/spec-table.toml")
-                .display()
-                .to_string(),
-        ]);
+        v.extend(fixture_selection(&fx, "swtfix__calc-1"));
         v
     };
     let predictions = fx.join("predictions.jsonl").display().to_string();

@@ -50,3 +50,21 @@ pub fn swtbench_without_engine<S: AsRef<std::ffi::OsStr>>(args: &[S], cwd: &Path
         .output()
         .unwrap()
 }
+
+/// `--dataset`, `--instance-ids IDS`, `--repo-mirror` and `--spec-table` of the fixture benchmark
+/// made in `fx` ([`make_fixture`]).
+pub fn fixture_selection(fx: &Path, ids: &str) -> Vec<String> {
+    vec![
+        "--dataset".into(),
+        fx.join("dataset.jsonl").display().to_string(),
+        "--instance-ids".into(),
+        ids.into(),
+        "--repo-mirror".into(),
+        fx.join("mirrors").display().to_string(),
+        "--spec-table".into(),
+        workspace()
+            .join("fixtures/benchmark/spec-table.toml")
+            .display()
+            .to_string(),
+    ]
+}
