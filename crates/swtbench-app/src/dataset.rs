@@ -125,34 +125,45 @@ pub struct RowsWritten {
     pub failures: usize,
 }
 
+/// A value the dataset commands' flags refuse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DatasetFlagError {
+    /// `--filter-swt` names no list.
+    #[error(transparent)]
+    Filter(#[from] swtbench_data::filters::UnknownFilterList),
+    /// `--mode` is neither zsb nor zsp.
+    #[error("unknown mode {0:?} (expected zsb or zsp)")]
+    Mode(String),
+    /// `--style` is not 3.
+    #[error("prompt style {0:?} is not supported (only 3, the style the SWT-Bench datasets use)")]
+    Style(String),
+}
+
 /// `--filter-swt`: auto, none, or a list's name.
-pub fn parse_filter_choice(s: &str) -> Result<FilterChoice, String> {
+pub fn parse_filter_choice(s: &str) -> Result<FilterChoice, DatasetFlagError> {
     match s.to_ascii_lowercase().as_str() {
         "auto" => Ok(FilterChoice::Auto),
         "none" => Ok(FilterChoice::None),
-        other => other
-            .parse::<swtbench_data::SwtFilter>()
-            .map(FilterChoice::List)
-            .map_err(|e| e.to_string()),
+        other => Ok(FilterChoice::List(
+            other.parse::<swtbench_data::SwtFilter>()?,
+        )),
     }
 }
 
 /// `--mode`: zsb (or base) or zsp (or plus).
-pub fn parse_mode(s: &str) -> Result<SwtMode, String> {
+pub fn parse_mode(s: &str) -> Result<SwtMode, DatasetFlagError> {
     match s.to_ascii_lowercase().as_str() {
         "zsb" | "base" => Ok(SwtMode::Zsb),
         "zsp" | "plus" => Ok(SwtMode::Zsp),
-        other => Err(format!("unknown mode {other:?} (expected zsb or zsp)")),
+        other => Err(DatasetFlagError::Mode(other.to_string())),
     }
 }
 
 /// `--style`: only 3 (or style-3).
-pub fn parse_style(s: &str) -> Result<u8, String> {
+pub fn parse_style(s: &str) -> Result<u8, DatasetFlagError> {
     match s {
         "3" | "style-3" => Ok(3),
-        other => Err(format!(
-            "prompt style {other:?} is not supported (only 3, the style the SWT-Bench datasets use)"
-        )),
+        other => Err(DatasetFlagError::Style(other.to_string())),
     }
 }
 

@@ -406,17 +406,27 @@ pub fn write_page(file: &Path, html: &str) -> Result<()> {
         .map_err(|e| Error::input(e).with_hint("check that the directory exists and is writable"))
 }
 
+/// A `--mode` of `report` that it refuses.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReportModeError {
+    /// The original's libro mode, with what to use instead.
+    #[error(
+        "swtbench has no libro mode (one sample per instance chosen by an LLM's yes/no decisions); \
+         use --mode p@k --seeds to count one sample per instance, or report each sample's run on \
+         its own"
+    )]
+    Libro,
+    /// Neither single nor p@k.
+    #[error("unknown mode `{0}` (expected single or p@k)")]
+    Unknown(String),
+}
+
 /// `--mode`: single or p@k; the original's libro is refused with what to use instead.
-pub fn parse_mode(s: &str) -> Result<String, String> {
+pub fn parse_mode(s: &str) -> Result<String, ReportModeError> {
     match s {
         "single" | "p@k" => Ok(s.to_owned()),
-        "libro" => Err(
-            "swtbench has no libro mode (one sample per instance chosen by an LLM's \
-                        yes/no decisions); use --mode p@k --seeds to count one sample per \
-                        instance, or report each sample's run on its own"
-                .to_owned(),
-        ),
-        _ => Err(format!("unknown mode `{s}` (expected single or p@k)")),
+        "libro" => Err(ReportModeError::Libro),
+        _ => Err(ReportModeError::Unknown(s.to_owned())),
     }
 }
 
@@ -591,7 +601,7 @@ mod tests {
     #[test]
     fn libro_mode_is_refused_with_what_to_use() {
         assert_eq!(parse_mode("p@k").as_deref(), Ok("p@k"));
-        let e = parse_mode("libro").expect_err("refused");
+        let e = parse_mode("libro").expect_err("refused").to_string();
         assert!(
             e.contains("no libro mode") && e.contains("--mode p@k"),
             "{e}"

@@ -439,9 +439,12 @@ pub fn read_submission(script_dir: &Path) -> Result<Option<Submission>> {
     }
 }
 
+/// A job's id (`123_2`) → the scheduler's state of it (`RUNNING`).
+pub type JobStates = BTreeMap<String, String>;
+
 /// The scheduler's state of the jobs it still knows (`123_2` → `RUNNING`): `squeue` for the
 /// queued and running ones, `scontrol` for those that ended recently. Jobs it forgot are absent.
-pub fn scheduler_states(job_ids: &[String]) -> Result<BTreeMap<String, String>> {
+pub fn scheduler_states(job_ids: &[String]) -> Result<JobStates> {
     let mut states = BTreeMap::new();
     if job_ids.is_empty() {
         return Ok(states);

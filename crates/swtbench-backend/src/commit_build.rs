@@ -193,7 +193,8 @@ pub fn plan(
                         "COPY to {dest}: a relative destination without a WORKDIR"
                     ))
                 })?;
-                let (dirs, files) = copy_entries(context, sources, &dest).map_err(err)?;
+                let (dirs, files) =
+                    copy_entries(context, sources, &dest).map_err(|e| err(e.to_string()))?;
                 steps.push(CommitStep::Copy {
                     instruction: text.clone(),
                     dirs,
@@ -290,6 +291,15 @@ fn absolute(path: &str, workdir: Option<&str>) -> Option<String> {
     Some(format!("{}/{}", base.trim_end_matches('/'), rel))
 }
 
+/// A `COPY` source a commit build cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum CopySourceError {
+    #[error("COPY {0}: only paths inside the context are built by commit")]
+    OutsideContext(String),
+    #[error("COPY {0}: not in the build context")]
+    Missing(String),
+}
+
 /// The directories and files a `COPY sources… dest` puts into the container, with Docker's
 /// rules: a file to `dest` (or into it, when `dest` ends with `/` or there are several sources),
 /// a directory's contents into `dest`.
@@ -297,7 +307,7 @@ fn copy_entries(
     context: &BuildContext,
     sources: &[&str],
     dest: &str,
-) -> Result<(Vec<String>, Vec<ContainerFile>), String> {
+) -> Result<(Vec<String>, Vec<ContainerFile>), CopySourceError> {
     let into_dir = dest.ends_with('/') || sources.len() > 1;
     let dest_dir = dest.trim_end_matches('/');
     let dest_dir = if dest_dir.is_empty() { "/" } else { dest_dir };
@@ -313,9 +323,7 @@ fn copy_entries(
     for source in sources {
         let src = source.trim_start_matches("./").trim_end_matches('/');
         if src.is_empty() || src == "." || src.split('/').any(|p| p == "..") {
-            return Err(format!(
-                "COPY {source}: only paths inside the context are built by commit"
-            ));
+            return Err(CopySourceError::OutsideContext(source.to_string()));
         }
         if let Some(f) = context.entry(src) {
             let path = if into_dir {
@@ -341,7 +349,7 @@ fn copy_entries(
             );
         }
         if !found {
-            return Err(format!("COPY {source}: not in the build context"));
+            return Err(CopySourceError::Missing(source.to_string()));
         }
     }
     dirs.sort();

@@ -471,7 +471,8 @@ impl DockerBackend {
         }
     }
 
-    /// Follows a pull or push stream to its end, summing the layers' progress. Items are
+    /// Follows a pull or push stream to its end, summing the layers' progress; the error is the
+    /// message the image pull or push fails with. Items are
     /// `(layer id, status, (current, total))`; the push stream names layers in its status only.
     async fn follow_transfer<S>(
         &self,
@@ -479,7 +480,7 @@ impl DockerBackend {
         reference: &str,
         verb: &str,
         progress: ProgressSink<'_>,
-    ) -> std::result::Result<(), String>
+    ) -> std::result::Result<(), TransferError>
     where
         S: futures_util::Stream<
                 Item = std::result::Result<
@@ -495,15 +496,17 @@ impl DockerBackend {
             let item = match self
                 .next_alive(stream, None, || format!("{verb} {reference}"))
                 .await
-                .map_err(|e| e.to_string())?
+                .map_err(TransferError::Engine)?
             {
                 Wait::Item(Some(item)) => item,
                 _ => break,
             };
             let (id, status, detail) = match item {
                 Ok(i) => i,
-                Err(BollardError::DockerStreamError { error }) => return Err(error),
-                Err(other) => return Err(describe(&other)),
+                Err(BollardError::DockerStreamError { error }) => {
+                    return Err(TransferError::Stream(error))
+                }
+                Err(other) => return Err(TransferError::Stream(describe(&other))),
             };
             let status = status.unwrap_or_default();
             let done = matches!(
@@ -744,6 +747,16 @@ impl DockerBackend {
         }
         None
     }
+}
+
+/// Why a pull or push stream ended early: the engine's call (its message kept as before), or the
+/// stream's own error.
+#[derive(Debug, thiserror::Error)]
+enum TransferError {
+    #[error("{0}")]
+    Engine(BackendError),
+    #[error("{0}")]
+    Stream(String),
 }
 
 fn open_client(host: Option<&str>) -> Result<(Docker, String)> {
@@ -1381,7 +1394,7 @@ impl ContainerBackend for DockerBackend {
         }));
         self.follow_transfer(&mut stream, reference, "pulling", progress)
             .await
-            .map_err(fail)
+            .map_err(|e| fail(e.to_string()))
     }
 
     async fn image_push(
@@ -1406,9 +1419,9 @@ impl ContainerBackend for DockerBackend {
         }));
         self.follow_transfer(&mut stream, reference, "pushing", progress)
             .await
-            .map_err(|message| BackendError::PushFailed {
+            .map_err(|e| BackendError::PushFailed {
                 reference: reference.to_string(),
-                message,
+                message: e.to_string(),
             })
     }
 

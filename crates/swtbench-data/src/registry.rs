@@ -323,21 +323,33 @@ pub fn helper_get(helper: &str, host: &str) -> Result<Option<Credentials>, Regis
         let _ = stdin.write_all(host.as_bytes());
     }
     let out = child.wait_with_output().map_err(|e| err(e.to_string()))?;
-    parse_helper_output(out.status.success(), &out.stdout).map_err(err)
+    parse_helper_output(out.status.success(), &out.stdout).map_err(|e| err(e.to_string()))
+}
+
+/// Why a credential helper's answer is unusable. Neither says what it printed: the output may
+/// hold a secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum HelperAnswerError {
+    #[error("it exited with an error")]
+    Failed,
+    #[error("its answer is not JSON")]
+    NotJson,
 }
 
 /// A credential helper's answer: `{"Username":…,"Secret":…}`, or "not found" (no credentials).
-pub fn parse_helper_output(success: bool, stdout: &[u8]) -> Result<Option<Credentials>, String> {
+pub fn parse_helper_output(
+    success: bool,
+    stdout: &[u8],
+) -> Result<Option<Credentials>, HelperAnswerError> {
     let text = String::from_utf8_lossy(stdout);
     if !success {
         if text.to_lowercase().contains("credentials not found") {
             return Ok(None);
         }
-        // The output may hold a secret: say only that it failed.
-        return Err("it exited with an error".into());
+        return Err(HelperAnswerError::Failed);
     }
     let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|_| "its answer is not JSON".to_string())?;
+        serde_json::from_str(&text).map_err(|_| HelperAnswerError::NotJson)?;
     let user = v.get("Username").and_then(|s| s.as_str()).unwrap_or("");
     let secret = v.get("Secret").and_then(|s| s.as_str()).unwrap_or("");
     if secret.is_empty() {
@@ -874,7 +886,9 @@ mod tests {
             parse_helper_output(false, b"credentials not found in native keychain"),
             Ok(None)
         );
-        let err = parse_helper_output(false, b"secret-ish output").expect_err("fails");
+        let err = parse_helper_output(false, b"secret-ish output")
+            .expect_err("fails")
+            .to_string();
         assert!(!err.contains("secret-ish"), "{err}");
     }
 
