@@ -424,7 +424,6 @@ async fn run_in_container<B: ContainerBackend>(
     script: ScriptToRun,
 ) -> Result<InContainer, ExecError> {
     let engine = ExecError::Engine;
-    backend.container_start(id).await.map_err(engine)?;
     let records_test_exit = script.records_test_exit;
     let mut files = vec![ContainerFile::new("/eval.sh", script.text).mode(0o755)];
     if let Some(tracer) = job.tracer {
@@ -444,19 +443,21 @@ async fn run_in_container<B: ContainerBackend>(
     } else {
         None
     };
-    // The hook goes in first, before the eval script is there: nothing of the run is in the
-    // container while the root step runs.
+    // Every file of the run goes in with one archive before the container starts (a round trip
+    // less than a copy per step). Nothing runs in the container until then; the root step that
+    // puts the hook in place reads none of the run's files, and the eval script runs after it.
+    if let Some(plan) = &plan {
+        files.extend(plan.files());
+    }
+    backend.copy_in(id, &files).await.map_err(engine)?;
+    drop(files);
+    backend.container_start(id).await.map_err(engine)?;
     let evidence_started = Instant::now();
     let sites = match &plan {
-        Some(plan) => {
-            backend.copy_in(id, &plan.files()).await.map_err(engine)?;
-            crate::evidence::install(backend, id, plan).await
-        }
+        Some(plan) => crate::evidence::install(backend, id, plan).await,
         None => Vec::new(),
     };
     let mut evidence_time = evidence_started.elapsed();
-    backend.copy_in(id, &files).await.map_err(engine)?;
-    drop(files);
     let limits = &settings.exec.limits;
     let mut request = ExecRequest::new(["/bin/bash", "/eval.sh"]).timeout(settings.exec.timeout);
     request.output_limit = settings.exec.max_output;
