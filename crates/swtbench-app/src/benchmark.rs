@@ -289,7 +289,7 @@ fn has_gold_coverage(path: &Path, id: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GoldChoice {
     pub run_id: Option<String>,
-    pub notices: Vec<crate::report::Notice>,
+    pub notices: Vec<crate::lines::Notice>,
 }
 
 /// The gold run whose coverage the Δ rows of a model run are measured against: `explicit`
@@ -303,7 +303,7 @@ pub fn choose_gold_run(
     candidates: &[GoldCandidate],
     wanted: usize,
 ) -> GoldChoice {
-    use crate::report::Notice;
+    use crate::lines::Notice;
     if let Some(id) = explicit {
         return GoldChoice {
             run_id: Some(id.to_string()),
@@ -433,7 +433,7 @@ mod tests {
 
     #[test]
     fn gold_runs_are_chosen_explicit_then_published_then_by_coverage() {
-        use crate::report::Notice;
+        use crate::lines::Notice;
         use std::time::{Duration, UNIX_EPOCH};
         let c = |id: &str, covered: usize, t: u64| GoldCandidate {
             run_id: id.into(),

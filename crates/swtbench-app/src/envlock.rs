@@ -21,7 +21,7 @@ use swtbench_backend::{
 use swtbench_spec::lock::{self, LockHow, LockJob};
 use swtbench_spec::{EnvLock, ExecSpec, SpecTable, UV_VERSION};
 
-use crate::report::Notice;
+use crate::lines::Notice;
 use crate::{Error, Result};
 
 /// `--env-provider`, `--python-image`, `--env-lock` and `--no-env-lock` as given.

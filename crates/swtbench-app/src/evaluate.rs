@@ -211,7 +211,7 @@ pub struct Evaluated {
     /// why it was not.
     pub html: Option<std::result::Result<PathBuf, Error>>,
     /// Which gold run the coverage rows are relative to, and why they are missing when they are.
-    pub notices: Vec<crate::report::Notice>,
+    pub notices: Vec<crate::lines::Notice>,
 }
 
 impl Evaluated {
@@ -627,7 +627,7 @@ impl Pipeline {
     /// benchmark was evaluated, else the run's instance count; coverage relative to the run itself
     /// for gold predictions, else to the gold run [`benchmark::choose_gold_run`] picks (as
     /// `report` picks it).
-    fn metrics(&self, output: &RunOutput) -> (leaderboard::Metrics, Vec<crate::report::Notice>) {
+    fn metrics(&self, output: &RunOutput) -> (leaderboard::Metrics, Vec<crate::lines::Notice>) {
         let r = &self.request;
         let known = benchmark::benchmark_of_run(r.dataset.known, r.selection, r.filter_swt);
         let denominator = benchmark::run_denominator(known, output.stats.instances);
@@ -660,7 +660,7 @@ impl Pipeline {
             match benchmark::gold_reports(logs, id, &|_| false) {
                 Ok(Some(c)) => Some(c.reports),
                 Ok(None) if r.gold_run_id.is_some() => {
-                    choice.notices.push(crate::report::Notice::Warn(format!(
+                    choice.notices.push(crate::lines::Notice::Warn(format!(
                         "no gold run found at {}, skipping the coverage delta rows",
                         benchmark::gold_run_dir(logs, id).display()
                     )));
@@ -668,7 +668,7 @@ impl Pipeline {
                 }
                 Ok(None) => None,
                 Err(e) => {
-                    choice.notices.push(crate::report::Notice::Warn(format!(
+                    choice.notices.push(crate::lines::Notice::Warn(format!(
                         "{e}; skipping the coverage delta rows"
                     )));
                     None

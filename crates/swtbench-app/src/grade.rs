@@ -25,8 +25,7 @@ use swtbench_grade::{py, GradeOptions, Parser};
 use swtbench_plan::plan::vanilla_patch;
 use swtbench_spec::SpecTable;
 
-use crate::lines::Line;
-use crate::report::Notice;
+use crate::lines::{Line, Notice};
 use crate::tree::FsTree;
 use crate::{Error, Result};
 

@@ -8,3 +8,11 @@ pub enum Line {
     Info(String),
     Warn(String),
 }
+
+/// A remark made on the way, for the caller to show in order: a warning (always shown) or a
+/// line of information.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    Warn(String),
+    Info(String),
+}

@@ -18,16 +18,9 @@ use swtbench_html::RunView;
 
 use crate::benchmark::{filtered_ids, gold_reports, gold_run_dir, Benchmark};
 use crate::html_page;
+use crate::lines::Notice;
 use crate::tree::FsTree;
 use crate::{Error, Result};
-
-/// A remark made on the way, for the caller to show in order: a warning (always shown) or a
-/// line of information.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Notice {
-    Warn(String),
-    Info(String),
-}
 
 /// Which run to measure, and against what.
 #[derive(Debug, Clone, Copy)]

@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 
 use crate::context::BuildContext;
-use crate::model::ContainerFile;
+use crate::context::ContainerFile;
 
 /// Build arguments that reach every `RUN` without being declared: the engine's predefined proxy
 /// arguments.

@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 
 use crate::error::{BackendError, Result};
-use crate::model::ContainerFile;
 
 /// The context path of the Dockerfile.
 pub const DOCKERFILE: &str = "Dockerfile";
@@ -164,6 +163,42 @@ impl BuildContext {
             append(&mut builder, path, &file.contents, file.mode, 0, 0)?;
         }
         finish(builder)
+    }
+}
+
+/// One file to put into a container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContainerFile {
+    /// Absolute path inside the container. Missing parent directories are created.
+    pub path: String,
+    pub contents: Vec<u8>,
+    /// Permission bits, e.g. `0o644` or `0o755`.
+    pub mode: u32,
+    pub uid: u64,
+    pub gid: u64,
+}
+
+impl ContainerFile {
+    /// A root-owned file readable by everyone (so a nonroot test user can read it).
+    pub fn new(path: impl Into<String>, contents: impl Into<Vec<u8>>) -> Self {
+        ContainerFile {
+            path: path.into(),
+            contents: contents.into(),
+            mode: 0o644,
+            uid: 0,
+            gid: 0,
+        }
+    }
+
+    pub fn mode(mut self, mode: u32) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    pub fn owner(mut self, uid: u64, gid: u64) -> Self {
+        self.uid = uid;
+        self.gid = gid;
+        self
     }
 }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 pub use swtbench_core::engine::{ImageInfo, RegistryAuth, ResourceLimits, Written};
 
 use crate::context::BuildContext;
+pub use crate::context::ContainerFile;
 
 /// Which engine answers on the socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,42 +200,6 @@ impl ContainerSpec {
     pub fn with_lifetime(mut self, lifetime: Duration) -> Self {
         self.command = vec!["sleep".into(), lifetime.as_secs().max(1).to_string()];
         self.auto_remove = true;
-        self
-    }
-}
-
-/// One file to put into a container.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContainerFile {
-    /// Absolute path inside the container. Missing parent directories are created.
-    pub path: String,
-    pub contents: Vec<u8>,
-    /// Permission bits, e.g. `0o644` or `0o755`.
-    pub mode: u32,
-    pub uid: u64,
-    pub gid: u64,
-}
-
-impl ContainerFile {
-    /// A root-owned file readable by everyone (so a nonroot test user can read it).
-    pub fn new(path: impl Into<String>, contents: impl Into<Vec<u8>>) -> Self {
-        ContainerFile {
-            path: path.into(),
-            contents: contents.into(),
-            mode: 0o644,
-            uid: 0,
-            gid: 0,
-        }
-    }
-
-    pub fn mode(mut self, mode: u32) -> Self {
-        self.mode = mode;
-        self
-    }
-
-    pub fn owner(mut self, uid: u64, gid: u64) -> Self {
-        self.uid = uid;
-        self.gid = gid;
         self
     }
 }

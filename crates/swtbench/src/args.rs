@@ -19,6 +19,14 @@ use crate::printer::Printer;
 pub use swtbench_app::settings::parse_bool;
 
 /// Which dataset to evaluate, and which of its instances.
+/// The flags every command takes.
+#[derive(Debug, clap::Args)]
+pub struct GlobalArgs {
+    /// Print only warnings, errors and data.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+}
+
 #[derive(Debug, Clone, clap::Args)]
 pub struct DatasetArgs {
     /// Dataset: an alias (lite, verified, full, princeton-nlp/SWE-bench_Lite, …; see `swtbench

@@ -3,9 +3,12 @@
 //! --reexecute` take them too); this file only lists them. The original harness's snake_case flags are
 //! accepted as aliases so existing scripts keep working.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::commands;
+pub use crate::args::GlobalArgs;
+use crate::commands::{self, *};
+use crate::error::CliResult;
+use crate::printer::Printer;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -18,13 +21,6 @@ pub struct Cli {
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Command,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct GlobalArgs {
-    /// Print only warnings, errors and data.
-    #[arg(long, short, global = true)]
-    pub quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -66,4 +62,26 @@ pub enum Command {
     /// Print the command reference (every command's --help) as Markdown: docs/commands.md.
     #[command(hide = true)]
     HelpMarkdown(commands::help_markdown::HelpMarkdownArgs),
+}
+
+/// Runs the subcommand `cli` names.
+pub fn dispatch(cli: Cli, printer: &Printer) -> CliResult {
+    match cli.command {
+        Command::Validate(args) => validate::run(args, printer),
+        Command::Datasets(args) => datasets::run(args, printer),
+        Command::ParseLog(args) => parse_log::run(args, printer),
+        Command::Grade(args) => grade::run(*args, printer),
+        Command::Verify(args) => verify::run(*args, printer),
+        Command::Report(args) => report::run(args, printer),
+        Command::Spec(args) => spec::run(args, printer),
+        Command::Dataset(args) => dataset::run(args, printer),
+        Command::Run(args) => run::run(*args, printer),
+        Command::Images(args) => images::run(args, printer),
+        Command::Envs(args) => envs::run(args, printer),
+        Command::Clean(args) => clean::run(args, printer),
+        Command::Slurm(args) => slurm::run(args, printer),
+        Command::Extract(args) => extract::run(*args, printer),
+        Command::K8s(args) => k8s::run(args, printer),
+        Command::HelpMarkdown(args) => help_markdown::run(args, Cli::command(), printer),
+    }
 }

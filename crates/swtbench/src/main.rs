@@ -18,7 +18,7 @@ use clap::Parser;
 fn main() {
     let cli = cli::Cli::parse();
     let printer = printer::Printer::new(cli.global.quiet);
-    let code = match commands::dispatch(cli, &printer) {
+    let code = match cli::dispatch(cli, &printer) {
         Ok(code) => code,
         Err(err) => {
             printer.error(&err);

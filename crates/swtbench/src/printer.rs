@@ -46,11 +46,11 @@ impl Printer {
     }
 
     /// The remarks of a library call, in order.
-    pub fn notices(&self, notices: &[swtbench_app::report::Notice]) {
+    pub fn notices(&self, notices: &[swtbench_app::lines::Notice]) {
         for n in notices {
             match n {
-                swtbench_app::report::Notice::Warn(w) => self.warn(w),
-                swtbench_app::report::Notice::Info(i) => self.info(i),
+                swtbench_app::lines::Notice::Warn(w) => self.warn(w),
+                swtbench_app::lines::Notice::Info(i) => self.info(i),
             }
         }
     }

@@ -2,9 +2,6 @@
 //! subcommand's long `--help` in order, rendered from the same clap definitions `--help` prints.
 //! `docs/commands.md` is this output; the `cli_docs` test fails when the two differ.
 
-use clap::CommandFactory;
-
-use crate::cli::Cli;
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 
@@ -15,15 +12,16 @@ const WIDTH: usize = 100;
 #[derive(Debug, clap::Args)]
 pub struct HelpMarkdownArgs {}
 
-pub fn run(_args: HelpMarkdownArgs, printer: &Printer) -> CliResult {
-    printer.data(&reference());
+/// Prints the reference of `cli`, the whole command line's definition.
+pub fn run(_args: HelpMarkdownArgs, cli: clap::Command, printer: &Printer) -> CliResult {
+    printer.data(&reference(cli));
     Ok(ExitCode::Success)
 }
 
 /// The Markdown reference: a contents list, then one section per (sub)command with its long help
 /// in a text block. Hidden commands and environment variables' current values are left out.
-pub fn reference() -> String {
-    let mut cmd = Cli::command().term_width(WIDTH).max_term_width(WIDTH);
+pub fn reference(cli: clap::Command) -> String {
+    let mut cmd = cli.term_width(WIDTH).max_term_width(WIDTH);
     cmd.build();
     let mut sections = Vec::new();
     collect(&mut cmd, &mut sections);

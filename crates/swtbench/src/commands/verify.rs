@@ -159,11 +159,26 @@ fn reexecute(
     Ok(same)
 }
 
+/// `swtbench run`'s command line, as `--reexecute` writes it.
+#[derive(Debug, clap::Parser)]
+#[command(name = "swtbench")]
+struct FreshRun {
+    #[command(flatten)]
+    global: crate::args::GlobalArgs,
+    #[command(subcommand)]
+    command: FreshRunCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum FreshRunCommand {
+    Run(Box<crate::args::RunArgs>),
+}
+
 /// The fresh run: `swtbench run` with `argv`, in this process, printing what `run` prints (with
 /// its own `-q` only); whether it ended with exit code 0. An environment failure (the engine
 /// unreachable, a run stopped early by the engine) ends `verify` with it.
 fn fresh_run(argv: Vec<OsString>) -> Result<bool, CliError> {
-    let cli = match crate::cli::Cli::try_parse_from(argv) {
+    let cli = match FreshRun::try_parse_from(argv) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -171,9 +186,7 @@ fn fresh_run(argv: Vec<OsString>) -> Result<bool, CliError> {
         }
     };
     let printer = Printer::new(cli.global.quiet);
-    let crate::cli::Command::Run(run) = cli.command else {
-        return Ok(false);
-    };
+    let FreshRunCommand::Run(run) = cli.command;
     match crate::evaluation::run(&run, &printer) {
         Ok(code) => Ok(code == ExitCode::Success),
         Err(err) if err.code == ExitCode::Environment => Err(err),
