@@ -28,7 +28,9 @@
 mod error;
 pub mod eval;
 pub mod lock;
+pub mod lockfile;
 pub mod pins;
+pub mod provider;
 pub mod py;
 pub mod render;
 pub mod reqs;

@@ -12,7 +12,7 @@ use swtbench_core::Instance;
 
 use crate::error::{ReadError, SpecError};
 use crate::pins::{FrozenPins, PinChoice};
-use crate::reqs::{self, ENV_NAME};
+use crate::reqs::{self, ENV_HEREDOC, ENV_NAME};
 use crate::table::{
     python_image, BaseImage, Entry, Provider, SpecTable, VersionSpec, DEFAULT_PYTHON_IMAGE,
 };
@@ -30,8 +30,6 @@ pub const UV_VERSION: &str = "0.9.5";
 const UV_SYSTEM_LINE: &str = "missing=''; command -v git >/dev/null || missing=git; command -v gcc >/dev/null || missing=\"$missing build-essential\"; if [ -n \"$missing\" ]; then apt-get update && apt-get install -y --no-install-recommends $missing && rm -rf /var/lib/apt/lists/*; fi";
 /// `setup_env.sh` of a uv entry: the user tests may run as.
 const UV_NONROOT_LINE: &str = "id -u nonroot >/dev/null 2>&1 || useradd -m nonroot";
-/// Heredoc delimiter of the embedded requirement files in `setup_env.sh`.
-pub const ENV_HEREDOC: &str = "EOF_59812759871";
 /// Directory name of the bare mirror inside the build context of a mirror instance build.
 pub const MIRROR_CONTEXT_DIR: &str = "swtbench-mirror.git";
 /// Number of hex characters of SHA-256 used in image keys.

@@ -9,6 +9,9 @@
 use crate::error::{ReadError, SpecError};
 use crate::py;
 
+/// Heredoc delimiter of the embedded requirement files in `setup_env.sh`.
+pub const ENV_HEREDOC: &str = "EOF_59812759871";
+
 /// Name the original gives the conda environment (and the line `name:` is rewritten to).
 pub const ENV_NAME: &str = "testbed";
 

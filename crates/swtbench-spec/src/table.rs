@@ -54,43 +54,11 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 
 use crate::error::{ReadError, SpecError};
-use crate::lock::{EnvLock, LockError};
+use crate::lockfile::{EnvLock, LockError};
+pub use crate::provider::Provider;
 
 /// The table compiled into the binary.
 pub const EMBEDDED_TABLE: &str = include_str!("../../../assets/spec-table/swtbench.toml");
-
-/// How the Python environment of an image is created.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Provider {
-    /// Miniconda in `/opt/miniconda3`, environment `testbed` (the original's only way).
-    #[default]
-    Conda,
-    /// `python3 -m venv /opt/swtbench-venv` with an interpreter already in the base image, then pip.
-    Venv,
-    /// uv from PyPI on a Python image (`python:<version>-slim-bookworm` by default): `uv venv`
-    /// into `/opt/swtbench-venv`, then `uv pip install` (the frozen pins, when the entry asks).
-    Uv,
-}
-
-impl Provider {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Provider::Conda => "conda",
-            Provider::Venv => "venv",
-            Provider::Uv => "uv",
-        }
-    }
-
-    /// Parses `conda`, `venv` or `uv`.
-    pub fn parse(s: &str) -> Option<Provider> {
-        match s {
-            "conda" => Some(Provider::Conda),
-            "venv" => Some(Provider::Venv),
-            "uv" => Some(Provider::Uv),
-            _ => None,
-        }
-    }
-}
 
 /// The Python image the `uv` provider builds on when an entry names none: `{version}` is the
 /// entry's `python`.

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use crate::table::Provider;
+use crate::provider::Provider;
 
 /// The table compiled into the binary.
 pub const EMBEDDED_VALIDATION: &str = include_str!("../../../assets/validation/gold-uv.json");
