@@ -1,6 +1,7 @@
 //! Executing one run: a fresh container from the instance image (no network unless allowed, an
 //! init, labels, limits), `/eval.sh` (and the tracer) copied in, `/bin/bash /eval.sh` executed
-//! with the timeout and the output cap, the outputs written atomically, the container removed.
+//! with the timeout and the output cap, the outputs written atomically, the container removed (in
+//! the background: [`ContainerRegistry::remove_in_background`]).
 //!
 //! Files of a run directory (§4.8), in the order they are written: the stale key file is removed
 //! first; `eval.sh`, `exec_spec.json` and, for the two prediction runs, `model_patch.diff`; after
@@ -67,6 +68,10 @@ pub struct ContainerRegistry {
     /// Held shared by every creation under way; [`ContainerRegistry::settle`] takes it exclusively
     /// to wait for them.
     creating: Arc<RwLock<()>>,
+    /// Held shared by every removal under way in the background
+    /// ([`ContainerRegistry::remove_in_background`]); [`ContainerRegistry::settle_removals`]
+    /// takes it exclusively to wait for them.
+    removing: Arc<RwLock<()>>,
     session: Session,
 }
 
@@ -81,6 +86,7 @@ impl ContainerRegistry {
         ContainerRegistry {
             ids: Arc::new(Mutex::new(HashSet::new())),
             creating: Arc::new(RwLock::new(())),
+            removing: Arc::new(RwLock::new(())),
             session,
         }
     }
@@ -118,6 +124,37 @@ impl ContainerRegistry {
         let _ = tokio::time::timeout(SETTLE_LIMIT, self.creating.write()).await;
     }
 
+    /// Removes a finished run's container in a task of its own, off the run's path: removing a
+    /// container whose tests wrote thousands of files takes the engine seconds, and nothing of
+    /// the run waits for it. The container stays registered until it is gone (a failed removal
+    /// leaves it for the clean-up at the end, and `on_failure` says why). Whoever needs it gone
+    /// (the removal of its image, the end of the evaluation) waits with
+    /// [`ContainerRegistry::settle_removals`].
+    pub async fn remove_in_background<B: ContainerBackend>(
+        &self,
+        backend: &Arc<B>,
+        id: String,
+        on_failure: impl FnOnce(BackendError) + Send + 'static,
+    ) {
+        let removing = self.removing.clone().read_owned().await;
+        let (backend, ids) = (backend.clone(), self.ids.clone());
+        tokio::spawn(async move {
+            let _removing = removing;
+            match backend.container_remove(&id).await {
+                Ok(_) => {
+                    ids.locked().remove(&id);
+                }
+                Err(e) => on_failure(e),
+            }
+        });
+    }
+
+    /// Waits until no removal started by [`ContainerRegistry::remove_in_background`] is under
+    /// way, at most [`SETTLE_LIMIT`].
+    pub async fn settle_removals(&self) {
+        let _ = tokio::time::timeout(SETTLE_LIMIT, self.removing.write()).await;
+    }
+
     /// Whether a creation is under way right now.
     pub fn creating_now(&self) -> bool {
         self.creating.try_write().is_err()
@@ -148,7 +185,9 @@ impl ContainerRegistry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Executed {
     pub result: RunResult,
-    /// Harness time around the script (create, start, copy, remove).
+    /// Harness time around the script: create, copy, start, the evidence and limit reads, the
+    /// outputs written (the container's removal runs in the background, see
+    /// [`ContainerRegistry::remove_in_background`]).
     pub overhead: Duration,
 }
 
@@ -321,10 +360,16 @@ pub async fn execute_run<B: ContainerBackend>(
     log(dir, &format!("container {id} created from {}", job.image));
     let result = run_in_container(backend.as_ref(), settings, &id, job, script).await;
     // A container that could not be removed stays registered for the clean-up at the end.
-    match backend.container_remove(&id).await {
-        Ok(_) => registry.remove(&id),
-        Err(e) => log(dir, &format!("removing container {id} failed: {e}")),
-    }
+    let log_dir = dir.clone();
+    let removed = id.clone();
+    registry
+        .remove_in_background(backend, id.clone(), move |e| {
+            log(
+                &log_dir,
+                &format!("removing container {removed} failed: {e}"),
+            )
+        })
+        .await;
     let InContainer {
         output,
         duration: exec_duration,

@@ -443,6 +443,8 @@ async fn remove_image<B: ContainerBackend>(cx: &ImageCx<'_, B>, tag: &str, kind:
     if !cx.state.marks.first_removal(tag) {
         return;
     }
+    // The containers of its runs may still be going (removed in the background).
+    cx.registry.settle_removals().await;
     match cx.backend.image_remove(tag, false).await {
         Ok(true) => {
             // The builder keeps its answer for the tag, so a late prefetch cannot build it
