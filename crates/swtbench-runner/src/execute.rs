@@ -517,32 +517,41 @@ async fn run_in_container<B: ContainerBackend>(
         .map_err(engine)?;
     let ended_early = out.timed_out || out.disk_limit_hit;
     let wants_exit = !ended_early && records_test_exit;
-    // One exec reads what the run left for the harness: the recorded exit code and the cgroup
-    // counters (an exec costs a few hundred milliseconds on some engines).
-    let (test_exit_code, counters) = if wants_exit || !limits.is_unlimited() {
-        after_run(backend, id, wants_exit, !limits.is_unlimited()).await
-    } else {
-        (None, CgroupCounters::default())
+    // What the run left is read at once, three independent requests: one exec for the recorded
+    // exit code and the cgroup counters (an exec costs a few hundred milliseconds on some
+    // engines), the writable layer's size, and the evidence through the archive API.
+    let after = async {
+        if wants_exit || !limits.is_unlimited() {
+            after_run(backend, id, wants_exit, !limits.is_unlimited()).await
+        } else {
+            (None, CgroupCounters::default())
+        }
     };
+    let written = async {
+        match limits.disk_bytes.or(limits.file_bytes) {
+            Some(_) if !limits.is_unlimited() => {
+                backend.container_written_bytes(id).await.ok().flatten()
+            }
+            _ => None,
+        }
+    };
+    let collect = async {
+        let started = Instant::now();
+        let evidence = match (&plan, sites.is_empty()) {
+            (Some(plan), false) => Some(crate::evidence::collect(backend, id, plan, sites).await),
+            _ => None,
+        };
+        (evidence, started.elapsed())
+    };
+    let ((test_exit_code, counters), written, (evidence, collect_time)) =
+        tokio::join!(after, written, collect);
+    let evidence = evidence.transpose().map_err(engine)?;
     let limit = if limits.is_unlimited() {
         None
     } else {
-        let written = match limits.disk_bytes.or(limits.file_bytes) {
-            Some(_) => backend.container_written_bytes(id).await.ok().flatten(),
-            None => None,
-        };
         classify(limits, out.disk_limit_hit, written, counters)
     };
-    let collect_started = Instant::now();
-    let evidence = match (&plan, sites.is_empty()) {
-        (Some(plan), false) => Some(
-            crate::evidence::collect(backend, id, plan, sites)
-                .await
-                .map_err(engine)?,
-        ),
-        _ => None,
-    };
-    evidence_time += collect_started.elapsed();
+    evidence_time += collect_time;
     if plan.is_some() {
         log(
             &job.run.dir,
