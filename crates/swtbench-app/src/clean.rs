@@ -56,11 +56,14 @@ pub enum Cleaned {
 }
 
 /// Totals.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CleanSummary {
     pub containers: usize,
     pub images: usize,
     pub failed: usize,
+    /// The engine stopped answering or could not be reached while removing (the first such
+    /// failure): the command ends with an environment fault after its summary.
+    pub engine_gone: Option<String>,
 }
 
 impl Cleaned {
@@ -85,6 +88,23 @@ impl Cleaned {
 }
 
 impl CleanSummary {
+    /// The error `clean` ends with when the engine went away during the removals.
+    pub fn engine_error(&self) -> Option<Error> {
+        self.engine_gone.as_ref().map(|why| {
+            Error::environment(anyhow!("the container engine went away: {why}"))
+                .with_hint("check the engine (docker info) and run the same command again")
+        })
+    }
+
+    fn count_failure(&mut self, what: &Cleaned) {
+        if let Cleaned::Failed(e) = what {
+            self.failed += 1;
+            if self.engine_gone.is_none() && crate::error::engine_gone(e) {
+                self.engine_gone = Some(e.to_string());
+            }
+        }
+    }
+
     /// The closing line of `clean`.
     pub fn text(&self, options: &CleanOptions) -> String {
         format!(
@@ -147,7 +167,7 @@ pub async fn clean_run<B: ContainerBackend>(
                 Err(e) => Cleaned::Failed(e),
             }
         };
-        summary.failed += usize::from(matches!(what, Cleaned::Failed(_)));
+        summary.count_failure(&what);
         report(Item::Container, &name, &what);
     }
     let mut images = if options.keep_images {
@@ -180,7 +200,7 @@ pub async fn clean_run<B: ContainerBackend>(
                 Err(e) => Cleaned::Failed(e),
             }
         };
-        summary.failed += usize::from(matches!(what, Cleaned::Failed(_)));
+        summary.count_failure(&what);
         report(Item::Image, &name, &what);
     }
     Ok(summary)
@@ -196,5 +216,56 @@ pub async fn remove_image<B: ContainerBackend>(
     match own_tag(image) {
         Some(tag) => backend.image_remove(&tag, force).await.map(|_| ()),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "a failed unwrap fails the test")]
+mod tests {
+    use std::time::Duration;
+
+    use swtbench_backend::labels::run_labels;
+    use swtbench_backend::{ContainerSpec, FakeBackend};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn an_engine_lost_mid_way_is_an_environment_fault_after_the_summary() {
+        let fake = FakeBackend::new();
+        fake.add_image("img:1", Default::default());
+        for k in 0..3 {
+            let mut spec = ContainerSpec::new("img:1");
+            spec.labels = run_labels("r1", &format!("a__b-{k}"), "gold_pre");
+            fake.container_create(&spec).await.unwrap();
+        }
+        let options = CleanOptions {
+            run_id: "r1".into(),
+            keep_images: true,
+            dry_run: false,
+            force: true,
+        };
+        let mut seen = Vec::new();
+        let summary = clean_run(&fake, &options, &mut |_, name, what| {
+            seen.push((name.to_string(), matches!(what, Cleaned::Removed)));
+            // The engine stops answering after the first removal.
+            fake.set_hung(Some(Duration::ZERO));
+        })
+        .await
+        .unwrap();
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert!(seen[0].1 && !seen[1].1 && !seen[2].1, "{seen:?}");
+        assert_eq!((summary.containers, summary.failed), (3, 2));
+        let why = summary.engine_gone.clone().unwrap();
+        assert!(why.contains("stopped answering"), "{why}");
+        let err = summary.engine_error().unwrap();
+        assert_eq!(err.fault, crate::error::Fault::Environment);
+
+        // Failures that are not the engine's (an image in use, say) stay partial failures.
+        let mut other = CleanSummary::default();
+        other.count_failure(&Cleaned::Failed(BackendError::ContainerNotFound(
+            "x".into(),
+        )));
+        assert_eq!((other.failed, other.engine_gone.as_deref()), (1, None));
+        assert!(other.engine_error().is_none());
     }
 }

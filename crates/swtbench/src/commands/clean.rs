@@ -36,6 +36,9 @@ pub fn run(args: CleanArgs, printer: &Printer) -> CliResult {
     let mut show = |item: Item, name: &str, what: &Cleaned| printer.lines(&[what.line(item, name)]);
     let summary = clean(&options, &mut show)?;
     printer.info(&summary.text(&options));
+    if let Some(e) = summary.engine_error() {
+        return Err(e.into());
+    }
     Ok(if summary.failed > 0 {
         ExitCode::Partial
     } else {

@@ -281,6 +281,7 @@ fn rm(args: RmArgs, printer: &Printer) -> CliResult {
     let engine = app::Engine::connect()?;
     let found = engine.select(&removal)?;
     let mut failed = 0;
+    let mut engine_gone = None;
     if args.dry_run {
         for i in &found {
             printer.data(&name_of(i));
@@ -288,7 +289,12 @@ fn rm(args: RmArgs, printer: &Printer) -> CliResult {
     } else {
         let mut show = |name: &str, r: Result<(), swtbench_backend::BackendError>| match r {
             Ok(()) => printer.data(&format!("removed {name}")),
-            Err(e) => printer.warn(&format!("could not remove {name}: {e}")),
+            Err(e) => {
+                if engine_gone.is_none() && swtbench_app::error::engine_gone(&e) {
+                    engine_gone = Some(e.to_string());
+                }
+                printer.warn(&format!("could not remove {name}: {e}"))
+            }
         };
         failed = engine.remove(&found, args.force, &mut show);
     }
@@ -298,7 +304,7 @@ fn rm(args: RmArgs, printer: &Printer) -> CliResult {
             lines: Vec::new(),
             summary,
             failed,
-            engine_gone: None,
+            engine_gone,
         },
         printer,
     )
