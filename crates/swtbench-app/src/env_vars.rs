@@ -86,3 +86,16 @@ pub fn build_network(
 ) -> Result<swtbench_backend::BuildNetwork, swtbench_backend::BackendError> {
     swtbench_backend::BuildNetwork::from_vars(ca_bundle, var)
 }
+
+/// The HTTP client settings of downloads (datasets, requirement files): the defaults, with the CA
+/// bundle `$SSL_CERT_FILE` names when it is set (else the system's bundle).
+pub fn http_config() -> swtbench_data::http::HttpConfig {
+    let ca_bundle = match var_os(SSL_CERT_FILE).filter(|v| !v.is_empty()) {
+        Some(path) => swtbench_data::http::CaBundle::File(path.into()),
+        None => swtbench_data::http::CaBundle::System,
+    };
+    swtbench_data::http::HttpConfig {
+        ca_bundle,
+        ..Default::default()
+    }
+}

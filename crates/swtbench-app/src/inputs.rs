@@ -4,7 +4,6 @@
 
 use swtbench_core::PredictionError;
 use swtbench_data::dataset::{DatasetError, LoadOptions, LoadedDataset};
-use swtbench_data::http::HttpConfig;
 use swtbench_data::hub::{Hub, HubConfig, HubError};
 use swtbench_data::predictions::{load_predictions, PredictionsError, PredictionsSource};
 use swtbench_data::LoadedPredictions;
@@ -80,7 +79,7 @@ pub fn truthy_env(value: Option<&str>) -> bool {
 /// (`SSL_CERT_FILE`) and the proxy variables.
 pub fn hub_from_env() -> Result<Hub, Error> {
     let config = HubConfig::from_env(&env_vars::var);
-    Hub::new(config, HttpConfig::default()).map_err(|e| {
+    Hub::new(config, crate::env_vars::http_config()).map_err(|e| {
         Error::environment(e).with_hint(format!(
             "check {} and the proxy variables (HTTPS_PROXY, NO_PROXY)",
             env_vars::SSL_CERT_FILE

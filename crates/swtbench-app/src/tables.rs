@@ -109,7 +109,7 @@ pub fn repo_files(settings: &RepoFilesSettings) -> Result<RepoFiles> {
     }
     let config = HttpConfig {
         cache_dir: Some(settings.cache_dir.clone()),
-        ..HttpConfig::default()
+        ..crate::env_vars::http_config()
     };
     let http = HttpClient::new(config).map_err(|e| {
         Error::environment(e).with_hint("check SSL_CERT_FILE and the proxy variables")

@@ -1,9 +1,10 @@
 //! Blocking HTTP GET with timeouts, retries, an on-disk cache and download progress.
 //!
 //! Every network read of swtbench goes through [`HttpClient`]: Hugging Face datasets, requirement
-//! files from GitHub raw, anything else fetched by URL. It trusts the system CA bundle
-//! (`SSL_CERT_FILE`, else the usual Debian/RedHat paths), because TLS-intercepting proxies are
-//! common on build machines, and it honours `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`/`NO_PROXY`.
+//! files from GitHub raw, anything else fetched by URL. It trusts the CA bundle it is given (the
+//! application passes `$SSL_CERT_FILE`; by default the usual Debian/RedHat paths), because
+//! TLS-intercepting proxies are common on build machines, and it honours
+//! `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`/`NO_PROXY` (through the HTTP library).
 //!
 //! A missing resource (HTTP 404/410) is a normal answer ([`Fetched::NotFound`]), not an error,
 //! because callers probe several candidate URLs. Connect errors, timeouts, 5xx, 408 and 429 are
@@ -25,7 +26,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use swtbench_core::hash::sha256_hex;
 
-/// Well-known CA bundle locations tried when `SSL_CERT_FILE` is not set.
+/// Well-known CA bundle locations ([`CaBundle::System`]).
 const SYSTEM_CA_BUNDLES: &[&str] = &[
     "/etc/ssl/certs/ca-certificates.crt",
     "/etc/pki/tls/certs/ca-bundle.crt",
@@ -36,8 +37,9 @@ const SYSTEM_CA_BUNDLES: &[&str] = &[
 /// Which root certificates to trust.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum CaBundle {
-    /// `$SSL_CERT_FILE` if set, else the first existing system bundle, else the built-in Mozilla
-    /// roots.
+    /// The first existing system bundle ([`SYSTEM_CA_BUNDLES`]), else the built-in Mozilla roots.
+    /// (The application turns `$SSL_CERT_FILE` into [`CaBundle::File`]: this crate reads no
+    /// environment.)
     #[default]
     System,
     /// This PEM file.
@@ -666,15 +668,10 @@ fn root_certs(bundle: &CaBundle) -> Result<ureq::tls::RootCerts, HttpError> {
     let file = match bundle {
         CaBundle::BuiltIn => return Ok(ureq::tls::RootCerts::WebPki),
         CaBundle::File(p) => Some(p.clone()),
-        CaBundle::System => std::env::var_os("SSL_CERT_FILE")
+        CaBundle::System => SYSTEM_CA_BUNDLES
+            .iter()
             .map(PathBuf::from)
-            .filter(|p| !p.as_os_str().is_empty())
-            .or_else(|| {
-                SYSTEM_CA_BUNDLES
-                    .iter()
-                    .map(PathBuf::from)
-                    .find(|p| p.is_file())
-            }),
+            .find(|p| p.is_file()),
     };
     let Some(path) = file else {
         return Ok(ureq::tls::RootCerts::WebPki);
