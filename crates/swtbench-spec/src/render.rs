@@ -767,6 +767,13 @@ fn req_install_commands(
             }
             out.push(format!("source {VENV_DIR}/bin/activate"));
             if let Some(p) = pins {
+                // The pip of an old Python's ensurepip (18.1 on 3.6) does not read newer wheels'
+                // platform tags (manylinux2014, manylinux_x_y) and would build those packages
+                // from source (bcrypt: with Rust): the pinned pip, the one that made the frozen
+                // environment, installs the rest.
+                if let Some(pip) = (!with_uv).then(|| pinned_pip(&p.pins)).flatten() {
+                    out.push(format!("python -m pip install --no-deps {pip}"));
+                }
                 let mut text = p.pins.join("\n");
                 if text.is_empty() {
                     text.push_str("# no pins");
@@ -797,6 +804,15 @@ fn req_install_commands(
         }
     }
     Ok(out)
+}
+
+/// The pin of pip itself among `pins` (`pip==21.2.2`), when it is a plain version.
+fn pinned_pip(pins: &[String]) -> Option<&str> {
+    pins.iter().map(String::as_str).find(|p| {
+        p.strip_prefix("pip==").is_some_and(|v| {
+            !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
+        })
+    })
 }
 
 /// Whether a `pre_install` line changes only the system, not the checkout: package installs

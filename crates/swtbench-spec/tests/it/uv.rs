@@ -294,6 +294,32 @@ fn env_provider_uv_serves_old_pythons_with_venv_and_pip() {
         "{sh}"
     );
     assert!(sh.ends_with("python -m pip install --no-deps -r $HOME/requirements.txt\nrm $HOME/requirements.txt\n"), "{sh}");
+    // The frozen environment's pip first (3.6's own pip 18.1 cannot read bcrypt's manylinux2014
+    // wheels and builds it from source, which needs Rust), then the pins.
+    let pip_first = sh
+        .find("\npython -m pip install --no-deps pip==21.2.2\n")
+        .expect("the pinned pip is installed first");
+    assert!(
+        sh.contains("\npip==21.2.2\n") && sh.contains("\nbcrypt=="),
+        "{sh}"
+    );
+    assert!(pip_first < sh.find("cat <<").unwrap(), "{sh}");
+    // Where uv makes the environment, uv installs everything.
+    let s = ExecSpec::new(
+        &instance("django__django-15061", "django/django", "4.0"),
+        &t,
+        Arch::X86_64,
+        &no_files,
+    )
+    .unwrap();
+    assert!(
+        s.setup_env_sh.contains("uv pip install --no-deps -r")
+            && !s
+                .setup_env_sh
+                .contains("python -m pip install --no-deps pip=="),
+        "{}",
+        s.setup_env_sh
+    );
 }
 
 #[test]
