@@ -12,6 +12,7 @@ use swtbench_backend::{BackendError, ContainerBackend, ImageInfo};
 use swtbench_runner::images::own_tag;
 use swtbench_runner::session::{Liveness, Session, SESSION};
 
+use crate::error::Failures;
 use crate::{Error, Result};
 
 /// What to clean.
@@ -60,10 +61,9 @@ pub enum Cleaned {
 pub struct CleanSummary {
     pub containers: usize,
     pub images: usize,
-    pub failed: usize,
-    /// The engine stopped answering or could not be reached while removing (the first such
-    /// failure): the command ends with an environment fault after its summary.
-    pub engine_gone: Option<String>,
+    /// The removals that failed; the engine went away when one says so (the command then ends
+    /// as an environment failure after its summary).
+    pub failures: Failures,
 }
 
 impl Cleaned {
@@ -88,20 +88,9 @@ impl Cleaned {
 }
 
 impl CleanSummary {
-    /// The error `clean` ends with when the engine went away during the removals.
-    pub fn engine_error(&self) -> Option<Error> {
-        self.engine_gone.as_ref().map(|why| {
-            Error::environment(anyhow!("the container engine went away: {why}"))
-                .with_hint("check the engine (docker info) and run the same command again")
-        })
-    }
-
     fn count_failure(&mut self, what: &Cleaned) {
         if let Cleaned::Failed(e) = what {
-            self.failed += 1;
-            if self.engine_gone.is_none() && crate::error::engine_gone(e) {
-                self.engine_gone = Some(e.to_string());
-            }
+            self.failures.record(Some(e));
         }
     }
 
@@ -254,10 +243,10 @@ mod tests {
         .unwrap();
         assert_eq!(seen.len(), 3, "{seen:?}");
         assert!(seen[0].1 && !seen[1].1 && !seen[2].1, "{seen:?}");
-        assert_eq!((summary.containers, summary.failed), (3, 2));
-        let why = summary.engine_gone.clone().unwrap();
+        assert_eq!((summary.containers, summary.failures.count), (3, 2));
+        let why = summary.failures.engine_gone.clone().unwrap();
         assert!(why.contains("stopped answering"), "{why}");
-        let err = summary.engine_error().unwrap();
+        let err = summary.failures.engine_error().unwrap();
         assert_eq!(err.fault, crate::error::Fault::Environment);
 
         // Failures that are not the engine's (an image in use, say) stay partial failures.
@@ -265,7 +254,10 @@ mod tests {
         other.count_failure(&Cleaned::Failed(BackendError::ContainerNotFound(
             "x".into(),
         )));
-        assert_eq!((other.failed, other.engine_gone.as_deref()), (1, None));
-        assert!(other.engine_error().is_none());
+        assert_eq!(
+            (other.failures.count, other.failures.engine_gone.as_deref()),
+            (1, None)
+        );
+        assert!(other.failures.engine_error().is_none());
     }
 }

@@ -66,6 +66,34 @@ pub fn engine_gone(error: &swtbench_backend::BackendError) -> bool {
     matches!(error, swtbench_backend::BackendError::Unreachable { .. }) || error.is_engine_lost()
 }
 
+/// The failed items of a command that goes on after a failure (`images`, `clean`), and the first
+/// failure that says the engine is gone ([`engine_gone`]): the command then ends as an
+/// environment failure, after its summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Failures {
+    pub count: usize,
+    /// Why the engine is gone, when a failure said so.
+    pub engine_gone: Option<String>,
+}
+
+impl Failures {
+    /// One more failed item; `engine` is the engine's error when it was one.
+    pub fn record(&mut self, engine: Option<&swtbench_backend::BackendError>) {
+        self.count += 1;
+        if let Some(e) = engine.filter(|e| engine_gone(e)) {
+            self.engine_gone.get_or_insert_with(|| e.to_string());
+        }
+    }
+
+    /// The error the command ends with when the engine went away.
+    pub fn engine_error(&self) -> Option<Error> {
+        self.engine_gone.as_ref().map(|why| {
+            Error::environment(anyhow::anyhow!("the container engine went away: {why}"))
+                .with_hint("check the engine (docker info) and run the same command again")
+        })
+    }
+}
+
 /// Any `anyhow` error escaping an operation is an input error unless said otherwise.
 impl From<anyhow::Error> for Error {
     fn from(error: anyhow::Error) -> Self {

@@ -23,6 +23,7 @@ use swtbench_runner::outcome::RecipeError;
 use swtbench_spec::{Arch, BaseImage, ExecSpec, FileSource, SpecError, SpecTable};
 
 use crate::clean::remove_image;
+pub use crate::error::Failures;
 use crate::{Error, Result};
 
 /// The image kind a `swtbench.kind` label names.
@@ -197,14 +198,16 @@ pub async fn remove_images<B: ContainerBackend>(
     images: &[ImageInfo],
     force: bool,
     report: &mut dyn FnMut(&str, std::result::Result<(), BackendError>),
-) -> usize {
-    let mut failed = 0;
+) -> Failures {
+    let mut failures = Failures::default();
     for i in images {
         let r = remove_image(backend, i, force).await;
-        failed += usize::from(r.is_err());
+        if let Err(e) = &r {
+            failures.record(Some(e));
+        }
         report(&name_of(i), r);
     }
-    failed
+    failures
 }
 
 /// What `images build` builds.
@@ -663,20 +666,8 @@ pub use crate::lines::Line;
 pub struct Outcome {
     pub lines: Vec<Line>,
     pub summary: String,
-    pub failed: usize,
-    /// The engine went away during the work (unreachable, or stopped answering): why. The
-    /// command then ends as an environment failure.
-    pub engine_gone: Option<String>,
-}
-
-impl Outcome {
-    /// The error the command ends with when the engine went away.
-    pub fn engine_error(&self) -> Option<Error> {
-        self.engine_gone.as_ref().map(|why| {
-            Error::environment(anyhow::anyhow!("the container engine went away: {why}"))
-                .with_hint("check the engine (docker info) and run the same command again")
-        })
-    }
+    /// The items that failed; the engine went away during the work when one says so.
+    pub failures: Failures,
 }
 
 /// `--level none` selects no image (`what` says what the command would do with them).
@@ -758,8 +749,7 @@ pub fn check_outcome(checked: &[Checked], json: bool, lookups: usize, secs: f64)
             count("pull"),
             count("build"),
         ),
-        failed: 0,
-        engine_gone: None,
+        failures: Failures::default(),
     }
 }
 
@@ -772,9 +762,9 @@ pub fn transfer_outcome(
     push: bool,
 ) -> Outcome {
     let verb = if push { "pushed" } else { "pulled" };
-    let (mut failed, mut bytes, mut moved) = (0, 0u64, 0);
+    let (mut bytes, mut moved) = (0u64, 0);
     let mut lines = Vec::new();
-    let mut engine_gone = None;
+    let mut failures = Failures::default();
     for (image, r) in results {
         match r {
             Ok(t) => {
@@ -789,10 +779,7 @@ pub fn transfer_outcome(
                 lines.push(Line::Data(format!("{what}\t{}", image.tag)));
             }
             Err(e) => {
-                failed += 1;
-                if crate::error::engine_gone(e) {
-                    engine_gone.get_or_insert_with(|| e.to_string());
-                }
+                failures.record(Some(e));
                 lines.push(Line::Warn(format!("{}: {e}", image.tag)));
                 lines.push(Line::Data(format!("error\t{}", image.tag)));
             }
@@ -801,29 +788,27 @@ pub fn transfer_outcome(
     Outcome {
         lines,
         summary: format!(
-            "{} image(s): {moved} {verb}, {:.1} MiB, {failed} failed",
+            "{} image(s): {moved} {verb}, {:.1} MiB, {} failed",
             results.len(),
-            bytes as f64 / (1024.0 * 1024.0)
+            bytes as f64 / (1024.0 * 1024.0),
+            failures.count
         ),
-        failed,
-        engine_gone,
+        failures,
     }
 }
 
 /// What `images build` prints: each instance's image or error, the images built and pulled.
 pub fn build_outcome(built: &Built) -> Outcome {
     let mut lines = Vec::new();
-    let (mut failed, mut engine_gone) = (0, None);
+    let mut failures = Failures::default();
     for (id, r) in &built.results {
         match r {
             Ok(tag) => lines.push(Line::Data(format!("{id}\t{tag}"))),
             Err(e) => {
-                failed += 1;
-                if let ImageChainError::Engine(e) = e {
-                    if crate::error::engine_gone(e) {
-                        engine_gone.get_or_insert_with(|| e.to_string());
-                    }
-                }
+                failures.record(match e {
+                    ImageChainError::Engine(e) => Some(e),
+                    _ => None,
+                });
                 lines.push(Line::Warn(format!("{id}: {e}")));
                 lines.push(Line::Data(format!("{id}\terror")));
             }
@@ -832,13 +817,13 @@ pub fn build_outcome(built: &Built) -> Outcome {
     Outcome {
         lines,
         summary: format!(
-            "{} instance(s): {} image(s) built, {} pulled, {failed} failed",
+            "{} instance(s): {} image(s) built, {} pulled, {} failed",
             built.results.len(),
             built.images_built,
             built.images_pulled,
+            failures.count,
         ),
-        failed,
-        engine_gone,
+        failures,
     }
 }
 
@@ -877,7 +862,7 @@ impl Engine {
         images: &[ImageInfo],
         force: bool,
         report: &mut dyn FnMut(&str, std::result::Result<(), BackendError>),
-    ) -> usize {
+    ) -> Failures {
         self.rt
             .block_on(remove_images(self.backend.as_ref(), images, force, report))
     }

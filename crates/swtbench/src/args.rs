@@ -18,7 +18,6 @@ use crate::printer::Printer;
 
 pub use swtbench_app::settings::parse_bool;
 
-/// Which dataset to evaluate, and which of its instances.
 /// The flags every command takes.
 #[derive(Debug, clap::Args)]
 pub struct GlobalArgs {
@@ -27,6 +26,7 @@ pub struct GlobalArgs {
     pub quiet: bool,
 }
 
+/// Which dataset to evaluate, and which of its instances.
 #[derive(Debug, Clone, clap::Args)]
 pub struct DatasetArgs {
     /// Dataset: an alias (lite, verified, full, princeton-nlp/SWE-bench_Lite, …; see `swtbench

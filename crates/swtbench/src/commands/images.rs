@@ -202,10 +202,10 @@ impl EventSink for ProgressSink {
 fn print(outcome: app::Outcome, printer: &Printer) -> CliResult {
     printer.lines(&outcome.lines);
     printer.info(&outcome.summary);
-    if let Some(e) = outcome.engine_error() {
+    if let Some(e) = outcome.failures.engine_error() {
         return Err(e.into());
     }
-    Ok(match outcome.failed {
+    Ok(match outcome.failures.count {
         0 => ExitCode::Success,
         _ => ExitCode::Partial,
     })
@@ -280,8 +280,7 @@ fn rm(args: RmArgs, printer: &Printer) -> CliResult {
     let removal = app::removal(args.all, args.run_id.as_deref(), &args.kind)?;
     let engine = app::Engine::connect()?;
     let found = engine.select(&removal)?;
-    let mut failed = 0;
-    let mut engine_gone = None;
+    let mut failures = app::Failures::default();
     if args.dry_run {
         for i in &found {
             printer.data(&name_of(i));
@@ -289,22 +288,16 @@ fn rm(args: RmArgs, printer: &Printer) -> CliResult {
     } else {
         let mut show = |name: &str, r: Result<(), swtbench_backend::BackendError>| match r {
             Ok(()) => printer.data(&format!("removed {name}")),
-            Err(e) => {
-                if engine_gone.is_none() && swtbench_app::error::engine_gone(&e) {
-                    engine_gone = Some(e.to_string());
-                }
-                printer.warn(&format!("could not remove {name}: {e}"))
-            }
+            Err(e) => printer.warn(&format!("could not remove {name}: {e}")),
         };
-        failed = engine.remove(&found, args.force, &mut show);
+        failures = engine.remove(&found, args.force, &mut show);
     }
-    let summary = app::removal_summary(found.len(), args.dry_run, failed);
+    let summary = app::removal_summary(found.len(), args.dry_run, failures.count);
     print(
         app::Outcome {
             lines: Vec::new(),
             summary,
-            failed,
-            engine_gone,
+            failures,
         },
         printer,
     )
