@@ -31,6 +31,8 @@ pub struct EnvChoice {
     pub python_image: Option<String>,
     pub env_lock: Option<std::path::PathBuf>,
     pub no_env_lock: bool,
+    /// `--build-files`: the directory of per-repository trees copied onto checkouts.
+    pub build_files: Option<std::path::PathBuf>,
 }
 
 /// The table with the provider applied (see `SpecTable::with_env_provider`; `--python-image`
@@ -42,11 +44,41 @@ pub fn apply_env_choice(
     notices: &mut Vec<Notice>,
 ) -> Result<SpecTable> {
     let table = apply_provider(table, choice, notices)?;
-    match &choice.env_lock {
-        Some(path) => apply_lock_file(table, path),
-        None if choice.no_env_lock => Ok(table),
-        None => Ok(apply_embedded_lock(table)),
+    let table = match &choice.env_lock {
+        Some(path) => apply_lock_file(table, path)?,
+        None if choice.no_env_lock => table,
+        None => apply_embedded_lock(table),
+    };
+    match &choice.build_files {
+        Some(dir) => apply_build_files(table, dir, notices),
+        None => Ok(table),
     }
+}
+
+/// The table with the build files under `dir` (`swtbench_data::build_files`), each
+/// repository's named in a note.
+fn apply_build_files(
+    table: SpecTable,
+    dir: &std::path::Path,
+    notices: &mut Vec<Notice>,
+) -> Result<SpecTable> {
+    let files = swtbench_data::build_files::scan(dir).map_err(|e| Error::input(anyhow!(e)))?;
+    if files.is_empty() {
+        notices.push(Notice::Warn(format!(
+            "--build-files {}: no <owner>__<name> directory in it; no checkout gets build files",
+            dir.display()
+        )));
+    }
+    for (repo, f) in &files {
+        notices.push(Notice::Info(format!(
+            "note: --build-files: {repo}'s checkouts get {} files ({} bytes, sha256 {}) from {}",
+            f.files,
+            f.bytes,
+            &f.digest[..12],
+            f.dir.display()
+        )));
+    }
+    Ok(table.with_build_files(files))
 }
 
 fn apply_provider(
@@ -558,5 +590,42 @@ pip_packages = ["pytest==8.3.3"]
             fake.count_calls(|c| matches!(c, swtbench_backend::FakeCall::ContainerCreate { .. })),
             0
         );
+    }
+
+    #[test]
+    fn build_files_reach_the_table_with_a_note_and_bad_trees_are_input_faults() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("swtfix__calc/build/lib-1.0");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::write(repo.join("README"), "r\n").unwrap();
+        let choice = EnvChoice {
+            no_env_lock: true,
+            build_files: Some(dir.path().to_path_buf()),
+            ..EnvChoice::default()
+        };
+        let mut notices = Vec::new();
+        let table = apply_env_choice(SpecTable::default(), &choice, &mut notices).unwrap();
+        let files = &table.build_files["swtfix/calc"];
+        assert_eq!((files.files, files.bytes), (1, 2));
+        assert!(
+            matches!(&notices[..], [Notice::Info(n)] if n.contains("swtfix/calc's checkouts get 1 files")),
+            "{notices:?}"
+        );
+
+        let empty = tempfile::tempdir().unwrap();
+        let choice = EnvChoice {
+            build_files: Some(empty.path().to_path_buf()),
+            no_env_lock: true,
+            ..EnvChoice::default()
+        };
+        let mut notices = Vec::new();
+        let table = apply_env_choice(SpecTable::default(), &choice, &mut notices).unwrap();
+        assert!(table.build_files.is_empty());
+        assert!(matches!(&notices[..], [Notice::Warn(w)] if w.contains("no <owner>__<name>")));
+
+        std::fs::write(empty.path().join("notes.txt"), "x").unwrap();
+        let e = apply_env_choice(SpecTable::default(), &choice, &mut Vec::new()).unwrap_err();
+        assert_eq!(e.fault, crate::Fault::Input);
+        assert!(format!("{e}").contains("notes.txt"), "{e}");
     }
 }

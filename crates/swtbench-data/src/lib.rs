@@ -10,12 +10,14 @@
 //! - [`http`]: blocking HTTP GET with timeouts, retries, an on-disk cache and progress.
 //! - [`git_mirror`]: files of a repository at a commit, from a local bare mirror.
 //! - [`repo_files`]: the requirement files the spec renderer reads, from mirrors or GitHub raw.
+//! - [`build_files`]: `--build-files`, the trees copied onto checkouts before the install.
 //! - [`fsutil`]: the one atomic write every output goes through, and its small neighbours.
 //!
 //! Parsing and validation of single records happen in `swtbench-core`; this crate finds the
 //! bytes, hands them over and reports where they came from. It must not depend on terminal or
 //! async crates and never prints: progress is a callback, messages are returned as data.
 
+pub mod build_files;
 pub mod dataset;
 pub mod embedded;
 pub mod filters;

@@ -26,8 +26,9 @@ use swtbench_backend::{
 };
 
 use crate::events::{Event, TransferDirection};
+use std::os::unix::fs::PermissionsExt;
 use swtbench_data::git_mirror::{mirror_dir_name, GitMirror};
-use swtbench_spec::{ExecSpec, MIRROR_CONTEXT_DIR};
+use swtbench_spec::{ExecSpec, BUILD_FILES_CONTEXT_DIR, MIRROR_CONTEXT_DIR};
 
 use crate::outcome::RecipeError;
 use swtbench_plan::plan::{ExistingImage, ImageInventory, BASE_IMAGE_ID_LABEL};
@@ -155,6 +156,9 @@ pub fn recipes(
             inst_tag,
         )?;
     }
+    if let (Some(files), true) = (&spec.build_files, with_mirror_files) {
+        add_tree(&mut inst_ctx, &files.dir, BUILD_FILES_CONTEXT_DIR, inst_tag)?;
+    }
     let mut instance = request(settings, spec, inst_tag, ImageKind::Instance, inst_ctx);
     instance.request.by_commit = !settings.images.step_builds;
     Ok(InstanceRecipes {
@@ -193,12 +197,12 @@ fn add_slim_repo(
     mirror
         .write_slim_repo(base_commit, &slim)
         .map_err(|e| err(e.to_string()))?;
-    add_mirror(ctx, &slim, tag)
+    add_tree(ctx, &slim, MIRROR_CONTEXT_DIR, tag)
 }
 
-/// Adds every regular file of a bare repository under [`MIRROR_CONTEXT_DIR`].
-fn add_mirror(ctx: &mut BuildContext, dir: &Path, tag: &str) -> Result<(), RecipeError> {
-    let io = |source: std::io::Error| RecipeError::Mirror {
+/// Adds every directory and regular file under `dir` (with its executable bit) under `under`.
+fn add_tree(ctx: &mut BuildContext, dir: &Path, under: &str, tag: &str) -> Result<(), RecipeError> {
+    let io = |source: std::io::Error| RecipeError::Files {
         path: dir.to_path_buf(),
         message: source.to_string(),
     };
@@ -211,14 +215,15 @@ fn add_mirror(ctx: &mut BuildContext, dir: &Path, tag: &str) -> Result<(), Recip
             if ft.is_dir() {
                 let rel = path.strip_prefix(dir).unwrap_or(&path);
                 // Git needs `refs/` and `objects/` even when a packed mirror leaves them empty.
-                ctx.add_bulk_dir(&format!("{MIRROR_CONTEXT_DIR}/{}", rel.to_string_lossy()))
+                ctx.add_bulk_dir(&format!("{under}/{}", rel.to_string_lossy()))
                     .map_err(ctx_err(tag))?;
                 stack.push(path);
             } else if ft.is_file() {
                 let rel = path.strip_prefix(dir).unwrap_or(&path);
-                let name = format!("{MIRROR_CONTEXT_DIR}/{}", rel.to_string_lossy());
+                let name = format!("{under}/{}", rel.to_string_lossy());
                 let bytes = std::fs::read(&path).map_err(io)?;
-                ctx.add_bulk_file(&name, bytes, 0o644)
+                let exec = entry.metadata().map_err(io)?.permissions().mode() & 0o111 != 0;
+                ctx.add_bulk_file(&name, bytes, if exec { 0o755 } else { 0o644 })
                     .map_err(ctx_err(tag))?;
             }
         }
@@ -508,6 +513,44 @@ mod tests {
     }
 
     #[test]
+    fn build_files_enter_the_context_with_their_directories_and_executable_bits() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("o__r");
+        std::fs::create_dir_all(root.join("build/lib-1.0/empty")).expect("mkdir");
+        std::fs::write(root.join("build/lib-1.0/configure"), "#!/bin/sh\n").expect("write");
+        std::fs::write(root.join("build/lib-1.0/README"), "r\n").expect("write");
+        std::fs::set_permissions(
+            root.join("build/lib-1.0/configure"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .expect("chmod");
+        let mut ctx = BuildContext::new("FROM x\n");
+        add_tree(&mut ctx, &root, BUILD_FILES_CONTEXT_DIR, "t").expect("tree");
+        let file = |p: &str| {
+            ctx.bulk_files()
+                .find(|(n, _)| *n == format!("{BUILD_FILES_CONTEXT_DIR}/{p}"))
+                .map(|(_, f)| (f.mode, f.contents.clone()))
+        };
+        assert_eq!(
+            file("build/lib-1.0/configure"),
+            Some((0o755, b"#!/bin/sh\n".to_vec()))
+        );
+        assert_eq!(file("build/lib-1.0/README"), Some((0o644, b"r\n".to_vec())));
+        let dirs: Vec<&str> = ctx.dirs_under(BUILD_FILES_CONTEXT_DIR).collect();
+        assert!(
+            dirs.iter().any(|d| d.ends_with("build/lib-1.0/empty")),
+            "{dirs:?}"
+        );
+        assert_eq!(
+            ctx.files().count(),
+            1,
+            "build files are bulk, not image-defining"
+        );
+        let err = add_tree(&mut ctx, &dir.path().join("gone"), "x", "t").expect_err("missing");
+        assert!(err.to_string().contains("gone"), "{err}");
+    }
+
+    #[test]
     fn a_missing_mirror_says_how_to_make_it() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut ctx = BuildContext::new("FROM x\n");
@@ -531,7 +574,7 @@ mod tests {
         std::fs::write(m.join("HEAD"), "ref: refs/heads/main\n").expect("write");
         std::fs::write(m.join("refs/heads/main"), "abc\n").expect("write");
         let mut ctx = BuildContext::new("FROM x\n");
-        add_mirror(&mut ctx, &m, "t").expect("mirror");
+        add_tree(&mut ctx, &m, MIRROR_CONTEXT_DIR, "t").expect("mirror");
         let mut names: Vec<&str> = ctx.bulk_files().map(|(p, _)| p).collect();
         names.sort();
         assert_eq!(

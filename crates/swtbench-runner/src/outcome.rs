@@ -532,6 +532,8 @@ pub enum ExtractError {
 pub enum RecipeError {
     #[error("reading the repository mirror {}: {message}", path.display())]
     Mirror { path: PathBuf, message: String },
+    #[error("reading {}: {message}", path.display())]
+    Files { path: PathBuf, message: String },
     #[error("building the context of {tag}: {message}")]
     Context { tag: String, message: String },
 }

@@ -25,6 +25,7 @@
 //! assert_eq!(runs.len(), 6);
 //! ```
 
+pub mod build_files;
 mod error;
 pub mod eval;
 pub mod lock;
@@ -37,6 +38,7 @@ pub mod reqs;
 pub mod table;
 pub mod validation;
 
+pub use build_files::{BuildFiles, BUILD_FILES_CONTEXT_DIR};
 pub use error::{ReadError, SpecError};
 pub use eval::{
     EvalOptions, ExecMode, ExecSpecJsonContext, RenderedRun, RunInputs, TEST_EXIT_FILE,

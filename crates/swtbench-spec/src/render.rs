@@ -10,6 +10,7 @@
 use swtbench_core::hash::sha256_prefix;
 use swtbench_core::Instance;
 
+use crate::build_files::BuildFiles;
 use crate::error::{ReadError, SpecError};
 use crate::pins::{FrozenPins, PinChoice};
 use crate::reqs::{self, ENV_HEREDOC, ENV_NAME};
@@ -102,7 +103,7 @@ const ENV_DOCKERFILE_UV: &str = ENV_DOCKERFILE_VENV;
 
 const INSTANCE_DOCKERFILE: &str = r#"FROM --platform={platform} {env_image_name}
 
-COPY ./setup_repo.sh /root/
+{build_files}COPY ./setup_repo.sh /root/
 RUN /bin/bash /root/setup_repo.sh
 
 WORKDIR /testbed/
@@ -122,7 +123,7 @@ COPY ./{mirror_dir} /root/{mirror_dir}
 RUN if [ -e "$HOME/.gitconfig" ]; then cp -p "$HOME/.gitconfig" /root/{mirror_dir}/home-gitconfig; fi \
  && git config --file "$HOME/.gitconfig" url."/root/{mirror_dir}".insteadOf "https://github.com/{repo}" \
  && git config --file "$HOME/.gitconfig" core.abbrev "$(git config --file /root/{mirror_dir}/config core.abbrev)"
-COPY ./setup_repo.sh /root/
+{build_files}COPY ./setup_repo.sh /root/
 RUN /bin/bash /root/setup_repo.sh
 RUN git -C /testbed config core.abbrev "$(git config --file /root/{mirror_dir}/config core.abbrev)" \
  && rm -f "$HOME/.gitconfig" \
@@ -244,6 +245,9 @@ pub struct ExecSpec {
     pub setup_env_sh: String,
     pub instance_dockerfile: String,
     pub setup_repo_sh: String,
+    /// `--build-files` of the instance's repository: the instance build's context holds them in
+    /// [`BUILD_FILES_CONTEXT_DIR`] and `setup_repo.sh` copies them onto the checkout.
+    pub build_files: Option<BuildFiles>,
     pub keys: ImageKeys,
     /// The environment-creating part of `setup_env.sh` (the original's `req_install_commands`).
     pub req_install_commands: Vec<String>,
@@ -389,7 +393,8 @@ impl ExecSpec {
             env_lines.push(l);
         }
         let setup_env_sh = script(&env_lines);
-        let setup_repo_sh = repo_script(instance, &entry);
+        let build_files = table.build_files.get(&instance.repo).cloned();
+        let setup_repo_sh = repo_script(instance, &entry, build_files.as_ref());
 
         let platform = arch.platform();
         let (base_key, base_dockerfile) = match &spec.base {
@@ -441,6 +446,7 @@ impl ExecSpec {
             instance_hash
         );
         let instance_dockerfile = INSTANCE_DOCKERFILE
+            .replace("{build_files}", &build_files_copy(build_files.as_ref()))
             .replace("{platform}", platform)
             .replace("{env_image_name}", &env_key);
 
@@ -477,6 +483,7 @@ impl ExecSpec {
             setup_env_sh,
             instance_dockerfile,
             setup_repo_sh,
+            build_files,
             keys: ImageKeys {
                 base: base_key,
                 env: env_key,
@@ -518,6 +525,10 @@ impl ExecSpec {
     /// depends on `setup_repo.sh`).
     pub fn instance_dockerfile_with_mirror(&self) -> String {
         INSTANCE_DOCKERFILE_MIRROR
+            .replace(
+                "{build_files}",
+                &build_files_copy(self.build_files.as_ref()),
+            )
             .replace("{platform}", self.platform())
             .replace("{env_image_name}", &self.keys.env)
             .replace("{mirror_dir}", MIRROR_CONTEXT_DIR)
@@ -597,7 +608,14 @@ pub(crate) fn script(lines: &[&str]) -> String {
     s
 }
 
-fn repo_script(instance: &Instance, entry: &Entry<'_>) -> String {
+/// The instance Dockerfile's `COPY` of the build files, when there are any.
+fn build_files_copy(build_files: Option<&BuildFiles>) -> String {
+    build_files
+        .map(|_| BuildFiles::dockerfile_line())
+        .unwrap_or_default()
+}
+
+fn repo_script(instance: &Instance, entry: &Entry<'_>, build_files: Option<&BuildFiles>) -> String {
     let spec = entry.spec;
     let clone = format!(
         "git clone -o origin https://github.com/{} {REPO_DIR}",
@@ -615,6 +633,10 @@ fn repo_script(instance: &Instance, entry: &Entry<'_>) -> String {
         &reset,
         "git remote remove origin",
     ];
+    let copy = build_files.map(BuildFiles::repo_script_lines);
+    if let Some(copy) = &copy {
+        lines.extend(copy.iter().map(String::as_str));
+    }
     match spec.provider {
         Provider::Conda => lines.extend([
             "source /opt/miniconda3/bin/activate",

@@ -53,6 +53,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
+use crate::build_files::BuildFiles;
 use crate::error::{ReadError, SpecError};
 use crate::lockfile::{EnvLock, LockError};
 pub use crate::provider::Provider;
@@ -158,6 +159,9 @@ pub struct SpecTable {
     pub repos: BTreeMap<String, RepoSpec>,
     /// `--env-lock`: the environments installed exactly as a lock file says (see [`crate::lock`]).
     pub env_lock: Option<EnvLock>,
+    /// `--build-files`: per repository, the files copied onto its checkouts before the install
+    /// (see [`crate::build_files`]).
+    pub build_files: BTreeMap<String, BuildFiles>,
 }
 
 /// A successful lookup.
@@ -296,6 +300,7 @@ impl SpecTable {
             use_x86: file.use_x86.unwrap_or_default().into_iter().collect(),
             repos: BTreeMap::new(),
             env_lock: None,
+            build_files: BTreeMap::new(),
         };
         for (repo, frepo) in file.repos {
             let mut rs = RepoSpec {
@@ -439,6 +444,12 @@ impl SpecTable {
         let mut out = self.clone();
         out.env_lock = Some(lock);
         Ok(out)
+    }
+
+    /// This table with build files for the repositories of `files` (see [`crate::build_files`]).
+    pub fn with_build_files(mut self, files: BTreeMap<String, BuildFiles>) -> SpecTable {
+        self.build_files.extend(files);
+        self
     }
 
     /// Applies `overlay` on top of this table (see the module doc for the rules).

@@ -363,7 +363,7 @@ impl RegistryArgs {
     }
 }
 
-/// `--env-provider`, `--python-image`, `--env-lock` and `--no-env-lock`, shared by `run`, `images build`, `spec` and `envs show`:
+/// `--env-provider`, `--python-image`, `--env-lock`, `--no-env-lock` and `--build-files`, shared by `run`, `images build`, `spec` and `envs show`:
 /// every (repo, version) entry of the spec table moved to one environment provider.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct EnvProviderArgs {
@@ -392,6 +392,13 @@ pub struct EnvProviderArgs {
     /// packages from the index as it is today.
     #[arg(long)]
     pub no_env_lock: bool,
+
+    /// Directory of trees copied onto the checkouts of a repository before its install:
+    /// DIR/<owner>__<name>/ goes onto /testbed (for builds that download sources this machine
+    /// cannot reach, e.g. matplotlib's build/freetype-2.6.1; scripts/build-files makes them).
+    /// Their digest is part of the instance keys.
+    #[arg(long, value_name = "DIR")]
+    pub build_files: Option<std::path::PathBuf>,
 }
 
 fn parse_provider(s: &str) -> Result<swtbench_spec::Provider, String> {
@@ -412,6 +419,7 @@ impl EnvProviderArgs {
             python_image: self.python_image.clone(),
             env_lock: self.env_lock.clone(),
             no_env_lock: self.no_env_lock,
+            build_files: self.build_files.clone(),
         };
         let mut notices = Vec::new();
         let table = swtbench_app::envlock::apply_env_choice(table, &choice, &mut notices);

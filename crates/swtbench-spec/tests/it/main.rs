@@ -2,6 +2,7 @@
 //! the files under `tests/snapshots/` (found from `CARGO_MANIFEST_DIR`).
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
+mod build_files;
 mod lock;
 mod providers;
 mod snapshots;
