@@ -112,6 +112,8 @@ pub struct Request {
     pub files: RepoFiles,
     /// CA bundle for image builds (default: `$SSL_CERT_FILE` when it names a file).
     pub ca_bundle: Option<PathBuf>,
+    /// `--ca-in-tests`: test containers trust that bundle too.
+    pub ca_in_tests: bool,
     /// `--instance-ids` selected a part of the dataset (the benchmark's fixed denominator and gold
     /// run then do not apply).
     pub selection: bool,
@@ -283,12 +285,35 @@ pub enum Signal {
     Exit,
 }
 
+/// The bundle `--ca-in-tests` puts into test containers: `--ca-bundle`'s, else `$SSL_CERT_FILE`'s.
+fn test_ca(request: &Request) -> Result<swtbench_plan::settings::TestCa> {
+    if !request.settings.exec.allow_network {
+        return Err(Error::input(anyhow!(
+            "--ca-in-tests goes with the engine's network, and test containers are isolated (--no-network or SWTBENCH_NO_NETWORK)"
+        ))
+        .with_hint("leave out --no-network, or give --allow-network"));
+    }
+    let network = crate::env_vars::build_network(request.ca_bundle.as_deref()).map_err(|e| {
+        Error::input(e).with_hint("--ca-bundle (or SSL_CERT_FILE) must name a readable file")
+    })?;
+    match network.ca_bundle() {
+        Some(bytes) => Ok(swtbench_plan::settings::TestCa::new(bytes.to_vec())),
+        None => Err(Error::input(anyhow!(
+            "--ca-in-tests: there is no CA bundle to put into test containers"
+        ))
+        .with_hint("give --ca-bundle FILE, or set SSL_CERT_FILE to the bundle's path")),
+    }
+}
+
 impl Pipeline {
     /// Loads what the plan needs and makes the plan. Refuses predictions that match no selected
     /// instance and a run report name that would be too long.
     pub fn prepare(engine: Engine, mut request: Request) -> Result<Pipeline> {
         let Engine { rt, backend, .. } = engine;
         check_selection(&request)?;
+        if request.ca_in_tests {
+            request.settings.exec.test_ca = Some(test_ca(&request)?);
+        }
         let with_prediction: Vec<&Instance> = request
             .dataset
             .instances

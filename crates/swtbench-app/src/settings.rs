@@ -244,6 +244,7 @@ impl RunOptions {
             limits_note: Some(limits.note),
             allow_network: self.allow_network,
             evidence: self.evidence,
+            test_ca: None,
         };
         s.images = ImageSettings {
             cache_level: self.cache_level,

@@ -42,6 +42,10 @@ pub struct KeyInputs {
     pub timeout_secs: u64,
     pub network: bool,
     pub max_output: Option<usize>,
+    /// SHA-256 of the CA bundle the test containers trust (`--ca-in-tests`); left out of the
+    /// canonical JSON when there is none, so the keys of runs without it are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_ca_sha256: Option<String>,
 }
 
 /// [`swtbench_core::engine::ResourceLimits`] as recorded in a key file: the limits a run was made
@@ -163,7 +167,27 @@ mod tests {
             timeout_secs: 1800,
             network: false,
             max_output: Some(1024),
+            test_ca_sha256: None,
         }
+    }
+
+    #[test]
+    fn keys_without_a_test_ca_are_the_keys_of_the_format_before_it() {
+        // The canonical JSON of a run without `--ca-in-tests` is the one of key format 3 before
+        // the field existed, so every key written before stays valid.
+        let json = serde_json::to_string(&inputs()).unwrap_or_default();
+        let before = format!(
+            r#"{{"format":3,"harness":"0.1.0","instance_image":"exec.eval.x86_64.a.b:latest","base_image_id":null,"eval_script_sha256":"{}","user":"root","tracer_sha256":null,"timeout_secs":1800,"network":false,"max_output":1024}}"#,
+            sha256_hex("#!/bin/bash\n")
+        );
+        assert_eq!(json, before);
+        assert_eq!(inputs().key(), sha256_hex(before));
+        let mut with = inputs();
+        with.test_ca_sha256 = Some("c".into());
+        let back: KeyInputs =
+            serde_json::from_str(&serde_json::to_string(&with).unwrap_or_default())
+                .unwrap_or_default();
+        assert_eq!(back, with);
     }
 
     #[test]
@@ -182,6 +206,7 @@ mod tests {
             Box::new(|i| i.timeout_secs = 20),
             Box::new(|i| i.network = true),
             Box::new(|i| i.max_output = None),
+            Box::new(|i| i.test_ca_sha256 = Some("c".into())),
         ];
         for change in variants {
             let mut i = inputs();

@@ -1024,6 +1024,7 @@ impl KeyedRun {
             timeout_secs: settings.exec.timeout.as_secs(),
             network: settings.exec.allow_network,
             max_output: settings.exec.max_output,
+            test_ca_sha256: settings.exec.test_ca.as_ref().map(|c| c.sha256.clone()),
         };
         KeyedRun {
             key: inputs.key(),

@@ -132,6 +132,36 @@ pub struct ExecSettings {
     pub allow_network: bool,
     /// Collect the test runner's structured evidence next to each log (docs/integrity.md).
     pub evidence: bool,
+    /// `--ca-in-tests`: the CA bundle test containers trust; part of every run's key.
+    pub test_ca: Option<TestCa>,
+}
+
+/// A CA bundle put into every test container, with the variables that point tools at it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TestCa {
+    /// SHA-256 (hex) of the bundle.
+    pub sha256: String,
+    pub bytes: std::sync::Arc<Vec<u8>>,
+}
+
+impl TestCa {
+    pub fn new(bytes: Vec<u8>) -> TestCa {
+        TestCa {
+            sha256: swtbench_core::hash::sha256_hex(&bytes),
+            bytes: std::sync::Arc::new(bytes),
+        }
+    }
+}
+
+impl std::fmt::Debug for TestCa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "TestCa(sha256 {}, {} bytes)",
+            self.sha256,
+            self.bytes.len()
+        )
+    }
 }
 
 impl Default for ExecSettings {
@@ -143,6 +173,7 @@ impl Default for ExecSettings {
             limits_note: None,
             allow_network: true,
             evidence: true,
+            test_ca: None,
         }
     }
 }

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use swtbench_backend::labels::run_labels;
+use swtbench_backend::network::CA_VARIABLES;
 use swtbench_backend::{
     BackendError, ContainerBackend, ContainerFile, ContainerSpec, ExecRequest, NetworkAccess,
 };
@@ -24,6 +25,10 @@ use swtbench_core::layout::{
 };
 use swtbench_core::Instance;
 use swtbench_spec::eval::TRACE_PATH;
+
+/// Where `--ca-in-tests` puts the CA bundle in a test container (readable by every user); the
+/// variables of [`CA_VARIABLES`] point at it.
+pub const TEST_CA_PATH: &str = "/swtbench-ca-bundle.crt";
 use swtbench_spec::{ExecSpec, RunInputs};
 use tokio::sync::RwLock;
 
@@ -346,6 +351,13 @@ pub async fn execute_run<B: ContainerBackend>(
         NetworkAccess::Isolated
     };
     spec.platform = Some(job.platform.to_string());
+    if settings.exec.test_ca.is_some() {
+        spec.env.extend(
+            CA_VARIABLES
+                .iter()
+                .map(|v| (v.to_string(), TEST_CA_PATH.to_string())),
+        );
+    }
     let id = crate::retry::engine_request(
         || registry.create(backend, &spec),
         |e, pause| {
@@ -473,6 +485,9 @@ async fn run_in_container<B: ContainerBackend>(
     let mut files = vec![ContainerFile::new("/eval.sh", script.text).mode(0o755)];
     if let Some(tracer) = job.tracer {
         files.push(ContainerFile::new(TRACE_PATH, tracer.to_string()));
+    }
+    if let Some(ca) = &settings.exec.test_ca {
+        files.push(ContainerFile::new(TEST_CA_PATH, ca.bytes.as_slice()).mode(0o644));
     }
     let plan = if settings.exec.evidence {
         match crate::evidence::EvidencePlan::new() {

@@ -172,6 +172,15 @@ pub fn run_parameters(
                 .into(),
         ));
     }
+    if let Some(ca) = &settings.exec.test_ca {
+        params.push((
+            "test CA bundle".into(),
+            format!(
+                "trusted in test containers (--ca-in-tests; SHA-256 {}): tests reach hosts behind a TLS-intercepting proxy",
+                &ca.sha256[..12]
+            ),
+        ));
+    }
     // Only when on: a run graded as the original grades keeps the original's parameters.
     if settings.strict_results {
         params.push(("strict results".into(), "on (docs/integrity.md)".into()));

@@ -619,6 +619,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub ca_bundle: Option<PathBuf>,
 
+    /// Test containers trust that CA bundle too: it is copied into each one and SSL_CERT_FILE,
+    /// PIP_CERT, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, GIT_SSL_CAINFO, NODE_EXTRA_CA_CERTS and
+    /// CONDA_SSL_VERIFY point at it. For machines whose internet goes through a TLS-intercepting
+    /// proxy, where tests that download (tox environments, installs in eval scripts) would
+    /// otherwise fail where the original's succeed. Part of every run's key; the run report says so.
+    #[arg(long)]
+    pub ca_in_tests: bool,
+
     /// Write events as JSON Lines to this file (format: docs/events.md).
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,

@@ -123,6 +123,7 @@ fn request(
         table: inputs.table,
         files,
         ca_bundle: args.ca_bundle.clone(),
+        ca_in_tests: args.ca_in_tests,
         selection: !args.dataset.instance_ids.is_empty(),
         filter_swt: args.dataset.filter_swt,
         html,

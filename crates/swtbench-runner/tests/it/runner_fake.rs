@@ -557,6 +557,67 @@ async fn a_run_executes_in_labelled_offline_containers_grades_and_resumes() {
 }
 
 #[tokio::test]
+async fn a_test_ca_goes_into_every_run_container_and_into_the_run_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup();
+    let plain = settings(dir.path());
+    let mut st = settings(dir.path());
+    st.exec.test_ca = Some(swtbench_plan::settings::TestCa::new(
+        b"-----BEGIN CERT".to_vec(),
+    ));
+    let keys = |st: &RunSettings| -> Vec<String> {
+        let p = make_plan(&s, st, &base_image_inventory(), &MemoryOutputs::default());
+        p.instances
+            .iter()
+            .flat_map(|i| i.runs.iter().map(|r| r.key.clone()))
+            .collect()
+    };
+    let (with, without) = (keys(&st), keys(&plain));
+    assert!(!with.is_empty());
+    assert!(
+        with.iter().all(|k| !without.contains(k)),
+        "every run's key changes with the bundle"
+    );
+
+    let fake = fake_engine();
+    let eval = evaluation(&fake, &s, &st).await;
+    let out = swtbench_runner::run(
+        fake.clone(),
+        eval,
+        Arc::new(RecordingSink::default()),
+        Cancel::new(),
+    )
+    .await;
+    assert!(out.stats.runs_executed > 0);
+    let path = swtbench_runner::execute::TEST_CA_PATH;
+    let mut created = 0;
+    for c in fake.calls() {
+        match c {
+            FakeCall::ContainerCreate { spec, .. } => {
+                created += 1;
+                for var in [
+                    "SSL_CERT_FILE",
+                    "PIP_CERT",
+                    "REQUESTS_CA_BUNDLE",
+                    "CURL_CA_BUNDLE",
+                ] {
+                    assert!(
+                        spec.env.contains(&(var.to_string(), path.to_string())),
+                        "{var}: {:?}",
+                        spec.env
+                    );
+                }
+            }
+            FakeCall::CopyIn { paths, .. } if paths.iter().any(|p| p == "/eval.sh") => {
+                assert!(paths.iter().any(|p| p == path), "{paths:?}");
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(created, out.stats.runs_executed);
+}
+
+#[tokio::test]
 async fn a_timeout_keeps_the_output_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = setup();

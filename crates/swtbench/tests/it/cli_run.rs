@@ -372,3 +372,70 @@ fn values_a_run_would_trip_over_are_refused_up_front() {
         "{stdout}{err}"
     );
 }
+
+#[test]
+fn ca_in_tests_needs_the_network_and_a_bundle_and_changes_every_run_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fx = make_fixture(tmp.path());
+    let bundle = tmp.path().join("ca.crt");
+    std::fs::write(&bundle, "-----BEGIN CERTIFICATE-----\n").unwrap();
+    let mut base: Vec<String> = crate::support::cli::fixture_selection(&fx, "swtfix__calc-1");
+    base.extend(
+        [
+            "--predictions",
+            fx.join("predictions.jsonl").to_str().unwrap(),
+            "--run-id",
+            "ca",
+            "--dry-run",
+            "--json",
+        ]
+        .map(String::from),
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run".to_string()];
+        args.extend(base.iter().cloned());
+        args.extend(extra.iter().map(|s| s.to_string()));
+        swtbench_without_engine(&args, tmp.path())
+    };
+    let stderr = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+
+    let isolated = run(&[
+        "--ca-in-tests",
+        "--no-network",
+        "--ca-bundle",
+        bundle.to_str().unwrap(),
+    ]);
+    assert_eq!(isolated.status.code(), Some(2), "{}", stderr(&isolated));
+    assert!(
+        stderr(&isolated).contains("--ca-in-tests goes with the engine's network"),
+        "{}",
+        stderr(&isolated)
+    );
+    // The test process passes no SSL_CERT_FILE: without --ca-bundle there is nothing to trust.
+    let none = run(&["--ca-in-tests", "--allow-network"]);
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    assert!(stderr(&none).contains("no CA bundle"), "{}", stderr(&none));
+
+    let keys = |o: &std::process::Output| -> Vec<String> {
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+        let plan: Value = serde_json::from_slice(&o.stdout).unwrap();
+        plan["instances"][0]["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["key"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let trusted = keys(&run(&[
+        "--ca-in-tests",
+        "--allow-network",
+        "--ca-bundle",
+        bundle.to_str().unwrap(),
+    ]));
+    let plain = keys(&run(&["--allow-network"]));
+    assert_eq!(trusted.len(), 6);
+    assert!(
+        trusted.iter().all(|k| !plain.contains(k)),
+        "{trusted:?} {plain:?}"
+    );
+}
