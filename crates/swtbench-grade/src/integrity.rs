@@ -885,7 +885,14 @@ fn django_checks(
             // runs model_fields.test_integerfield's tests).
             let app = |dotted: &str| dotted.split('.').next().unwrap_or_default().to_string();
             let chosen = sel.iter().any(|label| app(label) == app(module));
-            if !chosen {
+            // unittest's stand-in for a label it could not import (a test module the test patch
+            // adds, before it is applied): `<a part of the label> (unittest.loader._FailedTest)`.
+            let method = name.split_once(" (").map_or(name, |(m, _)| m);
+            let failed_import = module == "unittest.loader._FailedTest"
+                && sel
+                    .iter()
+                    .any(|label| label.split('.').any(|part| part == method));
+            if !chosen && !failed_import {
                 reasons.push(Reason::UnselectedTest {
                     run: kind,
                     line: offset + i + 1,
@@ -1267,6 +1274,33 @@ Ran 2 tests in 0.003s\n\nFAILED (failures=1)\n";
             "{found:?}"
         );
         assert!(found.contains(&("unselected_test", "test_c (other.tests.T)".to_string())));
+
+        // A selected module that cannot be imported yet (the test patch adds it) is reported by
+        // unittest under its own name: selected, not suspicious. Another name still is.
+        let labels = vec![
+            "user_commands.management.commands.mutually_exclusive_required".to_string(),
+            "user_commands.tests".to_string(),
+        ];
+        let failed = "test_a (user_commands.tests.T) ... ok\n\
+mutually_exclusive_required (unittest.loader._FailedTest) ... ERROR\n\n\
+----------------------------------------------------------------------\n\
+Ran 2 tests in 0.003s\n\nFAILED (errors=1)\n";
+        let check = |t: &str| {
+            check_run(RunKind::BasePre, t, Parser::Django, Some(&labels))
+                .reasons
+                .iter()
+                .map(|r| (r.check(), r.test().unwrap_or("").to_string()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(check(failed), vec![]);
+        let other = failed.replace("mutually_exclusive_required (", "os_system (");
+        assert_eq!(
+            check(&other),
+            vec![(
+                "unselected_test",
+                "os_system (unittest.loader._FailedTest)".to_string()
+            )]
+        );
     }
 
     #[test]
