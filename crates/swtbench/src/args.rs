@@ -138,49 +138,6 @@ pub fn load_predictions(
     Ok(predictions)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Debug, Parser)]
-    struct T {
-        #[command(flatten)]
-        d: DatasetArgs,
-    }
-
-    #[test]
-    fn snake_case_aliases_and_str2bool() {
-        let t = T::try_parse_from([
-            "t",
-            "--dataset_name",
-            "lite",
-            "--filter_swt",
-            "--is_swt",
-            "False",
-            "--instance_ids",
-            "a",
-            "b,c",
-        ])
-        .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(t.d.dataset, "lite");
-        assert!(t.d.filter_swt);
-        assert!(!t.d.is_swt);
-        assert_eq!(
-            swtbench_data::dataset::split_instance_ids(&t.d.instance_ids),
-            vec!["a", "b", "c"]
-        );
-        let t = T::try_parse_from(["t", "--is-swt", "--offline"]).unwrap_or_else(|e| panic!("{e}"));
-        assert!(t.d.is_swt && t.d.offline);
-        assert_eq!(t.d.dataset, "princeton-nlp/SWE-bench_Lite");
-        assert_eq!(t.d.split, "test");
-        let t = T::try_parse_from(["t", "--swt-filter-list", "Verified"])
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(t.d.swt_filter_list, Some(SwtFilter::Verified));
-        assert!(T::try_parse_from(["t", "--is_swt", "maybe"]).is_err());
-    }
-}
-
 /// How the extraction formats behave (`--patch-types` other than vanilla alone), shared by `run`
 /// and `extract` (docs/extraction.md). In every parity style (the defaults) a failed attempt keeps
 /// the edits it made, as the original does, and new-file diffs are read as the original reads
@@ -666,4 +623,47 @@ pub struct RunArgs {
     /// docs/registry.md.
     #[arg(long, value_name = "TEMPLATE|dataset")]
     pub instance_image: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct T {
+        #[command(flatten)]
+        d: DatasetArgs,
+    }
+
+    #[test]
+    fn snake_case_aliases_and_str2bool() {
+        let t = T::try_parse_from([
+            "t",
+            "--dataset_name",
+            "lite",
+            "--filter_swt",
+            "--is_swt",
+            "False",
+            "--instance_ids",
+            "a",
+            "b,c",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.d.dataset, "lite");
+        assert!(t.d.filter_swt);
+        assert!(!t.d.is_swt);
+        assert_eq!(
+            swtbench_data::dataset::split_instance_ids(&t.d.instance_ids),
+            vec!["a", "b", "c"]
+        );
+        let t = T::try_parse_from(["t", "--is-swt", "--offline"]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(t.d.is_swt && t.d.offline);
+        assert_eq!(t.d.dataset, "princeton-nlp/SWE-bench_Lite");
+        assert_eq!(t.d.split, "test");
+        let t = T::try_parse_from(["t", "--swt-filter-list", "Verified"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.d.swt_filter_list, Some(SwtFilter::Verified));
+        assert!(T::try_parse_from(["t", "--is_swt", "maybe"]).is_err());
+    }
 }
