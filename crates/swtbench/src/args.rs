@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use swtbench_app::settings::{parse_count, parse_cpus, parse_positive, parse_seconds, parse_size};
 use swtbench_data::dataset::{LoadOptions, LoadedDataset};
+use swtbench_data::repo_files::RepoFiles;
 use swtbench_data::SwtFilter;
 use swtbench_extract::PatchType;
 use swtbench_plan::CacheLevel;
@@ -99,15 +100,7 @@ impl DatasetArgs {
     /// Loads the dataset, printing notes (fallbacks, detections) on stderr. Invalid rows are kept
     /// in [`LoadedDataset::problems`]; use [`DatasetArgs::load_valid`] to refuse them.
     pub fn load(&self, printer: &Printer) -> Result<LoadedDataset, CliError> {
-        let mut bar = swtbench_reporter::DownloadBar::new(printer.is_quiet());
-        let mut progress = |url: &str, done: u64, total: Option<u64>| bar.update(url, done, total);
-        let result = swtbench_app::inputs::load_dataset(&self.options(), &mut progress);
-        bar.finish();
-        let loaded = result?;
-        for note in &loaded.notes {
-            printer.info(&format!("note: {note}"));
-        }
-        Ok(loaded)
+        Ok(load_dataset(&self.options(), printer)?)
     }
 
     /// Like [`DatasetArgs::load`], but any invalid row is an input error listing the problems
@@ -123,6 +116,22 @@ impl DatasetArgs {
             .into_valid()
             .map_err(swtbench_app::inputs::dataset_error)?)
     }
+}
+
+/// Loads a dataset with the download bar on stderr, its notes printed.
+pub fn load_dataset(
+    options: &LoadOptions,
+    printer: &Printer,
+) -> swtbench_app::Result<LoadedDataset> {
+    let mut bar = swtbench_reporter::DownloadBar::new(printer.is_quiet());
+    let mut progress = |url: &str, done: u64, total: Option<u64>| bar.update(url, done, total);
+    let result = swtbench_app::inputs::load_dataset(options, &mut progress);
+    bar.finish();
+    let loaded = result?;
+    for note in &loaded.notes {
+        printer.info(&format!("note: {note}"));
+    }
+    Ok(loaded)
 }
 
 /// Loads `--predictions` (`gold`, .json, .jsonl) against `dataset`, its warnings printed.
@@ -285,6 +294,22 @@ macro_rules! spec_table_load {
     )*};
 }
 spec_table_load!(SpecTableArgs, ImagesSpecTableArgs, EnvsSpecTableArgs);
+
+/// `--repo-mirror` of `run`, `images build|check|push|pull`, `spec` and `extract`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RepoMirrorArgs {
+    /// Directory of bare git mirrors `<owner>__<name>.git`, read instead of GitHub: images clone
+    /// from them; requirement files and base commits are read from them.
+    #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
+    pub repo_mirror: Option<PathBuf>,
+}
+
+impl RepoMirrorArgs {
+    /// The source of requirement files (`swtbench_app::env_vars::repo_files`).
+    pub fn files(&self, offline: bool) -> swtbench_app::Result<RepoFiles> {
+        swtbench_app::env_vars::repo_files(self.repo_mirror.as_deref(), offline)
+    }
+}
 
 /// `--registry REF [--push] [--pull-workers N]`: a registry as a cache of swtbench's images
 /// (`run`, `images build`).
@@ -553,10 +578,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_evidence: bool,
 
-    /// Directory of bare git mirrors <owner>__<name>.git: images clone from there and
-    /// requirement files are read from there instead of GitHub.
-    #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
-    pub repo_mirror: Option<PathBuf>,
+    #[command(flatten)]
+    pub mirror: RepoMirrorArgs,
 
     #[command(flatten)]
     pub table: SpecTableArgs,

@@ -117,8 +117,8 @@ fn lock(args: LockArgs, printer: &Printer) -> CliResult {
     // A lock is written from the environments as they are without one.
     provider_args.no_env_lock = true;
     let table = provider_args.apply(table, printer)?;
-    let files =
-        crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
+    let offline = args.dataset.is_offline();
+    let files = swtbench_app::env_vars::repo_files(args.repo_mirror.as_deref(), offline)?;
     let request = LockRequest {
         instances: &dataset.instances,
         table: &table,
@@ -147,7 +147,7 @@ fn show(args: ShowArgs, printer: &Printer) -> CliResult {
         provider_args.env_provider = Some(Provider::Uv);
     }
     let table = provider_args.apply(table, printer)?;
-    let files = crate::settings::repo_files(args.repo_mirror.as_deref(), offline)?;
+    let files = swtbench_app::env_vars::repo_files(args.repo_mirror.as_deref(), offline)?;
     let spec = swtbench_app::spec::instance_spec(&instance, &table, &files)?;
     printer.data(&swtbench_app::spec::describe_env(&instance, &spec));
     for w in &spec.env_warnings {

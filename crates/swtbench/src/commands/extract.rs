@@ -20,7 +20,6 @@ use swtbench_app::extract::{extract_predictions, ExtractSettings};
 use swtbench_extract::PatchType;
 
 use crate::args::{load_predictions, DatasetArgs, ExtractStyleArgs};
-use crate::env_vars;
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 
@@ -38,10 +37,8 @@ pub struct ExtractArgs {
     #[arg(long, alias = "patch_types", value_name = "TYPE", num_args = 1.., required = true)]
     pub patch_types: Vec<PatchType>,
 
-    /// Directory of bare git mirrors `<owner>__<name>.git` holding the base commits (not needed
-    /// for `--patch-types vanilla` alone, which passes each prediction through as `run` does).
-    #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
-    pub repo_mirror: Option<PathBuf>,
+    #[command(flatten)]
+    pub mirror: crate::args::RepoMirrorArgs,
 
     /// Where to write `<instance>/extracted_patch.diff` and its companions.
     #[arg(long, value_name = "DIR")]
@@ -61,7 +58,7 @@ pub struct ExtractArgs {
 
 pub fn run(args: ExtractArgs, printer: &Printer) -> CliResult {
     let settings = ExtractSettings {
-        repo_mirror: args.repo_mirror.clone(),
+        repo_mirror: args.mirror.repo_mirror.clone(),
         output_dir: args.output_dir.clone(),
         patch_types: args.patch_types.clone(),
         options: args.styles.options(),

@@ -14,7 +14,7 @@ use crate::args::{load_predictions, DatasetArgs};
 
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
-use crate::settings::load_spec_table;
+use swtbench_app::tables::load_spec_table;
 
 #[derive(Debug, clap::Args)]
 pub struct GradeArgs {

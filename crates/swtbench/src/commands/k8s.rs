@@ -163,7 +163,7 @@ fn manifest(args: ManifestArgs, printer: &Printer) -> CliResult {
             "--dataset",
             Some(PathBuf::from(&run.dataset.dataset)).filter(|p| p.is_absolute()),
         ),
-        ("--repo-mirror", run.repo_mirror.clone()),
+        ("--repo-mirror", run.mirror.repo_mirror.clone()),
     ];
     for w in k8s::off_volume_warnings(paths, &args.mount_path) {
         printer.warn(&w);

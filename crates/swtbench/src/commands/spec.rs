@@ -14,10 +14,8 @@ use swtbench_app::spec::{render_specs, RenderSettings};
 use swtbench_spec::Arch;
 
 use crate::args::{load_predictions, DatasetArgs, EvalArgs};
-use crate::env_vars;
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
-use crate::settings::repo_files;
 
 #[derive(Debug, clap::Args)]
 pub struct SpecArgs {
@@ -32,10 +30,8 @@ pub struct SpecArgs {
     #[command(flatten)]
     pub eval: EvalArgs,
 
-    /// Directory of bare git mirrors named <owner>__<name>.git: requirement files are read from
-    /// them instead of GitHub.
-    #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
-    pub repo_mirror: Option<PathBuf>,
+    #[command(flatten)]
+    pub mirror: crate::args::RepoMirrorArgs,
 
     #[command(flatten)]
     pub table: crate::args::SpecTableArgs,
@@ -65,7 +61,7 @@ pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
     let table = args.table.load()?;
     let table = args.env_provider.apply(table, printer)?;
     let offline = args.dataset.is_offline();
-    let files = repo_files(args.repo_mirror.as_deref(), offline)?;
+    let files = args.mirror.files(offline)?;
     let host = args.arch.unwrap_or_else(Arch::host);
 
     let dataset = args.dataset.load_valid(printer)?;

@@ -17,7 +17,7 @@ use swtbench_app::validate::{check_dataset, Validation};
 use crate::args::DatasetArgs;
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
-use crate::settings::load_spec_table;
+use swtbench_app::tables::load_spec_table;
 
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {

@@ -15,7 +15,7 @@ use swtbench_grade::{CoverageFormula, GradeOptions};
 use crate::args::{load_predictions, DatasetArgs};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
-use crate::settings::load_spec_table;
+use swtbench_app::tables::load_spec_table;
 
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
