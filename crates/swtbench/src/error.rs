@@ -48,14 +48,6 @@ impl CliError {
         }
     }
 
-    pub fn environment(error: impl Into<anyhow::Error>) -> Self {
-        CliError {
-            code: ExitCode::Environment,
-            error: error.into(),
-            hint: None,
-        }
-    }
-
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
