@@ -33,6 +33,29 @@ pub struct EnvChoice {
     pub no_env_lock: bool,
 }
 
+impl EnvChoice {
+    /// `envs show`'s choice: uv unless a provider is given.
+    pub fn uv_by_default(mut self) -> EnvChoice {
+        self.provider.get_or_insert(swtbench_spec::Provider::Uv);
+        self
+    }
+
+    /// `envs lock`'s choice: uv unless a provider is given, and no lock (a lock is written from
+    /// the environments as they are without one); `--env-lock` is refused.
+    pub fn for_lock(self) -> Result<EnvChoice> {
+        if self.env_lock.is_some() {
+            return Err(Error::input(anyhow!(
+                "envs lock writes a lock file; --env-lock reads one"
+            ))
+            .with_hint("give the file to write with --output"));
+        }
+        Ok(EnvChoice {
+            no_env_lock: true,
+            ..self.uv_by_default()
+        })
+    }
+}
+
 /// The table with the provider applied (see `SpecTable::with_env_provider`; `--python-image`
 /// alone means uv), then the `--env-lock` file, or the lock compiled in unless
 /// `--no-env-lock`; the entries kept on their provider are named in one note.
@@ -477,6 +500,33 @@ pip_packages = ["pytest==8.3.3"]
             &settings(),
             &mut |_| {},
         ))
+    }
+
+    #[test]
+    fn envs_show_and_lock_default_to_uv_and_lock_refuses_a_lock_file() {
+        let given = EnvChoice {
+            provider: Some(Provider::Conda),
+            ..EnvChoice::default()
+        };
+        assert_eq!(
+            given.clone().uv_by_default().provider,
+            Some(Provider::Conda)
+        );
+        assert_eq!(
+            EnvChoice::default().uv_by_default().provider,
+            Some(Provider::Uv)
+        );
+        let lock = EnvChoice::default().for_lock().unwrap();
+        assert_eq!(
+            (lock.provider, lock.no_env_lock),
+            (Some(Provider::Uv), true)
+        );
+        let with_file = EnvChoice {
+            env_lock: Some("l.toml".into()),
+            ..given
+        };
+        let e = with_file.for_lock().unwrap_err();
+        assert!(e.error.to_string().contains("--env-lock reads one"));
     }
 
     #[test]

@@ -1,17 +1,16 @@
-//! Arguments shared by several commands that reads a dataset (`validate`, `run`, `spec`, grading…):
-//! `--dataset --split --filter-swt --swt-filter-list --is-swt --offline --instance-ids`, and the
-//! one function that turns them into a [`LoadedDataset`]. Commands `#[command(flatten)]`
-//! [`DatasetArgs`] so the flags, their snake_case aliases and their behaviour are identical
-//! everywhere.
+//! The flag groups several commands flatten (the dataset, eval, spec-table, mirror, registry and
+//! environment groups), `run`'s `RunArgs`, and the loaders of the datasets and predictions they name.
 
 use std::path::PathBuf;
 
+use swtbench_app::envlock::EnvChoice;
 use swtbench_app::settings::{parse_count, parse_cpus, parse_positive, parse_seconds, parse_size};
 use swtbench_data::dataset::{LoadOptions, LoadedDataset};
 use swtbench_data::repo_files::RepoFiles;
 use swtbench_data::SwtFilter;
 use swtbench_extract::PatchType;
 use swtbench_plan::CacheLevel;
+use swtbench_spec::SpecTable;
 
 use crate::env_vars;
 use crate::error::CliError;
@@ -382,24 +381,33 @@ fn parse_provider(s: &str) -> Result<swtbench_spec::Provider, String> {
 }
 
 impl EnvProviderArgs {
-    /// The table with these flags applied (`swtbench_app::envlock::apply_env_choice`), its
-    /// warnings and notes printed.
-    pub fn apply(
-        &self,
-        table: swtbench_spec::SpecTable,
-        printer: &Printer,
-    ) -> Result<swtbench_spec::SpecTable, CliError> {
-        let choice = swtbench_app::envlock::EnvChoice {
+    /// These flags as given.
+    pub fn choice(&self) -> EnvChoice {
+        EnvChoice {
             provider: self.env_provider,
             python_image: self.python_image.clone(),
             env_lock: self.env_lock.clone(),
             no_env_lock: self.no_env_lock,
-        };
-        let mut notices = Vec::new();
-        let table = swtbench_app::envlock::apply_env_choice(table, &choice, &mut notices);
-        printer.notices(&notices);
-        Ok(table?)
+        }
     }
+
+    /// The table with these flags applied ([`apply_env_choice`]).
+    pub fn apply(&self, table: SpecTable, printer: &Printer) -> Result<SpecTable, CliError> {
+        apply_env_choice(table, &self.choice(), printer)
+    }
+}
+
+/// The table with `choice` applied (`swtbench_app::envlock::apply_env_choice`), its warnings
+/// and notes printed.
+pub fn apply_env_choice(
+    table: SpecTable,
+    choice: &EnvChoice,
+    printer: &Printer,
+) -> Result<SpecTable, CliError> {
+    let mut notices = Vec::new();
+    let table = swtbench_app::envlock::apply_env_choice(table, choice, &mut notices);
+    printer.notices(&notices);
+    Ok(table?)
 }
 
 /// `swtbench run`'s flags: what `run` evaluates and how. The cluster commands (`slurm submit`,

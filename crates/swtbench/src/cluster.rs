@@ -1,6 +1,5 @@
-//! What the cluster commands (`slurm submit`, `k8s manifest`) share: they take `swtbench run`'s
-//! flags as they were given, check them as `run` would, and repeat them in each shard's command
-//! with `--shard K/N` added. Their own flags are left out of that command.
+//! What the cluster commands (`slurm submit`, `k8s manifest`) share: `run`'s flags as given, checked
+//! as `run` checks them, without the cluster command's own flags.
 
 use clap::{Args, Command};
 use swtbench_app::shell::OwnFlag;

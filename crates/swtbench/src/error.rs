@@ -20,6 +20,23 @@ pub enum ExitCode {
 }
 
 impl ExitCode {
+    /// [`ExitCode::Partial`] when some item failed, else [`ExitCode::Success`].
+    pub fn partial_if(failed: bool) -> ExitCode {
+        match failed {
+            true => ExitCode::Partial,
+            false => ExitCode::Success,
+        }
+    }
+
+    /// The exit code of a command that went on after failed items (`images`, `clean`): 1 when
+    /// some failed, an environment error when one said the engine is gone.
+    pub fn of_failures(failures: &swtbench_app::error::Failures) -> CliResult {
+        match failures.engine_error() {
+            Some(e) => Err(e.into()),
+            None => Ok(ExitCode::partial_if(failures.count > 0)),
+        }
+    }
+
     pub fn as_i32(self) -> i32 {
         match self {
             ExitCode::Success => 0,

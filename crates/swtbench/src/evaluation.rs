@@ -1,7 +1,6 @@
-//! The front end of the evaluation pipeline ([`swtbench_app::evaluate`]), shared by `swtbench run`
-//! and `verify --reexecute`: the flags resolved, the plan shown (`--dry-run`) or followed with the
-//! progress display and the `--events` file, then what the run says; `--repeat`'s loop is
-//! `swtbench_app::repeat::repeat_rest`.
+//! The front end of [`swtbench_app::evaluate`], shared by `run` and `verify --reexecute`: the plan
+//! shown (`--dry-run`) or followed with the progress display and the `--events` file, then what the
+//! run says and its exit code; `--repeat`'s loop is `swtbench_app::repeat::repeat_rest`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -77,10 +76,9 @@ pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
             if let Some(e) = done.aborted(&args.run_id) {
                 return Err(e.into());
             }
-            match (done.output.cancelled.is_some(), done.has_failures()) {
-                (true, _) => ExitCode::Interrupted,
-                (false, true) => ExitCode::Partial,
-                (false, false) => ExitCode::Success,
+            match done.output.cancelled {
+                Some(_) => ExitCode::Interrupted,
+                None => ExitCode::partial_if(done.has_failures()),
             }
         }
     };

@@ -1,6 +1,5 @@
-//! `swtbench datasets`: list the dataset aliases, their SWT filter lists and the embedded
-//! offline copies (stdout; `--json` for machines). The listing is
-//! `swtbench_app::dataset::catalog`.
+//! `swtbench datasets`: the dataset aliases, their SWT filter lists and the embedded copies
+//! (`swtbench_app::dataset::catalog`).
 
 use swtbench_app::dataset::catalog::{catalog_json, catalog_text};
 

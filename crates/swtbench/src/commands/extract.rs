@@ -1,18 +1,5 @@
-//! `swtbench extract`: turn raw model outputs into git diffs without running anything, for
-//! debugging `--patch-types`. Base files come from `--repo-mirror`; results are written as
-//! `<output-dir>/<instance>/{raw_model_patch.txt,extracted_patch.diff,extraction.json}` (the
-//! layout of a run's log directory, with the same cache: an unchanged answer is not extracted
-//! again). stdout gets one tab-separated line per instance: id, the patch type used (`partial`
-//! when every type failed but parity-style attempts kept edits, whose diff `run` applies;
-//! `failed` when there is no patch), and the reasons of the failed attempts.
-//!
-//! The custom type needs `--python`: that interpreter *parses* (never runs) the model's code on
-//! the host, so this is for outputs one trusts; `swtbench run` does it inside the containers.
-//!
-//! The extraction loop is `swtbench_app::extract`; this module parses the flags and prints.
-//!
-//! Exit codes: 0 every instance has a patch (`partial` ones included); 1 some do not; 2 unusable
-//! input.
+//! `swtbench extract`: raw model outputs into git diffs (`--patch-types`) without running anything
+//! ([`swtbench_app::extract`]; the output and exit codes are in docs/usage.md).
 
 use std::path::PathBuf;
 
@@ -83,9 +70,5 @@ pub fn run(args: ExtractArgs, printer: &Printer) -> CliResult {
         summary.failed,
         args.output_dir.display()
     ));
-    Ok(if summary.failed == 0 {
-        ExitCode::Success
-    } else {
-        ExitCode::Partial
-    })
+    Ok(ExitCode::partial_if(summary.failed > 0))
 }

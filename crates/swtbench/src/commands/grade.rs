@@ -1,7 +1,5 @@
-//! `swtbench grade`: re-grade a run from the logs it left in the original's layout (§4.8), without
-//! containers, through [`swtbench_app::grade::regrade`]: each instance's `report.json` (only the
-//! missing ones unless `--rewrite`) and the run report `evaluation_results/<model>.<run_id>.json`.
-//! This file is the command line, the summary printed and the exit code.
+//! `swtbench grade`: re-grade a run from its logs without containers
+//! ([`swtbench_app::grade::regrade`]).
 
 use std::path::PathBuf;
 
@@ -118,9 +116,5 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
     printer.notices(&notices);
     let graded = graded?;
     printer.lines(&graded.lines(args.strict_results, args.predictions.is_some()));
-    Ok(if graded.report.error_ids.is_empty() {
-        ExitCode::Success
-    } else {
-        ExitCode::Partial
-    })
+    Ok(ExitCode::partial_if(!graded.report.error_ids.is_empty()))
 }

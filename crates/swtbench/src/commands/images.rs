@@ -1,6 +1,4 @@
-//! `swtbench images build|list|rm`: pre-building the images of a dataset selection, and
-//! housekeeping of the images swtbench made. The work is [`swtbench_app::images`]; this parses
-//! the arguments and prints the results.
+//! `swtbench images build|list|rm|check|push|pull`; the work is [`swtbench_app::images`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -185,13 +183,7 @@ fn sinks(events: Option<&Path>, printer: &Printer) -> swtbench_app::Result<Arc<d
 fn print(outcome: app::Outcome, printer: &Printer) -> CliResult {
     printer.lines(&outcome.lines);
     printer.info(&outcome.summary);
-    if let Some(e) = outcome.failures.engine_error() {
-        return Err(e.into());
-    }
-    Ok(match outcome.failures.count {
-        0 => ExitCode::Success,
-        _ => ExitCode::Partial,
-    })
+    ExitCode::of_failures(&outcome.failures)
 }
 
 /// The selected instances' images up to `--level`.

@@ -1,8 +1,5 @@
-//! `swtbench k8s manifest`: an evaluation as Kubernetes objects (see [`swtbench_app::k8s`]): an
-//! Indexed Job whose pods run `swtbench run <run flags> --shard K/N` and a merge Job that waits
-//! for it and runs `--merge`. It takes `swtbench run`'s flags as they are, checks them as `run`
-//! does (without reading the dataset or predictions: their paths are the pods' paths on the
-//! volume), and prints the objects (or writes them to `--out`); `kubectl apply -f` submits them.
+//! `swtbench k8s manifest`: an evaluation as Kubernetes objects ([`swtbench_app::k8s`]), printed
+//! or written to `--out`; the run flags are checked as `run` checks them (docs/distributed.md).
 
 use std::path::PathBuf;
 

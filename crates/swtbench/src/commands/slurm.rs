@@ -1,6 +1,5 @@
-//! `swtbench slurm submit|status`: an evaluation as a Slurm array job of `--shard`s plus a merge
-//! job (see [`swtbench_app::slurm`]). `submit` takes `swtbench run`'s flags as they are and checks
-//! them as `run` does (dataset and predictions included) before anything is submitted.
+//! `swtbench slurm submit|status`: an evaluation as a Slurm array job of `--shard`s and a merge job
+//! ([`swtbench_app::slurm`]); the run flags, dataset and predictions are checked first.
 
 use std::path::PathBuf;
 

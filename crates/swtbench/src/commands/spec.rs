@@ -1,12 +1,5 @@
-//! `swtbench spec`: render, for each selected instance, everything its evaluation needs (the three
-//! Dockerfiles, `setup_env.sh`, `setup_repo.sh`, the six eval scripts, the image keys and the gold
-//! test directives) into `OUT/<instance_id>/`, without building or running anything.
-//!
-//! Requirement and environment files are read from `--repo-mirror` bare repositories, else from
-//! GitHub raw through the download cache. An instance that cannot be rendered gets
-//! `OUT/<instance_id>/error.txt` with the reason; the others are still rendered and the command
-//! exits with 1. The rendering is `swtbench_app::spec`; this module parses the flags, resolves
-//! them and prints.
+//! `swtbench spec`: render each selected instance's Dockerfiles, scripts and image keys into
+//! `OUT/<instance_id>/` without building or running anything ([`swtbench_app::spec`]).
 
 use std::path::PathBuf;
 
@@ -88,9 +81,5 @@ pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
         &mut |event| printer.lines(&event.lines()),
     )?;
     printer.info(&summary.text(&args.out));
-    Ok(if summary.failed > 0 {
-        ExitCode::Partial
-    } else {
-        ExitCode::Success
-    })
+    Ok(ExitCode::partial_if(summary.failed > 0))
 }

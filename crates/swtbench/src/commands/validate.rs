@@ -1,14 +1,5 @@
-//! `swtbench validate`: load and check a dataset and predictions, print a summary.
-//!
-//! Checks: every row is a valid instance (required fields, test lists, `<patch>` wrapping), ids
-//! are unique, each (repo, version) is in the spec table, the gold patches parse as unified diffs,
-//! and the predictions file parses and matches the dataset (its model name can name the run's
-//! directories; with `--run-id`, the run id too, as `swtbench run` checks them). The summary goes to stdout (text or
-//! `--json`); problems and warnings go to stderr. The checks and the summary are
-//! `swtbench_app::validate`; this module loads the inputs and prints.
-//!
-//! Exit codes: 0 no problems; 1 problems found (or warnings with `--strict`); 2 unusable input
-//! (unreadable dataset or predictions file, unknown `--instance-ids`).
+//! `swtbench validate`: load and check a dataset and predictions, print a summary
+//! ([`swtbench_app::validate`]; the checks and exit codes are in docs/usage.md).
 
 use std::path::PathBuf;
 
@@ -77,9 +68,5 @@ pub fn run(args: ValidateArgs, printer: &Printer) -> CliResult {
         printer.data(&validation.summary_text());
     }
 
-    Ok(if validation.passed(args.strict) {
-        ExitCode::Success
-    } else {
-        ExitCode::Partial
-    })
+    Ok(ExitCode::partial_if(!validation.passed(args.strict)))
 }

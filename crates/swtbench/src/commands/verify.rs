@@ -1,7 +1,5 @@
-//! `swtbench verify RUN_DIR`: checks a finished run without containers and without writing
-//! anything, through [`swtbench_app::grade::verify`]: every output against its key file, every
-//! `report.json` against the grade of its outputs now, and the integrity of the logs
-//! (docs/integrity.md). Exit code 0 when everything agrees and nothing is suspicious, else 1.
+//! `swtbench verify RUN_DIR`: checks a finished run without containers or writing
+//! ([`swtbench_app::grade::verify`]) and, with `--reexecute K`, evaluates a sample again.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -105,23 +103,19 @@ pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
     printer.lines(&v.lines());
     let mut clean = v.is_clean();
     if let Some(k) = args.reexecute {
-        let model = match (&model, &predictions) {
-            (Some(m), _) => m.clone(),
-            (None, Some(p)) => p.model.clone(),
-            (None, None) => only_model(&run_dir)?,
-        };
-        let ids: Vec<String> = dataset
-            .instances
-            .iter()
-            .map(|i| i.instance_id.to_string())
-            .collect();
-        clean &= reexecute(&args, &run_dir, &run_id, &model, &ids, k, printer)?;
+        // Without --model, the predictions name it.
+        let model = model.or(predictions.map(|p| p.model)).unwrap_or_default();
+        clean &= reexecute(
+            &args,
+            &run_dir,
+            &run_id,
+            &model,
+            &dataset.instances,
+            k,
+            printer,
+        )?;
     }
-    Ok(if clean {
-        ExitCode::Success
-    } else {
-        ExitCode::Partial
-    })
+    Ok(ExitCode::partial_if(!clean))
 }
 
 /// `--reexecute K`: a fresh evaluation of a sample of the run's graded instances (in-process,
@@ -131,11 +125,11 @@ fn reexecute(
     run_dir: &Path,
     run_id: &str,
     model: &str,
-    dataset_ids: &[String],
+    instances: &[swtbench_core::Instance],
     k: usize,
     printer: &Printer,
 ) -> Result<bool, CliError> {
-    let Some(re) = reexecute::prepare(run_dir, run_id, model, dataset_ids, k)? else {
+    let Some(re) = reexecute::prepare(run_dir, run_id, model, instances, k)? else {
         printer.warn("--reexecute: no graded instance to run again");
         return Ok(true);
     };
