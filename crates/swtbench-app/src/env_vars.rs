@@ -107,6 +107,14 @@ pub fn build_network(
     swtbench_backend::BuildNetwork::from_vars(ca_bundle, var)
 }
 
+/// [`build_network`], a CA bundle that cannot be read being an input error (`--ca-bundle`).
+pub fn checked_build_network(
+    ca_bundle: Option<&std::path::Path>,
+) -> crate::Result<swtbench_backend::BuildNetwork> {
+    build_network(ca_bundle)
+        .map_err(|e| crate::Error::input(e).with_hint("--ca-bundle must name a readable file"))
+}
+
 /// The HTTP client settings of downloads (datasets, requirement files): the defaults, with the CA
 /// bundle `$SSL_CERT_FILE` names when it is set (else the system's bundle).
 pub fn http_config() -> swtbench_data::http::HttpConfig {

@@ -252,8 +252,7 @@ pub fn lock_to_file(
             "no instances selected: nothing to lock"
         )));
     }
-    let network = crate::env_vars::build_network(request.ca_bundle)
-        .map_err(|e| Error::input(e).with_hint("--ca-bundle must name a readable file"))?;
+    let network = crate::env_vars::checked_build_network(request.ca_bundle)?;
     let settings = LockSettings {
         network,
         timeout: request.timeout,

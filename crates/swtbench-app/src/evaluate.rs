@@ -115,6 +115,13 @@ impl EngineUse {
     }
 }
 
+/// What `run --build-mode` says: the original's flag is accepted and ignored.
+pub fn build_mode_note(mode: &str) -> String {
+    format!(
+        "note: --build-mode {mode} is accepted for compatibility and ignored (images are built through the engine's API)"
+    )
+}
+
 /// What a run killed by a second Ctrl-C says.
 pub const KILLED: &str = "killed: containers removed, no reports written";
 

@@ -756,15 +756,22 @@ pub fn removal_summary(found: usize, dry_run: bool, failed: usize) -> String {
 pub type Specs = Vec<(String, std::result::Result<ExecSpec, SpecError>)>;
 
 /// The specs of `shard` (`images build --shard K/N`): instances that share an env image in one
-/// part (see `crate::shards::image_shard`); and how many there were.
-pub fn shard_specs(specs: Specs, shard: swtbench_plan::settings::Shard) -> (Specs, usize) {
+/// part (see `crate::shards::image_shard`); and the line saying how many of how many.
+pub fn shard_specs(specs: Specs, shard: swtbench_plan::settings::Shard) -> (Specs, Line) {
     let keys: Vec<(&str, Option<&str>)> = specs
         .iter()
         .map(|(id, s)| (id.as_str(), s.as_ref().ok().map(|s| s.keys.env.as_str())))
         .collect();
-    let mine = crate::shards::image_shard(&keys, shard);
-    let of = specs.len();
-    (mine.into_iter().map(|i| specs[i].clone()).collect(), of)
+    let mine: Specs = crate::shards::image_shard(&keys, shard)
+        .into_iter()
+        .map(|i| specs[i].clone())
+        .collect();
+    let line = format!(
+        "shard {shard}: {} of {} instance(s)",
+        mine.len(),
+        specs.len()
+    );
+    (mine, Line::Info(line))
 }
 
 /// What `images check` prints: a row (or a JSON object) per image, the counts by action.

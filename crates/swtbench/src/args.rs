@@ -106,10 +106,8 @@ impl DatasetArgs {
     /// (what `run`, `spec` and grading commands want).
     pub fn load_valid(&self, printer: &Printer) -> Result<LoadedDataset, CliError> {
         let loaded = self.load(printer)?;
-        if !loaded.problems.is_empty() {
-            for p in loaded.problems.iter().take(20) {
-                printer.warn(&p.to_string());
-            }
+        for p in loaded.problems.iter().take(20) {
+            printer.warn(&p.to_string());
         }
         Ok(loaded
             .into_valid()
@@ -257,19 +255,10 @@ impl EvalArgs {
     }
 }
 
-/// `--spec-table` (with its snake_case alias) of `run` and `spec`, which apply the file over the
-/// embedded table.
+/// `--spec-table` (with its snake_case alias) of `run`, `spec` and the `images` commands.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct SpecTableArgs {
     /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
-    #[arg(long, alias = "spec_table", value_name = "FILE")]
-    pub spec_table: Option<PathBuf>,
-}
-
-/// `--spec-table` (with its snake_case alias) of the `images` commands.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct ImagesSpecTableArgs {
-    /// Extra spec table entries (TOML, or JSON for *.json).
     #[arg(long, alias = "spec_table", value_name = "FILE")]
     pub spec_table: Option<PathBuf>,
 }
@@ -292,7 +281,7 @@ macro_rules! spec_table_load {
         }
     )*};
 }
-spec_table_load!(SpecTableArgs, ImagesSpecTableArgs, EnvsSpecTableArgs);
+spec_table_load!(SpecTableArgs, EnvsSpecTableArgs);
 
 /// `--repo-mirror` of `run`, `images build|check|push|pull`, `spec` and `extract`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -351,7 +340,7 @@ pub struct EnvProviderArgs {
     /// Build every (repo, version) environment with this provider instead of the table's:
     /// conda, venv or uv (uv from PyPI on a Python image, with the instance's frozen SWE-bench
     /// pins; see docs/environments.md).
-    #[arg(long, value_name = "conda|venv|uv", value_parser = parse_provider)]
+    #[arg(long, value_name = "conda|venv|uv", value_parser = swtbench_app::settings::parse_provider)]
     pub env_provider: Option<swtbench_spec::Provider>,
 
     /// The Python image uv environments build on, `{version}` standing for the entry's Python
@@ -373,11 +362,6 @@ pub struct EnvProviderArgs {
     /// packages from the index as it is today.
     #[arg(long)]
     pub no_env_lock: bool,
-}
-
-fn parse_provider(s: &str) -> Result<swtbench_spec::Provider, String> {
-    swtbench_spec::Provider::parse(s)
-        .ok_or_else(|| format!("unknown provider {s:?} (conda, venv or uv)"))
 }
 
 impl EnvProviderArgs {
@@ -406,7 +390,7 @@ pub fn apply_env_choice(
 ) -> Result<SpecTable, CliError> {
     let mut notices = Vec::new();
     let table = swtbench_app::envlock::apply_env_choice(table, choice, &mut notices);
-    printer.notices(&notices);
+    printer.lines(&notices);
     Ok(table?)
 }
 

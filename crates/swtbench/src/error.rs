@@ -56,21 +56,6 @@ pub struct CliError {
     pub hint: Option<String>,
 }
 
-impl CliError {
-    pub fn input(error: impl Into<anyhow::Error>) -> Self {
-        CliError {
-            code: ExitCode::Input,
-            error: error.into(),
-            hint: None,
-        }
-    }
-
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
-        self
-    }
-}
-
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "error: {}", self.error)?;
@@ -108,7 +93,8 @@ mod tests {
     #[test]
     fn renders_chain_and_hint() {
         let e: anyhow::Result<()> = Err(anyhow::anyhow!("root cause")).context("loading x");
-        let err = CliError::input(e.expect_err("an error")).with_hint("check x");
+        let e = swtbench_app::Error::input(e.expect_err("an error")).with_hint("check x");
+        let err = CliError::from(e);
         assert_eq!(
             err.to_string(),
             "error: loading x\n  caused by: root cause\nhint: check x"

@@ -26,9 +26,7 @@ pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
     // the engine's host once it is reached.
     settings_from(args, &HostFacts::default())?;
     if let Some(mode) = &args.build_mode {
-        printer.info(&format!(
-            "note: --build-mode {mode} is accepted for compatibility and ignored (images are built through the engine's API)"
-        ));
+        printer.info(&evaluate::build_mode_note(mode));
     }
     if let Err(w) = evaluate::raise_open_file_limit(args.open_file_limit) {
         printer.warn(&w.to_string());

@@ -54,9 +54,7 @@ pub fn run(args: ExtractArgs, printer: &Printer) -> CliResult {
     settings.check_repo_mirror()?;
     let dataset = args.dataset.load(printer)?;
     let predictions = load_predictions(&args.predictions, &dataset, printer)?;
-    if settings.custom_without_python() {
-        printer.warn("the custom type needs --python here; it will fail for every instance");
-    }
+    printer.lines(&Vec::from_iter(settings.python_warning()));
 
     let summary = extract_predictions(
         &settings,
@@ -64,11 +62,6 @@ pub fn run(args: ExtractArgs, printer: &Printer) -> CliResult {
         &predictions,
         &mut |id, outcome| printer.lines(&outcome.lines(id, args.json)),
     )?;
-    printer.info(&format!(
-        "{} extracted, {} failed; written under {}",
-        summary.ok,
-        summary.failed,
-        args.output_dir.display()
-    ));
+    printer.info(&summary.line(&args.output_dir));
     Ok(ExitCode::partial_if(summary.failed > 0))
 }

@@ -86,14 +86,14 @@ pub struct GradeArgs {
 pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
     let table = load_spec_table(args.spec_table.as_deref())?;
     let dataset = args.dataset.load_valid(printer)?;
-    let predictions = match &args.predictions {
-        Some(p) => Some(load_predictions(p, &dataset, printer)?),
-        None => None,
-    };
-    let flaky = match &args.flaky_list {
-        Some(p) => Some(swtbench_app::settings::read_flaky_list(p)?),
-        None => None,
-    };
+    let predictions = args.predictions.as_deref();
+    let predictions = predictions
+        .map(|p| load_predictions(p, &dataset, printer))
+        .transpose()?;
+    let flaky = args.flaky_list.as_deref();
+    let flaky = flaky
+        .map(swtbench_app::settings::read_flaky_list)
+        .transpose()?;
     let settings = GradeSettings {
         dataset: &dataset,
         predictions: predictions.as_ref(),
@@ -113,7 +113,7 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
     };
     let mut notices = Vec::new();
     let graded = regrade(&settings, &mut notices);
-    printer.notices(&notices);
+    printer.lines(&notices);
     let graded = graded?;
     printer.lines(&graded.lines(args.strict_results, args.predictions.is_some()));
     Ok(ExitCode::partial_if(!graded.report.error_ids.is_empty()))

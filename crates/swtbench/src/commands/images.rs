@@ -57,7 +57,7 @@ pub struct TransferArgs {
     pub mirror: RepoMirrorArgs,
 
     #[command(flatten)]
-    pub table: crate::args::ImagesSpecTableArgs,
+    pub table: crate::args::SpecTableArgs,
 
     /// One JSON object per line on stdout (check) instead of a table.
     #[arg(long)]
@@ -95,7 +95,7 @@ pub struct BuildArgs {
     pub mirror: RepoMirrorArgs,
 
     #[command(flatten)]
-    pub table: crate::args::ImagesSpecTableArgs,
+    pub table: crate::args::SpecTableArgs,
 
     #[command(flatten)]
     pub env_provider: crate::args::EnvProviderArgs,
@@ -125,7 +125,7 @@ pub struct BuildArgs {
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
     /// Only images of this kind: base, env or instance.
-    #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+    #[arg(long, value_name = "KIND", value_parser = swtbench_app::settings::parse_image_kind)]
     pub kind: Option<ImageKind>,
 
     /// One JSON object per line on stdout instead of a table.
@@ -136,7 +136,7 @@ pub struct ListArgs {
 #[derive(Debug, clap::Args)]
 pub struct RmArgs {
     /// Remove images of these kinds (base, env, instance).
-    #[arg(long, value_name = "KIND", value_parser = parse_kind, num_args = 1..)]
+    #[arg(long, value_name = "KIND", value_parser = swtbench_app::settings::parse_image_kind, num_args = 1..)]
     pub kind: Vec<ImageKind>,
 
     /// Remove the temporary images of this run id (images above its cache level).
@@ -154,10 +154,6 @@ pub struct RmArgs {
     /// Only list what would be removed.
     #[arg(long)]
     pub dry_run: bool,
-}
-
-fn parse_kind(s: &str) -> Result<ImageKind, String> {
-    app::parse_kind(s).ok_or_else(|| format!("unknown image kind {s:?} (base, env or instance)"))
 }
 
 pub fn run(args: ImagesArgs, printer: &Printer) -> CliResult {
@@ -238,8 +234,7 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
     let table = args.env_provider.apply(table, printer)?;
     let files = args.mirror.files(args.dataset.is_offline())?;
     let dataset = args.dataset.load_valid(printer)?;
-    let network = swtbench_app::env_vars::build_network(args.ca_bundle.as_deref())
-        .map_err(|e| CliError::input(e).with_hint("--ca-bundle must name a readable file"))?;
+    let network = swtbench_app::env_vars::checked_build_network(args.ca_bundle.as_deref())?;
     let options = BuildOptions {
         level: args.level,
         build_workers: args.build_workers,
@@ -252,12 +247,9 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
     };
     let mut specs = app::render_specs(&dataset.instances, &table, &files);
     if let Some(shard) = args.shard {
-        let of;
-        (specs, of) = app::shard_specs(specs, shard);
-        printer.info(&format!(
-            "shard {shard}: {} of {of} instance(s)",
-            specs.len()
-        ));
+        let line;
+        (specs, line) = app::shard_specs(specs, shard);
+        printer.lines(&[line]);
     }
     let sink = sinks(args.events.as_deref(), printer)?;
     print(

@@ -130,12 +130,6 @@ fn submit(args: SubmitArgs, printer: &Printer) -> CliResult {
 
 fn status(args: StatusArgs, printer: &Printer) -> CliResult {
     let status = slurm::run_status(&args.output_dir, &args.run_id)?;
-    if let Some(e) = &status.scheduler_error {
-        printer.warn(&format!("{e}; showing the output tree only"));
-    }
-    printer.data(&match args.json {
-        true => status.to_json(),
-        false => status.to_text(),
-    });
+    printer.lines(&status.lines(args.json));
     Ok(ExitCode::Success)
 }

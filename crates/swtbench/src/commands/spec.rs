@@ -33,7 +33,7 @@ pub struct SpecArgs {
     pub env_provider: crate::args::EnvProviderArgs,
 
     /// Render for this host architecture instead of this machine's (x86_64 or arm64).
-    #[arg(long, value_name = "ARCH", value_parser = parse_arch)]
+    #[arg(long, value_name = "ARCH", value_parser = swtbench_app::settings::parse_arch)]
     pub arch: Option<Arch>,
 
     /// Leave out the per-run re-install of the repository from the eval scripts.
@@ -43,10 +43,6 @@ pub struct SpecArgs {
     /// Output directory; each instance is written to OUT/<instance_id>/.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-}
-
-fn parse_arch(s: &str) -> Result<Arch, String> {
-    Arch::parse(s).ok_or_else(|| format!("unknown architecture {s:?} (x86_64 or arm64)"))
 }
 
 pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
@@ -60,12 +56,9 @@ pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
     let dataset = args.dataset.load_valid(printer)?;
     let spec = args.predictions.as_deref().unwrap_or("gold");
     let predictions = load_predictions(spec, &dataset, printer)?;
-    if !predictions.missing.is_empty() {
-        printer.warn(&format!(
-            "{} selected instance(s) have no prediction and are not rendered",
-            predictions.missing.len()
-        ));
-    }
+    printer.lines(&Vec::from_iter(swtbench_app::spec::missing_warning(
+        &predictions,
+    )));
 
     let settings = RenderSettings {
         host,

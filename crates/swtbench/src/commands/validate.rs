@@ -51,10 +51,7 @@ pub fn run(args: ValidateArgs, printer: &Printer) -> CliResult {
         Some(p) => Some(swtbench_app::inputs::load_predictions_for(p, &dataset)?),
     };
     if let Some(run_id) = &args.run_id {
-        swtbench_app::evaluate::check_run_id(run_id)?;
-        if let Some(p) = &predictions {
-            swtbench_app::evaluate::check_report_name(&p.model, run_id)?;
-        }
+        swtbench_app::validate::check_run(run_id, predictions.as_ref())?;
     }
     let validation = Validation {
         dataset,
@@ -62,11 +59,7 @@ pub fn run(args: ValidateArgs, printer: &Printer) -> CliResult {
     };
 
     printer.lines(&validation.warnings());
-    if args.json {
-        printer.data(&serde_json::to_string_pretty(&validation.summary_json()).unwrap_or_default());
-    } else {
-        printer.data(&validation.summary_text());
-    }
+    printer.data(&validation.summary(args.json));
 
     Ok(ExitCode::partial_if(!validation.passed(args.strict)))
 }

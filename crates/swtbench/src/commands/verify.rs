@@ -70,10 +70,10 @@ pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
     let (run_dir, run_id, logs_root) = reexecute::run_dir_parts(&args.run_dir)?;
     let table = load_spec_table(args.spec_table.as_deref())?;
     let dataset = args.dataset.load_valid(printer)?;
-    let predictions = match &args.predictions {
-        Some(p) => Some(load_predictions(p, &dataset, printer)?),
-        None => None,
-    };
+    let predictions = args.predictions.as_deref();
+    let predictions = predictions
+        .map(|p| load_predictions(p, &dataset, printer))
+        .transpose()?;
     let model = match (&args.model, &predictions) {
         (Some(m), _) => Some(m.clone()),
         (None, Some(_)) => None,
@@ -98,7 +98,7 @@ pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
     };
     let mut notices = Vec::new();
     let verified = verify(&settings, &mut notices);
-    printer.notices(&notices);
+    printer.lines(&notices);
     let v = verified?;
     printer.lines(&v.lines());
     let mut clean = v.is_clean();
