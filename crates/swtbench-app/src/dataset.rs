@@ -35,6 +35,7 @@ use swtbench_textgen::row::{text_row, Row};
 use swtbench_textgen::swt::{swt_row, SwtMode, SwtTemplate};
 use swtbench_textgen::tokens::Cl100k;
 
+use crate::lines::Line;
 use crate::{Error, Result};
 use output::RowOutput;
 
@@ -46,11 +47,15 @@ pub enum RowEvent<'a> {
     /// `build`: instances to do that have no line in the retrieval file (their text gets no code
     /// files).
     NoHits { ids: &'a [&'a str] },
-    /// `swt`: the input has `rows` rows, the SWT filter removes `removed`, `todo` are converted.
+    /// `swt`: the input has `rows` rows, the SWT filter removes `removed`, `todo` are converted
+    /// (in `mode`, with the template from `template`).
     SwtPlan {
+        input: &'a Path,
         rows: usize,
         removed: usize,
         todo: usize,
+        mode: &'a str,
+        template: &'a str,
     },
     /// The `n`th of `total` items is in the output; `note` says what it holds.
     Done {
@@ -69,32 +74,37 @@ pub enum RowEvent<'a> {
 }
 
 impl RowEvent<'_> {
-    /// The progress line of the event, and whether it is a warning (`None`: nothing to say).
-    /// `out` is the output file, `hits` the retrieval file of `build`.
-    pub fn message(&self, out: &Path, hits: Option<&Path>) -> Option<(bool, String)> {
+    /// The progress line of the event (`None`: nothing to say). `out` is the output file,
+    /// `hits` the retrieval file of `build`.
+    pub fn line(&self, out: &Path, hits: Option<&Path>) -> Option<Line> {
         match self {
             RowEvent::Resumed { total, todo } => (todo < total).then(|| {
                 let done = total - todo;
-                (
-                    false,
-                    format!(
-                        "{}: {done} of {total} instances already done, {todo} to go",
-                        out.display()
-                    ),
-                )
+                Line::Info(format!(
+                    "{}: {done} of {total} instances already done, {todo} to go",
+                    out.display()
+                ))
             }),
-            RowEvent::NoHits { ids } => Some((
-                true,
-                format!(
-                    "{} instance(s) have no line in {}; their text gets no code files: {}",
-                    ids.len(),
-                    hits.map(|h| h.display().to_string()).unwrap_or_default(),
-                    preview(ids)
-                ),
-            )),
-            RowEvent::SwtPlan { .. } => None,
+            RowEvent::NoHits { ids } => Some(Line::Warn(format!(
+                "{} instance(s) have no line in {}; their text gets no code files: {}",
+                ids.len(),
+                hits.map(|h| h.display().to_string()).unwrap_or_default(),
+                preview(ids)
+            ))),
+            RowEvent::SwtPlan {
+                input,
+                rows,
+                removed,
+                todo,
+                mode,
+                template,
+            } => Some(Line::Info(format!(
+                "{}: {rows} rows, {removed} removed by the SWT filter, {todo} to convert ({mode} \
+                 mode, template {template})",
+                input.display(),
+            ))),
             RowEvent::Done { n, total, id, note } => {
-                Some((false, format!("[{n}/{total}] {id}: {note}")))
+                Some(Line::Info(format!("[{n}/{total}] {id}: {note}")))
             }
             RowEvent::Failed {
                 n,
@@ -103,7 +113,10 @@ impl RowEvent<'_> {
                 error,
             } => {
                 let chain: Vec<String> = error.chain().map(|c| c.to_string()).collect();
-                Some((true, format!("[{n}/{total}] {id}: {}", chain.join(": "))))
+                Some(Line::Warn(format!(
+                    "[{n}/{total}] {id}: {}",
+                    chain.join(": ")
+                )))
             }
         }
     }
@@ -647,9 +660,12 @@ pub fn swt(
         .filter(|r| !out.done.contains(&row_id(r)))
         .collect();
     on_event(RowEvent::SwtPlan {
+        input: &settings.input,
         rows: rows.len(),
         removed: rows.iter().filter(|r| dropped.contains(&row_id(r))).count(),
         todo: todo.len(),
+        mode: settings.mode.name(),
+        template: input.template.origin(),
     });
     let mut progress = Progress::new(on_event, todo.len());
     for row in &todo {

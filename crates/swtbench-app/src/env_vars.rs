@@ -79,12 +79,40 @@ pub fn cache_env() -> crate::tables::CacheEnv {
     }
 }
 
+/// The source of requirement files: `mirror`, else GitHub raw (or `$SWTBENCH_GITHUB_RAW`) through
+/// the download cache (see [`crate::tables::repo_files`]).
+pub fn repo_files(
+    mirror: Option<&std::path::Path>,
+    offline: bool,
+) -> crate::Result<swtbench_data::repo_files::RepoFiles> {
+    crate::tables::repo_files(&crate::tables::RepoFilesSettings {
+        mirror: mirror.map(std::path::Path::to_path_buf),
+        offline,
+        cache_dir: crate::tables::github_raw_cache_dir(&cache_env()),
+        raw_base: var(SWTBENCH_GITHUB_RAW),
+    })
+}
+
+/// The local record of pulled images, under the cache directory (see
+/// [`crate::registry::pulls_path`]).
+pub fn pulls_path() -> std::path::PathBuf {
+    crate::registry::pulls_path(&cache_env())
+}
+
 /// The build network of image builds: the CA bundle (`ca_bundle`, else `$SSL_CERT_FILE` when it
 /// names a file) and the proxy variables (see `swtbench_backend::BuildNetwork::from_vars`).
 pub fn build_network(
     ca_bundle: Option<&std::path::Path>,
 ) -> Result<swtbench_backend::BuildNetwork, swtbench_backend::BackendError> {
     swtbench_backend::BuildNetwork::from_vars(ca_bundle, var)
+}
+
+/// [`build_network`], a CA bundle that cannot be read being an input error (`--ca-bundle`).
+pub fn checked_build_network(
+    ca_bundle: Option<&std::path::Path>,
+) -> crate::Result<swtbench_backend::BuildNetwork> {
+    build_network(ca_bundle)
+        .map_err(|e| crate::Error::input(e).with_hint("--ca-bundle must name a readable file"))
 }
 
 /// The HTTP client settings of downloads (datasets, requirement files): the defaults, with the CA

@@ -35,6 +35,29 @@ pub struct EnvChoice {
     pub build_files: Option<std::path::PathBuf>,
 }
 
+impl EnvChoice {
+    /// `envs show`'s choice: uv unless a provider is given.
+    pub fn uv_by_default(mut self) -> EnvChoice {
+        self.provider.get_or_insert(swtbench_spec::Provider::Uv);
+        self
+    }
+
+    /// `envs lock`'s choice: uv unless a provider is given, and no lock (a lock is written from
+    /// the environments as they are without one); `--env-lock` is refused.
+    pub fn for_lock(self) -> Result<EnvChoice> {
+        if self.env_lock.is_some() {
+            return Err(Error::input(anyhow!(
+                "envs lock writes a lock file; --env-lock reads one"
+            ))
+            .with_hint("give the file to write with --output"));
+        }
+        Ok(EnvChoice {
+            no_env_lock: true,
+            ..self.uv_by_default()
+        })
+    }
+}
+
 /// The table with the provider applied (see `SpecTable::with_env_provider`; `--python-image`
 /// alone means uv), then the `--env-lock` file, or the lock compiled in unless
 /// `--no-env-lock`; the entries kept on their provider are named in one note.
@@ -261,8 +284,7 @@ pub fn lock_to_file(
             "no instances selected: nothing to lock"
         )));
     }
-    let network = crate::env_vars::build_network(request.ca_bundle)
-        .map_err(|e| Error::input(e).with_hint("--ca-bundle must name a readable file"))?;
+    let network = crate::env_vars::checked_build_network(request.ca_bundle)?;
     let settings = LockSettings {
         network,
         timeout: request.timeout,
@@ -509,6 +531,33 @@ pip_packages = ["pytest==8.3.3"]
             &settings(),
             &mut |_| {},
         ))
+    }
+
+    #[test]
+    fn envs_show_and_lock_default_to_uv_and_lock_refuses_a_lock_file() {
+        let given = EnvChoice {
+            provider: Some(Provider::Conda),
+            ..EnvChoice::default()
+        };
+        assert_eq!(
+            given.clone().uv_by_default().provider,
+            Some(Provider::Conda)
+        );
+        assert_eq!(
+            EnvChoice::default().uv_by_default().provider,
+            Some(Provider::Uv)
+        );
+        let lock = EnvChoice::default().for_lock().unwrap();
+        assert_eq!(
+            (lock.provider, lock.no_env_lock),
+            (Some(Provider::Uv), true)
+        );
+        let with_file = EnvChoice {
+            env_lock: Some("l.toml".into()),
+            ..given
+        };
+        let e = with_file.for_lock().unwrap_err();
+        assert!(e.error.to_string().contains("--env-lock reads one"));
     }
 
     #[test]

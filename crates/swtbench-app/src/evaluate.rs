@@ -27,6 +27,7 @@ use swtbench_runner::DiskOutputs;
 use swtbench_runner::{Cancel, Evaluation, RunOutput};
 use swtbench_spec::{Arch, ExecSpec, SpecTable};
 
+use crate::lines::Line;
 use crate::{benchmark, html_page};
 use crate::{Error, Result};
 
@@ -101,6 +102,28 @@ pub enum EngineUse {
     /// Never (grading the outputs already on disk).
     Never,
 }
+
+impl EngineUse {
+    /// What `run` needs: no engine when it only grades what is on disk (`--skip-eval`,
+    /// `--merge`: `grade_only`), one if reachable for a dry run, else one.
+    pub fn of(grade_only: bool, dry_run: bool) -> EngineUse {
+        match (grade_only, dry_run) {
+            (true, _) => EngineUse::Never,
+            (false, true) => EngineUse::IfReachable,
+            (false, false) => EngineUse::Required,
+        }
+    }
+}
+
+/// What `run --build-mode` says: the original's flag is accepted and ignored.
+pub fn build_mode_note(mode: &str) -> String {
+    format!(
+        "note: --build-mode {mode} is accepted for compatibility and ignored (images are built through the engine's API)"
+    )
+}
+
+/// What a run killed by a second Ctrl-C says.
+pub const KILLED: &str = "killed: containers removed, no reports written";
 
 /// Everything an evaluation is made of, resolved by the caller.
 #[derive(Debug)]
@@ -258,6 +281,26 @@ impl Evaluated {
         })
     }
 
+    /// What the end of a run says, in order: the gold run's notices, where the HTML page went (or
+    /// why not), the leaderboard table (data), the summary line, the suspicious instances and
+    /// where the run report is.
+    pub fn lines(&self, run_id: &str) -> Vec<Line> {
+        let mut lines: Vec<Line> = self.notices.iter().cloned().map(Line::from).collect();
+        match &self.html {
+            Some(Ok(html)) => lines.push(Line::Info(format!("HTML report: {}", html.display()))),
+            Some(Err(e)) => lines.push(Line::Warn(format!("the HTML report was not written: {e}"))),
+            None => {}
+        }
+        let table = leaderboard::render(&self.metrics, run_id, leaderboard::Format::Github, None);
+        lines.push(Line::Data(table));
+        lines.push(Line::Info(self.summary()));
+        lines.extend(self.suspicious_warning().map(Line::Warn));
+        if let Some(p) = &self.output.run_report_path {
+            lines.push(Line::Info(format!("run report: {}", p.display())));
+        }
+        lines
+    }
+
     /// The error of a run the engine stopped early (an environment failure), if it was.
     pub fn aborted(&self, run_id: &str) -> Option<Error> {
         let reason = self.output.aborted.as_ref()?;
@@ -283,6 +326,20 @@ pub enum Signal {
     Kill,
     /// Third: the caller should exit at once.
     Exit,
+}
+
+impl Signal {
+    /// What the caller says when it happens.
+    pub fn message(self) -> &'static str {
+        match self {
+            Signal::Interrupt => {
+                "interrupted: stopping containers and writing partial reports (Ctrl-C again to \
+                 skip the reports)"
+            }
+            Signal::Kill => "killing: removing containers now (Ctrl-C again to exit at once)",
+            Signal::Exit => "exiting; `swtbench clean --run-id <id>` removes what is left",
+        }
+    }
 }
 
 /// The bundle `--ca-in-tests` puts into test containers: `--ca-bundle`'s, else `$SSL_CERT_FILE`'s.
@@ -856,6 +913,14 @@ fn python_images_missing(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn run_needs_the_engine_unless_it_only_grades() {
+        assert_eq!(EngineUse::of(true, true), EngineUse::Never);
+        assert_eq!(EngineUse::of(true, false), EngineUse::Never);
+        assert_eq!(EngineUse::of(false, true), EngineUse::IfReachable);
+        assert_eq!(EngineUse::of(false, false), EngineUse::Required);
+    }
 
     #[test]
     fn run_ids_that_are_not_directory_names_or_collide_are_refused() {

@@ -67,6 +67,15 @@ impl ExtractSettings {
     pub fn custom_without_python(&self) -> bool {
         self.patch_types.contains(&PatchType::Custom) && self.python.is_none()
     }
+
+    /// The warning when the custom type cannot work ([`Self::custom_without_python`]).
+    pub fn python_warning(&self) -> Option<Line> {
+        self.custom_without_python().then(|| {
+            Line::Warn(
+                "the custom type needs --python here; it will fail for every instance".into(),
+            )
+        })
+    }
 }
 
 /// Why an instance has no source of base files.
@@ -195,6 +204,18 @@ impl InstanceExtraction {
 pub struct ExtractSummary {
     pub ok: usize,
     pub failed: usize,
+}
+
+impl ExtractSummary {
+    /// The last line of `extract`, which wrote under `output_dir`.
+    pub fn line(&self, output_dir: &std::path::Path) -> String {
+        format!(
+            "{} extracted, {} failed; written under {}",
+            self.ok,
+            self.failed,
+            output_dir.display()
+        )
+    }
 }
 
 /// Extracts the prediction of every instance that has one, in dataset order, reporting each to

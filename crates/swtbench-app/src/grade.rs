@@ -579,8 +579,14 @@ pub fn log_parser(parser: Option<Parser>, repo: Option<&str>, mode: ExecMode) ->
     }
 }
 
-/// A test log's bytes (a run's `test_output.txt`).
+/// A test log's bytes (a run's `test_output.txt`; `-`: stdin).
 pub fn read_log(path: &Path) -> Result<Vec<u8>> {
+    if path.as_os_str() == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
+            .map_err(|e| Error::input(anyhow!(e).context("reading the log from stdin")))?;
+        return Ok(buf);
+    }
     std::fs::read(path).map_err(|e| {
         Error::input(anyhow!("reading {}: {e}", path.display()))
             .with_hint("FILE is a run's test_output.txt (or - to read the log from stdin)")

@@ -132,6 +132,27 @@ impl Listed {
     }
 }
 
+/// What `images list` prints: a row (or, with `json`, a JSON object) per image, where it came
+/// from (`pulls`: [`crate::registry::read_pulls`]), and the count (not with `json`).
+pub fn list_lines(
+    images: &[ImageInfo],
+    pulls: &std::collections::BTreeMap<String, String>,
+    json: bool,
+) -> Vec<Line> {
+    let mut lines: Vec<Line> = images
+        .iter()
+        .map(|i| Listed::with_record(i, pulls))
+        .map(|l| match json {
+            true => Line::Data(serde_json::to_string(&l).unwrap_or_default()),
+            false => Line::Data(l.row()),
+        })
+        .collect();
+    if !json {
+        lines.push(Line::Info(format!("{} image(s)", images.len())));
+    }
+    lines
+}
+
 /// Which images `images rm` removes.
 #[derive(Debug, Clone)]
 pub enum Removal {
@@ -460,6 +481,22 @@ pub fn selected_images(
     (out, failed)
 }
 
+/// The images of `instances` up to `level` ([`selected_images`] of their [`render_specs`]), and
+/// a warning for each instance that could not be rendered.
+pub fn selection(
+    instances: &[Instance],
+    table: &SpecTable,
+    files: &dyn FileSource,
+    level: CacheLevel,
+) -> (Vec<SelectedImage>, Vec<Line>) {
+    let (images, failed) = selected_images(&render_specs(instances, table, files), level);
+    let warnings = failed
+        .into_iter()
+        .map(|(id, why)| Line::Warn(format!("{id}: {why}")))
+        .collect();
+    (images, warnings)
+}
+
 /// Where one image would come from (`images check`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Checked {
@@ -719,15 +756,22 @@ pub fn removal_summary(found: usize, dry_run: bool, failed: usize) -> String {
 pub type Specs = Vec<(String, std::result::Result<ExecSpec, SpecError>)>;
 
 /// The specs of `shard` (`images build --shard K/N`): instances that share an env image in one
-/// part (see `crate::shards::image_shard`); and how many there were.
-pub fn shard_specs(specs: Specs, shard: swtbench_plan::settings::Shard) -> (Specs, usize) {
+/// part (see `crate::shards::image_shard`); and the line saying how many of how many.
+pub fn shard_specs(specs: Specs, shard: swtbench_plan::settings::Shard) -> (Specs, Line) {
     let keys: Vec<(&str, Option<&str>)> = specs
         .iter()
         .map(|(id, s)| (id.as_str(), s.as_ref().ok().map(|s| s.keys.env.as_str())))
         .collect();
-    let mine = crate::shards::image_shard(&keys, shard);
-    let of = specs.len();
-    (mine.into_iter().map(|i| specs[i].clone()).collect(), of)
+    let mine: Specs = crate::shards::image_shard(&keys, shard)
+        .into_iter()
+        .map(|i| specs[i].clone())
+        .collect();
+    let line = format!(
+        "shard {shard}: {} of {} instance(s)",
+        mine.len(),
+        specs.len()
+    );
+    (mine, Line::Info(line))
 }
 
 /// What `images check` prints: a row (or a JSON object) per image, the counts by action.
@@ -887,6 +931,63 @@ impl Engine {
             .block_on(local_presence(self.backend.as_ref(), images))
     }
 
+    /// `images check`: which of `images` are here and which the registry has (manifest look-ups;
+    /// each retry an event on the sink `sink` makes once the engine answered, and a warning).
+    pub fn check(
+        &self,
+        registry: &RegistrySettings,
+        images: Vec<SelectedImage>,
+        json: bool,
+        sink: &mut dyn FnMut() -> Result<Arc<dyn EventSink>>,
+        warn: &(dyn Fn(Line) + Sync),
+    ) -> Result<Outcome> {
+        let local = self.local_presence(&images)?;
+        let client = crate::registry::client(registry)?;
+        let tags: Vec<String> = images.iter().map(|i| i.tag.clone()).collect();
+        let started = std::time::Instant::now();
+        let sink = sink()?;
+        let found = crate::registry::lookup(&client, &tags, &|tag, note| {
+            sink.event(&Event::RegistryRetry {
+                what: note.what.clone(),
+                status: note.status,
+                attempt: note.attempt,
+                pause_ms: note.pause.as_millis() as u64,
+            });
+            warn(Line::Warn(crate::registry::retry_message(tag, note)))
+        })?;
+        let checked = check_images(images, &local, &found);
+        let secs = started.elapsed().as_secs_f64();
+        Ok(check_outcome(&checked, json, tags.len(), secs))
+    }
+
+    /// `images rm`: the images `removal` selects, named (`dry_run`) or removed, each said as it
+    /// goes; the outcome has the summary and the failures.
+    pub fn rm(
+        &self,
+        removal: &Removal,
+        force: bool,
+        dry_run: bool,
+        say: &mut dyn FnMut(Line),
+    ) -> Result<Outcome> {
+        let found = self.select(removal)?;
+        let mut failures = Failures::default();
+        if dry_run {
+            found.iter().for_each(|i| say(Line::Data(name_of(i))));
+        } else {
+            failures = self.remove(&found, force, &mut |name, r| {
+                say(match r {
+                    Ok(()) => Line::Data(format!("removed {name}")),
+                    Err(e) => Line::Warn(format!("could not remove {name}: {e}")),
+                })
+            });
+        }
+        Ok(Outcome {
+            lines: Vec::new(),
+            summary: removal_summary(found.len(), dry_run, failures.count),
+            failures,
+        })
+    }
+
     /// [`transfer_images`].
     pub fn transfer(
         &self,
@@ -907,5 +1008,47 @@ impl Engine {
             workers,
             sink,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn image(id: &str, kind: &str, tag: &str) -> ImageInfo {
+        ImageInfo {
+            id: id.to_string(),
+            tags: vec![tag.to_string()],
+            created_unix: 0,
+            labels: [(KIND.to_string(), kind.to_string())].into_iter().collect(),
+            repo_digests: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn list_lines_are_rows_and_a_count_or_json_objects() {
+        let images = [
+            image("sha256:0123456789abcdef", "env", "sweb.env.x:latest"),
+            image("sha256:fedcba9876543210", "instance", "sweb.eval.y:latest"),
+        ];
+        let pulls = [("sha256:fedcba9876543210".to_string(), "reg/y".to_string())]
+            .into_iter()
+            .collect();
+        let rows = list_lines(&images, &pulls, false);
+        assert_eq!(rows.len(), 3);
+        assert_eq!(
+            rows[0],
+            Line::Data(format!(
+                "{:<9} {:<12} {}",
+                "env", "0123456789ab", "sweb.env.x:latest"
+            ))
+        );
+        assert!(matches!(&rows[1], Line::Data(r) if r.ends_with("  (pulled from reg/y)")));
+        assert_eq!(rows[2], Line::Info("2 image(s)".to_string()));
+        let json = list_lines(&images, &pulls, true);
+        assert_eq!(json.len(), 2);
+        assert!(
+            matches!(&json[1], Line::Data(j) if j.contains("\"source\":\"pulled from reg/y\""))
+        );
     }
 }

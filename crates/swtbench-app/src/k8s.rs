@@ -109,6 +109,18 @@ impl Default for HelperImages {
     }
 }
 
+impl HelperImages {
+    /// The defaults, with `--engine-image` (both sidecars) and `--kubectl-image` when given.
+    pub fn with(engine: Option<String>, kubectl: Option<String>) -> HelperImages {
+        let d = HelperImages::default();
+        HelperImages {
+            dind: engine.clone().unwrap_or(d.dind),
+            podman: engine.unwrap_or(d.podman),
+            kubectl: kubectl.unwrap_or(d.kubectl),
+        }
+    }
+}
+
 /// A claim to create (otherwise the claim named in [`ManifestSpec::claim`] must exist).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewClaim {
@@ -263,6 +275,58 @@ pub fn off_volume_warnings(
             )
         })
         .collect()
+}
+
+/// The run's paths the pods read or write, by flag (for [`off_volume_warnings`]): the output
+/// directory, the predictions file (not `gold`), the dataset when it is an absolute path (else it
+/// may be a name), the mirrors.
+pub fn run_paths(
+    output_dir: &std::path::Path,
+    predictions: &str,
+    dataset: &str,
+    repo_mirror: Option<&std::path::Path>,
+) -> Vec<(&'static str, Option<std::path::PathBuf>)> {
+    use std::path::PathBuf;
+    vec![
+        ("--output-dir", Some(output_dir.to_path_buf())),
+        (
+            "--predictions",
+            (predictions != "gold").then(|| PathBuf::from(predictions)),
+        ),
+        (
+            "--dataset",
+            Some(PathBuf::from(dataset)).filter(|p| p.is_absolute()),
+        ),
+        (
+            "--repo-mirror",
+            repo_mirror.map(std::path::Path::to_path_buf),
+        ),
+    ]
+}
+
+/// Where the rendered objects go: written to `out` (the line naming the Jobs and how to apply
+/// them), or the text itself for stdout.
+pub fn output(
+    text: String,
+    manifest: &Manifest,
+    shards: usize,
+    out: Option<&std::path::Path>,
+) -> crate::Result<crate::lines::Line> {
+    use crate::lines::Line;
+    let Some(path) = out else {
+        return Ok(Line::Data(text));
+    };
+    swtbench_data::fsutil::write_atomic(path, text.as_bytes()).map_err(|e| {
+        crate::Error::environment(anyhow::anyhow!("writing {}: {e}", path.display()))
+            .with_hint("check that the directory exists and is writable")
+    })?;
+    Ok(Line::Info(format!(
+        "wrote {}: Jobs {} ({shards} shards) and {}; apply with `kubectl apply -f {}`",
+        path.display(),
+        manifest.shards_job,
+        manifest.merge_job,
+        path.display()
+    )))
 }
 
 /// `swtbench run` with the run flags, each quoted for the shell.
@@ -758,6 +822,55 @@ mod tests {
             .map(|(_, p)| p.display().to_string())
             .collect();
         assert_eq!(off, ["/home/me/d.jsonl", "/workspace/d.jsonl"]);
+    }
+
+    #[test]
+    fn the_run_paths_the_pods_need_and_the_ones_off_the_volume() {
+        use std::path::Path;
+        let paths = run_paths(Path::new("/out"), "gold", "lite", Some(Path::new("m")));
+        let warnings = off_volume_warnings(paths, "/work");
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].starts_with("--output-dir /out is not under --mount-path /work"));
+        let paths = run_paths(Path::new("."), "/p.jsonl", "/d.jsonl", None);
+        let flags: Vec<_> = off_volume(paths, Path::new("/work"))
+            .into_iter()
+            .map(|(f, _)| f)
+            .collect();
+        assert_eq!(flags, ["--predictions", "--dataset"]);
+    }
+
+    #[test]
+    fn helper_images_default_unless_given() {
+        let d = HelperImages::default();
+        assert_eq!(HelperImages::with(None, None), d);
+        let h = HelperImages::with(Some("e".into()), Some("k".into()));
+        assert_eq!(
+            (h.dind.as_str(), h.podman.as_str(), h.kubectl.as_str()),
+            ("e", "e", "k")
+        );
+    }
+
+    #[test]
+    fn the_objects_go_to_stdout_or_to_a_file_with_a_line_saying_so() {
+        use crate::lines::Line;
+        let m = Manifest {
+            objects: Vec::new(),
+            shards_job: "s".into(),
+            merge_job: "m".into(),
+        };
+        assert_eq!(
+            output("x".into(), &m, 2, None).unwrap(),
+            Line::Data("x".into())
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("m.yaml");
+        let line = output("y".into(), &m, 2, Some(&file)).unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "y");
+        assert!(matches!(line, Line::Info(l) if l.contains("Jobs s (2 shards) and m")));
+        // Under a file: not a directory that can be made.
+        let under_a_file = file.join("m.yaml");
+        let e = output("y".into(), &m, 2, Some(&under_a_file)).unwrap_err();
+        assert_eq!(e.fault, crate::Fault::Environment);
     }
 
     #[test]

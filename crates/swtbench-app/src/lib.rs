@@ -11,6 +11,7 @@
 
 pub mod benchmark;
 pub mod clean;
+pub mod command_reference;
 pub mod dataset;
 pub mod engine;
 pub mod env_vars;

@@ -16,3 +16,12 @@ pub enum Notice {
     Warn(String),
     Info(String),
 }
+
+impl From<Notice> for Line {
+    fn from(n: Notice) -> Line {
+        match n {
+            Notice::Warn(w) => Line::Warn(w),
+            Notice::Info(i) => Line::Info(i),
+        }
+    }
+}

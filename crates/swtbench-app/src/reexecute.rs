@@ -75,16 +75,20 @@ pub fn sample(
     ids.into_iter().take(k).map(|(_, id)| id).collect()
 }
 
-/// The sample of `k` instances ([`sample`]) and its predictions in a new temporary directory;
-/// `None` when the run has no graded instance.
+/// The sample of `k` of the dataset's `instances` ([`sample`]) and its predictions in a new
+/// temporary directory; `None` when the run has no graded instance.
 pub fn prepare(
     run_dir: &Path,
     run_id: &str,
     model: &str,
-    dataset_ids: &[String],
+    instances: &[swtbench_core::Instance],
     k: usize,
 ) -> Result<Option<Reexecution>> {
-    let ids = sample(run_dir, run_id, model, dataset_ids, k);
+    let dataset_ids: Vec<String> = instances
+        .iter()
+        .map(|i| i.instance_id.to_string())
+        .collect();
+    let ids = sample(run_dir, run_id, model, &dataset_ids, k);
     if ids.is_empty() {
         return Ok(None);
     }

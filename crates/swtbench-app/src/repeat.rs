@@ -22,6 +22,7 @@ use swtbench_runner::events::EvaluationStats;
 
 use crate::error::{Error, Result};
 use crate::evaluate::{Engine, EngineUse, Finished, Locked, Pipeline, Request};
+use crate::lines::Line;
 use crate::settings::RunOptions;
 
 /// The directory under the output directory that holds the repeats after the first.
@@ -117,15 +118,35 @@ pub fn analyse(
     })
 }
 
+impl Written {
+    /// What the end of the repeats says: the stability and where it was written.
+    pub fn lines(&self) -> Vec<Line> {
+        vec![
+            Line::Info(format!("stability: {}", self.stability.summary())),
+            Line::Info(format!(
+                "stability report: {}; flaky tests: {}",
+                self.stability_path.display(),
+                self.flaky_path.display()
+            )),
+        ]
+    }
+}
+
 /// What a front end does around each repeat after the first (it shows, the loop decides).
 pub trait RepeatFront {
-    /// Repeat `k` of `n` starts, writing under `dir`.
-    fn starting(&self, k: usize, n: usize, dir: &Path);
+    /// Shows a line: each repeat's start and, once it is graded, its counts.
+    fn say(&self, line: Line);
     /// Follows the locked plan of one repeat with the front end's event sinks (the events file,
     /// when asked for, is `events`) and returns how it ended.
     fn execute(&self, pipeline: &Locked, events: Option<&Path>) -> Result<Finished>;
-    /// Repeat `k` was graded (`stats`: its counts).
-    fn finished(&self, k: usize, stats: &EvaluationStats);
+}
+
+/// The line of repeat `k` once it is graded (`s`: its counts).
+pub fn finished_line(k: usize, s: &EvaluationStats) -> Line {
+    Line::Info(format!(
+        "repeat {k}: {} resolved, {} unresolved, {} error(s); runs: {} executed, {} reused",
+        s.resolved, s.unresolved, s.errors, s.runs_executed, s.runs_reused
+    ))
 }
 
 /// What the repeats after the first need: the run's options (resolved again against each
@@ -168,7 +189,11 @@ pub fn repeat_rest(
     let (base, run_id) = (&r.options.output_dir, &r.options.run_id);
     for k in 2..=r.repeats {
         let dir = output_dir(base, run_id, k);
-        front.starting(k, r.repeats, &dir);
+        front.say(Line::Info(format!(
+            "repeat {k} of {}, in {}",
+            r.repeats,
+            dir.display()
+        )));
         let engine = Engine::connect(r.engine)?;
         let mut settings = r.options.clone().resolve(&engine.host_facts())?;
         settings.outputs = OutputRoots::under(&dir);
@@ -188,7 +213,7 @@ pub fn repeat_rest(
                 if done.output.cancelled.is_some() {
                     return Ok(RepeatsEnd::Interrupted);
                 }
-                front.finished(k, &done.output.stats);
+                front.say(finished_line(k, &done.output.stats));
             }
         }
     }

@@ -18,7 +18,7 @@ use swtbench_html::RunView;
 
 use crate::benchmark::{filtered_ids, gold_reports, gold_run_dir, Benchmark};
 use crate::html_page;
-use crate::lines::Notice;
+use crate::lines::{Line, Notice};
 use crate::tree::FsTree;
 use crate::{Error, Result};
 
@@ -568,6 +568,191 @@ pub fn page_output(html: String, out: Option<&Path>) -> Result<crate::lines::Lin
     }
 }
 
+/// `report`'s flags, as given.
+#[derive(Debug, Clone, Default)]
+pub struct ReportRequest {
+    /// `<logs root>/<run_id>/<model>` (with `{seed}` for p@k); `None` with `compare`.
+    pub path: Option<PathBuf>,
+    /// `--dataset`: a benchmark alias, or a dataset to read (default: lite).
+    pub dataset: Option<String>,
+    pub split: String,
+    pub denominator: Option<u64>,
+    pub format: Option<ReportFormat>,
+    pub gold_run_id: Option<String>,
+    /// `--mode p@k`.
+    pub pak: bool,
+    /// `--seeds` as given (see [`seed_list`]).
+    pub seeds: Vec<String>,
+    /// `--libro_decision_file` was given (refused).
+    pub libro_decision_file: bool,
+    /// The table's column header (default: the run id).
+    pub name: Option<String>,
+    pub decimals: Option<usize>,
+    pub spec_table: Option<PathBuf>,
+    /// Where the page goes (`None`: stdout).
+    pub out: Option<PathBuf>,
+    /// `--compare RUN_A RUN_B`.
+    pub compare: Option<[PathBuf; 2]>,
+}
+
+/// Reads a dataset (`--dataset` that names no known benchmark), as the caller reads datasets.
+pub type LoadDataset<'a> = dyn FnMut(&swtbench_data::dataset::LoadOptions) -> Result<swtbench_data::dataset::LoadedDataset>
+    + 'a;
+
+/// `swtbench report`: the checks of the flags' combinations, the benchmark and its denominator,
+/// the gold run, the numbers, then the table (stdout) or the page (stdout or `out`). What it says
+/// goes to `say` as it goes, remarks first.
+pub fn report(
+    req: &ReportRequest,
+    load: &mut LoadDataset<'_>,
+    say: &mut dyn FnMut(Line),
+) -> Result<()> {
+    if req.libro_decision_file {
+        return Err(libro_refused());
+    }
+    let seeds = seed_list(&req.seeds);
+    // The spec table first: a bad file is an error whatever the format.
+    let spec_table = req.spec_table.as_deref();
+    let table = crate::tables::load_spec_table(spec_table)?;
+    let rules =
+        crate::grade::read_rules(&table, table.repos.keys().map(String::as_str), spec_table)?;
+    let benchmark = resolve_benchmark(req, load, say)?;
+    let denominator = crate::benchmark::denominator(req.denominator, benchmark.measured())?;
+    // The model directory whose instances the gold run must cover: the first of a comparison,
+    // the first seed's of p@k.
+    let main_path = match (&req.compare, &req.path) {
+        (Some(pair), _) => Some(pair[0].clone()),
+        (None, Some(p)) => Some(first_seed_path(p, &seeds)),
+        (None, None) => None,
+    };
+    let gold_run_id = match &main_path {
+        Some(p) => gold_for(p, req, &benchmark, say),
+        None => req.gold_run_id.clone(),
+    };
+    let gold = gold_run_id.as_deref();
+    let out = req.out.as_deref();
+    let page_context = || {
+        let params = PageParams {
+            benchmark: &benchmark,
+            explicit_denominator: req.denominator,
+            denominator,
+            split: &req.split,
+            gold_run_id: gold,
+            spec_table,
+        };
+        PageContext::new(&params, rules.clone(), generator())
+    };
+    if let Some(pair) = &req.compare {
+        check_compare_format(req.format)?;
+        // Each run against its own gold run (the two may sit under different logs roots).
+        let a = measure(&pair[0], &[], gold, denominator, say)?;
+        let gold_b = gold_for(&pair[1], req, &benchmark, say);
+        let b = measure(&pair[1], &[], gold_b.as_deref(), denominator, say)?;
+        let html = compare_page([(&pair[0], &a), (&pair[1], &b)], &page_context(), out)?;
+        say(page_output(html, out)?);
+        return Ok(());
+    }
+    let path = report_path(req.path.as_deref())?;
+    let seeds = checked_seeds(path, req.pak, &seeds)?;
+    let format = if seeds.is_empty() {
+        req.format.unwrap_or_default()
+    } else {
+        ReportFormat::Table(pak_format(req.format, out.is_some())?)
+    };
+    let metrics = measure(path, seeds, gold, denominator, say)?;
+    let format = match format {
+        ReportFormat::Html => {
+            let page = html_page(path, &metrics, &page_context(), out)?;
+            page.warnings.into_iter().for_each(|w| say(Line::Warn(w)));
+            say(page_output(page.html, out)?);
+            return Ok(());
+        }
+        ReportFormat::Table(_) if out.is_some() => return Err(out_without_html()),
+        ReportFormat::Table(format) => format,
+    };
+    let name = match &req.name {
+        Some(n) => n.clone(),
+        None => run_id_of(path)?,
+    };
+    say(Line::Data(leaderboard::render(
+        &metrics,
+        &name,
+        format,
+        req.decimals,
+    )));
+    Ok(())
+}
+
+/// `swtbench <version>`, as the pages name their generator.
+pub fn generator() -> String {
+    format!("swtbench {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The benchmark `--dataset` names; a dataset that is not a known benchmark is read with `load`.
+fn resolve_benchmark(
+    req: &ReportRequest,
+    load: &mut LoadDataset<'_>,
+    say: &mut dyn FnMut(Line),
+) -> Result<Benchmark> {
+    let name = match Benchmark::named(req.dataset.as_deref())? {
+        crate::benchmark::BenchmarkName::Known(b) => return Ok(b),
+        crate::benchmark::BenchmarkName::Dataset(name) => name,
+    };
+    let loaded = load(&swtbench_data::dataset::LoadOptions {
+        dataset: name.clone(),
+        split: req.split.clone(),
+        filter_swt: false,
+        filter_list: None,
+        is_swt: false,
+        offline: false,
+        instance_ids: Vec::new(),
+    })?;
+    if !loaded.problems.is_empty() {
+        say(Line::Warn(format!(
+            "{}: {} row(s) are not valid instances and are not counted (`swtbench validate \
+             --dataset {name}` lists them)",
+            loaded.name,
+            loaded.problems.len()
+        )));
+    }
+    Ok(Benchmark::Custom {
+        source: name,
+        instances: loaded.instances,
+    })
+}
+
+/// The gold run of the model directory at `path` ([`gold_run_for`]), its remarks said.
+fn gold_for(
+    path: &Path,
+    req: &ReportRequest,
+    benchmark: &Benchmark,
+    say: &mut dyn FnMut(Line),
+) -> Option<String> {
+    let choice = gold_run_for(path, req.gold_run_id.as_deref(), benchmark);
+    choice.notices.into_iter().for_each(|n| say(n.into()));
+    choice.run_id
+}
+
+/// The leaderboard numbers of the run at `path` (with `seeds`: p@k over them), remarks said.
+fn measure(
+    path: &Path,
+    seeds: &[String],
+    gold_run_id: Option<&str>,
+    denominator: usize,
+    say: &mut dyn FnMut(Line),
+) -> Result<leaderboard::Metrics> {
+    let mut notices = Vec::new();
+    let settings = LeaderboardSettings {
+        path,
+        seeds,
+        gold_run_id,
+        denominator,
+    };
+    let metrics = leaderboard(&settings, &mut notices);
+    notices.into_iter().for_each(|n| say(n.into()));
+    metrics
+}
+
 #[cfg(test)]
 #[expect(clippy::unwrap_used, reason = "a failed unwrap fails the test")]
 mod tests {
@@ -600,6 +785,49 @@ mod tests {
             "{e}"
         );
         assert!(parse_mode("x").is_err());
+    }
+
+    /// The combinations `report` refuses, each before any run is read.
+    #[test]
+    fn report_refuses_combinations_before_reading_runs() {
+        let refused = |req: ReportRequest| {
+            let mut load = |_: &swtbench_data::dataset::LoadOptions| -> Result<_> {
+                panic!("no dataset is read")
+            };
+            let mut said = Vec::new();
+            let e = report(&req, &mut load, &mut |l| said.push(l)).expect_err("refused");
+            e.error.to_string()
+        };
+        let libro = ReportRequest {
+            libro_decision_file: true,
+            ..ReportRequest::default()
+        };
+        assert!(refused(libro).contains("--libro_decision_file"));
+        assert!(refused(ReportRequest::default()).contains("missing PATH"));
+        let path = Some(PathBuf::from("/nonexistent/logs/r/m"));
+        let seeds = ReportRequest {
+            path: path.clone(),
+            seeds: vec!["1".into()],
+            ..ReportRequest::default()
+        };
+        assert!(refused(seeds).contains("only used with --mode p@k"));
+        let pak_html = ReportRequest {
+            path: Some(PathBuf::from("/nonexistent/logs/r-{seed}/m")),
+            pak: true,
+            seeds: vec!["1".into()],
+            format: Some(ReportFormat::Html),
+            ..ReportRequest::default()
+        };
+        assert!(refused(pak_html).contains("makes a table"));
+        let compare = ReportRequest {
+            compare: Some([
+                PathBuf::from("/nonexistent/a/r/m"),
+                PathBuf::from("/nonexistent/b/r/m"),
+            ]),
+            format: Some(ReportFormat::Table(leaderboard::Format::Json)),
+            ..ReportRequest::default()
+        };
+        assert!(refused(compare).contains("--compare writes an HTML page"));
     }
 
     #[test]

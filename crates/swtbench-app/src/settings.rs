@@ -37,6 +37,29 @@ pub enum ValueError {
     NotACount(String),
     #[error("expected a positive number of CPUs such as 1.5 (at least 0.001), got {0:?}")]
     NotCpus(String),
+    #[error("unknown image kind {0:?} (base, env or instance)")]
+    UnknownKind(String),
+    #[error("unknown provider {0:?} (conda, venv or uv)")]
+    UnknownProvider(String),
+    #[error("unknown architecture {0:?} (x86_64 or arm64)")]
+    UnknownArch(String),
+}
+
+/// An image kind: base, env or instance (`images list|rm --kind`).
+pub fn parse_image_kind(
+    s: &str,
+) -> std::result::Result<swtbench_plan::settings::ImageKind, ValueError> {
+    crate::images::parse_kind(s).ok_or_else(|| ValueError::UnknownKind(s.to_string()))
+}
+
+/// An environment provider: conda, venv or uv (`--env-provider`).
+pub fn parse_provider(s: &str) -> std::result::Result<swtbench_spec::Provider, ValueError> {
+    swtbench_spec::Provider::parse(s).ok_or_else(|| ValueError::UnknownProvider(s.to_string()))
+}
+
+/// A host architecture: x86_64 or arm64 (`spec --arch`).
+pub fn parse_arch(s: &str) -> std::result::Result<swtbench_spec::Arch, ValueError> {
+    swtbench_spec::Arch::parse(s).ok_or_else(|| ValueError::UnknownArch(s.to_string()))
 }
 
 /// A whole number parsed as `T`, or `None` for anything else (a sign, a fraction, a word). A
@@ -285,6 +308,20 @@ pub fn read_flaky_list(path: &Path) -> Result<swtbench_grade::stability::FlakyLi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kinds_providers_and_architectures_parse_by_name() {
+        use swtbench_plan::settings::ImageKind;
+        assert_eq!(parse_image_kind("env"), Ok(ImageKind::Env));
+        let e = parse_image_kind("layer").expect_err("refused").to_string();
+        assert_eq!(e, "unknown image kind \"layer\" (base, env or instance)");
+        assert_eq!(parse_provider("uv"), Ok(swtbench_spec::Provider::Uv));
+        let e = parse_provider("pipenv").expect_err("refused").to_string();
+        assert_eq!(e, "unknown provider \"pipenv\" (conda, venv or uv)");
+        assert!(parse_arch("arm64").is_ok());
+        let e = parse_arch("mips").expect_err("refused").to_string();
+        assert_eq!(e, "unknown architecture \"mips\" (x86_64 or arm64)");
+    }
 
     #[test]
     fn sizes_parse_with_binary_units() {

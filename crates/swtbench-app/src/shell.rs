@@ -17,10 +17,10 @@ pub fn quote(s: &str) -> String {
 }
 
 /// A flag of a cluster command that is not a run flag (left out of the shard command).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnFlag {
     /// The long name without the dashes.
-    pub long: &'static str,
+    pub long: String,
     /// Whether it takes a value (`--name VALUE` or `--name=VALUE`).
     pub value: bool,
 }
@@ -85,13 +85,19 @@ pub fn refused(flags: &[String]) -> Option<String> {
 
 impl OwnFlag {
     /// An own flag that takes a value.
-    pub const fn with_value(long: &'static str) -> Self {
-        OwnFlag { long, value: true }
+    pub fn with_value(long: &str) -> Self {
+        OwnFlag {
+            long: long.to_string(),
+            value: true,
+        }
     }
 
     /// An own flag without a value.
-    pub const fn switch(long: &'static str) -> Self {
-        OwnFlag { long, value: false }
+    pub fn switch(long: &str) -> Self {
+        OwnFlag {
+            long: long.to_string(),
+            value: false,
+        }
     }
 }
 
@@ -140,20 +146,13 @@ mod tests {
         v.iter().map(|s| s.to_string()).collect()
     }
 
-    const OWN: [OwnFlag; 3] = [
-        OwnFlag {
-            long: "shards",
-            value: true,
-        },
-        OwnFlag {
-            long: "partition",
-            value: true,
-        },
-        OwnFlag {
-            long: "print",
-            value: false,
-        },
-    ];
+    fn own() -> [OwnFlag; 3] {
+        [
+            OwnFlag::with_value("shards"),
+            OwnFlag::with_value("partition"),
+            OwnFlag::switch("print"),
+        ]
+    }
 
     #[test]
     fn own_flags_and_their_values_are_left_out_in_both_spellings() {
@@ -170,7 +169,7 @@ mod tests {
             "-q",
         ]);
         assert_eq!(
-            run_flags(&args, &OWN),
+            run_flags(&args, &own()),
             strings(&[
                 "--dataset",
                 "d.jsonl",
@@ -185,7 +184,7 @@ mod tests {
     #[test]
     fn a_flag_that_only_starts_like_an_own_flag_is_kept() {
         let args = strings(&["--shard", "1/2", "--printer", "--shards-x", "v"]);
-        assert_eq!(run_flags(&args, &OWN), args);
+        assert_eq!(run_flags(&args, &own()), args);
         assert_eq!(refused(&args).as_deref(), Some("--shard"));
         assert_eq!(
             refused(&strings(&["--dry-run=true"])).as_deref(),

@@ -582,6 +582,21 @@ impl RunStatus {
         serde_json::to_string_pretty(&value).unwrap_or_default()
     }
 
+    /// What `slurm status` prints: why the scheduler could not be asked, then the status (the
+    /// JSON, or the lines for people).
+    pub fn lines(&self, json: bool) -> Vec<crate::lines::Line> {
+        use crate::lines::Line;
+        let mut lines = Vec::new();
+        if let Some(e) = &self.scheduler_error {
+            lines.push(Line::Warn(format!("{e}; showing the output tree only")));
+        }
+        lines.push(Line::Data(match json {
+            true => self.to_json(),
+            false => self.to_text(),
+        }));
+        lines
+    }
+
     /// The status as lines for people: one per shard, then the merge job's.
     pub fn to_text(&self) -> String {
         let sub = &self.submission;

@@ -74,6 +74,16 @@ impl RenderEvent<'_> {
     }
 }
 
+/// The warning about selected instances without a prediction (`spec` renders none for them).
+pub fn missing_warning(predictions: &swtbench_data::LoadedPredictions) -> Option<Line> {
+    let n = predictions.missing.len();
+    (n > 0).then(|| {
+        Line::Warn(format!(
+            "{n} selected instance(s) have no prediction and are not rendered"
+        ))
+    })
+}
+
 impl RenderSummary {
     /// The last line of `spec`, which wrote into `out`.
     pub fn text(&self, out: &Path) -> String {

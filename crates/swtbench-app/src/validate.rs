@@ -87,6 +87,27 @@ impl Validation {
     pub fn summary_json(&self) -> serde_json::Value {
         summary_json(&self.dataset, self.predictions.as_ref())
     }
+
+    /// The summary as `validate` prints it: the text, or (`json`) the JSON object, pretty.
+    pub fn summary(&self, json: bool) -> String {
+        match json {
+            true => serde_json::to_string_pretty(&self.summary_json()).unwrap_or_default(),
+            false => self.summary_text(),
+        }
+    }
+}
+
+/// `validate --run-id`: the run id checked as `run` checks it, and with the predictions' model
+/// the name of the run report they would get.
+pub fn check_run(
+    run_id: &str,
+    predictions: Option<&swtbench_data::LoadedPredictions>,
+) -> crate::Result<()> {
+    crate::evaluate::check_run_id(run_id)?;
+    match predictions {
+        Some(p) => crate::evaluate::check_report_name(&p.model, run_id),
+        None => Ok(()),
+    }
 }
 
 fn excluded_counts(d: &LoadedDataset) -> (usize, usize) {

@@ -377,6 +377,13 @@ impl std::fmt::Debug for Progress {
     }
 }
 
+/// The display renders the events it is sent.
+impl swtbench_runner::events::EventSink for Progress {
+    fn event(&self, event: &Event) {
+        Progress::event(self, event);
+    }
+}
+
 impl Progress {
     /// A display for `total` instances on stderr; `quiet` keeps only warnings, `is_terminal` (of
     /// stderr) picks bars over lines, `colors` allows colours on a terminal (see

@@ -365,6 +365,13 @@ pub trait EventSink: Send + Sync {
     fn event(&self, event: &Event);
 }
 
+/// A shared sink is a sink (e.g. a progress display the caller keeps a handle on).
+impl<T: EventSink + ?Sized> EventSink for std::sync::Arc<T> {
+    fn event(&self, event: &Event) {
+        (**self).event(event);
+    }
+}
+
 /// Discards everything.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NullSink;

@@ -1,16 +1,16 @@
-//! Arguments shared by several commands that reads a dataset (`validate`, `run`, `spec`, grading…):
-//! `--dataset --split --filter-swt --swt-filter-list --is-swt --offline --instance-ids`, and the
-//! one function that turns them into a [`LoadedDataset`]. Commands `#[command(flatten)]`
-//! [`DatasetArgs`] so the flags, their snake_case aliases and their behaviour are identical
-//! everywhere.
+//! The flag groups several commands flatten (the dataset, eval, spec-table, mirror, registry and
+//! environment groups), `run`'s `RunArgs`, and the loaders of the datasets and predictions they name.
 
 use std::path::PathBuf;
 
+use swtbench_app::envlock::EnvChoice;
 use swtbench_app::settings::{parse_count, parse_cpus, parse_positive, parse_seconds, parse_size};
 use swtbench_data::dataset::{LoadOptions, LoadedDataset};
+use swtbench_data::repo_files::RepoFiles;
 use swtbench_data::SwtFilter;
 use swtbench_extract::PatchType;
 use swtbench_plan::CacheLevel;
+use swtbench_spec::SpecTable;
 
 use crate::env_vars;
 use crate::error::CliError;
@@ -99,30 +99,36 @@ impl DatasetArgs {
     /// Loads the dataset, printing notes (fallbacks, detections) on stderr. Invalid rows are kept
     /// in [`LoadedDataset::problems`]; use [`DatasetArgs::load_valid`] to refuse them.
     pub fn load(&self, printer: &Printer) -> Result<LoadedDataset, CliError> {
-        let mut bar = swtbench_reporter::DownloadBar::new(printer.is_quiet());
-        let mut progress = |url: &str, done: u64, total: Option<u64>| bar.update(url, done, total);
-        let result = swtbench_app::inputs::load_dataset(&self.options(), &mut progress);
-        bar.finish();
-        let loaded = result?;
-        for note in &loaded.notes {
-            printer.info(&format!("note: {note}"));
-        }
-        Ok(loaded)
+        Ok(load_dataset(&self.options(), printer)?)
     }
 
     /// Like [`DatasetArgs::load`], but any invalid row is an input error listing the problems
     /// (what `run`, `spec` and grading commands want).
     pub fn load_valid(&self, printer: &Printer) -> Result<LoadedDataset, CliError> {
         let loaded = self.load(printer)?;
-        if !loaded.problems.is_empty() {
-            for p in loaded.problems.iter().take(20) {
-                printer.warn(&p.to_string());
-            }
+        for p in loaded.problems.iter().take(20) {
+            printer.warn(&p.to_string());
         }
         Ok(loaded
             .into_valid()
             .map_err(swtbench_app::inputs::dataset_error)?)
     }
+}
+
+/// Loads a dataset with the download bar on stderr, its notes printed.
+pub fn load_dataset(
+    options: &LoadOptions,
+    printer: &Printer,
+) -> swtbench_app::Result<LoadedDataset> {
+    let mut bar = swtbench_reporter::DownloadBar::new(printer.is_quiet());
+    let mut progress = |url: &str, done: u64, total: Option<u64>| bar.update(url, done, total);
+    let result = swtbench_app::inputs::load_dataset(options, &mut progress);
+    bar.finish();
+    let loaded = result?;
+    for note in &loaded.notes {
+        printer.info(&format!("note: {note}"));
+    }
+    Ok(loaded)
 }
 
 /// Loads `--predictions` (`gold`, .json, .jsonl) against `dataset`, its warnings printed.
@@ -136,49 +142,6 @@ pub fn load_predictions(
         printer.warn(w);
     }
     Ok(predictions)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Debug, Parser)]
-    struct T {
-        #[command(flatten)]
-        d: DatasetArgs,
-    }
-
-    #[test]
-    fn snake_case_aliases_and_str2bool() {
-        let t = T::try_parse_from([
-            "t",
-            "--dataset_name",
-            "lite",
-            "--filter_swt",
-            "--is_swt",
-            "False",
-            "--instance_ids",
-            "a",
-            "b,c",
-        ])
-        .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(t.d.dataset, "lite");
-        assert!(t.d.filter_swt);
-        assert!(!t.d.is_swt);
-        assert_eq!(
-            swtbench_data::dataset::split_instance_ids(&t.d.instance_ids),
-            vec!["a", "b", "c"]
-        );
-        let t = T::try_parse_from(["t", "--is-swt", "--offline"]).unwrap_or_else(|e| panic!("{e}"));
-        assert!(t.d.is_swt && t.d.offline);
-        assert_eq!(t.d.dataset, "princeton-nlp/SWE-bench_Lite");
-        assert_eq!(t.d.split, "test");
-        let t = T::try_parse_from(["t", "--swt-filter-list", "Verified"])
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(t.d.swt_filter_list, Some(SwtFilter::Verified));
-        assert!(T::try_parse_from(["t", "--is_swt", "maybe"]).is_err());
-    }
 }
 
 /// How the extraction formats behave (`--patch-types` other than vanilla alone), shared by `run`
@@ -292,19 +255,10 @@ impl EvalArgs {
     }
 }
 
-/// `--spec-table` (with its snake_case alias) of `run` and `spec`, which apply the file over the
-/// embedded table.
+/// `--spec-table` (with its snake_case alias) of `run`, `spec` and the `images` commands.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct SpecTableArgs {
     /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table.
-    #[arg(long, alias = "spec_table", value_name = "FILE")]
-    pub spec_table: Option<PathBuf>,
-}
-
-/// `--spec-table` (with its snake_case alias) of the `images` commands.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct ImagesSpecTableArgs {
-    /// Extra spec table entries (TOML, or JSON for *.json).
     #[arg(long, alias = "spec_table", value_name = "FILE")]
     pub spec_table: Option<PathBuf>,
 }
@@ -327,7 +281,23 @@ macro_rules! spec_table_load {
         }
     )*};
 }
-spec_table_load!(SpecTableArgs, ImagesSpecTableArgs, EnvsSpecTableArgs);
+spec_table_load!(SpecTableArgs, EnvsSpecTableArgs);
+
+/// `--repo-mirror` of `run`, `images build|check|push|pull`, `spec` and `extract`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RepoMirrorArgs {
+    /// Directory of bare git mirrors `<owner>__<name>.git`, read instead of GitHub: images clone
+    /// from them; requirement files and base commits are read from them.
+    #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
+    pub repo_mirror: Option<PathBuf>,
+}
+
+impl RepoMirrorArgs {
+    /// The source of requirement files (`swtbench_app::env_vars::repo_files`).
+    pub fn files(&self, offline: bool) -> swtbench_app::Result<RepoFiles> {
+        swtbench_app::env_vars::repo_files(self.repo_mirror.as_deref(), offline)
+    }
+}
 
 /// `--registry REF [--push] [--pull-workers N]`: a registry as a cache of swtbench's images
 /// (`run`, `images build`).
@@ -370,7 +340,7 @@ pub struct EnvProviderArgs {
     /// Build every (repo, version) environment with this provider instead of the table's:
     /// conda, venv or uv (uv from PyPI on a Python image, with the instance's frozen SWE-bench
     /// pins; see docs/environments.md).
-    #[arg(long, value_name = "conda|venv|uv", value_parser = parse_provider)]
+    #[arg(long, value_name = "conda|venv|uv", value_parser = swtbench_app::settings::parse_provider)]
     pub env_provider: Option<swtbench_spec::Provider>,
 
     /// The Python image uv environments build on, `{version}` standing for the entry's Python
@@ -401,31 +371,35 @@ pub struct EnvProviderArgs {
     pub build_files: Option<std::path::PathBuf>,
 }
 
-fn parse_provider(s: &str) -> Result<swtbench_spec::Provider, String> {
-    swtbench_spec::Provider::parse(s)
-        .ok_or_else(|| format!("unknown provider {s:?} (conda, venv or uv)"))
-}
-
 impl EnvProviderArgs {
-    /// The table with these flags applied (`swtbench_app::envlock::apply_env_choice`), its
-    /// warnings and notes printed.
-    pub fn apply(
-        &self,
-        table: swtbench_spec::SpecTable,
-        printer: &Printer,
-    ) -> Result<swtbench_spec::SpecTable, CliError> {
-        let choice = swtbench_app::envlock::EnvChoice {
+    /// These flags as given.
+    pub fn choice(&self) -> EnvChoice {
+        EnvChoice {
             provider: self.env_provider,
             python_image: self.python_image.clone(),
             env_lock: self.env_lock.clone(),
             no_env_lock: self.no_env_lock,
             build_files: self.build_files.clone(),
-        };
-        let mut notices = Vec::new();
-        let table = swtbench_app::envlock::apply_env_choice(table, &choice, &mut notices);
-        printer.notices(&notices);
-        Ok(table?)
+        }
     }
+
+    /// The table with these flags applied ([`apply_env_choice`]).
+    pub fn apply(&self, table: SpecTable, printer: &Printer) -> Result<SpecTable, CliError> {
+        apply_env_choice(table, &self.choice(), printer)
+    }
+}
+
+/// The table with `choice` applied (`swtbench_app::envlock::apply_env_choice`), its warnings
+/// and notes printed.
+pub fn apply_env_choice(
+    table: SpecTable,
+    choice: &EnvChoice,
+    printer: &Printer,
+) -> Result<SpecTable, CliError> {
+    let mut notices = Vec::new();
+    let table = swtbench_app::envlock::apply_env_choice(table, choice, &mut notices);
+    printer.lines(&notices);
+    Ok(table?)
 }
 
 /// `swtbench run`'s flags: what `run` evaluates and how. The cluster commands (`slurm submit`,
@@ -604,10 +578,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_evidence: bool,
 
-    /// Directory of bare git mirrors <owner>__<name>.git: images clone from there and
-    /// requirement files are read from there instead of GitHub.
-    #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
-    pub repo_mirror: Option<PathBuf>,
+    #[command(flatten)]
+    pub mirror: RepoMirrorArgs,
 
     #[command(flatten)]
     pub table: SpecTableArgs,
@@ -682,4 +654,47 @@ pub struct RunArgs {
     /// docs/registry.md.
     #[arg(long, value_name = "TEMPLATE|dataset")]
     pub instance_image: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct T {
+        #[command(flatten)]
+        d: DatasetArgs,
+    }
+
+    #[test]
+    fn snake_case_aliases_and_str2bool() {
+        let t = T::try_parse_from([
+            "t",
+            "--dataset_name",
+            "lite",
+            "--filter_swt",
+            "--is_swt",
+            "False",
+            "--instance_ids",
+            "a",
+            "b,c",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.d.dataset, "lite");
+        assert!(t.d.filter_swt);
+        assert!(!t.d.is_swt);
+        assert_eq!(
+            swtbench_data::dataset::split_instance_ids(&t.d.instance_ids),
+            vec!["a", "b", "c"]
+        );
+        let t = T::try_parse_from(["t", "--is-swt", "--offline"]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(t.d.is_swt && t.d.offline);
+        assert_eq!(t.d.dataset, "princeton-nlp/SWE-bench_Lite");
+        assert_eq!(t.d.split, "test");
+        let t = T::try_parse_from(["t", "--swt-filter-list", "Verified"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.d.swt_filter_list, Some(SwtFilter::Verified));
+        assert!(T::try_parse_from(["t", "--is_swt", "maybe"]).is_err());
+    }
 }

@@ -1,7 +1,5 @@
-//! Command-line definitions (clap derive). Each subcommand's arguments live in its own struct in
-//! `commands/<name>.rs` (`run`'s in `args.rs`, since the cluster commands and `verify
-//! --reexecute` take them too); this file only lists them. The original harness's snake_case flags are
-//! accepted as aliases so existing scripts keep working.
+//! The command line (clap derive): each subcommand's arguments are in `commands/<name>.rs` (`run`'s in
+//! `args.rs`); the original harness's snake_case flags are accepted as aliases.
 
 use clap::{CommandFactory, Parser, Subcommand};
 

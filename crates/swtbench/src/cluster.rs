@@ -1,24 +1,93 @@
-//! What the cluster commands (`slurm submit`, `k8s manifest`) share: they take `swtbench run`'s
-//! flags as they were given, check them as `run` would, and repeat them in each shard's command
-//! with `--shard K/N` added. Their own flags are left out of that command.
+//! What the cluster commands (`slurm submit`, `k8s manifest`) share: `run`'s flags as given, checked
+//! as `run` checks them, without the cluster command's own flags.
 
-use std::ffi::OsString;
+use clap::{Args, Command};
+use swtbench_app::shell::OwnFlag;
 
-pub use swtbench_app::shell::OwnFlag;
+use crate::args::RunArgs;
 
-/// The run flags the cluster command `path` (e.g. `["slurm", "submit"]`) was given, as given
-/// (its `own` flags left out), once they are checked as `swtbench run` checks them: flags the
-/// cluster sets itself, or that do not combine with shards, are refused; `unit` names what runs
-/// a shard in the message ("task", "pod").
-pub fn checked_run_flags(
+/// The flags of the cluster command whose arguments are `A` that are not run flags (`A` flattens
+/// [`RunArgs`]).
+pub fn own_flags<A: Args>() -> Vec<OwnFlag> {
+    let run = RunArgs::augment_args(Command::new("run"));
+    let cluster = A::augment_args(Command::new("cluster"));
+    let own = cluster.get_arguments().filter_map(|a| {
+        let long = a.get_long()?;
+        let takes_value = a.get_action().takes_values();
+        (run.get_arguments().all(|r| r.get_long() != Some(long))).then(|| match takes_value {
+            true => OwnFlag::with_value(long),
+            false => OwnFlag::switch(long),
+        })
+    });
+    own.collect()
+}
+
+/// The run flags the cluster command `path` (e.g. `["slurm", "submit"]`, arguments `A`) was
+/// given, as given (its own flags left out), once they are checked as `swtbench run` checks
+/// them: flags the cluster sets itself, or that do not combine with shards, are refused; `unit`
+/// names what runs a shard in the message ("task", "pod").
+pub fn checked_run_flags<A: Args>(
     path: &[&str],
-    own: &[OwnFlag],
     unit: &str,
-    run: &crate::args::RunArgs,
+    run: &RunArgs,
 ) -> Result<Vec<String>, crate::error::CliError> {
-    let argv: Vec<OsString> = std::env::args_os().collect();
-    let flags = swtbench_app::shell::cluster_run_flags(&argv, path, own, unit, run.repeat)?;
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let own = own_flags::<A>();
+    let flags = swtbench_app::shell::cluster_run_flags(&argv, path, &own, unit, run.repeat)?;
     swtbench_app::evaluate::check_run_id(&run.run_id)?;
     crate::settings::settings_from(run, &swtbench_app::limits::HostFacts::default())?;
     Ok(flags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(flags: &[OwnFlag]) -> Vec<(&str, bool)> {
+        flags.iter().map(|f| (f.long.as_str(), f.value)).collect()
+    }
+
+    /// The own flags are the ones each cluster command declares besides the run flags (the
+    /// lists these commands had written out).
+    #[test]
+    fn own_flags_are_the_cluster_commands_flags_that_are_not_run_flags() {
+        let v = |n| (n, true);
+        let k8s = [
+            "shards",
+            "parallelism",
+            "image",
+            "namespace",
+            "name",
+            "volume-claim",
+            "volume-size",
+            "storage-class",
+            "mount-path",
+            "engine",
+            "out",
+            "format",
+            "backoff-limit-per-index",
+            "wait-timeout",
+            "engine-image",
+            "kubectl-image",
+        ]
+        .map(v);
+        let own = own_flags::<crate::commands::k8s::ManifestArgs>();
+        assert_eq!(names(&own), k8s);
+        let mut slurm = [
+            "shards",
+            "partition",
+            "time",
+            "cpus-per-task",
+            "mem",
+            "account",
+            "qos",
+            "sbatch-arg",
+            "print",
+            "swtbench",
+        ]
+        .map(v);
+        slurm[8].1 = false;
+        let own = own_flags::<crate::commands::slurm::SubmitArgs>();
+        assert_eq!(names(&own), slurm);
+    }
 }

@@ -20,6 +20,23 @@ pub enum ExitCode {
 }
 
 impl ExitCode {
+    /// [`ExitCode::Partial`] when some item failed, else [`ExitCode::Success`].
+    pub fn partial_if(failed: bool) -> ExitCode {
+        match failed {
+            true => ExitCode::Partial,
+            false => ExitCode::Success,
+        }
+    }
+
+    /// The exit code of a command that went on after failed items (`images`, `clean`): 1 when
+    /// some failed, an environment error when one said the engine is gone.
+    pub fn of_failures(failures: &swtbench_app::error::Failures) -> CliResult {
+        match failures.engine_error() {
+            Some(e) => Err(e.into()),
+            None => Ok(ExitCode::partial_if(failures.count > 0)),
+        }
+    }
+
     pub fn as_i32(self) -> i32 {
         match self {
             ExitCode::Success => 0,
@@ -37,29 +54,6 @@ pub struct CliError {
     pub code: ExitCode,
     pub error: anyhow::Error,
     pub hint: Option<String>,
-}
-
-impl CliError {
-    pub fn input(error: impl Into<anyhow::Error>) -> Self {
-        CliError {
-            code: ExitCode::Input,
-            error: error.into(),
-            hint: None,
-        }
-    }
-
-    pub fn environment(error: impl Into<anyhow::Error>) -> Self {
-        CliError {
-            code: ExitCode::Environment,
-            error: error.into(),
-            hint: None,
-        }
-    }
-
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
-        self
-    }
 }
 
 impl fmt::Display for CliError {
@@ -99,7 +93,8 @@ mod tests {
     #[test]
     fn renders_chain_and_hint() {
         let e: anyhow::Result<()> = Err(anyhow::anyhow!("root cause")).context("loading x");
-        let err = CliError::input(e.expect_err("an error")).with_hint("check x");
+        let e = swtbench_app::Error::input(e.expect_err("an error")).with_hint("check x");
+        let err = CliError::from(e);
         assert_eq!(
             err.to_string(),
             "error: loading x\n  caused by: root cause\nhint: check x"

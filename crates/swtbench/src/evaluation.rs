@@ -1,8 +1,6 @@
-//! The front end of the evaluation pipeline ([`swtbench_app::evaluate`]), shared by `swtbench run`
-//! and `swtbench verify --reexecute` (which evaluates a sample again in-process): the flags
-//! resolved into the pipeline's settings, the plan shown (`--dry-run`) or followed with a progress
-//! display and an optional JSON Lines event file, then the leaderboard table and the summary.
-//! `--repeat`'s loop is `swtbench_app::repeat::repeat_rest`; this shows it.
+//! The front end of [`swtbench_app::evaluate`], shared by `run` and `verify --reexecute`: the plan
+//! shown (`--dry-run`) or followed with the progress display and the `--events` file, then what the
+//! run says and its exit code; `--repeat`'s loop is `swtbench_app::repeat::repeat_rest`.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,38 +9,30 @@ use swtbench_app::evaluate::{
     self, Engine, EngineUse, Finished, Locked, Pipeline, Request, Signal,
 };
 use swtbench_app::limits::HostFacts;
+use swtbench_app::lines::Line;
 use swtbench_app::repeat::{RepeatFront, Repeats, RepeatsEnd};
-use swtbench_grade::leaderboard::{self, Format};
 use swtbench_plan::RunSettings;
-use swtbench_reporter::Progress;
-use swtbench_runner::events::{EvaluationStats, EventSink, FanOut};
+use swtbench_runner::events::{EventSink, FanOut};
 
 use crate::args::{load_predictions, RunArgs};
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 use crate::settings::settings_from;
 
-/// `swtbench run` with `args`: the flags checked, the engine reached, the inputs loaded, the plan
-/// shown (`--dry-run`) or followed with the progress display, the table and summary printed.
+/// `swtbench run` with `args`.
 pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
     evaluate::check_run_id(&args.run_id)?;
     // Flag combinations first (an error before reaching the engine); the limits are sized from
     // the engine's host once it is reached.
     settings_from(args, &HostFacts::default())?;
     if let Some(mode) = &args.build_mode {
-        printer.info(&format!(
-            "note: --build-mode {mode} is accepted for compatibility and ignored (images are built through the engine's API)"
-        ));
+        printer.info(&evaluate::build_mode_note(mode));
     }
     if let Err(w) = evaluate::raise_open_file_limit(args.open_file_limit) {
         printer.warn(&w.to_string());
     }
     // The engine first: an unreachable engine is one clear error before any work.
-    let engine = Engine::connect(match (args.skip_eval || args.merge, args.dry_run) {
-        (true, _) => EngineUse::Never,
-        (false, true) => EngineUse::IfReachable,
-        (false, false) => EngineUse::Required,
-    })?;
+    let engine = Engine::connect(EngineUse::of(args.skip_eval || args.merge, args.dry_run))?;
     if let Some(w) = engine.warning() {
         printer.warn(w);
     }
@@ -71,24 +61,24 @@ pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
         }
         return Ok(ExitCode::Success);
     }
-    let planned = pipeline.plan().counts.instances;
     let pipeline = pipeline.lock()?;
-    let progress = Arc::new(printer.progress(planned));
-    let sinks = sinks(
-        progress.clone(),
-        args.events.as_deref(),
-        args.registry.registry.is_some(),
-    )?;
-    let on_signal = signal_handler(printer);
-    let finished = pipeline.execute(Arc::new(FanOut(sinks)), on_signal);
-    // Warnings were shown as they happened (the progress display renders the events).
-    progress.finish();
+    let registry = args.registry.registry.is_some();
+    let finished = execute(&pipeline, args.events.as_deref(), registry, printer);
     let code = match finished? {
         Finished::Killed => {
-            printer.info("killed: containers removed, no reports written");
+            printer.info(evaluate::KILLED);
             return Ok(ExitCode::Interrupted);
         }
-        Finished::Done(done) => summarize(&done, &args.run_id, printer)?,
+        Finished::Done(done) => {
+            printer.lines(&done.lines(&args.run_id));
+            if let Some(e) = done.aborted(&args.run_id) {
+                return Err(e.into());
+            }
+            match done.output.cancelled {
+                Some(_) => ExitCode::Interrupted,
+                None => ExitCode::partial_if(done.has_failures()),
+            }
+        }
     };
     match repeats {
         Some(inputs) if code != ExitCode::Interrupted => {
@@ -114,14 +104,12 @@ fn request(
     inputs: Inputs,
     html: bool,
 ) -> swtbench_app::Result<Request> {
-    let files =
-        crate::settings::repo_files_of(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
     Ok(Request {
         settings,
         dataset: inputs.dataset,
         predictions: inputs.predictions,
         table: inputs.table,
-        files,
+        files: args.mirror.files(args.dataset.is_offline())?,
         ca_bundle: args.ca_bundle.clone(),
         ca_in_tests: args.ca_in_tests,
         selection: !args.dataset.instance_ids.is_empty(),
@@ -133,22 +121,33 @@ fn request(
     })
 }
 
-/// The progress display and, with `--events`, the events file.
-fn sinks(
-    progress: Arc<Progress>,
-    events: Option<&std::path::Path>,
+/// Follows the plan with the progress display and, with `--events`, the events file (with a
+/// registry, pulled images are recorded for `images list`).
+fn execute(
+    pipeline: &Locked,
+    events: Option<&Path>,
     registry: bool,
-) -> swtbench_app::Result<Vec<Box<dyn EventSink>>> {
-    let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(ProgressRef(progress))];
-    // With a registry, pulled images are recorded for `images list`.
-    let pulls = registry.then(crate::settings::pulls_path);
+    printer: &Printer,
+) -> swtbench_app::Result<Finished> {
+    let progress = Arc::new(printer.progress(pipeline.plan().counts.instances));
+    let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(progress.clone())];
+    let pulls = registry.then(swtbench_app::env_vars::pulls_path);
     sinks.extend(swtbench_app::registry::file_sinks(events, pulls)?);
-    Ok(sinks)
+    let p = *printer;
+    let on_signal = Arc::new(move |s: Signal| {
+        p.info(s.message());
+        if s == Signal::Exit {
+            std::process::exit(ExitCode::Interrupted.as_i32());
+        }
+    });
+    let finished = pipeline.execute(Arc::new(FanOut(sinks)), on_signal);
+    // Warnings were shown as they happened (the progress display renders the events).
+    progress.finish();
+    finished
 }
 
-/// Repeats 2..N of `run --repeat N` (the loop is `swtbench_app::repeat::repeat_rest`), then the
-/// stability over all of them. The exit code is the first repeat's unless a later one could not
-/// finish.
+/// Repeats 2..N of `run --repeat N`, then the stability over all of them. The exit code is the
+/// first repeat's unless a later one could not finish.
 fn repeat_rest(
     args: &RunArgs,
     inputs: Inputs,
@@ -161,122 +160,35 @@ fn repeat_rest(
     let make = |settings: RunSettings| request(args, settings, inputs.clone(), false);
     let repeats = Repeats {
         options: &options,
-        engine: match args.skip_eval {
-            true => EngineUse::Never,
-            false => EngineUse::Required,
-        },
+        engine: EngineUse::of(args.skip_eval, false),
         repeats: args.repeat,
         model_dir,
         instances,
         events: args.events.is_some(),
     };
-    let front = RepeatDisplay {
-        printer: *printer,
-        registry: args.registry.registry.is_some(),
-    };
+    let front = RepeatDisplay(*printer, args.registry.registry.is_some());
     match swtbench_app::repeat::repeat_rest(&repeats, &make, &front)? {
         RepeatsEnd::Killed => {
-            printer.info("killed: containers removed, no reports written");
+            printer.info(evaluate::KILLED);
             Ok(ExitCode::Interrupted)
         }
         RepeatsEnd::Interrupted => Ok(ExitCode::Interrupted),
         RepeatsEnd::Done(written) => {
-            printer.info(&format!("stability: {}", written.stability.summary()));
-            printer.info(&format!(
-                "stability report: {}; flaky tests: {}",
-                written.stability_path.display(),
-                written.flaky_path.display()
-            ));
+            printer.lines(&written.lines());
             Ok(first)
         }
     }
 }
 
-/// The progress display and the summary line of each repeat after the first.
-struct RepeatDisplay {
-    printer: Printer,
-    registry: bool,
-}
+/// The lines and the progress display of each repeat after the first (`.1`: with a registry).
+struct RepeatDisplay(Printer, bool);
 
 impl RepeatFront for RepeatDisplay {
-    fn starting(&self, k: usize, n: usize, dir: &Path) {
-        self.printer
-            .info(&format!("repeat {k} of {n}, in {}", dir.display()));
+    fn say(&self, line: Line) {
+        self.0.lines(&[line]);
     }
 
     fn execute(&self, pipeline: &Locked, events: Option<&Path>) -> swtbench_app::Result<Finished> {
-        let progress = Arc::new(self.printer.progress(pipeline.plan().counts.instances));
-        let sinks = sinks(progress.clone(), events, self.registry)?;
-        let finished = pipeline.execute(Arc::new(FanOut(sinks)), signal_handler(&self.printer));
-        progress.finish();
-        finished
-    }
-
-    fn finished(&self, k: usize, s: &EvaluationStats) {
-        self.printer.info(&format!(
-            "repeat {k}: {} resolved, {} unresolved, {} error(s); runs: {} executed, {} reused",
-            s.resolved, s.unresolved, s.errors, s.runs_executed, s.runs_reused
-        ));
-    }
-}
-
-fn signal_handler(printer: &Printer) -> Arc<dyn Fn(Signal) + Send + Sync> {
-    let p = *printer;
-    Arc::new(move |s: Signal| {
-        match s {
-        Signal::Interrupt => p.info(
-            "interrupted: stopping containers and writing partial reports (Ctrl-C again to skip the reports)",
-        ),
-        Signal::Kill => p.info("killing: removing containers now (Ctrl-C again to exit at once)"),
-        Signal::Exit => {
-            p.info("exiting; `swtbench clean --run-id <id>` removes what is left");
-            std::process::exit(ExitCode::Interrupted.as_i32());
-        }
-    }
-    })
-}
-
-/// The HTML page's path, the leaderboard table on stdout, the summary line, and the exit code.
-fn summarize(done: &evaluate::Evaluated, run_id: &str, printer: &Printer) -> CliResult {
-    printer.notices(&done.notices);
-    match &done.html {
-        Some(Ok(html)) => printer.info(&format!("HTML report: {}", html.display())),
-        Some(Err(e)) => printer.warn(&format!("the HTML report was not written: {e}")),
-        None => {}
-    }
-    printer.data(&leaderboard::render(
-        &done.metrics,
-        run_id,
-        Format::Github,
-        None,
-    ));
-    let output = &done.output;
-    printer.info(&done.summary());
-    if let Some(w) = done.suspicious_warning() {
-        printer.warn(&w);
-    }
-    if let Some(p) = &output.run_report_path {
-        printer.info(&format!("run report: {}", p.display()));
-    }
-    if let Some(e) = done.aborted(run_id) {
-        return Err(e.into());
-    }
-    if output.cancelled.is_some() {
-        return Ok(ExitCode::Interrupted);
-    }
-    // Exactly the summary's errors and skips (interrupted instances returned 130 above).
-    Ok(if done.has_failures() {
-        ExitCode::Partial
-    } else {
-        ExitCode::Success
-    })
-}
-
-/// An `Arc<Progress>` as an event sink.
-struct ProgressRef(Arc<Progress>);
-
-impl EventSink for ProgressRef {
-    fn event(&self, event: &swtbench_runner::Event) {
-        self.0.event(event);
+        execute(pipeline, events, self.1, &self.0)
     }
 }

@@ -1,7 +1,5 @@
-//! The `swtbench` binary: command line, settings, error rendering and exit codes.
-//!
-//! All real work happens in the library crates; this crate parses arguments, resolves settings,
-//! calls the libraries and renders their results and errors. stdout carries data, stderr people.
+//! The `swtbench` binary: parses the command line, calls the library pipelines, prints (stdout data,
+//! stderr people) and maps errors to exit codes.
 
 mod args;
 mod cli;

@@ -7,6 +7,8 @@
 
 use std::io::Write;
 
+use swtbench_app::lines::Line;
+
 use crate::error::CliError;
 
 #[derive(Debug, Clone, Copy)]
@@ -45,23 +47,13 @@ impl Printer {
         eprintln!("{err}");
     }
 
-    /// The remarks of a library call, in order.
-    pub fn notices(&self, notices: &[swtbench_app::lines::Notice]) {
-        for n in notices {
-            match n {
-                swtbench_app::lines::Notice::Warn(w) => self.warn(w),
-                swtbench_app::lines::Notice::Info(i) => self.info(i),
-            }
-        }
-    }
-
-    /// What a library call says, in order.
-    pub fn lines(&self, lines: &[swtbench_app::lines::Line]) {
+    /// What a library call says (lines, or remarks), in order.
+    pub fn lines<L: Clone + Into<Line>>(&self, lines: &[L]) {
         for l in lines {
-            match l {
-                swtbench_app::lines::Line::Data(d) => self.data(d),
-                swtbench_app::lines::Line::Info(i) => self.info(i),
-                swtbench_app::lines::Line::Warn(w) => self.warn(w),
+            match l.clone().into() {
+                Line::Data(d) => self.data(&d),
+                Line::Info(i) => self.info(&i),
+                Line::Warn(w) => self.warn(&w),
             }
         }
     }

@@ -41,6 +41,14 @@ pub fn catalog_json() -> serde_json::Value {
     json!({"datasets": known, "embedded": copies})
 }
 
+/// The catalogue as `datasets` prints it: the table, or (`json`) the JSON object, pretty.
+pub fn catalog(json: bool) -> String {
+    match json {
+        true => serde_json::to_string_pretty(&catalog_json()).unwrap_or_default(),
+        false => catalog_text(),
+    }
+}
+
 /// The catalogue as a table of the known datasets, their aliases and the embedded copies.
 pub fn catalog_text() -> String {
     let mut out = String::new();

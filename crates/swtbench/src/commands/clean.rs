@@ -36,12 +36,5 @@ pub fn run(args: CleanArgs, printer: &Printer) -> CliResult {
     let mut show = |item: Item, name: &str, what: &Cleaned| printer.lines(&[what.line(item, name)]);
     let summary = clean(&options, &mut show)?;
     printer.info(&summary.text(&options));
-    if let Some(e) = summary.failures.engine_error() {
-        return Err(e.into());
-    }
-    Ok(if summary.failures.count > 0 {
-        ExitCode::Partial
-    } else {
-        ExitCode::Success
-    })
+    ExitCode::of_failures(&summary.failures)
 }

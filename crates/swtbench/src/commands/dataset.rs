@@ -1,23 +1,6 @@
-//! `swtbench dataset retrieve|build|swt`: make the model inputs of SWT-Bench from a SWE-bench
-//! dataset and local git mirrors, the way the published SWT-Bench datasets were made.
-//!
-//! - `retrieve`: per instance, BM25-rank the repository's Python files at `base_commit` against
-//!   the issue text and write SWE-bench's retrieval JSON Lines (`{"instance_id", "hits"}`).
-//! - `build`: render SWE-bench style-3 text rows (issue, READMEs, the best-ranked files that fit
-//!   under a cl100k token cap, numbered) with the 13 SWE-bench text columns.
-//! - `swt`: turn text rows into ZeroShotBase or ZeroShotPlus rows (our prompt texts, or
-//!   `--template FILE`), with the patches swapped as in the published SWT-Bench datasets, so that
-//!   `--is-swt` reads them back.
-//!
-//! Outputs are JSON Lines, or parquet when the file name ends in `.parquet`. Every command is
-//! resumable: rows already in the output (or, for parquet, in `<out>.partial.jsonl`) are skipped,
-//! and each finished row is appended at once. Repositories are read from bare mirrors
-//! (`DIR/<owner>__<name>.git`) only; nothing is cloned and nothing is indexed on disk.
-//! The algorithms live in `swtbench-textgen` and the I/O and threads in
-//! `swtbench_app::dataset`; this module parses the flags, loads the dataset, resolves the SWT
-//! filter and prints the progress.
+//! `swtbench dataset retrieve|build|swt`: SWT-Bench's model inputs from a SWE-bench dataset and bare
+//! mirrors (docs/usage.md); the work is [`swtbench_app::dataset`] and `swtbench-textgen`.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use swtbench_app::dataset::FilterChoice;
@@ -29,7 +12,7 @@ use swtbench_textgen::swt::SwtMode;
 
 use crate::args::DatasetArgs;
 use crate::env_vars;
-use crate::error::{CliError, CliResult, ExitCode};
+use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 
 #[derive(Debug, clap::Args)]
@@ -211,47 +194,24 @@ fn swt(args: SwtArgs, printer: &Printer) -> CliResult {
         out: args.out.clone(),
     };
     let input = app::prepare_swt(&settings)?;
-    let dropped = filtered_ids(&args, printer)?;
-    let origin = input.template().origin().to_string();
-    let written = app::swt(&settings, &input, &dropped, &mut |e| match e {
-        RowEvent::SwtPlan {
-            rows,
-            removed,
-            todo,
-        } => printer.info(&format!(
-            "{}: {rows} rows, {removed} removed by the SWT filter, {todo} to convert ({} mode, \
-             template {origin})",
-            args.input.display(),
-            args.mode.name(),
-        )),
-        other => print_event(printer, &args.out, None, other),
+    // The ids the SWT filter removes (with `auto`, the list is inferred from the input).
+    let hub = swtbench_app::inputs::hub_from_env;
+    let (dropped, notes) = app::swt_filter_ids(&args.input, args.filter_swt, &hub)?;
+    notes
+        .iter()
+        .for_each(|n| printer.info(&format!("note: {n}")));
+    let written = app::swt(&settings, &input, &dropped, &mut |e| {
+        print_event(printer, &args.out, None, e)
     })?;
     finish(printer, &args.out, written)
 }
 
-/// The ids the SWT filter removes from the input (the list inferred from it with `auto`).
-fn filtered_ids(args: &SwtArgs, printer: &Printer) -> Result<BTreeSet<String>, CliError> {
-    let hub = || swtbench_app::inputs::hub_from_env();
-    let (ids, notes) = swtbench_app::dataset::swt_filter_ids(&args.input, args.filter_swt, &hub)?;
-    for note in &notes {
-        printer.info(&format!("note: {note}"));
-    }
-    Ok(ids)
-}
-
 /// Progress lines on stderr. `hits` is the retrieval file of `build`.
 fn print_event(printer: &Printer, out: &Path, hits: Option<&Path>, event: RowEvent<'_>) {
-    match event.message(out, hits) {
-        Some((true, line)) => printer.warn(&line),
-        Some((false, line)) => printer.info(&line),
-        None => {}
-    }
+    printer.lines(&Vec::from_iter(event.line(out, hits)));
 }
 
 fn finish(printer: &Printer, out: &Path, written: RowsWritten) -> CliResult {
     printer.lines(&[written.summary(out)]);
-    Ok(match written.failures {
-        0 => ExitCode::Success,
-        _ => ExitCode::Partial,
-    })
+    Ok(ExitCode::partial_if(written.failures > 0))
 }

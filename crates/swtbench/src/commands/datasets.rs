@@ -1,8 +1,7 @@
-//! `swtbench datasets`: list the dataset aliases, their SWT filter lists and the embedded
-//! offline copies (stdout; `--json` for machines). The listing is
-//! `swtbench_app::dataset::catalog`.
+//! `swtbench datasets`: the dataset aliases, their SWT filter lists and the embedded copies
+//! (`swtbench_app::dataset::catalog`).
 
-use swtbench_app::dataset::catalog::{catalog_json, catalog_text};
+use swtbench_app::dataset::catalog::catalog;
 
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
@@ -15,10 +14,6 @@ pub struct DatasetsArgs {
 }
 
 pub fn run(args: DatasetsArgs, printer: &Printer) -> CliResult {
-    if args.json {
-        printer.data(&serde_json::to_string_pretty(&catalog_json()).unwrap_or_default());
-    } else {
-        printer.data(&catalog_text());
-    }
+    printer.data(&catalog(args.json));
     Ok(ExitCode::Success)
 }

@@ -1,23 +1,14 @@
-//! `swtbench envs show ID`: what Python environment an instance gets under a provider (by default
-//! uv) and where its packages come from: its own frozen SWE-bench Verified environment, one
-//! borrowed from a Verified instance of the same repository and version, the spec's packages
-//! unpinned, or an `--env-lock` entry. The rules are `swtbench_spec::pins` and
-//! `swtbench_spec::lock`, the spec is `swtbench_app::spec::instance_spec` and its description
-//! `swtbench_app::spec::describe_env`; this prints them.
-//!
-//! `swtbench envs lock --output FILE`: the environments of a selection resolved once into a lock
-//! file (`swtbench_app::envlock::lock_to_file` renders, resolves and writes it).
+//! `swtbench envs show ID` (the Python environment an instance gets: `swtbench_app::spec`) and
+//! `swtbench envs lock` (`swtbench_app::envlock::lock_to_file`); docs/environments.md.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::anyhow;
 use swtbench_app::envlock::{LockRequest, LockedEnv};
-use swtbench_spec::Provider;
 
-use crate::args::{DatasetArgs, EnvProviderArgs};
+use crate::args::{apply_env_choice, DatasetArgs, EnvProviderArgs};
 use crate::env_vars;
-use crate::error::{CliError, CliResult, ExitCode};
+use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 
 #[derive(Debug, clap::Args)]
@@ -102,23 +93,11 @@ pub fn run(args: EnvsArgs, printer: &Printer) -> CliResult {
 }
 
 fn lock(args: LockArgs, printer: &Printer) -> CliResult {
-    if args.env_provider.env_lock.is_some() {
-        return Err(CliError::input(anyhow!(
-            "envs lock writes a lock file; --env-lock reads one"
-        ))
-        .with_hint("give the file to write with --output"));
-    }
+    let choice = args.env_provider.choice().for_lock()?;
     let dataset = args.dataset.load_valid(printer)?;
-    let table = args.table.load()?;
-    let mut provider_args = args.env_provider.clone();
-    if provider_args.env_provider.is_none() {
-        provider_args.env_provider = Some(Provider::Uv);
-    }
-    // A lock is written from the environments as they are without one.
-    provider_args.no_env_lock = true;
-    let table = provider_args.apply(table, printer)?;
-    let files =
-        crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
+    let table = apply_env_choice(args.table.load()?, &choice, printer)?;
+    let offline = args.dataset.is_offline();
+    let files = swtbench_app::env_vars::repo_files(args.repo_mirror.as_deref(), offline)?;
     let request = LockRequest {
         instances: &dataset.instances,
         table: &table,
@@ -135,19 +114,11 @@ fn lock(args: LockArgs, printer: &Printer) -> CliResult {
 
 fn show(args: ShowArgs, printer: &Printer) -> CliResult {
     let offline = args.offline || swtbench_app::inputs::offline_from_env();
-    let instance = swtbench_app::inputs::load_instance(
-        &args.dataset,
-        &args.split,
-        &args.instance_id,
-        offline,
-    )?;
-    let table = args.table.load()?;
-    let mut provider_args = args.env_provider.clone();
-    if provider_args.env_provider.is_none() {
-        provider_args.env_provider = Some(Provider::Uv);
-    }
-    let table = provider_args.apply(table, printer)?;
-    let files = crate::settings::repo_files(args.repo_mirror.as_deref(), offline)?;
+    let (dataset, split, id) = (&args.dataset, &args.split, &args.instance_id);
+    let instance = swtbench_app::inputs::load_instance(dataset, split, id, offline)?;
+    let choice = args.env_provider.choice().uv_by_default();
+    let table = apply_env_choice(args.table.load()?, &choice, printer)?;
+    let files = swtbench_app::env_vars::repo_files(args.repo_mirror.as_deref(), offline)?;
     let spec = swtbench_app::spec::instance_spec(&instance, &table, &files)?;
     printer.data(&swtbench_app::spec::describe_env(&instance, &spec));
     for w in &spec.env_warnings {

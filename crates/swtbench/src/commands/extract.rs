@@ -1,18 +1,5 @@
-//! `swtbench extract`: turn raw model outputs into git diffs without running anything, for
-//! debugging `--patch-types`. Base files come from `--repo-mirror`; results are written as
-//! `<output-dir>/<instance>/{raw_model_patch.txt,extracted_patch.diff,extraction.json}` (the
-//! layout of a run's log directory, with the same cache: an unchanged answer is not extracted
-//! again). stdout gets one tab-separated line per instance: id, the patch type used (`partial`
-//! when every type failed but parity-style attempts kept edits, whose diff `run` applies;
-//! `failed` when there is no patch), and the reasons of the failed attempts.
-//!
-//! The custom type needs `--python`: that interpreter *parses* (never runs) the model's code on
-//! the host, so this is for outputs one trusts; `swtbench run` does it inside the containers.
-//!
-//! The extraction loop is `swtbench_app::extract`; this module parses the flags and prints.
-//!
-//! Exit codes: 0 every instance has a patch (`partial` ones included); 1 some do not; 2 unusable
-//! input.
+//! `swtbench extract`: raw model outputs into git diffs (`--patch-types`) without running anything
+//! ([`swtbench_app::extract`]; the output and exit codes are in docs/usage.md).
 
 use std::path::PathBuf;
 
@@ -20,7 +7,6 @@ use swtbench_app::extract::{extract_predictions, ExtractSettings};
 use swtbench_extract::PatchType;
 
 use crate::args::{load_predictions, DatasetArgs, ExtractStyleArgs};
-use crate::env_vars;
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 
@@ -38,10 +24,8 @@ pub struct ExtractArgs {
     #[arg(long, alias = "patch_types", value_name = "TYPE", num_args = 1.., required = true)]
     pub patch_types: Vec<PatchType>,
 
-    /// Directory of bare git mirrors `<owner>__<name>.git` holding the base commits (not needed
-    /// for `--patch-types vanilla` alone, which passes each prediction through as `run` does).
-    #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
-    pub repo_mirror: Option<PathBuf>,
+    #[command(flatten)]
+    pub mirror: crate::args::RepoMirrorArgs,
 
     /// Where to write `<instance>/extracted_patch.diff` and its companions.
     #[arg(long, value_name = "DIR")]
@@ -61,7 +45,7 @@ pub struct ExtractArgs {
 
 pub fn run(args: ExtractArgs, printer: &Printer) -> CliResult {
     let settings = ExtractSettings {
-        repo_mirror: args.repo_mirror.clone(),
+        repo_mirror: args.mirror.repo_mirror.clone(),
         output_dir: args.output_dir.clone(),
         patch_types: args.patch_types.clone(),
         options: args.styles.options(),
@@ -70,9 +54,7 @@ pub fn run(args: ExtractArgs, printer: &Printer) -> CliResult {
     settings.check_repo_mirror()?;
     let dataset = args.dataset.load(printer)?;
     let predictions = load_predictions(&args.predictions, &dataset, printer)?;
-    if settings.custom_without_python() {
-        printer.warn("the custom type needs --python here; it will fail for every instance");
-    }
+    printer.lines(&Vec::from_iter(settings.python_warning()));
 
     let summary = extract_predictions(
         &settings,
@@ -80,15 +62,6 @@ pub fn run(args: ExtractArgs, printer: &Printer) -> CliResult {
         &predictions,
         &mut |id, outcome| printer.lines(&outcome.lines(id, args.json)),
     )?;
-    printer.info(&format!(
-        "{} extracted, {} failed; written under {}",
-        summary.ok,
-        summary.failed,
-        args.output_dir.display()
-    ));
-    Ok(if summary.failed == 0 {
-        ExitCode::Success
-    } else {
-        ExitCode::Partial
-    })
+    printer.info(&summary.line(&args.output_dir));
+    Ok(ExitCode::partial_if(summary.failed > 0))
 }

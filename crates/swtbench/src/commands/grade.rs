@@ -1,7 +1,5 @@
-//! `swtbench grade`: re-grade a run from the logs it left in the original's layout (§4.8), without
-//! containers, through [`swtbench_app::grade::regrade`]: each instance's `report.json` (only the
-//! missing ones unless `--rewrite`) and the run report `evaluation_results/<model>.<run_id>.json`.
-//! This file is the command line, the summary printed and the exit code.
+//! `swtbench grade`: re-grade a run from its logs without containers
+//! ([`swtbench_app::grade::regrade`]).
 
 use std::path::PathBuf;
 
@@ -14,7 +12,7 @@ use crate::args::{load_predictions, DatasetArgs};
 
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
-use crate::settings::load_spec_table;
+use swtbench_app::tables::load_spec_table;
 
 #[derive(Debug, clap::Args)]
 pub struct GradeArgs {
@@ -88,14 +86,14 @@ pub struct GradeArgs {
 pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
     let table = load_spec_table(args.spec_table.as_deref())?;
     let dataset = args.dataset.load_valid(printer)?;
-    let predictions = match &args.predictions {
-        Some(p) => Some(load_predictions(p, &dataset, printer)?),
-        None => None,
-    };
-    let flaky = match &args.flaky_list {
-        Some(p) => Some(swtbench_app::settings::read_flaky_list(p)?),
-        None => None,
-    };
+    let predictions = args.predictions.as_deref();
+    let predictions = predictions
+        .map(|p| load_predictions(p, &dataset, printer))
+        .transpose()?;
+    let flaky = args.flaky_list.as_deref();
+    let flaky = flaky
+        .map(swtbench_app::settings::read_flaky_list)
+        .transpose()?;
     let settings = GradeSettings {
         dataset: &dataset,
         predictions: predictions.as_ref(),
@@ -115,12 +113,8 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
     };
     let mut notices = Vec::new();
     let graded = regrade(&settings, &mut notices);
-    printer.notices(&notices);
+    printer.lines(&notices);
     let graded = graded?;
     printer.lines(&graded.lines(args.strict_results, args.predictions.is_some()));
-    Ok(if graded.report.error_ids.is_empty() {
-        ExitCode::Success
-    } else {
-        ExitCode::Partial
-    })
+    Ok(ExitCode::partial_if(!graded.report.error_ids.is_empty()))
 }

@@ -1,18 +1,13 @@
-//! `swtbench images build|list|rm`: pre-building the images of a dataset selection, and
-//! housekeeping of the images swtbench made. The work is [`swtbench_app::images`]; this parses
-//! the arguments and prints the results.
+//! `swtbench images build|list|rm|check|push|pull`; the work is [`swtbench_app::images`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use swtbench_app::images::{self as app, name_of, BuildOptions};
+use swtbench_app::images::{self as app, BuildOptions};
 use swtbench_plan::settings::{CacheLevel, ImageKind};
-
-use swtbench_reporter::Progress;
 use swtbench_runner::events::{EventSink, FanOut};
 
-use crate::args::DatasetArgs;
-use crate::env_vars;
+use crate::args::{DatasetArgs, RepoMirrorArgs};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
 
@@ -58,12 +53,11 @@ pub struct TransferArgs {
           value_parser = swtbench_app::settings::parse_positive::<usize>)]
     pub workers: usize,
 
-    /// Directory of bare git mirrors <owner>__<name>.git (for requirement files).
-    #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
-    pub repo_mirror: Option<PathBuf>,
+    #[command(flatten)]
+    pub mirror: RepoMirrorArgs,
 
     #[command(flatten)]
-    pub table: crate::args::ImagesSpecTableArgs,
+    pub table: crate::args::SpecTableArgs,
 
     /// One JSON object per line on stdout (check) instead of a table.
     #[arg(long)]
@@ -97,12 +91,11 @@ pub struct BuildArgs {
     #[arg(long)]
     pub step_builds: bool,
 
-    /// Directory of bare git mirrors <owner>__<name>.git to clone from instead of GitHub.
-    #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
-    pub repo_mirror: Option<PathBuf>,
+    #[command(flatten)]
+    pub mirror: RepoMirrorArgs,
 
     #[command(flatten)]
-    pub table: crate::args::ImagesSpecTableArgs,
+    pub table: crate::args::SpecTableArgs,
 
     #[command(flatten)]
     pub env_provider: crate::args::EnvProviderArgs,
@@ -132,7 +125,7 @@ pub struct BuildArgs {
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
     /// Only images of this kind: base, env or instance.
-    #[arg(long, value_name = "KIND", value_parser = parse_kind)]
+    #[arg(long, value_name = "KIND", value_parser = swtbench_app::settings::parse_image_kind)]
     pub kind: Option<ImageKind>,
 
     /// One JSON object per line on stdout instead of a table.
@@ -143,7 +136,7 @@ pub struct ListArgs {
 #[derive(Debug, clap::Args)]
 pub struct RmArgs {
     /// Remove images of these kinds (base, env, instance).
-    #[arg(long, value_name = "KIND", value_parser = parse_kind, num_args = 1..)]
+    #[arg(long, value_name = "KIND", value_parser = swtbench_app::settings::parse_image_kind, num_args = 1..)]
     pub kind: Vec<ImageKind>,
 
     /// Remove the temporary images of this run id (images above its cache level).
@@ -163,10 +156,6 @@ pub struct RmArgs {
     pub dry_run: bool,
 }
 
-fn parse_kind(s: &str) -> Result<ImageKind, String> {
-    app::parse_kind(s).ok_or_else(|| format!("unknown image kind {s:?} (base, env or instance)"))
-}
-
 pub fn run(args: ImagesArgs, printer: &Printer) -> CliResult {
     match args.command {
         ImagesCommand::Build(a) => build(*a, printer),
@@ -179,75 +168,39 @@ pub fn run(args: ImagesArgs, printer: &Printer) -> CliResult {
 }
 
 /// The progress display, the record of pulls and, with `--events`, the JSON Lines file.
-fn sinks(
-    events: Option<&std::path::Path>,
-    printer: &Printer,
-) -> Result<Arc<dyn EventSink>, CliError> {
-    let progress = printer.progress(0);
-    let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(ProgressSink(progress))];
-    let pulls = Some(crate::settings::pulls_path());
+fn sinks(events: Option<&Path>, printer: &Printer) -> swtbench_app::Result<Arc<dyn EventSink>> {
+    let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(printer.progress(0))];
+    let pulls = Some(swtbench_app::env_vars::pulls_path());
     sinks.extend(swtbench_app::registry::file_sinks(events, pulls)?);
     Ok(Arc::new(FanOut(sinks)))
-}
-
-struct ProgressSink(Progress);
-
-impl EventSink for ProgressSink {
-    fn event(&self, event: &swtbench_runner::Event) {
-        self.0.event(event);
-    }
 }
 
 /// Prints what a command did; exit code 1 when some item failed.
 fn print(outcome: app::Outcome, printer: &Printer) -> CliResult {
     printer.lines(&outcome.lines);
     printer.info(&outcome.summary);
-    if let Some(e) = outcome.failures.engine_error() {
-        return Err(e.into());
-    }
-    Ok(match outcome.failures.count {
-        0 => ExitCode::Success,
-        _ => ExitCode::Partial,
-    })
+    ExitCode::of_failures(&outcome.failures)
 }
 
 /// The selected instances' images up to `--level`.
 fn selection(args: &TransferArgs, printer: &Printer) -> Result<Vec<app::SelectedImage>, CliError> {
     app::check_level(args.level, "selects no image")?;
     let table = args.table.load()?;
-    let files =
-        crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
+    let files = args.mirror.files(args.dataset.is_offline())?;
     let dataset = args.dataset.load_valid(printer)?;
-    let specs = app::render_specs(&dataset.instances, &table, &files);
-    let (images, failed) = app::selected_images(&specs, args.level);
-    for (id, why) in &failed {
-        printer.warn(&format!("{id}: {why}"));
-    }
+    let (images, warnings) = app::selection(&dataset.instances, &table, &files, args.level);
+    printer.lines(&warnings);
     Ok(images)
 }
 
 fn check(args: TransferArgs, printer: &Printer) -> CliResult {
     let reg = swtbench_app::registry::registry_settings(&args.registry, false, args.workers)?;
     let images = selection(&args, printer)?;
+    let mut sink = || sinks(args.events.as_deref(), printer);
+    let warn = |l| printer.lines(&[l]);
     let engine = app::Engine::connect()?;
-    let local = engine.local_presence(&images)?;
-    let client = swtbench_app::registry::client(&reg)?;
-    let tags: Vec<String> = images.iter().map(|i| i.tag.clone()).collect();
-    let started = std::time::Instant::now();
-    let sink = sinks(args.events.as_deref(), printer)?;
-    let found = swtbench_app::registry::lookup(&client, &tags, &|tag, note| {
-        sink.event(&swtbench_runner::Event::RegistryRetry {
-            what: note.what.clone(),
-            status: note.status,
-            attempt: note.attempt,
-            pause_ms: note.pause.as_millis() as u64,
-        });
-        printer.warn(&swtbench_app::registry::retry_message(tag, note))
-    })?;
-    let checked = app::check_images(images, &local, &found);
-    let secs = started.elapsed().as_secs_f64();
     print(
-        app::check_outcome(&checked, args.json, tags.len(), secs),
+        engine.check(&reg, images, args.json, &mut sink, &warn)?,
         printer,
     )
 }
@@ -262,45 +215,16 @@ fn transfer(args: TransferArgs, push: bool, printer: &Printer) -> CliResult {
 
 fn list(args: ListArgs, printer: &Printer) -> CliResult {
     let images = app::Engine::connect()?.list(args.kind)?;
-    let pulls = swtbench_app::registry::read_pulls(&crate::settings::pulls_path());
-    for listed in images.iter().map(|i| app::Listed::with_record(i, &pulls)) {
-        if args.json {
-            printer.data(&serde_json::to_string(&listed).unwrap_or_default());
-        } else {
-            printer.data(&listed.row());
-        }
-    }
-    if !args.json {
-        printer.info(&format!("{} image(s)", images.len()));
-    }
+    let pulls = swtbench_app::registry::read_pulls(&swtbench_app::env_vars::pulls_path());
+    printer.lines(&app::list_lines(&images, &pulls, args.json));
     Ok(ExitCode::Success)
 }
 
 fn rm(args: RmArgs, printer: &Printer) -> CliResult {
     let removal = app::removal(args.all, args.run_id.as_deref(), &args.kind)?;
     let engine = app::Engine::connect()?;
-    let found = engine.select(&removal)?;
-    let mut failures = app::Failures::default();
-    if args.dry_run {
-        for i in &found {
-            printer.data(&name_of(i));
-        }
-    } else {
-        let mut show = |name: &str, r: Result<(), swtbench_backend::BackendError>| match r {
-            Ok(()) => printer.data(&format!("removed {name}")),
-            Err(e) => printer.warn(&format!("could not remove {name}: {e}")),
-        };
-        failures = engine.remove(&found, args.force, &mut show);
-    }
-    let summary = app::removal_summary(found.len(), args.dry_run, failures.count);
-    print(
-        app::Outcome {
-            lines: Vec::new(),
-            summary,
-            failures,
-        },
-        printer,
-    )
+    let say = &mut |l| printer.lines(&[l]);
+    print(engine.rm(&removal, args.force, args.dry_run, say)?, printer)
 }
 
 fn build(args: BuildArgs, printer: &Printer) -> CliResult {
@@ -308,16 +232,14 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
     let engine = app::Engine::connect()?;
     let table = args.table.load()?;
     let table = args.env_provider.apply(table, printer)?;
-    let files =
-        crate::settings::repo_files(args.repo_mirror.as_deref(), args.dataset.is_offline())?;
+    let files = args.mirror.files(args.dataset.is_offline())?;
     let dataset = args.dataset.load_valid(printer)?;
-    let network = swtbench_app::env_vars::build_network(args.ca_bundle.as_deref())
-        .map_err(|e| CliError::input(e).with_hint("--ca-bundle must name a readable file"))?;
+    let network = swtbench_app::env_vars::checked_build_network(args.ca_bundle.as_deref())?;
     let options = BuildOptions {
         level: args.level,
         build_workers: args.build_workers,
         force_rebuild: args.force_rebuild,
-        repo_mirror: args.repo_mirror.clone(),
+        repo_mirror: args.mirror.repo_mirror.clone(),
         output_dir: args.output_dir.clone(),
         network,
         registry: args.registry.settings()?,
@@ -325,12 +247,9 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
     };
     let mut specs = app::render_specs(&dataset.instances, &table, &files);
     if let Some(shard) = args.shard {
-        let of;
-        (specs, of) = app::shard_specs(specs, shard);
-        printer.info(&format!(
-            "shard {shard}: {} of {of} instance(s)",
-            specs.len()
-        ));
+        let line;
+        (specs, line) = app::shard_specs(specs, shard);
+        printer.lines(&[line]);
     }
     let sink = sinks(args.events.as_deref(), printer)?;
     print(

@@ -1,17 +1,13 @@
-//! `swtbench k8s manifest`: an evaluation as Kubernetes objects (see [`swtbench_app::k8s`]): an
-//! Indexed Job whose pods run `swtbench run <run flags> --shard K/N` and a merge Job that waits
-//! for it and runs `--merge`. It takes `swtbench run`'s flags as they are, checks them as `run`
-//! does (without reading the dataset or predictions: their paths are the pods' paths on the
-//! volume), and prints the objects (or writes them to `--out`); `kubectl apply -f` submits them.
+//! `swtbench k8s manifest`: an evaluation as Kubernetes objects ([`swtbench_app::k8s`]), printed
+//! or written to `--out`; the run flags are checked as `run` checks them (docs/distributed.md).
 
 use std::path::PathBuf;
 
-use anyhow::anyhow;
 use swtbench_app::k8s::{self, Engine, HelperImages, ManifestSpec, NewClaim, Sizing};
 
 use crate::args::RunArgs;
-use crate::cluster::{self, OwnFlag};
-use crate::error::{CliError, CliResult, ExitCode};
+use crate::cluster;
+use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 
 #[derive(Debug, clap::Args)]
@@ -27,26 +23,6 @@ pub enum K8sCommand {
     /// a ReadWriteMany volume mounted as the working directory. Apply with `kubectl apply -f`.
     Manifest(Box<ManifestArgs>),
 }
-
-/// `k8s manifest`'s own flags (everything else is a run flag).
-const OWN: [OwnFlag; 16] = [
-    OwnFlag::with_value("shards"),
-    OwnFlag::with_value("parallelism"),
-    OwnFlag::with_value("image"),
-    OwnFlag::with_value("namespace"),
-    OwnFlag::with_value("name"),
-    OwnFlag::with_value("volume-claim"),
-    OwnFlag::with_value("volume-size"),
-    OwnFlag::with_value("storage-class"),
-    OwnFlag::with_value("mount-path"),
-    OwnFlag::with_value("engine"),
-    OwnFlag::with_value("out"),
-    OwnFlag::with_value("format"),
-    OwnFlag::with_value("backoff-limit-per-index"),
-    OwnFlag::with_value("wait-timeout"),
-    OwnFlag::with_value("engine-image"),
-    OwnFlag::with_value("kubectl-image"),
-];
 
 /// How the objects are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -146,34 +122,23 @@ pub fn run(args: K8sArgs, printer: &Printer) -> CliResult {
 
 fn manifest(args: ManifestArgs, printer: &Printer) -> CliResult {
     let run = &args.run;
-    let run_flags = cluster::checked_run_flags(&["k8s", "manifest"], &OWN, "pod", run)?;
+    let run_flags = cluster::checked_run_flags::<ManifestArgs>(&["k8s", "manifest"], "pod", run)?;
     let (memory, name) = k8s::checked_flags(
         run.memory,
         &args.mount_path,
         args.name.as_deref(),
         &run.run_id,
     )?;
-    let paths = vec![
-        ("--output-dir", Some(run.output_dir.clone())),
-        (
-            "--predictions",
-            (run.predictions != "gold").then(|| PathBuf::from(&run.predictions)),
-        ),
-        (
-            "--dataset",
-            Some(PathBuf::from(&run.dataset.dataset)).filter(|p| p.is_absolute()),
-        ),
-        ("--repo-mirror", run.repo_mirror.clone()),
-    ];
+    let mirror = run.mirror.repo_mirror.as_deref();
+    let paths = k8s::run_paths(
+        &run.output_dir,
+        &run.predictions,
+        &run.dataset.dataset,
+        mirror,
+    );
     for w in k8s::off_volume_warnings(paths, &args.mount_path) {
         printer.warn(&w);
     }
-    let defaults = HelperImages::default();
-    let helpers = HelperImages {
-        dind: args.engine_image.clone().unwrap_or(defaults.dind),
-        podman: args.engine_image.clone().unwrap_or(defaults.podman),
-        kubectl: args.kubectl_image.clone().unwrap_or(defaults.kubectl),
-    };
     let spec = ManifestSpec {
         name,
         namespace: args.namespace.clone(),
@@ -196,26 +161,10 @@ fn manifest(args: ManifestArgs, printer: &Printer) -> CliResult {
         },
         backoff_limit_per_index: args.backoff_limit_per_index,
         wait_timeout: args.wait_timeout.clone(),
-        helpers,
+        helpers: HelperImages::with(args.engine_image.clone(), args.kubectl_image.clone()),
     };
     let m = k8s::manifest(&spec);
     let text = k8s::render(&m, args.format == Format::Json)?;
-    match &args.out {
-        Some(path) => {
-            swtbench_data::fsutil::write_atomic(path, text.as_bytes()).map_err(|e| {
-                CliError::environment(anyhow!("writing {}: {e}", path.display()))
-                    .with_hint("check that the directory exists and is writable")
-            })?;
-            printer.info(&format!(
-                "wrote {}: Jobs {} ({} shards) and {}; apply with `kubectl apply -f {}`",
-                path.display(),
-                m.shards_job,
-                spec.shards,
-                m.merge_job,
-                path.display()
-            ));
-        }
-        None => printer.data(&text),
-    }
+    printer.lines(&[k8s::output(text, &m, spec.shards, args.out.as_deref())?]);
     Ok(ExitCode::Success)
 }

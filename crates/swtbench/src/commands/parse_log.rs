@@ -1,16 +1,13 @@
-//! `swtbench parse-log`: parse one test log with the original's parser for a repository and print
-//! `{"applied": …, "tests": {…}}` (keys sorted) on stdout, through
-//! [`swtbench_app::grade::parse_log`]. This file is the command line and reading stdin.
+//! `swtbench parse-log`: one test log through the original's parser for a repository
+//! ([`swtbench_app::grade::parse_log`]), `{"applied": …, "tests": {…}}` on stdout.
 
-use std::io::Read;
 use std::path::PathBuf;
 
-use anyhow::Context;
 use swtbench_app::grade::{log_parser, parse_log, read_log};
 use swtbench_grade::logs::ExecMode;
 use swtbench_grade::Parser;
 
-use crate::error::{CliError, CliResult, ExitCode};
+use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 
 #[derive(Debug, clap::Args)]
@@ -42,16 +39,7 @@ pub struct ParseLogArgs {
 
 pub fn run(args: ParseLogArgs, printer: &Printer) -> CliResult {
     let parser = log_parser(args.parser, args.repo.as_deref(), args.exec_mode)?;
-    let bytes = if args.file.as_os_str() == "-" {
-        let mut buf = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut buf)
-            .context("reading the log from stdin")
-            .map_err(CliError::input)?;
-        buf
-    } else {
-        read_log(&args.file)?
-    };
+    let bytes = read_log(&args.file)?;
     let parsed = parse_log(&bytes, parser);
     for note in &parsed.notes {
         printer.warn(&format!("{}: {note}", args.file.display()));

@@ -1,25 +1,12 @@
-//! `swtbench report PATH`: the leaderboard table of one model's run, like the original's
-//! `python -m src.report` (§1.2, §7.5), or its HTML page, or the comparison page of two runs.
-//! `PATH` is `<logs root>/<run_id>/<model>`.
-//!
-//! The work is [`swtbench_app::report`] (the numbers, the pages) and
-//! [`swtbench_app::benchmark`] (what the run is measured against, the denominator, the gold
-//! run); this file is the command line, the checks of its combinations, reading a custom
-//! dataset, and printing.
+//! `swtbench report PATH`: the leaderboard table of one model's run, its HTML page, or the
+//! comparison page of two runs. The work is [`swtbench_app::report::report`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use swtbench_app::benchmark::{denominator, Benchmark, BenchmarkName};
-use swtbench_app::report::{leaderboard, LeaderboardSettings, PageContext, PageParams};
-use swtbench_grade::leaderboard;
+use swtbench_app::report::{ReportFormat, ReportRequest};
 
-use crate::args::DatasetArgs;
-use crate::error::{CliError, CliResult, ExitCode};
+use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
-use crate::settings::load_spec_table;
-
-mod html;
-pub use html::{HtmlArgs, ReportFormat};
 
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
@@ -94,149 +81,37 @@ pub struct ReportArgs {
     #[arg(long, alias = "spec_table", value_name = "FILE")]
     pub spec_table: Option<PathBuf>,
 
-    #[command(flatten)]
-    pub html: HtmlArgs,
+    /// With `--format html`: write the page to FILE instead of stdout. Log links in the page are
+    /// relative to FILE's directory, so keep the page next to the run tree it describes (or move
+    /// both together).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// Compare two runs side by side (HTML): which instances each resolves that the other does
+    /// not, and the metric deltas. Each run is `<logs root>/<run_id>/<model>`; implies
+    /// `--format html`.
+    #[arg(long, num_args = 2, value_names = ["RUN_A", "RUN_B"], conflicts_with = "path")]
+    pub compare: Option<Vec<PathBuf>>,
 }
 
-/// The benchmark `--dataset` names; a dataset that is not a known benchmark is read (a local
-/// file or directory, or a hub dataset, as every other command reads `--dataset`).
-fn resolve_benchmark(args: &ReportArgs, printer: &Printer) -> Result<Benchmark, CliError> {
-    let name = match Benchmark::named(args.dataset.as_deref())? {
-        BenchmarkName::Known(b) => return Ok(b),
-        BenchmarkName::Dataset(name) => name,
+pub fn run(args: ReportArgs, printer: &Printer) -> CliResult {
+    let request = ReportRequest {
+        path: args.path,
+        dataset: args.dataset,
+        split: args.split,
+        denominator: args.denominator,
+        format: args.format,
+        gold_run_id: args.gold_run_id,
+        pak: args.mode == "p@k",
+        seeds: args.seeds,
+        libro_decision_file: args.libro_decision_file.is_some(),
+        name: args.name,
+        decimals: args.decimals,
+        spec_table: args.spec_table,
+        out: args.out,
+        compare: args.compare.and_then(|v| v.try_into().ok()),
     };
-    let loaded = DatasetArgs {
-        dataset: name.clone(),
-        split: args.split.clone(),
-        filter_swt: false,
-        swt_filter_list: None,
-        is_swt: false,
-        offline: false,
-        instance_ids: Vec::new(),
-    }
-    .load(printer)?;
-    if !loaded.problems.is_empty() {
-        printer.warn(&format!(
-            "{}: {} row(s) are not valid instances and are not counted (`swtbench validate \
-             --dataset {name}` lists them)",
-            loaded.name,
-            loaded.problems.len()
-        ));
-    }
-    Ok(Benchmark::Custom {
-        source: name,
-        instances: loaded.instances,
-    })
-}
-
-/// The leaderboard numbers of the run at `path` (with `seeds`: p@k over them), remarks printed.
-fn measure(
-    path: &Path,
-    seeds: &[String],
-    gold_run_id: Option<&str>,
-    denominator: usize,
-    printer: &Printer,
-) -> Result<leaderboard::Metrics, CliError> {
-    let mut notices = Vec::new();
-    let metrics = leaderboard(
-        &LeaderboardSettings {
-            path,
-            seeds,
-            gold_run_id,
-            denominator,
-        },
-        &mut notices,
-    );
-    printer.notices(&notices);
-    Ok(metrics?)
-}
-
-/// The table's column header: `--name`, else the run id.
-fn table_name(args: &ReportArgs, path: &Path) -> Result<String, CliError> {
-    match &args.name {
-        Some(n) => Ok(n.clone()),
-        None => Ok(swtbench_app::report::run_id_of(path)?),
-    }
-}
-
-pub fn run(mut args: ReportArgs, printer: &Printer) -> CliResult {
-    if args.libro_decision_file.is_some() {
-        return Err(swtbench_app::report::libro_refused().into());
-    }
-    args.seeds = swtbench_app::report::seed_list(&args.seeds);
-    // The spec table first: a bad file is an error whatever the format.
-    let table = load_spec_table(args.spec_table.as_deref())?;
-    let rules = swtbench_app::grade::read_rules(
-        &table,
-        table.repos.keys().map(String::as_str),
-        args.spec_table.as_deref(),
-    )?;
-    let benchmark = resolve_benchmark(&args, printer)?;
-    let denominator = denominator(args.denominator, benchmark.measured())?;
-    // The model directory whose instances the gold run must cover: the first of a comparison,
-    // the first seed's of p@k.
-    let main_path = match (&args.html.compare, &args.path) {
-        (Some(pair), _) => Some(pair[0].clone()),
-        (None, Some(p)) => Some(swtbench_app::report::first_seed_path(p, &args.seeds)),
-        (None, None) => None,
-    };
-    let gold_for = |p: &Path| {
-        let choice = swtbench_app::report::gold_run_for(p, args.gold_run_id.as_deref(), &benchmark);
-        printer.notices(&choice.notices);
-        choice.run_id
-    };
-    let gold_run_id = match &main_path {
-        Some(p) => gold_for(p),
-        None => args.gold_run_id.clone(),
-    };
-    let out = args.html.out.as_deref();
-    let measure_one =
-        |path: &Path| measure(path, &[], gold_run_id.as_deref(), denominator, printer);
-    let page_context = || {
-        PageContext::new(
-            &PageParams {
-                benchmark: &benchmark,
-                explicit_denominator: args.denominator,
-                denominator,
-                split: &args.split,
-                gold_run_id: gold_run_id.as_deref(),
-                spec_table: args.spec_table.as_deref(),
-            },
-            rules.clone(),
-            html::generator(),
-        )
-    };
-    if let Some(pair) = &args.html.compare {
-        swtbench_app::report::check_compare_format(args.format)?;
-        // Each run against its own gold run (the two may sit under different logs roots).
-        let a = measure_one(&pair[0])?;
-        let gold_b = gold_for(&pair[1]);
-        let b = measure(&pair[1], &[], gold_b.as_deref(), denominator, printer)?;
-        let ctx = page_context();
-        return html::write_compare([(&pair[0], &a), (&pair[1], &b)], &ctx, out, printer);
-    }
-    let path = swtbench_app::report::report_path(args.path.as_deref())?;
-    let seeds = swtbench_app::report::checked_seeds(path, args.mode == "p@k", &args.seeds)?;
-    if !seeds.is_empty() {
-        let format = swtbench_app::report::pak_format(args.format, out.is_some())?;
-        let metrics = measure(path, seeds, gold_run_id.as_deref(), denominator, printer)?;
-        let name = table_name(&args, path)?;
-        printer.data(&leaderboard::render(&metrics, &name, format, args.decimals));
-        return Ok(ExitCode::Success);
-    }
-    let metrics = measure_one(path)?;
-    match args.format.unwrap_or_default() {
-        ReportFormat::Html => {
-            let ctx = page_context();
-            html::write_run(path, &metrics, &ctx, out, printer)
-        }
-        ReportFormat::Table(format) => {
-            if out.is_some() {
-                return Err(swtbench_app::report::out_without_html().into());
-            }
-            let name = table_name(&args, path)?;
-            printer.data(&leaderboard::render(&metrics, &name, format, args.decimals));
-            Ok(ExitCode::Success)
-        }
-    }
+    let mut load = |o: &_| crate::args::load_dataset(o, printer);
+    swtbench_app::report::report(&request, &mut load, &mut |l| printer.lines(&[l]))?;
+    Ok(ExitCode::Success)
 }

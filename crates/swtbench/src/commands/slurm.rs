@@ -1,13 +1,12 @@
-//! `swtbench slurm submit|status`: an evaluation as a Slurm array job of `--shard`s plus a merge
-//! job (see [`swtbench_app::slurm`]). `submit` takes `swtbench run`'s flags as they are and checks
-//! them as `run` does (dataset and predictions included) before anything is submitted.
+//! `swtbench slurm submit|status`: an evaluation as a Slurm array job of `--shard`s and a merge job
+//! ([`swtbench_app::slurm`]); the run flags, dataset and predictions are checked first.
 
 use std::path::PathBuf;
 
 use swtbench_app::slurm::{self, SbatchOptions};
 
 use crate::args::{load_predictions, RunArgs};
-use crate::cluster::{self, OwnFlag};
+use crate::cluster;
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
 
@@ -28,20 +27,6 @@ pub enum SlurmCommand {
     /// scheduler), for the run id given to `submit`.
     Status(StatusArgs),
 }
-
-/// `slurm submit`'s own flags (everything else is a run flag).
-const OWN: [OwnFlag; 10] = [
-    OwnFlag::with_value("shards"),
-    OwnFlag::with_value("partition"),
-    OwnFlag::with_value("time"),
-    OwnFlag::with_value("cpus-per-task"),
-    OwnFlag::with_value("mem"),
-    OwnFlag::with_value("account"),
-    OwnFlag::with_value("qos"),
-    OwnFlag::with_value("sbatch-arg"),
-    OwnFlag::switch("print"),
-    OwnFlag::with_value("swtbench"),
-];
 
 #[derive(Debug, clap::Args)]
 pub struct SubmitArgs {
@@ -117,7 +102,7 @@ pub fn run(args: SlurmArgs, printer: &Printer) -> CliResult {
 
 fn submit(args: SubmitArgs, printer: &Printer) -> CliResult {
     let run = &args.run;
-    let run_flags = cluster::checked_run_flags(&["slurm", "submit"], &OWN, "task", run)?;
+    let run_flags = cluster::checked_run_flags::<SubmitArgs>(&["slurm", "submit"], "task", run)?;
     // The inputs are checked here, before anything waits in a queue.
     let dataset = run.dataset.load_valid(printer)?;
     let predictions = load_predictions(&run.predictions, &dataset, printer)?;
@@ -145,12 +130,6 @@ fn submit(args: SubmitArgs, printer: &Printer) -> CliResult {
 
 fn status(args: StatusArgs, printer: &Printer) -> CliResult {
     let status = slurm::run_status(&args.output_dir, &args.run_id)?;
-    if let Some(e) = &status.scheduler_error {
-        printer.warn(&format!("{e}; showing the output tree only"));
-    }
-    printer.data(&match args.json {
-        true => status.to_json(),
-        false => status.to_text(),
-    });
+    printer.lines(&status.lines(args.json));
     Ok(ExitCode::Success)
 }

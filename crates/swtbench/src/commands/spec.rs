@@ -1,12 +1,5 @@
-//! `swtbench spec`: render, for each selected instance, everything its evaluation needs (the three
-//! Dockerfiles, `setup_env.sh`, `setup_repo.sh`, the six eval scripts, the image keys and the gold
-//! test directives) into `OUT/<instance_id>/`, without building or running anything.
-//!
-//! Requirement and environment files are read from `--repo-mirror` bare repositories, else from
-//! GitHub raw through the download cache. An instance that cannot be rendered gets
-//! `OUT/<instance_id>/error.txt` with the reason; the others are still rendered and the command
-//! exits with 1. The rendering is `swtbench_app::spec`; this module parses the flags, resolves
-//! them and prints.
+//! `swtbench spec`: render each selected instance's Dockerfiles, scripts and image keys into
+//! `OUT/<instance_id>/` without building or running anything ([`swtbench_app::spec`]).
 
 use std::path::PathBuf;
 
@@ -14,10 +7,8 @@ use swtbench_app::spec::{render_specs, RenderSettings};
 use swtbench_spec::Arch;
 
 use crate::args::{load_predictions, DatasetArgs, EvalArgs};
-use crate::env_vars;
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
-use crate::settings::repo_files;
 
 #[derive(Debug, clap::Args)]
 pub struct SpecArgs {
@@ -32,10 +23,8 @@ pub struct SpecArgs {
     #[command(flatten)]
     pub eval: EvalArgs,
 
-    /// Directory of bare git mirrors named <owner>__<name>.git: requirement files are read from
-    /// them instead of GitHub.
-    #[arg(long, alias = "repo_mirror", value_name = "DIR", env = env_vars::SWTBENCH_REPO_MIRROR)]
-    pub repo_mirror: Option<PathBuf>,
+    #[command(flatten)]
+    pub mirror: crate::args::RepoMirrorArgs,
 
     #[command(flatten)]
     pub table: crate::args::SpecTableArgs,
@@ -44,7 +33,7 @@ pub struct SpecArgs {
     pub env_provider: crate::args::EnvProviderArgs,
 
     /// Render for this host architecture instead of this machine's (x86_64 or arm64).
-    #[arg(long, value_name = "ARCH", value_parser = parse_arch)]
+    #[arg(long, value_name = "ARCH", value_parser = swtbench_app::settings::parse_arch)]
     pub arch: Option<Arch>,
 
     /// Leave out the per-run re-install of the repository from the eval scripts.
@@ -56,27 +45,20 @@ pub struct SpecArgs {
     pub out: PathBuf,
 }
 
-fn parse_arch(s: &str) -> Result<Arch, String> {
-    Arch::parse(s).ok_or_else(|| format!("unknown architecture {s:?} (x86_64 or arm64)"))
-}
-
 pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
     let options = args.eval.options(args.skip_eval_install)?;
     let table = args.table.load()?;
     let table = args.env_provider.apply(table, printer)?;
     let offline = args.dataset.is_offline();
-    let files = repo_files(args.repo_mirror.as_deref(), offline)?;
+    let files = args.mirror.files(offline)?;
     let host = args.arch.unwrap_or_else(Arch::host);
 
     let dataset = args.dataset.load_valid(printer)?;
     let spec = args.predictions.as_deref().unwrap_or("gold");
     let predictions = load_predictions(spec, &dataset, printer)?;
-    if !predictions.missing.is_empty() {
-        printer.warn(&format!(
-            "{} selected instance(s) have no prediction and are not rendered",
-            predictions.missing.len()
-        ));
-    }
+    printer.lines(&Vec::from_iter(swtbench_app::spec::missing_warning(
+        &predictions,
+    )));
 
     let settings = RenderSettings {
         host,
@@ -92,9 +74,5 @@ pub fn run(args: SpecArgs, printer: &Printer) -> CliResult {
         &mut |event| printer.lines(&event.lines()),
     )?;
     printer.info(&summary.text(&args.out));
-    Ok(if summary.failed > 0 {
-        ExitCode::Partial
-    } else {
-        ExitCode::Success
-    })
+    Ok(ExitCode::partial_if(summary.failed > 0))
 }

@@ -1,14 +1,5 @@
-//! `swtbench validate`: load and check a dataset and predictions, print a summary.
-//!
-//! Checks: every row is a valid instance (required fields, test lists, `<patch>` wrapping), ids
-//! are unique, each (repo, version) is in the spec table, the gold patches parse as unified diffs,
-//! and the predictions file parses and matches the dataset (its model name can name the run's
-//! directories; with `--run-id`, the run id too, as `swtbench run` checks them). The summary goes to stdout (text or
-//! `--json`); problems and warnings go to stderr. The checks and the summary are
-//! `swtbench_app::validate`; this module loads the inputs and prints.
-//!
-//! Exit codes: 0 no problems; 1 problems found (or warnings with `--strict`); 2 unusable input
-//! (unreadable dataset or predictions file, unknown `--instance-ids`).
+//! `swtbench validate`: load and check a dataset and predictions, print a summary
+//! ([`swtbench_app::validate`]; the checks and exit codes are in docs/usage.md).
 
 use std::path::PathBuf;
 
@@ -17,7 +8,7 @@ use swtbench_app::validate::{check_dataset, Validation};
 use crate::args::DatasetArgs;
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
-use crate::settings::load_spec_table;
+use swtbench_app::tables::load_spec_table;
 
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
@@ -60,10 +51,7 @@ pub fn run(args: ValidateArgs, printer: &Printer) -> CliResult {
         Some(p) => Some(swtbench_app::inputs::load_predictions_for(p, &dataset)?),
     };
     if let Some(run_id) = &args.run_id {
-        swtbench_app::evaluate::check_run_id(run_id)?;
-        if let Some(p) = &predictions {
-            swtbench_app::evaluate::check_report_name(&p.model, run_id)?;
-        }
+        swtbench_app::validate::check_run(run_id, predictions.as_ref())?;
     }
     let validation = Validation {
         dataset,
@@ -71,15 +59,7 @@ pub fn run(args: ValidateArgs, printer: &Printer) -> CliResult {
     };
 
     printer.lines(&validation.warnings());
-    if args.json {
-        printer.data(&serde_json::to_string_pretty(&validation.summary_json()).unwrap_or_default());
-    } else {
-        printer.data(&validation.summary_text());
-    }
+    printer.data(&validation.summary(args.json));
 
-    Ok(if validation.passed(args.strict) {
-        ExitCode::Success
-    } else {
-        ExitCode::Partial
-    })
+    Ok(ExitCode::partial_if(!validation.passed(args.strict)))
 }

@@ -1,7 +1,5 @@
-//! `swtbench verify RUN_DIR`: checks a finished run without containers and without writing
-//! anything, through [`swtbench_app::grade::verify`]: every output against its key file, every
-//! `report.json` against the grade of its outputs now, and the integrity of the logs
-//! (docs/integrity.md). Exit code 0 when everything agrees and nothing is suspicious, else 1.
+//! `swtbench verify RUN_DIR`: checks a finished run without containers or writing
+//! ([`swtbench_app::grade::verify`]) and, with `--reexecute K`, evaluates a sample again.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -15,7 +13,7 @@ use swtbench_grade::{CoverageFormula, GradeOptions};
 use crate::args::{load_predictions, DatasetArgs};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::printer::Printer;
-use crate::settings::load_spec_table;
+use swtbench_app::tables::load_spec_table;
 
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
@@ -72,10 +70,10 @@ pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
     let (run_dir, run_id, logs_root) = reexecute::run_dir_parts(&args.run_dir)?;
     let table = load_spec_table(args.spec_table.as_deref())?;
     let dataset = args.dataset.load_valid(printer)?;
-    let predictions = match &args.predictions {
-        Some(p) => Some(load_predictions(p, &dataset, printer)?),
-        None => None,
-    };
+    let predictions = args.predictions.as_deref();
+    let predictions = predictions
+        .map(|p| load_predictions(p, &dataset, printer))
+        .transpose()?;
     let model = match (&args.model, &predictions) {
         (Some(m), _) => Some(m.clone()),
         (None, Some(_)) => None,
@@ -100,28 +98,24 @@ pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
     };
     let mut notices = Vec::new();
     let verified = verify(&settings, &mut notices);
-    printer.notices(&notices);
+    printer.lines(&notices);
     let v = verified?;
     printer.lines(&v.lines());
     let mut clean = v.is_clean();
     if let Some(k) = args.reexecute {
-        let model = match (&model, &predictions) {
-            (Some(m), _) => m.clone(),
-            (None, Some(p)) => p.model.clone(),
-            (None, None) => only_model(&run_dir)?,
-        };
-        let ids: Vec<String> = dataset
-            .instances
-            .iter()
-            .map(|i| i.instance_id.to_string())
-            .collect();
-        clean &= reexecute(&args, &run_dir, &run_id, &model, &ids, k, printer)?;
+        // Without --model, the predictions name it.
+        let model = model.or(predictions.map(|p| p.model)).unwrap_or_default();
+        clean &= reexecute(
+            &args,
+            &run_dir,
+            &run_id,
+            &model,
+            &dataset.instances,
+            k,
+            printer,
+        )?;
     }
-    Ok(if clean {
-        ExitCode::Success
-    } else {
-        ExitCode::Partial
-    })
+    Ok(ExitCode::partial_if(!clean))
 }
 
 /// `--reexecute K`: a fresh evaluation of a sample of the run's graded instances (in-process,
@@ -131,11 +125,11 @@ fn reexecute(
     run_dir: &Path,
     run_id: &str,
     model: &str,
-    dataset_ids: &[String],
+    instances: &[swtbench_core::Instance],
     k: usize,
     printer: &Printer,
 ) -> Result<bool, CliError> {
-    let Some(re) = reexecute::prepare(run_dir, run_id, model, dataset_ids, k)? else {
+    let Some(re) = reexecute::prepare(run_dir, run_id, model, instances, k)? else {
         printer.warn("--reexecute: no graded instance to run again");
         return Ok(true);
     };
