@@ -70,33 +70,24 @@ pub fn var_os(name: &str) -> Option<std::ffi::OsString> {
     std::env::var_os(name)
 }
 
+/// What the environment says of the cache directories.
+#[derive(Debug, Clone, Default)]
+pub struct CacheEnv {
+    /// `SWTBENCH_CACHE_DIR`.
+    pub swtbench_cache_dir: Option<std::ffi::OsString>,
+    /// `XDG_CACHE_HOME`.
+    pub xdg_cache_home: Option<std::ffi::OsString>,
+    /// `HOME`.
+    pub home: Option<std::ffi::OsString>,
+}
+
 /// The variables of the cache directories (`SWTBENCH_CACHE_DIR`, `XDG_CACHE_HOME`, `HOME`).
-pub fn cache_env() -> crate::tables::CacheEnv {
-    crate::tables::CacheEnv {
+pub fn cache_env() -> CacheEnv {
+    CacheEnv {
         swtbench_cache_dir: var_os(SWTBENCH_CACHE_DIR),
         xdg_cache_home: var_os(XDG_CACHE_HOME),
         home: var_os(HOME),
     }
-}
-
-/// The source of requirement files: `mirror`, else GitHub raw (or `$SWTBENCH_GITHUB_RAW`) through
-/// the download cache (see [`crate::tables::repo_files`]).
-pub fn repo_files(
-    mirror: Option<&std::path::Path>,
-    offline: bool,
-) -> crate::Result<swtbench_data::repo_files::RepoFiles> {
-    crate::tables::repo_files(&crate::tables::RepoFilesSettings {
-        mirror: mirror.map(std::path::Path::to_path_buf),
-        offline,
-        cache_dir: crate::tables::github_raw_cache_dir(&cache_env()),
-        raw_base: var(SWTBENCH_GITHUB_RAW),
-    })
-}
-
-/// The local record of pulled images, under the cache directory (see
-/// [`crate::registry::pulls_path`]).
-pub fn pulls_path() -> std::path::PathBuf {
-    crate::registry::pulls_path(&cache_env())
 }
 
 /// The build network of image builds: the CA bundle (`ca_bundle`, else `$SSL_CERT_FILE` when it

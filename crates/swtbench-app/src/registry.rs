@@ -125,6 +125,11 @@ pub fn pulls_path(env: &crate::tables::CacheEnv) -> PathBuf {
         .join("pulled-images.jsonl")
 }
 
+/// [`pulls_path`] under the cache directory the environment names.
+pub fn pulls_path_from_env() -> PathBuf {
+    pulls_path(&crate::env_vars::cache_env())
+}
+
 /// Image id → the reference it was last pulled from (an absent or unreadable record: none).
 pub fn read_pulls(path: &std::path::Path) -> BTreeMap<String, String> {
     let text = std::fs::read_to_string(path).unwrap_or_default();

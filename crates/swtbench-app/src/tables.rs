@@ -61,16 +61,7 @@ pub fn load_spec_table(extra: Option<&Path>) -> Result<SpecTable> {
     Ok(table)
 }
 
-/// The values of the variables that place the download cache (unset and empty are both `None`).
-#[derive(Debug, Clone, Default)]
-pub struct CacheEnv {
-    /// `SWTBENCH_CACHE_DIR`.
-    pub swtbench_cache_dir: Option<OsString>,
-    /// `XDG_CACHE_HOME`.
-    pub xdg_cache_home: Option<OsString>,
-    /// `HOME`.
-    pub home: Option<OsString>,
-}
+pub use crate::env_vars::CacheEnv;
 
 /// The directory GitHub raw downloads are cached in: `$SWTBENCH_CACHE_DIR/github-raw`, by default
 /// under `$XDG_CACHE_HOME/swtbench` or `~/.cache/swtbench`.
@@ -95,6 +86,17 @@ pub struct RepoFilesSettings {
     pub cache_dir: PathBuf,
     /// A base URL used instead of GitHub raw (`SWTBENCH_GITHUB_RAW`); blank means none.
     pub raw_base: Option<String>,
+}
+
+/// [`repo_files`] with the cache directory and `$SWTBENCH_GITHUB_RAW` the environment names.
+pub fn repo_files_from_env(mirror: Option<&std::path::Path>, offline: bool) -> Result<RepoFiles> {
+    use crate::env_vars;
+    repo_files(&RepoFilesSettings {
+        mirror: mirror.map(std::path::Path::to_path_buf),
+        offline,
+        cache_dir: github_raw_cache_dir(&env_vars::cache_env()),
+        raw_base: env_vars::var(env_vars::SWTBENCH_GITHUB_RAW),
+    })
 }
 
 /// The file source for requirement files: the mirror directory, then GitHub raw (or

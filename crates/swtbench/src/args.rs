@@ -293,9 +293,9 @@ pub struct RepoMirrorArgs {
 }
 
 impl RepoMirrorArgs {
-    /// The source of requirement files (`swtbench_app::env_vars::repo_files`).
+    /// The source of requirement files (`swtbench_app::tables::repo_files_from_env`).
     pub fn files(&self, offline: bool) -> swtbench_app::Result<RepoFiles> {
-        swtbench_app::env_vars::repo_files(self.repo_mirror.as_deref(), offline)
+        swtbench_app::tables::repo_files_from_env(self.repo_mirror.as_deref(), offline)
     }
 }
 

@@ -131,7 +131,7 @@ fn execute(
 ) -> swtbench_app::Result<Finished> {
     let progress = Arc::new(printer.progress(pipeline.plan().counts.instances));
     let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(progress.clone())];
-    let pulls = registry.then(swtbench_app::env_vars::pulls_path);
+    let pulls = registry.then(swtbench_app::registry::pulls_path_from_env);
     sinks.extend(swtbench_app::registry::file_sinks(events, pulls)?);
     let p = *printer;
     let on_signal = Arc::new(move |s: Signal| {

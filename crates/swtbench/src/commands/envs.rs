@@ -97,7 +97,7 @@ fn lock(args: LockArgs, printer: &Printer) -> CliResult {
     let dataset = args.dataset.load_valid(printer)?;
     let table = apply_env_choice(args.table.load()?, &choice, printer)?;
     let offline = args.dataset.is_offline();
-    let files = swtbench_app::env_vars::repo_files(args.repo_mirror.as_deref(), offline)?;
+    let files = swtbench_app::tables::repo_files_from_env(args.repo_mirror.as_deref(), offline)?;
     let request = LockRequest {
         instances: &dataset.instances,
         table: &table,
@@ -118,7 +118,7 @@ fn show(args: ShowArgs, printer: &Printer) -> CliResult {
     let instance = swtbench_app::inputs::load_instance(dataset, split, id, offline)?;
     let choice = args.env_provider.choice().uv_by_default();
     let table = apply_env_choice(args.table.load()?, &choice, printer)?;
-    let files = swtbench_app::env_vars::repo_files(args.repo_mirror.as_deref(), offline)?;
+    let files = swtbench_app::tables::repo_files_from_env(args.repo_mirror.as_deref(), offline)?;
     let spec = swtbench_app::spec::instance_spec(&instance, &table, &files)?;
     printer.data(&swtbench_app::spec::describe_env(&instance, &spec));
     for w in &spec.env_warnings {

@@ -170,7 +170,7 @@ pub fn run(args: ImagesArgs, printer: &Printer) -> CliResult {
 /// The progress display, the record of pulls and, with `--events`, the JSON Lines file.
 fn sinks(events: Option<&Path>, printer: &Printer) -> swtbench_app::Result<Arc<dyn EventSink>> {
     let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(printer.progress(0))];
-    let pulls = Some(swtbench_app::env_vars::pulls_path());
+    let pulls = Some(swtbench_app::registry::pulls_path_from_env());
     sinks.extend(swtbench_app::registry::file_sinks(events, pulls)?);
     Ok(Arc::new(FanOut(sinks)))
 }
@@ -215,7 +215,7 @@ fn transfer(args: TransferArgs, push: bool, printer: &Printer) -> CliResult {
 
 fn list(args: ListArgs, printer: &Printer) -> CliResult {
     let images = app::Engine::connect()?.list(args.kind)?;
-    let pulls = swtbench_app::registry::read_pulls(&swtbench_app::env_vars::pulls_path());
+    let pulls = swtbench_app::registry::read_pulls(&swtbench_app::registry::pulls_path_from_env());
     printer.lines(&app::list_lines(&images, &pulls, args.json));
     Ok(ExitCode::Success)
 }
