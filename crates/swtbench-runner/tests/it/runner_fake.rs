@@ -580,14 +580,7 @@ async fn a_test_ca_goes_into_every_run_container_and_into_the_run_keys() {
     );
 
     let fake = fake_engine();
-    let eval = evaluation(&fake, &s, &st).await;
-    let out = swtbench_runner::run(
-        fake.clone(),
-        eval,
-        Arc::new(RecordingSink::default()),
-        Cancel::new(),
-    )
-    .await;
+    let out = run_to_end(&fake, &s, &st, &Arc::new(RecordingSink::default())).await;
     assert!(out.stats.runs_executed > 0);
     let path = swtbench_runner::execute::TEST_CA_PATH;
     let mut created = 0;
