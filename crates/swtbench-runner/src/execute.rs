@@ -25,10 +25,6 @@ use swtbench_core::layout::{
 };
 use swtbench_core::Instance;
 use swtbench_spec::eval::TRACE_PATH;
-
-/// Where `--ca-in-tests` puts the CA bundle in a test container (readable by every user); the
-/// variables of [`CA_VARIABLES`] point at it.
-pub const TEST_CA_PATH: &str = "/swtbench-ca-bundle.crt";
 use swtbench_spec::{ExecSpec, RunInputs};
 use tokio::sync::RwLock;
 
@@ -42,6 +38,10 @@ use swtbench_plan::limits::{
 };
 use swtbench_plan::plan::{exec_spec_context, RunPlan};
 use swtbench_plan::settings::RunSettings;
+
+/// Where `--ca-in-tests` puts the CA bundle in a test container (readable by every user); the
+/// variables of [`CA_VARIABLES`] point at it.
+pub const TEST_CA_PATH: &str = "/swtbench-ca-bundle.crt";
 
 /// The line appended to `test_output.txt` when the eval script hit the timeout. None of the log
 /// parsers reads it as a test, and it avoids the original's `>>>>> Tests Timed Out` marker, which
