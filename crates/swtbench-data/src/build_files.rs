@@ -26,12 +26,14 @@ pub enum BuildFilesError {
     NotAFile { path: PathBuf },
 }
 
+/// The error of an I/O call on `path`.
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BuildFilesError {
+    let path = path.to_path_buf();
+    move |source| BuildFilesError::Io { path, source }
+}
+
 /// The build files under `root`, by repository (`owner/name`).
 pub fn scan(root: &Path) -> Result<BTreeMap<String, BuildFiles>, BuildFilesError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| BuildFilesError::Io { path, source }
-    };
     let mut out = BTreeMap::new();
     for entry in std::fs::read_dir(root).map_err(io(root))? {
         let entry = entry.map_err(io(root))?;
@@ -51,10 +53,6 @@ pub fn scan(root: &Path) -> Result<BTreeMap<String, BuildFiles>, BuildFilesError
 /// One repository's tree: its digest over every entry's relative path, kind, executable bit and
 /// contents, in path order (empty directories count).
 pub fn scan_tree(dir: &Path) -> Result<BuildFiles, BuildFilesError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| BuildFilesError::Io { path, source }
-    };
     let mut entries: Vec<(String, PathBuf, bool)> = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -104,14 +102,10 @@ pub fn scan_tree(dir: &Path) -> Result<BuildFiles, BuildFilesError> {
     }
     Ok(BuildFiles {
         dir: dir.to_path_buf(),
-        digest: hex(&hash.finalize()),
+        digest: hex::encode(hash.finalize()),
         files,
         bytes,
     })
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
