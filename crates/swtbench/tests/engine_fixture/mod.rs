@@ -234,6 +234,61 @@ impl Fixture {
     }
 }
 
+/// The fixture benchmark evaluated once per test run by one plain process: every instance but
+/// [`HANGING`], the fixture's default flags (coverage on). The tests that check another way of
+/// evaluating it (Slurm shards, the uv provider) compare their reports with this one instead of
+/// each evaluating the fixture again. It lives in the build directory under nextest's run id (a
+/// test run outside nextest gets its own), and the first test that asks makes it, under a lock
+/// the others wait on, with `fx`'s arguments and images. Returns the output directory and run id.
+pub fn reference_run(fx: &Fixture) -> (PathBuf, String) {
+    let key = std::env::var("NEXTEST_RUN_ID")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| unique_run_id("solo"));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("fixture-reference")
+        .join(&key);
+    std::fs::create_dir_all(&dir).unwrap();
+    let run_id = format!("reference-{}", &key[..key.len().min(8)]);
+    let out = dir.join("out");
+    // `fx`'s run arguments, on the reference's own copy of the fixture's data.
+    let (theirs, ours) = (
+        fx.data.display().to_string(),
+        dir.join("fx").display().to_string(),
+    );
+    let args: Vec<String> = fx
+        .run_args_no_hang(&run_id, &out, "predictions.jsonl", &[])
+        .into_iter()
+        .map(|a| a.replace(&theirs, &ours))
+        .collect();
+    // Made under the lock unless it is there: the fixture's data, then the run.
+    let script = r#"set -e
+dir=$1; make=$2; shift 2
+[ -f "$dir/done" ] && exit 0
+rm -rf "$dir/fx" "$dir/out"
+python3 "$make" "$dir/fx" >/dev/null
+"$@"
+touch "$dir/done""#;
+    let mut flock = Command::new("flock");
+    binary::with_build_network(binary::hermetic(&mut flock));
+    let made = flock
+        .arg(dir.join("lock"))
+        .args(["sh", "-c", script, "sh"])
+        .arg(&dir)
+        .arg(workspace().join("fixtures/benchmark/make_benchmark.py"))
+        .arg(bin())
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success() && dir.join("done").is_file(),
+        "the reference run failed ({}):\n{}",
+        made.status,
+        String::from_utf8_lossy(&made.stderr)
+    );
+    (out, run_id)
+}
+
 pub fn run(args: &[String]) -> Output {
     let out = swtbench_command().args(args).output().unwrap();
     eprintln!(

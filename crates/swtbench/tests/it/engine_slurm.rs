@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use crate::engine_fixture::{self, containers_of, report_dir, unique_run_id, workspace, Fixture};
+use crate::engine_fixture::{
+    self, containers_of, reference_run, report_dir, unique_run_id, workspace, Fixture,
+};
 use serde_json::Value;
 
 /// The cluster's configuration file, starting the cluster when it is not up; `None` to skip.
@@ -180,15 +182,8 @@ fn engine_slurm_shards_and_merge_equal_one_process_and_a_cancelled_shard_is_resu
     let Some(conf) = slurm_conf() else { return };
     let fx = Fixture::new();
 
-    // One process.
-    let (ref_id, ref_out) = (unique_run_id("slurm-ref"), fx.root.join("ref"));
-    let started = Instant::now();
-    let args: Vec<String> = std::iter::once("run".to_string())
-        .chain(run_flags(&fx, &ref_id, &ref_out))
-        .collect();
-    let o = swtbench(&conf, &fx.root, &args);
-    assert!(o.status.success());
-    let one_process = started.elapsed();
+    // One process: the test run's reference evaluation of the fixture.
+    let (ref_out, ref_id) = reference_run(&fx);
 
     // Three shards and the merge.
     let (id, out) = (unique_run_id("slurm"), fx.root.join("sharded"));
@@ -198,11 +193,9 @@ fn engine_slurm_shards_and_merge_equal_one_process_and_a_cancelled_shard_is_resu
     let said = String::from_utf8_lossy(&o.stdout);
     assert!(said.contains("shard(s) 1-3 of 3"), "{said}");
     let s = wait_until_over(&conf, &id, &out);
-    let sharded = started.elapsed();
     eprintln!(
-        "one process {:.1} s; 3 Slurm shards and the merge {:.1} s",
-        one_process.as_secs_f64(),
-        sharded.as_secs_f64()
+        "3 Slurm shards and the merge {:.1} s",
+        started.elapsed().as_secs_f64()
     );
     assert_eq!(s["merged"], true, "{s}");
     for shard in s["shards"].as_array().unwrap() {

@@ -123,10 +123,8 @@ fn engine_uv_provider_scores_like_venv_and_installs_exactly_the_pins() {
     }
 
     // Same scores: every report.json of the uv run equals the venv run's.
-    let venv_id = unique_run_id("uv-parity-venv");
-    let venv_dir = fx.root.join("venv");
-    let out = run(&fx.run_args_no_hang(&venv_id, &venv_dir, "predictions.jsonl", &[]));
-    assert_eq!(out.status.code(), Some(0));
+    // The venv run is the test run's reference evaluation of the fixture.
+    let (venv_dir, venv_id) = reference_run(&fx);
     let uv_id = unique_run_id("uv-parity-uv");
     let uv_dir = fx.root.join("uv");
     let out = run(&fx.run_args_no_hang(&uv_id, &uv_dir, "predictions.jsonl", &uv_flags));
