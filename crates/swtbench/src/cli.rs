@@ -1,66 +1,11 @@
-//! The command line (clap derive): each subcommand's arguments are in `commands/<name>.rs` (`run`'s in
-//! `args.rs`); the original harness's snake_case flags are accepted as aliases.
+//! The dispatch of the command line `swtbench_cli::Cli` to each command's `run`.
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::CommandFactory;
+pub use swtbench_cli::{Cli, Command};
 
-pub use crate::args::GlobalArgs;
-use crate::commands::{self, *};
+use crate::commands::*;
 use crate::error::CliResult;
 use crate::printer::Printer;
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "swtbench",
-    version,
-    about = "Evaluate LLM-written test patches on SWT-Bench"
-)]
-pub struct Cli {
-    #[command(flatten)]
-    pub global: GlobalArgs,
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Load and check a dataset and predictions; print a summary.
-    Validate(commands::validate::ValidateArgs),
-    /// List the dataset aliases and the embedded offline copies.
-    Datasets(commands::datasets::DatasetsArgs),
-    /// Parse one test log with the original's parser for a repository; print its test statuses.
-    ParseLog(commands::parse_log::ParseLogArgs),
-    /// Re-grade a run from its logs (no containers): per-instance report.json and the run report.
-    Grade(Box<commands::grade::GradeArgs>),
-    /// Check a finished run without containers or writing: outputs against their key files,
-    /// report.json files against re-grading the outputs, and the logs' integrity. Exit code 1
-    /// on any disagreement or suspicious instance.
-    Verify(Box<commands::verify::VerifyArgs>),
-    /// The leaderboard table (W, S, F→X, F→P, P→P, Δ coverage) of one model's run.
-    Report(commands::report::ReportArgs),
-    /// Render the Dockerfiles, setup scripts, eval scripts and image keys of instances.
-    Spec(commands::spec::SpecArgs),
-    /// Build model inputs: BM25 retrieval, SWE-bench style-3 text rows, SWT zsb/zsp prompts.
-    Dataset(commands::dataset::DatasetCmdArgs),
-    /// Evaluate predictions end to end: build images, run the six runs per instance in
-    /// containers, grade, write the reports and print the table.
-    Run(Box<crate::args::RunArgs>),
-    /// Pre-build images for a dataset selection, list or remove the images swtbench made.
-    Images(commands::images::ImagesArgs),
-    /// Show the Python environment an instance gets (provider, frozen pins and their source), or
-    /// lock the environments of a selection into a file that --env-lock installs exactly.
-    Envs(commands::envs::EnvsArgs),
-    /// Remove the containers and temporary images a run left behind.
-    Clean(commands::clean::CleanArgs),
-    /// Evaluate on a Slurm cluster: the run's shards as an array job and a merge job after it.
-    Slurm(commands::slurm::SlurmArgs),
-    /// Turn raw model outputs into git diffs (--patch-types) without running anything.
-    Extract(Box<commands::extract::ExtractArgs>),
-    /// Evaluate on Kubernetes: the run's shards as an Indexed Job and a merge Job after it.
-    K8s(commands::k8s::K8sArgs),
-    /// Print the command reference (every command's --help) as Markdown: docs/commands.md.
-    #[command(hide = true)]
-    HelpMarkdown(commands::help_markdown::HelpMarkdownArgs),
-}
 
 /// Runs the subcommand `cli` names.
 pub fn dispatch(cli: Cli, printer: &Printer) -> CliResult {

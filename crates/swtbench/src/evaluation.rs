@@ -14,10 +14,12 @@ use swtbench_app::repeat::{RepeatFront, Repeats, RepeatsEnd};
 use swtbench_plan::RunSettings;
 use swtbench_runner::events::{EventSink, FanOut};
 
-use crate::args::{load_predictions, RunArgs};
+use swtbench_cli::args::RunArgs;
+use swtbench_cli::settings::settings_from;
+
 use crate::error::{CliResult, ExitCode};
+use crate::inputs::{apply_env_provider, load_predictions, load_valid};
 use crate::printer::Printer;
-use crate::settings::settings_from;
 
 /// `swtbench run` with `args`.
 pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
@@ -38,8 +40,8 @@ pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
     }
     let settings = settings_from(args, &engine.host_facts())?;
     let table = args.table.load()?;
-    let table = args.env_provider.apply(table, printer)?;
-    let dataset = args.dataset.load_valid(printer)?;
+    let table = apply_env_provider(&args.env_provider, table, printer)?;
+    let dataset = load_valid(&args.dataset, printer)?;
     let predictions = load_predictions(&args.predictions, &dataset, printer)?;
     let inputs = Inputs {
         table,
@@ -156,7 +158,7 @@ fn repeat_rest(
     first: ExitCode,
     printer: &Printer,
 ) -> CliResult {
-    let options = crate::settings::run_options(args)?;
+    let options = swtbench_cli::settings::run_options(args)?;
     let make = |settings: RunSettings| request(args, settings, inputs.clone(), false);
     let repeats = Repeats {
         options: &options,

@@ -1,15 +1,13 @@
-//! The `swtbench` binary: parses the command line, calls the library pipelines, prints (stdout data,
-//! stderr people) and maps errors to exit codes.
+//! The `swtbench` binary: parses the command line (defined in `swtbench_cli`), calls the library
+//! pipelines, prints (stdout data, stderr people) and maps errors to exit codes.
 
-mod args;
 mod cli;
 mod cluster;
 mod commands;
-mod env_vars;
 mod error;
 mod evaluation;
+mod inputs;
 mod printer;
-mod settings;
 
 use clap::Parser;
 

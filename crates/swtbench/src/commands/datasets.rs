@@ -2,16 +2,10 @@
 //! (`swtbench_app::dataset::catalog`).
 
 use swtbench_app::dataset::catalog::catalog;
+use swtbench_cli::commands::datasets::DatasetsArgs;
 
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
-
-#[derive(Debug, clap::Args)]
-pub struct DatasetsArgs {
-    /// Print the list as JSON.
-    #[arg(long)]
-    pub json: bool,
-}
 
 pub fn run(args: DatasetsArgs, printer: &Printer) -> CliResult {
     printer.data(&catalog(args.json));

@@ -1,91 +1,17 @@
 //! `swtbench grade`: re-grade a run from its logs without containers
 //! ([`swtbench_app::grade::regrade`]).
 
-use std::path::PathBuf;
-
 use swtbench_app::grade::{regrade, GradeSettings};
-use swtbench_core::layout::{EVALUATION_RESULTS_DIR, LOGS_ROOT_DIR};
-use swtbench_grade::logs::ExecMode;
-use swtbench_grade::{CoverageFormula, GradeOptions};
-
-use crate::args::{load_predictions, DatasetArgs};
+use swtbench_app::tables::load_spec_table;
+use swtbench_cli::commands::grade::GradeArgs;
 
 use crate::error::{CliResult, ExitCode};
+use crate::inputs::{load_predictions, load_valid};
 use crate::printer::Printer;
-use swtbench_app::tables::load_spec_table;
-
-#[derive(Debug, clap::Args)]
-pub struct GradeArgs {
-    #[command(flatten)]
-    pub dataset: DatasetArgs,
-
-    /// The run to grade.
-    #[arg(long, alias = "run_id", value_name = "RUN_ID")]
-    pub run_id: String,
-
-    /// The model (`model_name_or_path`; `/` is turned into `__` as in the directory names).
-    /// Defaults to the model of --predictions.
-    #[arg(long, value_name = "MODEL", required_unless_present = "predictions")]
-    pub model: Option<String>,
-
-    /// The predictions of the run: its instances are the ones graded. An empty prediction (null,
-    /// blank or only binary diffs) is graded as not applied, as `swtbench run` does without
-    /// running it; any other instance without outputs is an error. Without it, every dataset
-    /// instance with a directory in the run is graded, and an instance without runs keeps the
-    /// not-applied report.json `run` wrote for its empty patch.
-    #[arg(long, alias = "predictions_path", value_name = "FILE|gold")]
-    pub predictions: Option<String>,
-
-    /// The logs root (the original's `run_instance_swt_logs`).
-    #[arg(long, value_name = "DIR", default_value = LOGS_ROOT_DIR)]
-    pub logs_root: PathBuf,
-
-    /// Where the run report goes (the original's `evaluation_results`).
-    #[arg(long, value_name = "DIR", default_value = EVALUATION_RESULTS_DIR)]
-    pub output_dir: PathBuf,
-
-    /// Grade again instances that already have a report.json, and overwrite it.
-    #[arg(long)]
-    pub rewrite: bool,
-
-    /// How the tests were run: unit_test or reproduction_script.
-    #[arg(
-        long,
-        alias = "exec_mode",
-        value_name = "MODE",
-        default_value = "unit_test"
-    )]
-    pub exec_mode: ExecMode,
-
-    /// `original` (default, the original's numbers) or `corrected` (removed lines compared with
-    /// base_pre, where their line numbers belong; see docs/deviations.md).
-    #[arg(long, value_name = "FORMULA", default_value = "original")]
-    pub coverage_formula: CoverageFormula,
-
-    /// Extra spec table entries (TOML, or JSON for *.json), applied over the embedded table, as
-    /// given to `swtbench run`: their `log_parser` reads the logs of repositories the original
-    /// has no parser for, and their `non_test_extensions` name the shared gold/base directories.
-    #[arg(long, alias = "spec_table", value_name = "FILE")]
-    pub spec_table: Option<PathBuf>,
-
-    /// Grade strictly where the logs look forged (docs/integrity.md): a test an integrity check
-    /// names (a result printed after the runner's summary, for a test the run did not select, …)
-    /// counts as failed, and a suspicious instance as unresolved. Every instance is graded again
-    /// from its outputs. report.json and the run report then differ from the original's; without
-    /// it the grade is the original's and the checks only report.
-    #[arg(long)]
-    pub strict_results: bool,
-
-    /// Leave the tests of this flaky list (`{"<instance>": ["<test>", …]}`, as `run --repeat`
-    /// writes it in `<model>.<run id>.flaky.json`) out of the transitions; every instance is
-    /// graded again. report.json then differs from the original's.
-    #[arg(long, value_name = "FILE")]
-    pub flaky_list: Option<PathBuf>,
-}
 
 pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
     let table = load_spec_table(args.spec_table.as_deref())?;
-    let dataset = args.dataset.load_valid(printer)?;
+    let dataset = load_valid(&args.dataset, printer)?;
     let predictions = args.predictions.as_deref();
     let predictions = predictions
         .map(|p| load_predictions(p, &dataset, printer))
@@ -102,11 +28,7 @@ pub fn run(args: GradeArgs, printer: &Printer) -> CliResult {
         logs_root: &args.logs_root,
         output_dir: &args.output_dir,
         rewrite: args.rewrite || flaky.is_some(),
-        options: GradeOptions {
-            exec_mode: args.exec_mode,
-            coverage_formula: args.coverage_formula,
-            strict_results: args.strict_results,
-        },
+        options: args.options(),
         table: &table,
         spec_table: args.spec_table.as_deref(),
         flaky: flaky.as_ref(),

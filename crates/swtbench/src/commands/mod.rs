@@ -1,5 +1,5 @@
-//! One module per subcommand. Each exposes `*Args` (clap) and `run(args, printer) -> CliResult`;
-//! `cli.rs` lists them and dispatches to them.
+//! One module per subcommand. Each exposes `run(args, printer) -> CliResult`, over the `*Args` of
+//! `swtbench_cli::commands::<name>` (clap); `cli.rs` dispatches to them.
 
 pub mod clean;
 pub mod dataset;

@@ -1,7 +1,8 @@
 //! `swtbench run`: evaluate predictions end to end (`crate::evaluation`; exit codes in
 //! docs/usage.md).
 
-use crate::args::RunArgs;
+use swtbench_cli::args::RunArgs;
+
 use crate::error::CliResult;
 use crate::printer::Printer;
 

@@ -2,74 +2,22 @@
 //! ([`swtbench_app::grade::verify`]) and, with `--reexecute K`, evaluates a sample again.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use clap::Parser;
 use swtbench_app::grade::{only_model, verify, GradeSettings};
 use swtbench_app::reexecute;
-use swtbench_grade::logs::ExecMode;
-use swtbench_grade::{CoverageFormula, GradeOptions};
-
-use crate::args::{load_predictions, DatasetArgs};
-use crate::error::{CliError, CliResult, ExitCode};
-use crate::printer::Printer;
 use swtbench_app::tables::load_spec_table;
+use swtbench_cli::commands::verify::{FreshRun, FreshRunCommand, VerifyArgs};
 
-#[derive(Debug, clap::Args)]
-pub struct VerifyArgs {
-    /// The run's directory: `<logs root>/<run id>` (e.g. `run_instance_swt_logs/my-run`).
-    #[arg(value_name = "RUN_DIR")]
-    pub run_dir: PathBuf,
-
-    #[command(flatten)]
-    pub dataset: DatasetArgs,
-
-    /// The model (`model_name_or_path`). Defaults to the model of --predictions, else to the only
-    /// `pred_pre__<model>` directory in RUN_DIR.
-    #[arg(long, value_name = "MODEL")]
-    pub model: Option<String>,
-
-    /// The predictions of the run (`gold` works): their instances are the ones checked.
-    #[arg(long, alias = "predictions_path", value_name = "FILE|gold")]
-    pub predictions: Option<String>,
-
-    /// How the tests were run: unit_test or reproduction_script.
-    #[arg(
-        long,
-        alias = "exec_mode",
-        value_name = "MODE",
-        default_value = "unit_test"
-    )]
-    pub exec_mode: ExecMode,
-
-    /// The coverage formula the reports were made with (`original` or `corrected`).
-    #[arg(long, value_name = "FORMULA", default_value = "original")]
-    pub coverage_formula: CoverageFormula,
-
-    /// The spec table the run had.
-    #[arg(long, alias = "spec_table", value_name = "FILE")]
-    pub spec_table: Option<PathBuf>,
-
-    /// The reports were made with --strict-results.
-    #[arg(long)]
-    pub strict_results: bool,
-
-    /// Also run K of the graded instances again (`swtbench run` in fresh containers into a
-    /// throwaway output directory) and compare their report.json with the submitted ones. Needs
-    /// the container engine and what `run` needs (give its flags with --run-arg).
-    #[arg(long, value_name = "K")]
-    pub reexecute: Option<usize>,
-
-    /// With --reexecute: one more argument for the `swtbench run` that re-executes (repeat it),
-    /// e.g. `--run-arg=--repo-mirror=/data/mirrors --run-arg=--timeout=600`.
-    #[arg(long = "run-arg", value_name = "ARG", allow_hyphen_values = true)]
-    pub run_args: Vec<String>,
-}
+use crate::error::{CliError, CliResult, ExitCode};
+use crate::inputs::{load_predictions, load_valid};
+use crate::printer::Printer;
 
 pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
     let (run_dir, run_id, logs_root) = reexecute::run_dir_parts(&args.run_dir)?;
     let table = load_spec_table(args.spec_table.as_deref())?;
-    let dataset = args.dataset.load_valid(printer)?;
+    let dataset = load_valid(&args.dataset, printer)?;
     let predictions = args.predictions.as_deref();
     let predictions = predictions
         .map(|p| load_predictions(p, &dataset, printer))
@@ -87,11 +35,7 @@ pub fn run(args: VerifyArgs, printer: &Printer) -> CliResult {
         logs_root: &logs_root,
         output_dir: &logs_root,
         rewrite: true,
-        options: GradeOptions {
-            exec_mode: args.exec_mode,
-            coverage_formula: args.coverage_formula,
-            strict_results: args.strict_results,
-        },
+        options: args.options(),
         table: &table,
         spec_table: args.spec_table.as_deref(),
         flaky: None,
@@ -133,39 +77,12 @@ fn reexecute(
         printer.warn("--reexecute: no graded instance to run again");
         return Ok(true);
     };
-    let d = &args.dataset;
-    let argv = re.run_argv(&reexecute::FreshRunFlags {
-        dataset: &d.dataset,
-        split: &d.split,
-        exec_mode: args.exec_mode.as_str(),
-        filter_swt: d.filter_swt,
-        swt_filter_list: d.swt_filter_list.map(|l| l.name()),
-        is_swt: d.is_swt,
-        offline: d.is_offline(),
-        spec_table: args.spec_table.as_deref(),
-        strict_results: args.strict_results,
-        run_args: &args.run_args,
-    });
+    let argv = re.run_argv(&args.fresh_run_flags());
     printer.info(&re.starting());
     let clean_end = fresh_run(argv)?;
     let (lines, same) = re.finish(clean_end);
     printer.lines(&lines);
     Ok(same)
-}
-
-/// `swtbench run`'s command line, as `--reexecute` writes it.
-#[derive(Debug, clap::Parser)]
-#[command(name = "swtbench")]
-struct FreshRun {
-    #[command(flatten)]
-    global: crate::args::GlobalArgs,
-    #[command(subcommand)]
-    command: FreshRunCommand,
-}
-
-#[derive(Debug, clap::Subcommand)]
-enum FreshRunCommand {
-    Run(Box<crate::args::RunArgs>),
 }
 
 /// The fresh run: `swtbench run` with `argv`, in this process, printing what `run` prints (with

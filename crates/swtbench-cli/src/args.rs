@@ -1,20 +1,16 @@
 //! The flag groups several commands flatten (the dataset, eval, spec-table, mirror, registry and
-//! environment groups), `run`'s `RunArgs`, and the loaders of the datasets and predictions they name.
+//! environment groups) and `run`'s `RunArgs`, with their conversions into the libraries' options.
 
 use std::path::PathBuf;
 
+use swtbench_app::env_vars;
 use swtbench_app::envlock::EnvChoice;
 use swtbench_app::settings::{parse_count, parse_cpus, parse_positive, parse_seconds, parse_size};
-use swtbench_data::dataset::{LoadOptions, LoadedDataset};
+use swtbench_data::dataset::LoadOptions;
 use swtbench_data::repo_files::RepoFiles;
 use swtbench_data::SwtFilter;
 use swtbench_extract::PatchType;
 use swtbench_plan::CacheLevel;
-use swtbench_spec::SpecTable;
-
-use crate::env_vars;
-use crate::error::CliError;
-use crate::printer::Printer;
 
 pub use swtbench_app::settings::parse_bool;
 
@@ -95,53 +91,6 @@ impl DatasetArgs {
             instance_ids: self.instance_ids.clone(),
         }
     }
-
-    /// Loads the dataset, printing notes (fallbacks, detections) on stderr. Invalid rows are kept
-    /// in [`LoadedDataset::problems`]; use [`DatasetArgs::load_valid`] to refuse them.
-    pub fn load(&self, printer: &Printer) -> Result<LoadedDataset, CliError> {
-        Ok(load_dataset(&self.options(), printer)?)
-    }
-
-    /// Like [`DatasetArgs::load`], but any invalid row is an input error listing the problems
-    /// (what `run`, `spec` and grading commands want).
-    pub fn load_valid(&self, printer: &Printer) -> Result<LoadedDataset, CliError> {
-        let loaded = self.load(printer)?;
-        for p in loaded.problems.iter().take(20) {
-            printer.warn(&p.to_string());
-        }
-        Ok(loaded
-            .into_valid()
-            .map_err(swtbench_app::inputs::dataset_error)?)
-    }
-}
-
-/// Loads a dataset with the download bar on stderr, its notes printed.
-pub fn load_dataset(
-    options: &LoadOptions,
-    printer: &Printer,
-) -> swtbench_app::Result<LoadedDataset> {
-    let mut bar = swtbench_reporter::DownloadBar::new(printer.is_quiet());
-    let mut progress = |url: &str, done: u64, total: Option<u64>| bar.update(url, done, total);
-    let result = swtbench_app::inputs::load_dataset(options, &mut progress);
-    bar.finish();
-    let loaded = result?;
-    for note in &loaded.notes {
-        printer.info(&format!("note: {note}"));
-    }
-    Ok(loaded)
-}
-
-/// Loads `--predictions` (`gold`, .json, .jsonl) against `dataset`, its warnings printed.
-pub fn load_predictions(
-    spec: &str,
-    dataset: &LoadedDataset,
-    printer: &Printer,
-) -> Result<swtbench_data::LoadedPredictions, CliError> {
-    let predictions = swtbench_app::inputs::load_predictions_for(spec, dataset)?;
-    for w in &predictions.warnings {
-        printer.warn(w);
-    }
-    Ok(predictions)
 }
 
 /// How the extraction formats behave (`--patch-types` other than vanilla alone), shared by `run`
@@ -242,7 +191,7 @@ pub struct EvalArgs {
 
 impl EvalArgs {
     /// The eval options these flags ask for (`skip_install` comes from the command's own flag).
-    pub fn options(&self, skip_install: bool) -> Result<swtbench_spec::EvalOptions, CliError> {
+    pub fn options(&self, skip_install: bool) -> swtbench_app::Result<swtbench_spec::EvalOptions> {
         let choice = swtbench_app::settings::EvalChoice {
             reproduction_script: (self.exec_mode == ExecModeArg::ReproductionScript)
                 .then(|| self.reproduction_script_name.clone()),
@@ -251,7 +200,7 @@ impl EvalArgs {
             tracer_fixed: self.tracer_mode == TracerMode::Fixed,
             sympy_strip_bug: self.sympy_strip_bug,
         };
-        Ok(choice.options(skip_install)?)
+        choice.options(skip_install)
     }
 }
 
@@ -275,8 +224,8 @@ macro_rules! spec_table_load {
     ($($group:ty),*) => {$(
         impl $group {
             /// The embedded table with the file applied.
-            pub fn load(&self) -> Result<swtbench_spec::SpecTable, CliError> {
-                swtbench_app::tables::load_spec_table(self.spec_table.as_deref()).map_err(CliError::from)
+            pub fn load(&self) -> swtbench_app::Result<swtbench_spec::SpecTable> {
+                swtbench_app::tables::load_spec_table(self.spec_table.as_deref())
             }
         }
     )*};
@@ -321,14 +270,14 @@ pub struct RegistryArgs {
 
 impl RegistryArgs {
     /// The resolved registry settings, or `None` without `--registry`.
-    pub fn settings(&self) -> Result<Option<swtbench_plan::settings::RegistrySettings>, CliError> {
+    pub fn settings(
+        &self,
+    ) -> swtbench_app::Result<Option<swtbench_plan::settings::RegistrySettings>> {
         match &self.registry {
             None => Ok(None),
-            Some(r) => Ok(Some(swtbench_app::registry::registry_settings(
-                r,
-                self.push,
-                self.pull_workers,
-            )?)),
+            Some(r) => {
+                swtbench_app::registry::registry_settings(r, self.push, self.pull_workers).map(Some)
+            }
         }
     }
 }
@@ -382,24 +331,6 @@ impl EnvProviderArgs {
             build_files: self.build_files.clone(),
         }
     }
-
-    /// The table with these flags applied ([`apply_env_choice`]).
-    pub fn apply(&self, table: SpecTable, printer: &Printer) -> Result<SpecTable, CliError> {
-        apply_env_choice(table, &self.choice(), printer)
-    }
-}
-
-/// The table with `choice` applied (`swtbench_app::envlock::apply_env_choice`), its warnings
-/// and notes printed.
-pub fn apply_env_choice(
-    table: SpecTable,
-    choice: &EnvChoice,
-    printer: &Printer,
-) -> Result<SpecTable, CliError> {
-    let mut notices = Vec::new();
-    let table = swtbench_app::envlock::apply_env_choice(table, choice, &mut notices);
-    printer.lines(&notices);
-    Ok(table?)
 }
 
 /// `swtbench run`'s flags: what `run` evaluates and how. The cluster commands (`slurm submit`,

@@ -6,10 +6,9 @@ use swtbench_app::settings::RunOptions;
 use swtbench_plan::RunSettings;
 
 use crate::args::RunArgs;
-use crate::error::CliError;
 
 /// The options of `swtbench run`'s flags, before the limits are sized from the engine's host.
-pub fn run_options(args: &RunArgs) -> Result<RunOptions, CliError> {
+pub fn run_options(args: &RunArgs) -> swtbench_app::Result<RunOptions> {
     Ok(RunOptions {
         run_id: args.run_id.clone(),
         output_dir: args.output_dir.clone(),
@@ -55,6 +54,6 @@ pub fn run_options(args: &RunArgs) -> Result<RunOptions, CliError> {
 
 /// The settings of `swtbench run`'s flags: [`run_options`] resolved against `host` (also how the
 /// cluster commands check the run flags they repeat).
-pub fn settings_from(args: &RunArgs, host: &HostFacts) -> Result<RunSettings, CliError> {
-    Ok(run_options(args)?.resolve(host)?)
+pub fn settings_from(args: &RunArgs, host: &HostFacts) -> swtbench_app::Result<RunSettings> {
+    run_options(args)?.resolve(host)
 }

@@ -1,0 +1,103 @@
+//! `swtbench verify`'s flags, and the command line of `--reexecute`'s fresh run.
+
+use std::path::PathBuf;
+
+use swtbench_app::reexecute::FreshRunFlags;
+use swtbench_grade::logs::ExecMode;
+use swtbench_grade::{CoverageFormula, GradeOptions};
+
+use crate::args::DatasetArgs;
+
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// The run's directory: `<logs root>/<run id>` (e.g. `run_instance_swt_logs/my-run`).
+    #[arg(value_name = "RUN_DIR")]
+    pub run_dir: PathBuf,
+
+    #[command(flatten)]
+    pub dataset: DatasetArgs,
+
+    /// The model (`model_name_or_path`). Defaults to the model of --predictions, else to the only
+    /// `pred_pre__<model>` directory in RUN_DIR.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+
+    /// The predictions of the run (`gold` works): their instances are the ones checked.
+    #[arg(long, alias = "predictions_path", value_name = "FILE|gold")]
+    pub predictions: Option<String>,
+
+    /// How the tests were run: unit_test or reproduction_script.
+    #[arg(
+        long,
+        alias = "exec_mode",
+        value_name = "MODE",
+        default_value = "unit_test"
+    )]
+    pub exec_mode: ExecMode,
+
+    /// The coverage formula the reports were made with (`original` or `corrected`).
+    #[arg(long, value_name = "FORMULA", default_value = "original")]
+    pub coverage_formula: CoverageFormula,
+
+    /// The spec table the run had.
+    #[arg(long, alias = "spec_table", value_name = "FILE")]
+    pub spec_table: Option<PathBuf>,
+
+    /// The reports were made with --strict-results.
+    #[arg(long)]
+    pub strict_results: bool,
+
+    /// Also run K of the graded instances again (`swtbench run` in fresh containers into a
+    /// throwaway output directory) and compare their report.json with the submitted ones. Needs
+    /// the container engine and what `run` needs (give its flags with --run-arg).
+    #[arg(long, value_name = "K")]
+    pub reexecute: Option<usize>,
+
+    /// With --reexecute: one more argument for the `swtbench run` that re-executes (repeat it),
+    /// e.g. `--run-arg=--repo-mirror=/data/mirrors --run-arg=--timeout=600`.
+    #[arg(long = "run-arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub run_args: Vec<String>,
+}
+
+impl VerifyArgs {
+    /// How the reports were graded.
+    pub fn options(&self) -> GradeOptions {
+        GradeOptions {
+            exec_mode: self.exec_mode,
+            coverage_formula: self.coverage_formula,
+            strict_results: self.strict_results,
+        }
+    }
+
+    /// The flags of `--reexecute`'s fresh run that come from these.
+    pub fn fresh_run_flags(&self) -> FreshRunFlags<'_> {
+        let d = &self.dataset;
+        FreshRunFlags {
+            dataset: &d.dataset,
+            split: &d.split,
+            exec_mode: self.exec_mode.as_str(),
+            filter_swt: d.filter_swt,
+            swt_filter_list: d.swt_filter_list.map(|l| l.name()),
+            is_swt: d.is_swt,
+            offline: d.is_offline(),
+            spec_table: self.spec_table.as_deref(),
+            strict_results: self.strict_results,
+            run_args: &self.run_args,
+        }
+    }
+}
+
+/// `swtbench run`'s command line, as `--reexecute` writes it.
+#[derive(Debug, clap::Parser)]
+#[command(name = "swtbench")]
+pub struct FreshRun {
+    #[command(flatten)]
+    pub global: crate::args::GlobalArgs,
+    #[command(subcommand)]
+    pub command: FreshRunCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum FreshRunCommand {
+    Run(Box<crate::args::RunArgs>),
+}
