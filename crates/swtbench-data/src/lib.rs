@@ -30,6 +30,7 @@ pub mod registry;
 pub mod repo_files;
 pub mod rows;
 pub mod slim_repo;
+pub mod tree;
 
 pub use dataset::{load_dataset, DatasetError, DatasetSource, LoadOptions, LoadedDataset};
 pub use filters::SwtFilter;

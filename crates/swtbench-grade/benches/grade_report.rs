@@ -23,7 +23,7 @@ const INSTANCES: usize = 2294;
 const RUN: &str = "bench-run";
 const MODEL: &str = "bench-model";
 
-/// The file system as a tree (what the binary's `FsTree` does).
+/// The file system as a tree (what `swtbench_data::tree::FsTree` does).
 struct Fs;
 
 impl TreeReader for Fs {

@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use swtbench_app::tree::FsTree;
 use swtbench_core::directives::{directives_hash, test_directives, DEFAULT_NON_TEST_EXTS};
+use swtbench_data::tree::FsTree;
 use swtbench_html::{load_run, render_run, LoadOptions};
 
 struct Row {

@@ -5,7 +5,7 @@ pub mod chromium;
 
 use std::path::{Path, PathBuf};
 
-use swtbench_app::tree::FsTree;
+use swtbench_data::tree::FsTree;
 use swtbench_grade::leaderboard;
 use swtbench_grade::InstanceReport;
 use swtbench_html::{load_run, LoadOptions, RunView};
