@@ -47,9 +47,22 @@ pub const SWTBENCH_ENGINE_PROBE_SECS: &str = "SWTBENCH_ENGINE_PROBE_SECS";
 pub const SWTBENCH_NO_NETWORK: &str = "SWTBENCH_NO_NETWORK";
 /// Proxy variables passed into image builds as build arguments when set (either case):
 /// `HTTP_PROXY`, `HTTPS_PROXY`, `FTP_PROXY`, `NO_PROXY`, `ALL_PROXY`. The full list is
-/// `swtbench_backend::network::PROXY_VARIABLES`.
-// Read inside the backend library; listed so every variable is named here
+/// `swtbench_backend::network::PROXY_VARIABLES` (read through [`var`]). swtbench's own downloads
+/// (datasets, requirement files) go through the first of [`DOWNLOAD_PROXY_VARIABLES`] that is set,
+/// except for the hosts of [`NO_PROXY_VARIABLES`] ([`http_config`]).
 pub const HTTPS_PROXY: &str = "HTTPS_PROXY";
+/// The proxy of swtbench's own downloads: the first of these that is set and not empty.
+pub const DOWNLOAD_PROXY_VARIABLES: [&str; 6] = [
+    "ALL_PROXY",
+    "all_proxy",
+    HTTPS_PROXY,
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+];
+/// The hosts swtbench's own downloads reach directly (comma-separated): the first of these that
+/// is set.
+pub const NO_PROXY_VARIABLES: [&str; 2] = ["NO_PROXY", "no_proxy"];
 /// Directory of Docker's `config.json` (default `~/.docker`): registry credentials for
 /// `--registry` (`auths`, `credHelpers`, `credsStore`).
 pub const DOCKER_CONFIG: &str = "DOCKER_CONFIG";
@@ -115,6 +128,80 @@ pub fn http_config() -> swtbench_data::http::HttpConfig {
     };
     swtbench_data::http::HttpConfig {
         ca_bundle,
+        proxy: download_proxy(var),
         ..Default::default()
+    }
+}
+
+/// The proxy of swtbench's own downloads from the variables `lookup` gives (the environment's in
+/// [`http_config`]): the first of [`DOWNLOAD_PROXY_VARIABLES`] that is set, with the hosts of the
+/// first of [`NO_PROXY_VARIABLES`] that is set; direct when none is.
+pub fn download_proxy(
+    lookup: impl Fn(&str) -> Option<String>,
+) -> swtbench_data::http::ProxySetting {
+    let set = |name: &&str| lookup(name).filter(|v| !v.trim().is_empty());
+    let Some(url) = DOWNLOAD_PROXY_VARIABLES.iter().find_map(|n| set(&n)) else {
+        return swtbench_data::http::ProxySetting::Direct;
+    };
+    let no_proxy = NO_PROXY_VARIABLES
+        .iter()
+        .find_map(|n| lookup(n))
+        .map(|list| {
+            list.split(',')
+                .map(str::trim)
+                .filter(|h| !h.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    swtbench_data::http::ProxySetting::Url {
+        url: url.trim().to_string(),
+        no_proxy,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use swtbench_data::http::ProxySetting;
+
+    fn lookup<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn downloads_take_the_first_proxy_variable_set_with_its_exceptions() {
+        assert_eq!(download_proxy(lookup(&[])), ProxySetting::Direct);
+        assert_eq!(
+            download_proxy(lookup(&[("HTTP_PROXY", " "), ("NO_PROXY", "x")])),
+            ProxySetting::Direct,
+            "a blank proxy variable is unset"
+        );
+        assert_eq!(
+            download_proxy(lookup(&[
+                ("http_proxy", "http://low:3128"),
+                ("HTTPS_PROXY", "http://user:pw@proxy:8080"),
+                ("no_proxy", "localhost, .internal,,127.0.0.1"),
+            ])),
+            ProxySetting::Url {
+                url: "http://user:pw@proxy:8080".into(),
+                no_proxy: vec!["localhost".into(), ".internal".into(), "127.0.0.1".into()],
+            },
+            "HTTPS_PROXY comes before http_proxy; NO_PROXY's hosts are kept, trimmed"
+        );
+        assert_eq!(
+            download_proxy(lookup(&[
+                ("all_proxy", "socks5://s:1080"),
+                ("HTTP_PROXY", "http://h:1")
+            ])),
+            ProxySetting::Url {
+                url: "socks5://s:1080".into(),
+                no_proxy: vec![],
+            }
+        );
     }
 }

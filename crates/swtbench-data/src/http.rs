@@ -48,16 +48,17 @@ pub enum CaBundle {
     BuiltIn,
 }
 
-/// How to reach the network.
+/// How to reach the network. The caller decides (the application reads the proxy variables);
+/// this crate reads no environment.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ProxySetting {
-    /// `ALL_PROXY`/`HTTPS_PROXY`/`HTTP_PROXY` (either case), with `NO_PROXY` exceptions.
-    #[default]
-    FromEnv,
     /// Connect directly.
+    #[default]
     Direct,
-    /// This proxy URL.
-    Url(String),
+    /// Through the proxy at `url` (`http://`, `https://`, `socks4://`, `socks5://`; credentials in
+    /// the URL), except for the hosts `no_proxy` names (`NO_PROXY`'s syntax: a host name, a
+    /// `.suffix` or `*.suffix`, an address, or `*` for every host).
+    Url { url: String, no_proxy: Vec<String> },
 }
 
 /// Client settings. `Default` suits interactive use; tests shorten the backoff.
@@ -90,7 +91,7 @@ impl Default for HttpConfig {
             bearer_token: None,
             cache_dir: None,
             ca_bundle: CaBundle::System,
-            proxy: ProxySetting::FromEnv,
+            proxy: ProxySetting::Direct,
             user_agent: concat!("swtbench/", env!("CARGO_PKG_VERSION")).to_string(),
         }
     }
@@ -236,17 +237,38 @@ struct Headers {
     retry_after: Option<u64>,
 }
 
+/// The proxy at `url`, bypassed for the hosts of `no_proxy`.
+fn proxy_of(url: &str, no_proxy: &[String]) -> Result<ureq::Proxy, HttpError> {
+    let bad = |e: ureq::Error| HttpError::Proxy {
+        url: url.to_string(),
+        detail: e.to_string(),
+    };
+    let parsed = ureq::Proxy::new(url).map_err(bad)?;
+    if no_proxy.is_empty() {
+        return Ok(parsed);
+    }
+    let mut builder = ureq::Proxy::builder(parsed.protocol())
+        .host(parsed.host())
+        .port(parsed.port());
+    if let Some(user) = parsed.username() {
+        builder = builder.username(user);
+    }
+    if let Some(password) = parsed.password() {
+        builder = builder.password(password);
+    }
+    for host in no_proxy {
+        builder = builder.no_proxy(host);
+    }
+    builder.build().map_err(bad)
+}
+
 impl HttpClient {
     /// Builds a client; fails only on an unreadable CA bundle or a malformed proxy URL.
     pub fn new(config: HttpConfig) -> Result<HttpClient, HttpError> {
         let roots = root_certs(&config.ca_bundle)?;
         let proxy = match &config.proxy {
-            ProxySetting::FromEnv => ureq::Proxy::try_from_env(),
             ProxySetting::Direct => None,
-            ProxySetting::Url(u) => Some(ureq::Proxy::new(u).map_err(|e| HttpError::Proxy {
-                url: u.clone(),
-                detail: e.to_string(),
-            })?),
+            ProxySetting::Url { url, no_proxy } => Some(proxy_of(url, no_proxy)?),
         };
         let tls = ureq::tls::TlsConfig::builder().root_certs(roots).build();
         let agent: ureq::Agent = ureq::Agent::config_builder()

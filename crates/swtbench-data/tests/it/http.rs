@@ -314,3 +314,71 @@ fn a_stalled_transfer_times_out_and_the_retry_gets_the_file() {
         start.elapsed()
     );
 }
+
+/// A proxy stand-in (it records what it is asked and is no real proxy) and an origin: with the
+/// proxy set, the client asks the stand-in for the origin (ureq tunnels with `CONNECT host:port`)
+/// and never reaches the origin itself; with the origin's host among the exceptions, it reaches
+/// the origin directly and the stand-in hears nothing more. A malformed proxy URL is named.
+#[test]
+fn downloads_go_through_the_proxy_given_except_for_its_exceptions() {
+    let proxy = Server::start(|_, _| Response::ok("not a proxy"));
+    let origin = Server::start(|_, _| Response::ok("direct"));
+    let url = origin.url("/file.txt");
+    let host_port = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/file.txt")
+        .to_string();
+    let client_with = |no_proxy: Vec<String>, cache: &std::path::Path| {
+        HttpClient::new(HttpConfig {
+            retries: 0,
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(5),
+            cache_dir: Some(cache.to_path_buf()),
+            proxy: ProxySetting::Url {
+                url: proxy.url(""),
+                no_proxy,
+            },
+            ..HttpConfig::default()
+        })
+        .expect("client")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let through = client_with(vec![], &dir.path().join("a")).download(&url, FOREVER, None);
+    assert!(through.is_err(), "the stand-in is no proxy: {through:?}");
+    let asked: Vec<String> = proxy.requests().into_iter().map(|r| r.path).collect();
+    assert!(
+        !asked.is_empty() && asked.iter().all(|p| p.contains(&host_port)),
+        "the proxy was asked for {host_port}: {asked:?}"
+    );
+    assert_eq!(origin.count("/file.txt"), 0, "nothing reached the origin");
+
+    let direct = client_with(
+        vec!["localhost".into(), "127.0.0.1".into()],
+        &dir.path().join("b"),
+    )
+    .download(&url, FOREVER, None)
+    .unwrap()
+    .found()
+    .unwrap();
+    assert_eq!(std::fs::read_to_string(direct.path).unwrap(), "direct");
+    assert_eq!(origin.count("/file.txt"), 1);
+    assert_eq!(
+        proxy.requests().len(),
+        asked.len(),
+        "the exception bypassed the proxy"
+    );
+
+    let err = HttpClient::new(HttpConfig {
+        proxy: ProxySetting::Url {
+            url: "ftp://proxy:21".into(),
+            no_proxy: vec![],
+        },
+        ..HttpConfig::default()
+    })
+    .err()
+    .expect("a malformed proxy URL is refused");
+    assert!(
+        matches!(&err, HttpError::Proxy { url, .. } if url == "ftp://proxy:21"),
+        "{err}"
+    );
+}
