@@ -140,7 +140,7 @@ pub fn download_proxy(
     lookup: impl Fn(&str) -> Option<String>,
 ) -> swtbench_data::http::ProxySetting {
     let set = |name: &&str| lookup(name).filter(|v| !v.trim().is_empty());
-    let Some(url) = DOWNLOAD_PROXY_VARIABLES.iter().find_map(|n| set(n)) else {
+    let Some(url) = DOWNLOAD_PROXY_VARIABLES.iter().find_map(set) else {
         return swtbench_data::http::ProxySetting::Direct;
     };
     let no_proxy = NO_PROXY_VARIABLES
