@@ -375,8 +375,7 @@ fn downloads_go_through_the_proxy_given_except_for_its_exceptions() {
         },
         ..HttpConfig::default()
     })
-    .err()
-    .expect("a malformed proxy URL is refused");
+    .expect_err("a malformed proxy URL is refused");
     assert!(
         matches!(&err, HttpError::Proxy { url, .. } if url == "ftp://proxy:21"),
         "{err}"
