@@ -44,12 +44,38 @@ pub enum GitError {
         what: &'static str,
         value: String,
     },
+    #[error(
+        "git mirror {}: it lacks {} object(s) of commit {commit}'s files: {}; a complete mirror \
+         holds them (`git clone --mirror`; a copy that leaves out large files does not)",
+        mirror.display(), missing.len(), missing_list(missing)
+    )]
+    MissingObjects {
+        mirror: PathBuf,
+        commit: String,
+        /// `<path> (<object id>)`, in the order of the commit's tree.
+        missing: Vec<String>,
+    },
     #[error("git mirror {}: `git {args}` failed: {detail}", mirror.display())]
     Command {
         mirror: PathBuf,
         args: String,
         detail: String,
     },
+}
+
+/// The first few of `missing`, and how many more.
+fn missing_list(missing: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = missing
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if missing.len() > SHOWN {
+        text.push_str(&format!(" and {} more", missing.len() - SHOWN));
+    }
+    text
 }
 
 /// A bare git repository holding the history of one GitHub repository.

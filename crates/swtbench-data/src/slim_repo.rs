@@ -226,10 +226,13 @@ impl GitMirror {
         // `dest` itself would make its temporary file in the mirror (read-only mirrors fail) and
         // rename it across file systems (a mirror on a disk, `dest` on a tmpfs or another mount:
         // "Invalid cross-device link").
-        let pack = self.run_with_input(
+        let pack = match self.run_with_input(
             &["pack-objects", "--quiet", "--stdout"],
-            pack_input.into_bytes(),
-        )?;
+            pack_input.clone().into_bytes(),
+        ) {
+            Ok(pack) => pack,
+            Err(e) => return Err(self.missing_objects(&full, &pack_input).unwrap_or(e)),
+        };
 
         if let Some(b) = &head_branch {
             kept_refs.push((b.clone(), full.clone()));
@@ -283,6 +286,40 @@ impl GitMirror {
             }
         }
         Ok(None)
+    }
+
+    /// After a failed pack: the objects of `pack_input` (`<id>[ <path>]` lines) that the mirror
+    /// does not have, as [`GitError::MissingObjects`]; `None` when it has them all (the failure
+    /// was something else).
+    fn missing_objects(&self, commit: &str, pack_input: &str) -> Option<GitError> {
+        let ids: String = pack_input
+            .lines()
+            .filter_map(|l| l.split(' ').next())
+            .map(|id| format!("{id}\n"))
+            .collect();
+        let answer = self
+            .run_with_input(&["cat-file", "--batch-check"], ids.into_bytes())
+            .ok()?;
+        let absent: HashSet<String> = String::from_utf8_lossy(&answer)
+            .lines()
+            .filter_map(|l| l.strip_suffix(" missing"))
+            .map(str::to_string)
+            .collect();
+        let missing: Vec<String> = pack_input
+            .lines()
+            .filter_map(|l| {
+                let (id, path) = l.split_once(' ').unwrap_or((l, ""));
+                absent.contains(id).then(|| match path {
+                    "" => id.to_string(),
+                    p => format!("{p} ({id})"),
+                })
+            })
+            .collect();
+        (!missing.is_empty()).then(|| GitError::MissingObjects {
+            mirror: self.path().to_path_buf(),
+            commit: commit.to_string(),
+            missing,
+        })
     }
 
     /// The abbreviated length of `commit` in a full clone: git's default for the number of

@@ -276,16 +276,10 @@ fn a_shallow_mirror_is_refused_with_the_fetch_that_completes_it() {
 /// A mirror that lacks objects outside the base commit's tree (a repository snapshot without its
 /// largest files) still gives the slim repository, with the abbreviation a full clone would have:
 /// the missing objects are counted as present.
-#[test]
-fn a_mirror_missing_a_blob_elsewhere_in_history_still_gives_the_slim_repository() {
-    let r = repo(false);
-    let whole = GitMirror::open(&r.mirror)
-        .unwrap()
-        .write_slim_repo(&r.base, &r.root.join("whole.git"))
-        .unwrap();
-    // A copy of the mirror (the object count is cached per mirror path), unpacked into loose
-    // objects, without the feature branch's blob.
-    let broken = r.root.join("broken__widgets.git");
+/// A copy of `r`'s mirror named `name` (the object count is cached per mirror path), unpacked
+/// into loose objects, without the object `blob`.
+fn mirror_without(r: &Repo, name: &str, blob: &str) -> std::path::PathBuf {
+    let broken = r.root.join(name);
     let status = Command::new("cp")
         .arg("-a")
         .arg(&r.mirror)
@@ -297,7 +291,7 @@ fn a_mirror_missing_a_blob_elsewhere_in_history_still_gives_the_slim_repository(
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
-    let aside = r.root.join("aside");
+    let aside = r.root.join(format!("aside-{name}"));
     std::fs::create_dir_all(&aside).unwrap();
     for p in &packs {
         std::fs::rename(p, aside.join(p.file_name().unwrap())).unwrap();
@@ -313,9 +307,20 @@ fn a_mirror_missing_a_blob_elsewhere_in_history_still_gives_the_slim_repository(
             assert!(status.success());
         }
     }
-    let blob = &r.feature_blob;
     std::fs::remove_file(broken.join(format!("objects/{}/{}", &blob[..2], &blob[2..]))).unwrap();
     assert!(!git_ok(&broken, &["cat-file", "-e", blob]));
+    broken
+}
+
+#[test]
+fn a_mirror_missing_a_blob_elsewhere_in_history_still_gives_the_slim_repository() {
+    let r = repo(false);
+    let whole = GitMirror::open(&r.mirror)
+        .unwrap()
+        .write_slim_repo(&r.base, &r.root.join("whole.git"))
+        .unwrap();
+    // Without the feature branch's blob.
+    let broken = mirror_without(&r, "broken__widgets.git", &r.feature_blob);
     assert!(!git_ok(
         &broken,
         &["rev-list", "--objects", "--branches", "--tags"]
@@ -326,6 +331,44 @@ fn a_mirror_missing_a_blob_elsewhere_in_history_still_gives_the_slim_repository(
         .write_slim_repo(&r.base, &r.root.join("slim.git"))
         .unwrap();
     assert_eq!(slim, whole);
+}
+
+/// A mirror without a file of the commit itself (a snapshot that leaves out large files): the
+/// error names the file, its object and the commit, not only git's "unable to read".
+#[test]
+fn a_mirror_missing_a_file_of_the_commit_names_the_file() {
+    let r = repo(false);
+    let ls = git(&r.mirror, &["ls-tree", "-r", &r.base]);
+    let (blob, path) = ls
+        .lines()
+        .find_map(|l| {
+            let (meta, path) = l.split_once('\t')?;
+            let id = meta.split(' ').nth(2)?;
+            (id != r.feature_blob).then(|| (id.to_string(), path.to_string()))
+        })
+        .expect("a file in the base commit");
+    let broken = mirror_without(&r, "lacking__widgets.git", &blob);
+    let err = GitMirror::open(&broken)
+        .unwrap()
+        .write_slim_repo(&r.base, &r.root.join("lacking-slim.git"))
+        .unwrap_err();
+    match &err {
+        GitError::MissingObjects {
+            commit, missing, ..
+        } => {
+            assert!(
+                r.base.starts_with(commit.as_str()) || commit.starts_with(&r.base),
+                "{err}"
+            );
+            assert_eq!(missing, &vec![format!("{path} ({blob})")], "{err}");
+        }
+        other => panic!("expected the missing file to be named, got: {other}"),
+    }
+    let text = err.to_string();
+    assert!(
+        text.contains(&path) && text.contains("git clone --mirror"),
+        "{text}"
+    );
 }
 
 #[test]
