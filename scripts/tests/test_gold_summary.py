@@ -1,0 +1,71 @@
+"""Tests of scripts/gold-summary's comparison with the dataset (run by scripts/test)."""
+import importlib.machinery
+import importlib.util
+import os
+import unittest
+
+_path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gold-summary")
+_loader = importlib.machinery.SourceFileLoader("gold_summary", _path)
+_spec = importlib.util.spec_from_loader("gold_summary", _loader)
+gs = importlib.util.module_from_spec(_spec)
+_loader.exec_module(gs)
+
+# Django 4.2 under Python 3.11 (the method's name repeated in the class path), with a docstring
+# that two tests share, one without a docstring, and a docstring line without a final period.
+LOG = """test_add_field_alter_field (migrations.test_optimizer.OptimizerTests.test_add_field_alter_field)
+AlterField should optimize into AddField. ... ok
+test_add_field_delete_field (migrations.test_optimizer.OptimizerTests.test_add_field_delete_field)
+RemoveField should cancel AddField ... ok
+test_plain (migrations.test_optimizer.OptimizerTests.test_plain) ... ok
+test_shared_one (pagination.tests.PaginationTests.test_shared_one)
+Paginator.get_page() with an empty object_list. ... ok
+test_shared_two (pagination.tests.PaginationTests.test_shared_two)
+Paginator.get_page() with an empty object_list. ... FAIL
+"""
+
+
+class DjangoDocstringNames(unittest.TestCase):
+    def test_descriptions_name_the_tests_that_printed_them(self):
+        d = gs.django_descriptions(LOG)
+        self.assertEqual(d["AlterField should optimize into AddField."],
+                         {"test_add_field_alter_field (migrations.test_optimizer.OptimizerTests.test_add_field_alter_field)"})
+        self.assertEqual(d["RemoveField should cancel AddField"],
+                         {"test_add_field_delete_field (migrations.test_optimizer.OptimizerTests.test_add_field_delete_field)"})
+        self.assertEqual(len(d["Paginator.get_page() with an empty object_list."]), 2)
+        self.assertNotIn("test_plain (migrations.test_optimizer.OptimizerTests.test_plain)", d)
+
+    def test_a_docstring_name_agrees_only_when_every_test_that_printed_it_does(self):
+        d = gs.django_descriptions(LOG)
+        gold = {
+            "FAIL_TO_PASS": ["test_add_field_alter_field (migrations.test_optimizer.OptimizerTests.test_add_field_alter_field)"],
+            "PASS_TO_PASS": [
+                "test_add_field_delete_field (migrations.test_optimizer.OptimizerTests.test_add_field_delete_field)",
+                "test_plain (migrations.test_optimizer.OptimizerTests.test_plain)",
+                "test_shared_one (pagination.tests.PaginationTests.test_shared_one)",
+            ],
+        }
+        f2p = ["AlterField should optimize into AddField."]
+        p2p = ["RemoveField should cancel AddField",
+               "test_plain (migrations.test_optimizer.OptimizerTests.test_plain)",
+               "Paginator.get_page() with an empty object_list."]
+        missing, not_passing, described = gs.compare_with_dataset(f2p, p2p, gold, d)
+        self.assertEqual(missing, [])
+        # test_shared_two failed after the fix: the shared docstring does not agree.
+        self.assertEqual(not_passing, ["Paginator.get_page() with an empty object_list."])
+        self.assertEqual(described, 2)
+
+    def test_a_docstring_of_a_test_that_passes_does_not_stand_for_a_failing_to_passing_one(self):
+        d = gs.django_descriptions(LOG)
+        gold = {"FAIL_TO_PASS": [], "PASS_TO_PASS": [
+            "test_add_field_alter_field (migrations.test_optimizer.OptimizerTests.test_add_field_alter_field)"]}
+        missing, _, described = gs.compare_with_dataset(["AlterField should optimize into AddField."], [], gold, d)
+        self.assertEqual(missing, ["AlterField should optimize into AddField."])
+        self.assertEqual(described, 0)
+
+    def test_without_a_log_names_are_compared_as_they_are(self):
+        missing, not_passing, described = gs.compare_with_dataset(["a"], ["b"], {"FAIL_TO_PASS": ["a"], "PASS_TO_PASS": []}, {})
+        self.assertEqual((missing, not_passing, described), ([], ["b"], 0))
+
+
+if __name__ == "__main__":
+    unittest.main()
