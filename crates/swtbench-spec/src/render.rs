@@ -117,11 +117,17 @@ WORKDIR /testbed/
 // instance key) stay unchanged. The abbreviation length is set for setup_repo.sh (setuptools-scm
 // computes the version during the install) and then kept in /testbed's config; $HOME/.gitconfig is
 // restored to what the env image had, and the small repository is removed.
+// git's insteadOf rewrites every URL that starts with the value, so the redirect alone would also
+// send https://github.com/<repo>-helpers.git (astropy's astropy_helpers submodule, cloned by its
+// setup.py during the install) to a path that does not exist; every longer repository name is
+// mapped to itself (the longest match wins), and only <repo> and <repo>.git reach the mirror.
 const INSTANCE_DOCKERFILE_MIRROR: &str = r#"FROM --platform={platform} {env_image_name}
 
 COPY ./{mirror_dir} /root/{mirror_dir}
 RUN if [ -e "$HOME/.gitconfig" ]; then cp -p "$HOME/.gitconfig" /root/{mirror_dir}/home-gitconfig; fi \
  && git config --file "$HOME/.gitconfig" url."/root/{mirror_dir}".insteadOf "https://github.com/{repo}" \
+ && git config --file "$HOME/.gitconfig" --add url."/root/{mirror_dir}".insteadOf "https://github.com/{repo}.git" \
+ && for c in {name_chars}; do git config --file "$HOME/.gitconfig" url."https://github.com/{repo}$c".insteadOf "https://github.com/{repo}$c"; done \
  && git config --file "$HOME/.gitconfig" core.abbrev "$(git config --file /root/{mirror_dir}/config core.abbrev)"
 {build_files}COPY ./setup_repo.sh /root/
 RUN /bin/bash /root/setup_repo.sh
@@ -132,6 +138,13 @@ RUN git -C /testbed config core.abbrev "$(git config --file /root/{mirror_dir}/c
 
 WORKDIR /testbed/
 "#;
+
+/// The characters that may follow a repository's name in a longer one on GitHub (letters, digits,
+/// `-`, `_`, `.`), separated by spaces: the mirror Dockerfile's shell loop over them.
+fn repo_name_chars() -> String {
+    let chars = ('a'..='z').chain('A'..='Z').chain('0'..='9').chain(['-', '_', '.']);
+    chars.map(String::from).collect::<Vec<_>>().join(" ")
+}
 
 /// CPU architecture of the images.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -532,6 +545,7 @@ impl ExecSpec {
             .replace("{platform}", self.platform())
             .replace("{env_image_name}", &self.keys.env)
             .replace("{mirror_dir}", MIRROR_CONTEXT_DIR)
+            .replace("{name_chars}", &repo_name_chars())
             .replace("{repo}", &self.repo)
     }
 

@@ -256,6 +256,8 @@ fn mirror_variant_redirects_the_clone_and_keeps_the_key() {
              COPY ./{dir} /root/{dir}\n\
              RUN if [ -e \"$HOME/.gitconfig\" ]; then cp -p \"$HOME/.gitconfig\" /root/{dir}/home-gitconfig; fi \\\n \
              && git config --file \"$HOME/.gitconfig\" url.\"/root/{dir}\".insteadOf \"https://github.com/django/django\" \\\n \
+             && git config --file \"$HOME/.gitconfig\" --add url.\"/root/{dir}\".insteadOf \"https://github.com/django/django.git\" \\\n \
+             && for c in {chars}; do git config --file \"$HOME/.gitconfig\" url.\"https://github.com/django/django$c\".insteadOf \"https://github.com/django/django$c\"; done \\\n \
              && git config --file \"$HOME/.gitconfig\" core.abbrev \"$(git config --file /root/{dir}/config core.abbrev)\"\n\
              COPY ./setup_repo.sh /root/\nRUN /bin/bash /root/setup_repo.sh\n\
              RUN git -C /testbed config core.abbrev \"$(git config --file /root/{dir}/config core.abbrev)\" \\\n \
@@ -264,7 +266,10 @@ fn mirror_variant_redirects_the_clone_and_keeps_the_key() {
              && rm -rf /root/{dir}\n\n\
              WORKDIR /testbed/\n",
             env = s.keys.env,
-            dir = MIRROR_CONTEXT_DIR
+            dir = MIRROR_CONTEXT_DIR,
+            chars = "a b c d e f g h i j k l m n o p q r s t u v w x y z \
+                     A B C D E F G H I J K L M N O P Q R S T U V W X Y Z \
+                     0 1 2 3 4 5 6 7 8 9 - _ ."
         )
     );
     // The plain Dockerfile's steps are all there, in order.
@@ -359,6 +364,21 @@ fn mirror_redirect_works_with_real_git() {
             }
         } else if let Some(cmd) = line.strip_prefix("RUN ") {
             if cmd.contains("setup_repo.sh") {
+                // The repository's URLs reach the mirror; a longer repository name (a submodule
+                // such as astropy's astropy-helpers) keeps its own URL.
+                let mirror = image_root.join(MIRROR_CONTEXT_DIR).display().to_string();
+                for (url, want) in [
+                    ("https://github.com/acme/w", mirror.clone()),
+                    ("https://github.com/acme/w.git", mirror.clone()),
+                    ("https://github.com/acme/w-helpers.git", String::new()),
+                    ("https://github.com/acme/w_x", String::new()),
+                    ("https://github.com/acme/w.js", String::new()),
+                    ("https://github.com/acme/wx", String::new()),
+                ] {
+                    let got = git(root, &["ls-remote", "--get-url", url], &home);
+                    let want = if want.is_empty() { url } else { want.as_str() };
+                    assert_eq!(got.trim(), want, "{url}");
+                }
                 // Only the git lines of setup_repo.sh; the rest needs the environment.
                 let git_lines: Vec<String> = spec
                     .setup_repo_sh
