@@ -142,7 +142,10 @@ WORKDIR /testbed/
 /// The characters that may follow a repository's name in a longer one on GitHub (letters, digits,
 /// `-`, `_`, `.`), separated by spaces: the mirror Dockerfile's shell loop over them.
 fn repo_name_chars() -> String {
-    let chars = ('a'..='z').chain('A'..='Z').chain('0'..='9').chain(['-', '_', '.']);
+    let chars = ('a'..='z')
+        .chain('A'..='Z')
+        .chain('0'..='9')
+        .chain(['-', '_', '.']);
     chars.map(String::from).collect::<Vec<_>>().join(" ")
 }
 
