@@ -2,6 +2,7 @@
 import importlib.machinery
 import importlib.util
 import os
+import tempfile
 import unittest
 
 _path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "gold-summary")
@@ -65,6 +66,61 @@ class DjangoDocstringNames(unittest.TestCase):
     def test_without_a_log_names_are_compared_as_they_are(self):
         missing, not_passing, described = gs.compare_with_dataset(["a"], ["b"], {"FAIL_TO_PASS": ["a"], "PASS_TO_PASS": []}, {})
         self.assertEqual((missing, not_passing, described), ([], ["b"], 0))
+
+
+def campaign_with_log(tmp, iid, log):
+    d = gs.run_dir(tmp, iid)
+    os.makedirs(d)
+    with open(os.path.join(d, "test_output.txt"), "w") as f:
+        f.write(log)
+    return tmp
+
+
+CHILD = """+ python3 /root/trace.py --count -C coverage.cover --include-pattern '/testbed/(src/x\\.py)' -m pytest -rA testing/test_a.py
+['--count', '-C', 'coverage.cover', '--include-pattern', '/testbed/(src/x\\.py)']
+=================================== FAILURES ===================================
+\x1b[31m\x1b[1m_____________ TestLogging.test_child_exit _____________\x1b[0m
+
+>       assert result.ret == 5
+E       assert 0 == 5
+----------------------------- Captured stdout call -----------------------------
+running: /opt/swtbench-venv/bin/python3 -mpytest
+['--count', '-C', 'coverage.cover', '--include-pattern', '/testbed/(src/x\\.py)']
+collected 0 items
+_____________ test_other[unittest] _____________
+
+E   requests.exceptions.ConnectionError: HTTPSConnectionPool(host='www.example.org', port=443): Max retries exceeded (Caused by NameResolutionError("Failed to resolve 'www.example.org' ([Errno -3] Temporary failure in name resolution)"))
+=========================== short test summary info ============================
+"""
+
+
+class DisagreementCauses(unittest.TestCase):
+    def test_failure_sections_are_found_by_test_id_through_colour_codes(self):
+        s = gs.failure_sections(CHILD, ["testing/test_a.py::TestLogging::test_child_exit",
+                                        "testing/test_a.py::test_other[unittest]",
+                                        "testing/test_a.py::test_absent"])
+        self.assertEqual(sorted(s), ["testing/test_a.py::TestLogging::test_child_exit",
+                                     "testing/test_a.py::test_other[unittest]"])
+        self.assertIn("assert 0 == 5", s["testing/test_a.py::TestLogging::test_child_exit"])
+        self.assertNotIn("NameResolutionError", s["testing/test_a.py::TestLogging::test_child_exit"])
+
+    def test_a_child_python_under_the_tracer_is_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = campaign_with_log(tmp, "o__r-1", CHILD)
+            why = gs.disagreement_cause(out, "o__r-1", ["testing/test_a.py::TestLogging::test_child_exit"], "isolated")
+            self.assertIn("run under the tracer", why)
+            # A test whose failure has nothing of the tracer is not explained by it.
+            both = ["testing/test_a.py::TestLogging::test_child_exit", "testing/test_a.py::test_other[unittest]"]
+            self.assertIsNone(gs.disagreement_cause(out, "o__r-1", both, "isolated"))
+
+    def test_public_hosts_explain_a_failure_only_in_an_isolated_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = campaign_with_log(tmp, "o__r-1", CHILD)
+            tests = ["testing/test_a.py::test_other[unittest]"]
+            why = gs.disagreement_cause(out, "o__r-1", tests, "isolated")
+            self.assertIn("www.example.org", why)
+            self.assertIn("--no-network", why)
+            self.assertIsNone(gs.disagreement_cause(out, "o__r-1", tests, "engine"))
 
 
 if __name__ == "__main__":
