@@ -107,20 +107,62 @@ class DisagreementCauses(unittest.TestCase):
     def test_a_child_python_under_the_tracer_is_named(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = campaign_with_log(tmp, "o__r-1", CHILD)
-            why = gs.disagreement_cause(out, "o__r-1", ["testing/test_a.py::TestLogging::test_child_exit"], "isolated")
-            self.assertIn("run under the tracer", why)
-            # A test whose failure has nothing of the tracer is not explained by it.
+            why = gs.disagreement_cause(out, "o__r-1", [], ["testing/test_a.py::TestLogging::test_child_exit"], "isolated")
+            self.assertIn("runs under the tracer", why)
+            # A test whose failure has nothing of the tracer is not explained by it: with the
+            # network, nothing explains the second test, so the instance has no cause.
             both = ["testing/test_a.py::TestLogging::test_child_exit", "testing/test_a.py::test_other[unittest]"]
-            self.assertIsNone(gs.disagreement_cause(out, "o__r-1", both, "isolated"))
+            self.assertIsNone(gs.disagreement_cause(out, "o__r-1", [], both, "engine"))
+            # Isolated, each test has its own cause, and both are named with their counts.
+            why = gs.disagreement_cause(out, "o__r-1", [], both, "isolated")
+            self.assertIn("runs under the tracer", why)
+            self.assertIn("www.example.org", why)
+            self.assertIn("(1 test)", why)
+            # A cause found by hand covers the test the log does not explain.
+            why = gs.disagreement_cause(out, "o__r-1", [], both, "engine",
+                                        {"testing/test_a.py::test_other[unittest]": "checked by hand"})
+            self.assertIn("checked by hand (1 test)", why)
 
     def test_public_hosts_explain_a_failure_only_in_an_isolated_run(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = campaign_with_log(tmp, "o__r-1", CHILD)
             tests = ["testing/test_a.py::test_other[unittest]"]
-            why = gs.disagreement_cause(out, "o__r-1", tests, "isolated")
+            why = gs.disagreement_cause(out, "o__r-1", [], tests, "isolated")
             self.assertIn("www.example.org", why)
             self.assertIn("--no-network", why)
-            self.assertIsNone(gs.disagreement_cause(out, "o__r-1", tests, "engine"))
+            self.assertIsNone(gs.disagreement_cause(out, "o__r-1", [], tests, "engine"))
+
+    def test_django_lines_the_parser_reads_otherwise(self):
+        pre = ("test_a (app.tests.T) ... ok\n"
+               "test_b (app.tests.T) ... test_c (app.tests.T) ... ok\n")
+        post = ("test_a (app.tests.T) ... expected failure\n"
+                "test_b (app.tests.T) ... ok\n"
+                "test_c (app.tests.T) ... ok\n"
+                "test_d (app.tests.T) ... ok\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            out = campaign_with_log(tmp, "django__django-1", post)
+            d = gs.run_dir(tmp, "django__django-1", "pred_pre__gold")
+            os.makedirs(d)
+            with open(os.path.join(d, "test_output.txt"), "w") as f:
+                f.write(pre)
+            # test_b's status line before the fix is cut off by test_c's: a FAIL_TO_PASS test that
+            # the parser saw pass.
+            self.assertIn("cut off", gs.disagreement_cause(out, "django__django-1", ["test_b (app.tests.T)"], []))
+            # test_b follows an 'expected failure' line after the fix: the parser drops it.
+            self.assertIn("'expected failure'", gs.disagreement_cause(out, "django__django-1", [], ["test_b (app.tests.T)"]))
+            # A child Python process under the tracer prints its options on the test's own line;
+            # the test after it then follows a 'FAIL' alone on its line.
+            post2 = ("test_e (app.tests.T) ... ['--count', '-C', 'coverage.cover', '--include-pattern', 'x']\n"
+                     "FAIL\n"
+                     "test_f (app.tests.T) ... ok\n")
+            with open(os.path.join(gs.run_dir(tmp, "django__django-1"), "test_output.txt"), "w") as f:
+                f.write(post + post2)
+            why = gs.disagreement_cause(out, "django__django-1", [], ["test_e (app.tests.T)", "test_f (app.tests.T)"])
+            self.assertIn("runs under the tracer", why)
+            self.assertIn("exit code fail (1 test)", why)
+            self.assertIn("ends in 'FAIL'", why)
+            # test_d follows an ordinary 'ok': nothing explains it.
+            self.assertIsNone(gs.disagreement_cause(out, "django__django-1", [], ["test_d (app.tests.T)"]))
 
 
 if __name__ == "__main__":
