@@ -63,6 +63,18 @@ class DjangoDocstringNames(unittest.TestCase):
         self.assertEqual(missing, ["AlterField should optimize into AddField."])
         self.assertEqual(described, 0)
 
+    def test_a_shared_docstring_is_failing_to_passing_when_one_of_its_tests_is(self):
+        log = ("test_other_units (t.TZAwareTimesinceTests)\nTest other units. ... ok\n"
+               "test_other_units (t.TimesinceTests)\nTest other units. ... ok\n")
+        d = gs.django_descriptions(log)
+        gold = {"FAIL_TO_PASS": ["test_other_units (t.TZAwareTimesinceTests)"],
+                "PASS_TO_PASS": ["test_other_units (t.TimesinceTests)"]}
+        self.assertEqual(gs.compare_with_dataset(["Test other units."], [], gold, d), ([], [], 1))
+        # Not when one of them fails after the fix.
+        gold["PASS_TO_PASS"] = []
+        gold["PASS_TO_FAIL"] = ["test_other_units (t.TimesinceTests)"]
+        self.assertEqual(gs.compare_with_dataset(["Test other units."], [], gold, d), (["Test other units."], [], 0))
+
     def test_without_a_log_names_are_compared_as_they_are(self):
         missing, not_passing, described = gs.compare_with_dataset(["a"], ["b"], {"FAIL_TO_PASS": ["a"], "PASS_TO_PASS": []}, {})
         self.assertEqual((missing, not_passing, described), ([], ["b"], 0))
