@@ -91,6 +91,16 @@ impl EvidencePlan {
         ]
     }
 
+    /// The `.pth` file in each of `sites` (site-packages directories an earlier container of the
+    /// same image had), for the archive copied in before the container starts: what
+    /// [`install`]'s root step puts there.
+    pub fn site_files(&self, sites: &[String]) -> Vec<ContainerFile> {
+        sites
+            .iter()
+            .map(|site| ContainerFile::new(format!("{site}/{}", self.pth_name), self.pth_line()))
+            .collect()
+    }
+
     /// The root shell script that opens the directory to the test user and puts the `.pth` file
     /// into every site-packages directory there is, printing each.
     pub fn install_script(&self) -> String {

@@ -10,7 +10,7 @@
 //! is written leaves no output, so a rerun retries the run.
 
 use crate::lock::Locked;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -78,6 +78,10 @@ pub struct ContainerRegistry {
     /// takes it exclusively to wait for them.
     removing: Arc<RwLock<()>>,
     session: Session,
+    /// Per image, the site-packages directories the evidence hook's root step found in its first
+    /// container: later runs of the image as root get the `.pth` file with their other files,
+    /// before the container starts, instead of a root exec after it.
+    evidence_sites: Arc<Mutex<HashMap<String, Vec<String>>>>,
 }
 
 impl Default for ContainerRegistry {
@@ -93,6 +97,23 @@ impl ContainerRegistry {
             creating: Arc::new(RwLock::new(())),
             removing: Arc::new(RwLock::new(())),
             session,
+            evidence_sites: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    /// The site-packages directories an earlier container of `image` had (see
+    /// [`ContainerRegistry::remember_evidence_sites`]).
+    pub fn evidence_sites(&self, image: &str) -> Option<Vec<String>> {
+        self.evidence_sites.locked().get(image).cloned()
+    }
+
+    /// What the evidence hook's root step found in a container of `image` (kept when it found
+    /// any: an image is the same in every container of this process).
+    pub fn remember_evidence_sites(&self, image: &str, sites: &[String]) {
+        if !sites.is_empty() {
+            self.evidence_sites
+                .locked()
+                .insert(image.to_string(), sites.to_vec());
         }
     }
 
@@ -369,8 +390,9 @@ pub async fn execute_run<B: ContainerBackend>(
     )
     .await
     .map_err(ExecError::Engine)?;
+    let create_time = started.elapsed();
     log(dir, &format!("container {id} created from {}", job.image));
-    let result = run_in_container(backend.as_ref(), settings, &id, job, script).await;
+    let result = run_in_container(backend.as_ref(), settings, registry, &id, job, script).await;
     // A container that could not be removed stays registered for the clean-up at the end.
     let log_dir = dir.clone();
     let removed = id.clone();
@@ -391,6 +413,7 @@ pub async fn execute_run<B: ContainerBackend>(
         limit,
         stopped_for_disk,
         evidence,
+        steps,
     } = result?;
     if let Some(evidence) = &evidence {
         crate::evidence::write(dir, evidence).map_err(io_err(dir))?;
@@ -443,6 +466,19 @@ pub async fn execute_run<B: ContainerBackend>(
         },
     );
     let overhead = started.elapsed().saturating_sub(exec_duration);
+    log(
+        dir,
+        &format!(
+            "harness time around the script: {} ms (create {} ms, files in {} ms, start {} ms, \
+             evidence hook {} ms, reads after the script {} ms)",
+            overhead.as_millis(),
+            create_time.as_millis(),
+            steps.copy_in.as_millis(),
+            steps.start.as_millis(),
+            steps.hook.as_millis(),
+            steps.after.as_millis(),
+        ),
+    );
     Ok(Executed {
         result: run_result,
         overhead,
@@ -471,11 +507,23 @@ struct InContainer {
     stopped_for_disk: bool,
     /// The test runner's evidence, when the hook was put in place.
     evidence: Option<crate::evidence::Collected>,
+    /// How long the harness's own steps in the container took.
+    steps: Steps,
+}
+
+/// The harness's steps around the eval script, timed (the run log names them).
+#[derive(Debug, Default, Clone, Copy)]
+struct Steps {
+    copy_in: Duration,
+    start: Duration,
+    hook: Duration,
+    after: Duration,
 }
 
 async fn run_in_container<B: ContainerBackend>(
     backend: &B,
     settings: &RunSettings,
+    registry: &ContainerRegistry,
     id: &str,
     job: &RunJob<'_>,
     script: ScriptToRun,
@@ -506,18 +554,48 @@ async fn run_in_container<B: ContainerBackend>(
     // Every file of the run goes in with one archive before the container starts (a round trip
     // less than a copy per step). Nothing runs in the container until then; the root step that
     // puts the hook in place reads none of the run's files, and the eval script runs after it.
+    // As root, an image whose site-packages directories an earlier container showed gets the
+    // `.pth` file there in the same archive (the hook's directory is root's, as the eval script).
+    let known_sites = match &plan {
+        Some(_) if job.user == "root" => registry.evidence_sites(job.image),
+        _ => None,
+    };
     if let Some(plan) = &plan {
         files.extend(plan.files());
+        if let Some(sites) = &known_sites {
+            files.extend(plan.site_files(sites));
+        }
     }
+    let mut steps = Steps::default();
+    let step = Instant::now();
     backend.copy_in(id, &files).await.map_err(engine)?;
     drop(files);
+    steps.copy_in = step.elapsed();
+    let step = Instant::now();
     backend.container_start(id).await.map_err(engine)?;
+    steps.start = step.elapsed();
     let evidence_started = Instant::now();
-    let sites = match &plan {
-        Some(plan) => crate::evidence::install(backend, id, plan).await,
-        None => Vec::new(),
+    let sites = match (&plan, known_sites) {
+        (Some(_), Some(sites)) => {
+            log(
+                &job.run.dir,
+                &format!(
+                    "evidence hook copied in with the run's files: {} site-packages director{} of the image",
+                    sites.len(),
+                    if sites.len() == 1 { "y" } else { "ies" }
+                ),
+            );
+            sites
+        }
+        (Some(plan), None) => {
+            let sites = crate::evidence::install(backend, id, plan).await;
+            registry.remember_evidence_sites(job.image, &sites);
+            sites
+        }
+        (None, _) => Vec::new(),
     };
     let mut evidence_time = evidence_started.elapsed();
+    steps.hook = evidence_time;
     let limits = &settings.exec.limits;
     let mut request = ExecRequest::new(["/bin/bash", "/eval.sh"]).timeout(settings.exec.timeout);
     request.output_limit = settings.exec.max_output;
@@ -558,8 +636,10 @@ async fn run_in_container<B: ContainerBackend>(
         };
         (evidence, started.elapsed())
     };
+    let step = Instant::now();
     let ((test_exit_code, counters), written, (evidence, collect_time)) =
         tokio::join!(after, written, collect);
+    steps.after = step.elapsed();
     let evidence = evidence.transpose().map_err(engine)?;
     let limit = if limits.is_unlimited() {
         None
@@ -593,6 +673,7 @@ async fn run_in_container<B: ContainerBackend>(
         limit,
         stopped_for_disk: out.disk_limit_hit,
         evidence,
+        steps,
     })
 }
 
