@@ -431,6 +431,26 @@ fn engine_the_evidence_hook_leaves_the_logs_as_they_are() {
         assert!(*evidence, "{k}: no evidence record");
         assert!(!without[k].1, "{k}: evidence with --no-evidence");
     }
+    // The runs after an image's first got the hook with their files, without the root step, and
+    // their evidence is there too (checked above for every run).
+    let copied_in = with
+        .keys()
+        .filter(|k| {
+            let log = fx
+                .root
+                .join("with/run_instance_swt_logs")
+                .join(k)
+                .join("run_instance.log");
+            std::fs::read_to_string(log)
+                .unwrap_or_default()
+                .contains("evidence hook copied in with the run's files")
+        })
+        .count();
+    assert!(
+        copied_in >= with.len() / 2,
+        "{copied_in} of {} runs got the hook with their files",
+        with.len()
+    );
     // Every honest run is verified: nothing suspicious, and the runs that ran pytest have
     // their evidence.
     for id in ids.split(' ') {
