@@ -18,12 +18,11 @@
 #![allow(clippy::print_stderr, clippy::print_stdout, clippy::unwrap_used)]
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 #[path = "../tests/engine_fixture/mod.rs"]
 mod engine_fixture;
 
-use engine_fixture::{events, spec_table, Fixture};
+use engine_fixture::{events, Fixture};
 
 fn env_or(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_string())
@@ -66,24 +65,9 @@ fn measure(name: &str, bin: &Path, fx: &Fixture, workers: &str, repeats: u64) ->
         let out = fx.root.join(format!("out-{name}-{k}"));
         let run_id = format!("bench-overhead-{name}-{}-{k}", std::process::id());
         let timeout = (30 + k).to_string();
-        let mut cmd = Command::new(bin);
-        cmd.arg("run")
-            .arg("--dataset")
-            .arg(fx.dataset())
-            .arg("--predictions")
-            .arg(fx.data.join("predictions.jsonl"))
-            .args(["--repo-mirror", &fx.mirrors()])
-            .arg("--spec-table")
-            .arg(spec_table())
-            .args(["--run-id", &run_id, "--cache-level", "instance"])
-            .args(["--instance-ids", &ids, "--max-workers", workers])
-            .args(["--timeout", &timeout])
-            .arg("--output-dir")
-            .arg(&out)
-            .arg("--events")
-            .arg(out.join("events.jsonl"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+        let mut cmd = fx.bench_run(bin, &run_id, &out);
+        cmd.args(["--instance-ids", &ids, "--max-workers", workers])
+            .args(["--timeout", &timeout]);
         if env_or("SWTBENCH_BENCH_NETWORK", "isolated") == "isolated" {
             cmd.arg("--no-network");
         }

@@ -25,7 +25,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+
 use std::time::Instant;
 
 use serde_json::Value;
@@ -35,7 +35,7 @@ mod engine_fixture;
 #[path = "../tests/support/memory.rs"]
 mod memory;
 
-use engine_fixture::{events, spec_table, Fixture};
+use engine_fixture::{events, Fixture};
 
 fn env_or(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_string())
@@ -108,23 +108,9 @@ fn chain_and_peak(ev: &[Value]) -> (f64, String, usize) {
 
 fn measure(bin: &Path, fx: &Fixture, out_dir: &Path, run_id: &str, extra: &[&str]) -> Measured {
     let started = Instant::now();
-    let child = Command::new(bin)
-        .arg("run")
-        .arg("--dataset")
-        .arg(fx.dataset())
-        .arg("--predictions")
-        .arg(fx.data.join("predictions.jsonl"))
-        .args(["--repo-mirror", &fx.mirrors()])
-        .arg("--spec-table")
-        .arg(spec_table())
-        .args(["--run-id", run_id, "--cache-level", "instance"])
-        .arg("--output-dir")
-        .arg(out_dir)
-        .arg("--events")
-        .arg(out_dir.join("events.jsonl"))
+    let child = fx
+        .bench_run(bin, run_id, out_dir)
         .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let (exit, peak_rss) = memory::peak_of(child);

@@ -164,6 +164,29 @@ impl Fixture {
         );
     }
 
+    /// `bin run` of the fixture's model predictions into `out_dir` under `run_id` (instance
+    /// cache level, the events into `out_dir/events.jsonl`), quiet, for the benches to add their
+    /// own flags to.
+    pub fn bench_run(&self, bin: &Path, run_id: &str, out_dir: &Path) -> Command {
+        let mut cmd = Command::new(bin);
+        cmd.arg("run")
+            .arg("--dataset")
+            .arg(self.dataset())
+            .arg("--predictions")
+            .arg(self.data.join("predictions.jsonl"))
+            .args(["--repo-mirror", &self.mirrors()])
+            .arg("--spec-table")
+            .arg(spec_table())
+            .args(["--run-id", run_id, "--cache-level", "instance"])
+            .arg("--output-dir")
+            .arg(out_dir)
+            .arg("--events")
+            .arg(out_dir.join("events.jsonl"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        cmd
+    }
+
     /// The arguments of a fixture run into `out_dir`.
     pub fn run_args(
         &self,
