@@ -25,7 +25,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
 use std::time::Instant;
 
 use serde_json::Value;
