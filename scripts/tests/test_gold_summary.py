@@ -177,5 +177,24 @@ class DisagreementCauses(unittest.TestCase):
             self.assertIsNone(gs.disagreement_cause(out, "django__django-1", [], ["test_d (app.tests.T)"]))
 
 
+class CampaignPace(unittest.TestCase):
+    def test_reused_instances_do_not_count_and_an_idle_invocation_is_left_out(self):
+        import json
+        with tempfile.TemporaryDirectory() as tmp:
+            def events(name, rows):
+                with open(os.path.join(tmp, name), "w") as f:
+                    f.write("".join(json.dumps(r) + "\n" for r in rows) + "{not json\n")
+            events("events-all-1.jsonl", [
+                {"event": "evaluation_started", "elapsed_ms": 0},
+                {"event": "instance_finished", "elapsed_ms": 100, "duration_ms": 0},
+                {"event": "instance_finished", "elapsed_ms": 60000, "duration_ms": 59000},
+                {"event": "instance_finished", "elapsed_ms": 120000, "duration_ms": 61000},
+                "not json",
+            ])
+            events("events-all-2.jsonl", [{"event": "instance_finished", "elapsed_ms": 5, "duration_ms": 0}])
+            rows = gs.campaign_pace(tmp)
+            self.assertEqual(rows, [("events-all-1.jsonl", 120.0, 2, 100.0)])
+
+
 if __name__ == "__main__":
     unittest.main()
