@@ -85,6 +85,64 @@ pub struct GitMirror {
 }
 
 /// The directory name of a repository's mirror: `owner/name` → `owner__name.git`.
+/// A submodule as `.gitmodules` declares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submodule {
+    pub path: String,
+    pub url: String,
+}
+
+/// The submodules a `.gitmodules` file declares (those with both a path and a URL), in order.
+pub fn parse_gitmodules(text: &str) -> Vec<Submodule> {
+    let mut out = Vec::new();
+    let mut current: Option<(Option<String>, Option<String>)> = None;
+    let mut flush = |entry: Option<(Option<String>, Option<String>)>| {
+        if let Some((Some(path), Some(url))) = entry {
+            out.push(Submodule { path, url });
+        }
+    };
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            flush(current.take());
+            if line.starts_with("[submodule") {
+                current = Some((None, None));
+            }
+        } else if let (Some(entry), Some((key, value))) = (current.as_mut(), line.split_once('=')) {
+            let value = value.trim().trim_matches('"').to_string();
+            match key.trim() {
+                "path" => entry.0 = Some(value),
+                "url" => entry.1 = Some(value),
+                _ => {}
+            }
+        }
+    }
+    flush(current);
+    out
+}
+
+/// `owner/name` of a GitHub repository URL (https, ssh or git protocol, with or without `.git`).
+pub fn github_repo(url: &str) -> Option<String> {
+    let rest = [
+        "https://github.com/",
+        "http://github.com/",
+        "git://github.com/",
+        "git@github.com:",
+        "ssh://git@github.com/",
+    ]
+    .iter()
+    .find_map(|p| url.strip_prefix(p))?;
+    let rest = rest.trim_end_matches('/');
+    let rest = rest.strip_suffix(".git").unwrap_or(rest);
+    let (owner, name) = rest.split_once('/')?;
+    let ok = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    };
+    (ok(owner) && ok(name)).then(|| format!("{owner}/{name}"))
+}
+
 pub fn mirror_dir_name(repo: &str) -> String {
     format!("{}.git", repo.replace('/', "__"))
 }
@@ -131,6 +189,20 @@ impl GitMirror {
     pub fn show(&self, commit: &str, path: &str) -> Result<Option<Vec<u8>>, GitError> {
         let mut batch = self.batch()?;
         batch.read(commit, path)
+    }
+
+    /// The commit a submodule at `path` points to at `commit` (its gitlink); `None` when `path` is
+    /// not a submodule there.
+    pub fn gitlink(&self, commit: &str, path: &str) -> Result<Option<String>, GitError> {
+        self.check_name("commit", commit)?;
+        let out = self.run(&["ls-tree", commit, "--", path])?;
+        let text = String::from_utf8_lossy(&out);
+        Ok(text.lines().find_map(|line| {
+            let (meta, name) = line.split_once('\t')?;
+            let mut parts = meta.split_whitespace();
+            let (mode, kind, sha) = (parts.next()?, parts.next()?, parts.next()?);
+            (mode == "160000" && kind == "commit" && name == path).then(|| sha.to_string())
+        }))
     }
 
     /// Every file (blob, including symlinks; not submodules) at `commit`, sorted, repository-relative.
@@ -415,5 +487,57 @@ impl Drop for BatchReader {
         // Closing stdin makes git exit after answering what it has.
         drop(self.stdin.take());
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gitmodules_are_read_with_their_paths_and_urls() {
+        let text = "[submodule \"astropy_helpers\"]\n\tpath = astropy_helpers\n\turl = https://github.com/astropy/astropy-helpers.git\n\
+                    [core]\n\tpath = not-a-submodule\n\
+                    [submodule \"no-url\"]\n\tpath = x\n\
+                    [submodule \"b\"]\n  url = \"git@github.com:o/b\"\n  path = vendor/b\n";
+        assert_eq!(
+            parse_gitmodules(text),
+            vec![
+                Submodule {
+                    path: "astropy_helpers".into(),
+                    url: "https://github.com/astropy/astropy-helpers.git".into()
+                },
+                Submodule {
+                    path: "vendor/b".into(),
+                    url: "git@github.com:o/b".into()
+                },
+            ]
+        );
+        assert!(parse_gitmodules("").is_empty());
+    }
+
+    #[test]
+    fn github_urls_name_their_repository() {
+        for url in [
+            "https://github.com/astropy/astropy-helpers.git",
+            "https://github.com/astropy/astropy-helpers",
+            "git://github.com/astropy/astropy-helpers.git",
+            "git@github.com:astropy/astropy-helpers.git",
+            "ssh://git@github.com/astropy/astropy-helpers/",
+        ] {
+            assert_eq!(
+                github_repo(url).as_deref(),
+                Some("astropy/astropy-helpers"),
+                "{url}"
+            );
+        }
+        for url in [
+            "https://gitlab.com/a/b.git",
+            "https://github.com/only-owner",
+            "https://github.com/a/b/c",
+            "../relative.git",
+        ] {
+            assert_eq!(github_repo(url), None, "{url}");
+        }
     }
 }

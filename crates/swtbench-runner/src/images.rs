@@ -27,8 +27,10 @@ use swtbench_backend::{
 
 use crate::events::{Event, TransferDirection};
 use std::os::unix::fs::PermissionsExt;
-use swtbench_data::git_mirror::{mirror_dir_name, GitMirror};
-use swtbench_spec::{ExecSpec, BUILD_FILES_CONTEXT_DIR, MIRROR_CONTEXT_DIR};
+use swtbench_data::git_mirror::{github_repo, mirror_dir_name, parse_gitmodules, GitMirror};
+use swtbench_spec::{
+    ExecSpec, SubmoduleSource, BUILD_FILES_CONTEXT_DIR, MIRROR_CONTEXT_DIR, SUBMODULES_CONTEXT_DIR,
+};
 
 use crate::outcome::RecipeError;
 use swtbench_plan::plan::{ExistingImage, ImageInventory, BASE_IMAGE_ID_LABEL};
@@ -140,8 +142,15 @@ pub fn recipes(
             .insert(BASE_IMAGE_ID_LABEL.to_string(), id.to_string());
     }
     let inst_tag = &spec.keys.instance;
+    // Submodules whose repositories have mirrors too, each as a small repository of the commit
+    // the base commit points to (only when the image is built).
+    let submodules = match (&settings.images.repo_mirror, with_mirror_files) {
+        (Some(mirror), true) => mirrored_submodules(mirror, &spec.repo, &spec.base_commit),
+        _ => Vec::new(),
+    };
+    let sources: Vec<SubmoduleSource> = submodules.iter().map(|(s, _)| s.clone()).collect();
     let mut inst_ctx = match &settings.images.repo_mirror {
-        Some(_) => BuildContext::new(spec.instance_dockerfile_with_mirror()),
+        Some(_) => BuildContext::new(spec.instance_dockerfile_with_mirrors(&sources)),
         None => BuildContext::new(spec.instance_dockerfile.clone()),
     };
     inst_ctx
@@ -156,6 +165,14 @@ pub fn recipes(
             inst_tag,
         )?;
     }
+    for (source, slim) in &submodules {
+        add_tree(
+            &mut inst_ctx,
+            &slim.path().join("repo.git"),
+            &format!("{SUBMODULES_CONTEXT_DIR}/{}", source.dir),
+            inst_tag,
+        )?;
+    }
     if let (Some(files), true) = (&spec.build_files, with_mirror_files) {
         add_tree(&mut inst_ctx, &files.dir, BUILD_FILES_CONTEXT_DIR, inst_tag)?;
     }
@@ -166,6 +183,49 @@ pub fn recipes(
         env,
         instance,
     })
+}
+
+/// The submodules of `repo` at `base_commit` (its `.gitmodules`) whose GitHub repositories have a
+/// mirror under `mirror_dir` too, each with the small repository of the commit the base commit
+/// points to (`repo.git` in a temporary directory that lives as long as the returned value). Best effort: a
+/// submodule that cannot be served so is left to the build as before (its own URL).
+fn mirrored_submodules(
+    mirror_dir: &Path,
+    repo: &str,
+    base_commit: &str,
+) -> Vec<(SubmoduleSource, tempfile::TempDir)> {
+    let Ok(Some(main)) = GitMirror::locate(mirror_dir, repo) else {
+        return Vec::new();
+    };
+    let Ok(Some(text)) = main.show(base_commit, ".gitmodules") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for sub in parse_gitmodules(&String::from_utf8_lossy(&text)) {
+        let Some(sub_repo) = github_repo(&sub.url) else {
+            continue;
+        };
+        let (Ok(Some(commit)), Ok(Some(mirror))) = (
+            main.gitlink(base_commit, &sub.path),
+            GitMirror::locate(mirror_dir, &sub_repo),
+        ) else {
+            continue;
+        };
+        let Ok(tmp) = tempfile::Builder::new().prefix("swtbench-sub-").tempdir() else {
+            continue;
+        };
+        if mirror
+            .write_slim_repo(&commit, &tmp.path().join("repo.git"))
+            .is_ok()
+        {
+            let source = SubmoduleSource {
+                url: sub.url,
+                dir: mirror_dir_name(&sub_repo),
+            };
+            out.push((source, tmp));
+        }
+    }
+    out
 }
 
 /// Makes the small repository of `base_commit` from the mirror of `repo` under `mirror_dir` and

@@ -33,6 +33,17 @@ const UV_SYSTEM_LINE: &str = "missing=''; command -v git >/dev/null || missing=g
 const UV_NONROOT_LINE: &str = "id -u nonroot >/dev/null 2>&1 || useradd -m nonroot";
 /// Directory name of the bare mirror inside the build context of a mirror instance build.
 pub const MIRROR_CONTEXT_DIR: &str = "swtbench-mirror.git";
+/// Directory of the submodules' small repositories inside the build context of a mirror build.
+pub const SUBMODULES_CONTEXT_DIR: &str = "swtbench-submodules";
+
+/// A submodule of the instance's checkout served from a local mirror: the URL its `.gitmodules`
+/// names and the small repository's directory under [`SUBMODULES_CONTEXT_DIR`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubmoduleSource {
+    pub url: String,
+    pub dir: String,
+}
+
 /// Number of hex characters of SHA-256 used in image keys.
 pub const KEY_HASH_LEN: usize = 22;
 
@@ -129,12 +140,12 @@ RUN if [ -e "$HOME/.gitconfig" ]; then cp -p "$HOME/.gitconfig" /root/{mirror_di
  && git config --file "$HOME/.gitconfig" --add url."/root/{mirror_dir}".insteadOf "https://github.com/{repo}.git" \
  && for c in {name_chars}; do git config --file "$HOME/.gitconfig" url."https://github.com/{repo}$c".insteadOf "https://github.com/{repo}$c"; done \
  && git config --file "$HOME/.gitconfig" core.abbrev "$(git config --file /root/{mirror_dir}/config core.abbrev)"
-{build_files}COPY ./setup_repo.sh /root/
+{submodules}{build_files}COPY ./setup_repo.sh /root/
 RUN /bin/bash /root/setup_repo.sh
 RUN git -C /testbed config core.abbrev "$(git config --file /root/{mirror_dir}/config core.abbrev)" \
  && rm -f "$HOME/.gitconfig" \
  && if [ -e /root/{mirror_dir}/home-gitconfig ]; then mv /root/{mirror_dir}/home-gitconfig "$HOME/.gitconfig"; fi \
- && rm -rf /root/{mirror_dir}
+ && rm -rf /root/{mirror_dir}{submodules_rm}
 
 WORKDIR /testbed/
 "#;
@@ -540,7 +551,39 @@ impl ExecSpec {
     /// older commits' trees and blobs are left out), so the instance key stays the same (it only
     /// depends on `setup_repo.sh`).
     pub fn instance_dockerfile_with_mirror(&self) -> String {
+        self.instance_dockerfile_with_mirrors(&[])
+    }
+
+    /// [`ExecSpec::instance_dockerfile_with_mirror`], with submodules of the checkout served from
+    /// their own small repositories under [`SUBMODULES_CONTEXT_DIR`] (a setup that clones them,
+    /// as astropy's `setup.py` clones `astropy_helpers` during the install, then needs no
+    /// network): each submodule's URL, with and without `.git`, is redirected to its directory,
+    /// git is allowed to clone submodules from local paths for the build, and the directories are
+    /// removed with the redirect.
+    pub fn instance_dockerfile_with_mirrors(&self, submodules: &[SubmoduleSource]) -> String {
+        let mut sub_copy = String::new();
+        let mut sub_rm = String::new();
+        if !submodules.is_empty() {
+            let mut redirect = format!(
+                "COPY ./{SUBMODULES_CONTEXT_DIR} /root/{SUBMODULES_CONTEXT_DIR}\n\
+                 RUN git config --file \"$HOME/.gitconfig\" protocol.file.allow always"
+            );
+            for sub in submodules {
+                let bare = sub.url.strip_suffix(".git").unwrap_or(&sub.url);
+                for url in [bare.to_string(), format!("{bare}.git")] {
+                    redirect.push_str(&format!(
+                        " \\\n && git config --file \"$HOME/.gitconfig\" --add url.\"/root/{SUBMODULES_CONTEXT_DIR}/{}\".insteadOf \"{url}\"",
+                        sub.dir
+                    ));
+                }
+            }
+            redirect.push('\n');
+            sub_copy = redirect;
+            sub_rm = format!(" \\\n && rm -rf /root/{SUBMODULES_CONTEXT_DIR}");
+        }
         INSTANCE_DOCKERFILE_MIRROR
+            .replace("{submodules}", &sub_copy)
+            .replace("{submodules_rm}", &sub_rm)
             .replace(
                 "{build_files}",
                 &build_files_copy(self.build_files.as_ref()),

@@ -8,8 +8,8 @@ use serde_json::json;
 use swtbench_core::hash::sha256_hex;
 use swtbench_core::{Instance, PatchLayout, RunKind};
 use swtbench_spec::{
-    Arch, EvalOptions, ExecSpec, Provider, ReadError, RunInputs, SpecError, SpecTable, TableSyntax,
-    MIRROR_CONTEXT_DIR,
+    Arch, EvalOptions, ExecSpec, Provider, ReadError, RunInputs, SpecError, SpecTable,
+    SubmoduleSource, TableSyntax, MIRROR_CONTEXT_DIR, SUBMODULES_CONTEXT_DIR,
 };
 
 const CODE: &str = "diff --git a/calc/ops.py b/calc/ops.py\n--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -1 +1 @@\n-a\n+b\n";
@@ -340,60 +340,34 @@ fn mirror_redirect_works_with_real_git() {
     let t = table("[repos.\"acme/w\"]\ntest_command = \"pytest\"\n[[repos.\"acme/w\".specs]]\nversions = [\"1\"]\npython = \"3.11\"\n");
     let spec = ExecSpec::new(&inst, &t, Arch::X86_64, &files).unwrap();
 
-    // Replay the Dockerfile: paths under /root and /testbed are relocated into the temp dir.
     let image_root = root.join("image-root");
     let testbed = root.join("testbed");
-    let relocate = |s: &str| {
-        s.replace("/root/", &format!("{}/", image_root.display()))
-            .replace("/testbed", testbed.to_str().unwrap())
-    };
-    let dockerfile = spec.instance_dockerfile_with_mirror();
-    std::fs::create_dir_all(&image_root).unwrap();
-    let joined = dockerfile.replace("\\\n", "");
-    for line in joined.lines() {
-        if let Some(rest) = line.strip_prefix("COPY ./") {
-            let (src, _dst) = rest.split_once(' ').unwrap();
-            if src == MIRROR_CONTEXT_DIR {
-                let status = Command::new("cp")
-                    .args(["-a"])
-                    .arg(&ctx_mirror)
-                    .arg(image_root.join(MIRROR_CONTEXT_DIR))
-                    .status()
-                    .unwrap();
-                assert!(status.success());
-            }
-        } else if let Some(cmd) = line.strip_prefix("RUN ") {
-            if cmd.contains("setup_repo.sh") {
-                // The repository's URLs reach the mirror; a longer repository name (a submodule
-                // such as astropy's astropy-helpers) keeps its own URL.
-                let mirror = image_root.join(MIRROR_CONTEXT_DIR).display().to_string();
-                for (url, want) in [
-                    ("https://github.com/acme/w", mirror.clone()),
-                    ("https://github.com/acme/w.git", mirror.clone()),
-                    ("https://github.com/acme/w-helpers.git", String::new()),
-                    ("https://github.com/acme/w_x", String::new()),
-                    ("https://github.com/acme/w.js", String::new()),
-                    ("https://github.com/acme/wx", String::new()),
-                ] {
-                    let got = git(root, &["ls-remote", "--get-url", url], &home);
-                    let want = if want.is_empty() { url } else { want.as_str() };
-                    assert_eq!(got.trim(), want, "{url}");
-                }
-                // Only the git lines of setup_repo.sh; the rest needs the environment.
-                let git_lines: Vec<String> = spec
-                    .setup_repo_sh
-                    .lines()
-                    .filter(|l| {
-                        l.starts_with("git ") || l.starts_with("cd ") || l.starts_with("chmod ")
-                    })
-                    .map(relocate)
-                    .collect();
-                run_sh(&git_lines.join(" && "), &home);
-            } else {
-                run_sh(&relocate(cmd), &home);
-            }
+    let mirror = image_root.join(MIRROR_CONTEXT_DIR).display().to_string();
+    let check_urls = |home: &Path| {
+        // The repository's URLs reach the mirror; a longer repository name (a submodule such as
+        // astropy's astropy-helpers) keeps its own URL.
+        for (url, want) in [
+            ("https://github.com/acme/w", mirror.clone()),
+            ("https://github.com/acme/w.git", mirror.clone()),
+            ("https://github.com/acme/w-helpers.git", String::new()),
+            ("https://github.com/acme/w_x", String::new()),
+            ("https://github.com/acme/w.js", String::new()),
+            ("https://github.com/acme/wx", String::new()),
+        ] {
+            let got = git(root, &["ls-remote", "--get-url", url], home);
+            let want = if want.is_empty() { url } else { want.as_str() };
+            assert_eq!(got.trim(), want, "{url}");
         }
-    }
+    };
+    replay(
+        &spec,
+        &spec.instance_dockerfile_with_mirror(),
+        root,
+        &home,
+        &[(MIRROR_CONTEXT_DIR, &ctx_mirror)],
+        &check_urls,
+        &[],
+    );
     assert_eq!(
         std::fs::read_to_string(testbed.join("a.txt")).unwrap(),
         "one\n"
@@ -414,6 +388,177 @@ fn mirror_redirect_works_with_real_git() {
             .len(),
         11
     );
+}
+
+/// Replays a mirror Dockerfile on the host, with `/root` and `/testbed` moved into `root`:
+/// `COPY` of the context directories in `contexts` (name, source), the `RUN` lines, and of
+/// `setup_repo.sh` only its git lines (the rest needs the environment) followed by `after_clone`
+/// (what the install would run in the checkout). `before_setup` looks at the git configuration
+/// just before `setup_repo.sh`.
+fn replay(
+    spec: &ExecSpec,
+    dockerfile: &str,
+    root: &Path,
+    home: &Path,
+    contexts: &[(&str, &Path)],
+    before_setup: &dyn Fn(&Path),
+    after_clone: &[&str],
+) {
+    let image_root = root.join("image-root");
+    let testbed = root.join("testbed");
+    let relocate = |s: &str| {
+        s.replace("/root/", &format!("{}/", image_root.display()))
+            .replace("/testbed", testbed.to_str().unwrap())
+    };
+    std::fs::create_dir_all(&image_root).unwrap();
+    let joined = dockerfile.replace("\\\n", "");
+    for line in joined.lines() {
+        if let Some(rest) = line.strip_prefix("COPY ./") {
+            let (src, _dst) = rest.split_once(' ').unwrap();
+            if let Some((_, from)) = contexts.iter().find(|(name, _)| *name == src) {
+                let status = Command::new("cp")
+                    .args(["-a"])
+                    .arg(from)
+                    .arg(image_root.join(src))
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+            }
+        } else if let Some(cmd) = line.strip_prefix("RUN ") {
+            if cmd.contains("setup_repo.sh") {
+                before_setup(home);
+                let mut lines: Vec<String> = spec
+                    .setup_repo_sh
+                    .lines()
+                    .filter(|l| {
+                        l.starts_with("git ") || l.starts_with("cd ") || l.starts_with("chmod ")
+                    })
+                    .map(relocate)
+                    .collect();
+                lines.extend(after_clone.iter().map(|l| relocate(l)));
+                run_sh(&lines.join(" && "), home);
+            } else {
+                run_sh(&relocate(cmd), home);
+            }
+        }
+    }
+}
+
+/// A checkout whose install clones a submodule (astropy's `setup.py` runs `git submodule update
+/// --init` for `astropy_helpers`): with the submodule's mirror in the build context, its GitHub
+/// URL is served from there, at the commit the base commit points to; afterwards nothing of it
+/// or of the redirect is left.
+#[test]
+fn mirror_build_serves_a_submodule_from_its_mirror() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let home = root.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    // The submodule's repository: two commits, the first is the one the base commit uses.
+    let helpers = root.join("helpers");
+    std::fs::create_dir_all(&helpers).unwrap();
+    git(&helpers, &["init", "-q", "-b", "main"], &home);
+    std::fs::write(helpers.join("h.py"), "ONE = 1\n").unwrap();
+    git(&helpers, &["add", "-A"], &home);
+    git(&helpers, &["commit", "-q", "-m", "h1"], &home);
+    std::fs::write(helpers.join("h.py"), "ONE = 2\n").unwrap();
+    git(&helpers, &["commit", "-qam", "h2"], &home);
+    let h1 = git(&helpers, &["rev-parse", "HEAD~1"], &home)
+        .trim()
+        .to_string();
+    // The repository with the submodule at h1, declared with its GitHub URL.
+    let work = root.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    git(&work, &["init", "-q", "-b", "main"], &home);
+    std::fs::write(work.join("a.txt"), "one\n").unwrap();
+    std::fs::write(
+        work.join(".gitmodules"),
+        "[submodule \"helpers\"]\n\tpath = helpers\n\turl = https://github.com/acme/w-helpers.git\n",
+    )
+    .unwrap();
+    git(&work, &["add", "-A"], &home);
+    git(
+        &work,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{h1},helpers"),
+        ],
+        &home,
+    );
+    git(&work, &["commit", "-q", "-m", "base"], &home);
+    let base = git(&work, &["rev-parse", "HEAD"], &home).trim().to_string();
+    let ctx = root.join("context");
+    let ctx_mirror = ctx.join(MIRROR_CONTEXT_DIR);
+    let ctx_helpers = ctx.join("acme__w-helpers.git");
+    for (from, to) in [(&work, &ctx_mirror), (&helpers, &ctx_helpers)] {
+        git(
+            root,
+            &[
+                "clone",
+                "-q",
+                "--mirror",
+                from.to_str().unwrap(),
+                to.to_str().unwrap(),
+            ],
+            &home,
+        );
+    }
+    git(&ctx_mirror, &["config", "core.abbrev", "11"], &home);
+    let subs_ctx = ctx.join("subs");
+    std::fs::create_dir_all(&subs_ctx).unwrap();
+    std::fs::rename(&ctx_helpers, subs_ctx.join("acme__w-helpers.git")).unwrap();
+
+    let row = json!({"instance_id": "acme__w-1", "repo": "acme/w", "version": "1",
+        "base_commit": base, "patch": "", "test_patch": ""});
+    let inst = Instance::from_row(&row, PatchLayout::Swebench).unwrap();
+    let t = table("[repos.\"acme/w\"]\ntest_command = \"pytest\"\n[[repos.\"acme/w\".specs]]\nversions = [\"1\"]\npython = \"3.11\"\n");
+    let spec = ExecSpec::new(&inst, &t, Arch::X86_64, &files).unwrap();
+    let subs = [SubmoduleSource {
+        url: "https://github.com/acme/w-helpers.git".into(),
+        dir: "acme__w-helpers.git".into(),
+    }];
+    let dockerfile = spec.instance_dockerfile_with_mirrors(&subs);
+    assert_ne!(dockerfile, spec.instance_dockerfile_with_mirror());
+    let sub_dir = root
+        .join("image-root")
+        .join(SUBMODULES_CONTEXT_DIR)
+        .join("acme__w-helpers.git")
+        .display()
+        .to_string();
+    let check = |home: &Path| {
+        for url in [
+            "https://github.com/acme/w-helpers.git",
+            "https://github.com/acme/w-helpers",
+        ] {
+            let got = git(root, &["ls-remote", "--get-url", url], home);
+            assert_eq!(got.trim(), sub_dir, "{url}");
+        }
+    };
+    replay(
+        &spec,
+        &dockerfile,
+        root,
+        &home,
+        &[
+            (MIRROR_CONTEXT_DIR, &ctx_mirror),
+            (SUBMODULES_CONTEXT_DIR, &subs_ctx),
+        ],
+        &check,
+        &["git submodule update --init -- helpers"],
+    );
+    let testbed = root.join("testbed");
+    assert_eq!(
+        std::fs::read_to_string(testbed.join("helpers/h.py")).unwrap(),
+        "ONE = 1\n"
+    );
+    assert!(!root
+        .join("image-root")
+        .join(SUBMODULES_CONTEXT_DIR)
+        .exists());
+    assert!(!root.join("image-root").join(MIRROR_CONTEXT_DIR).exists());
+    assert!(!home.join(".gitconfig").exists());
 }
 
 fn run_sh(cmd: &str, home: &Path) {
