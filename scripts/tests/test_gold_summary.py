@@ -177,6 +177,15 @@ class DisagreementCauses(unittest.TestCase):
             self.assertIsNone(gs.disagreement_cause(out, "django__django-1", [], ["test_d (app.tests.T)"]))
 
 
+class RunCauses(unittest.TestCase):
+    def test_a_test_command_the_environments_pytest_refuses_is_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = campaign_with_log(tmp, "astropy__astropy-1", "usage: pytest.py [options]\n"
+                                    "pytest.py: error: unrecognized arguments: --no-header\n")
+            self.assertIn("--no-header", gs.run_cause(out, "astropy__astropy-1"))
+            self.assertIsNone(gs.run_cause(out, "astropy__astropy-2"))
+
+
 class CampaignPace(unittest.TestCase):
     def test_reused_instances_do_not_count_and_an_idle_invocation_is_left_out(self):
         import json
