@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use swtbench_backend::labels::{LabelFilter, RUN_ID};
+use swtbench_backend::labels::{LabelFilter, RUN, RUN_ID};
 use swtbench_backend::{BuildNetwork, ContainerBackend};
 use swtbench_core::Instance;
 use swtbench_grade::run_report::{
@@ -512,6 +512,13 @@ async fn remove_leftovers<B: ContainerBackend>(shared: &Shared<B>, warn_foreign:
         let live = c.labels.get(SESSION).map(|l| me.liveness(l));
         if matches!(live, Some(Liveness::Alive | Liveness::Unknown)) {
             foreign += 1;
+            continue;
+        }
+        // A commit build's container carries its image's labels (the run id, for an image above
+        // the cache level) and no session: it may be another live process's build of the same run
+        // id, and it ends by itself after its lifetime. Only run containers (they name their run)
+        // without a session are taken for an earlier process's.
+        if live.is_none() && !c.labels.contains_key(RUN) {
             continue;
         }
         if shared.backend.container_remove(&c.id).await.is_ok() {

@@ -920,6 +920,21 @@ async fn leftovers_of_dead_processes_are_removed_and_those_of_live_ones_kept() {
     let live = make(Some(&live_label), "r1").await;
     let other_host = make(Some("elsewhere/1/1"), "r1").await;
     let other_run = make(Some(&ended_label), "r2").await;
+    // A commit build's container: its image's labels (run id included, for an image above the
+    // cache level), no session, no run: possibly another live process's build, kept.
+    let build = {
+        let mut spec = ContainerSpec::new("acme-base:1");
+        spec.labels = [
+            (labels::MANAGED, "true"),
+            (labels::KIND, "instance"),
+            (labels::IMAGE, "exec.eval.x:latest"),
+            (labels::RUN_ID, "r1"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        fake.container_create(&spec).await.unwrap()
+    };
     let eval = evaluation(&fake, &s, &st).await;
     let sink = Arc::new(RecordingSink::default());
     swtbench_runner::run(fake.clone(), eval, sink.clone(), Cancel::new()).await;
@@ -927,7 +942,7 @@ async fn leftovers_of_dead_processes_are_removed_and_those_of_live_ones_kept() {
     sleeper.wait().unwrap();
     let mut left: Vec<String> = fake.containers().into_iter().map(|c| c.id).collect();
     left.sort();
-    let mut want = vec![live, other_host, other_run];
+    let mut want = vec![live, other_host, other_run, build];
     want.sort();
     assert_eq!(left, want, "removed: {dead} and {unlabelled}");
     let events = sink.events();
