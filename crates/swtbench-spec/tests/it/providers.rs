@@ -308,26 +308,12 @@ fn mirror_redirect_works_with_real_git() {
     let home = root.join("home");
     std::fs::create_dir_all(&home).unwrap();
     let work = root.join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    git(&work, &["init", "-q", "-b", "main"], &home);
-    std::fs::write(work.join("a.txt"), "one\n").unwrap();
-    git(&work, &["add", "-A"], &home);
-    git(&work, &["commit", "-q", "-m", "one"], &home);
+    new_repo(&work, &home, "a.txt", "one\n");
     let base = git(&work, &["rev-parse", "HEAD"], &home).trim().to_string();
     std::fs::write(work.join("a.txt"), "two\n").unwrap();
     git(&work, &["commit", "-qam", "two"], &home);
     let ctx_mirror = root.join("context").join(MIRROR_CONTEXT_DIR);
-    git(
-        root,
-        &[
-            "clone",
-            "-q",
-            "--mirror",
-            work.to_str().unwrap(),
-            ctx_mirror.to_str().unwrap(),
-        ],
-        &home,
-    );
+    mirror_clone(&work, &ctx_mirror, &home);
     // The context's repository names the abbreviation length of a full clone.
     git(&ctx_mirror, &["config", "core.abbrev", "11"], &home);
     // What the env image's user already had in $HOME/.gitconfig comes back unchanged.
@@ -456,11 +442,7 @@ fn mirror_build_serves_a_submodule_from_its_mirror() {
     std::fs::create_dir_all(&home).unwrap();
     // The submodule's repository: two commits, the first is the one the base commit uses.
     let helpers = root.join("helpers");
-    std::fs::create_dir_all(&helpers).unwrap();
-    git(&helpers, &["init", "-q", "-b", "main"], &home);
-    std::fs::write(helpers.join("h.py"), "ONE = 1\n").unwrap();
-    git(&helpers, &["add", "-A"], &home);
-    git(&helpers, &["commit", "-q", "-m", "h1"], &home);
+    new_repo(&helpers, &home, "h.py", "ONE = 1\n");
     std::fs::write(helpers.join("h.py"), "ONE = 2\n").unwrap();
     git(&helpers, &["commit", "-qam", "h2"], &home);
     let h1 = git(&helpers, &["rev-parse", "HEAD~1"], &home)
@@ -492,19 +474,8 @@ fn mirror_build_serves_a_submodule_from_its_mirror() {
     let ctx = root.join("context");
     let ctx_mirror = ctx.join(MIRROR_CONTEXT_DIR);
     let ctx_helpers = ctx.join("acme__w-helpers.git");
-    for (from, to) in [(&work, &ctx_mirror), (&helpers, &ctx_helpers)] {
-        git(
-            root,
-            &[
-                "clone",
-                "-q",
-                "--mirror",
-                from.to_str().unwrap(),
-                to.to_str().unwrap(),
-            ],
-            &home,
-        );
-    }
+    mirror_clone(&work, &ctx_mirror, &home);
+    mirror_clone(&helpers, &ctx_helpers, &home);
     git(&ctx_mirror, &["config", "core.abbrev", "11"], &home);
     let subs_ctx = ctx.join("subs");
     std::fs::create_dir_all(&subs_ctx).unwrap();
@@ -559,6 +530,21 @@ fn mirror_build_serves_a_submodule_from_its_mirror() {
         .exists());
     assert!(!root.join("image-root").join(MIRROR_CONTEXT_DIR).exists());
     assert!(!home.join(".gitconfig").exists());
+}
+
+/// `git clone --mirror from to`.
+fn mirror_clone(from: &Path, to: &Path, home: &Path) {
+    let (from, to) = (from.to_str().unwrap(), to.to_str().unwrap());
+    git(Path::new("/"), &["clone", "-q", "--mirror", from, to], home);
+}
+
+/// A new repository at `dir` with one commit holding `file`.
+fn new_repo(dir: &Path, home: &Path, file: &str, text: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "main"], home);
+    std::fs::write(dir.join(file), text).unwrap();
+    git(dir, &["add", "-A"], home);
+    git(dir, &["commit", "-q", "-m", "first"], home);
 }
 
 fn run_sh(cmd: &str, home: &Path) {
