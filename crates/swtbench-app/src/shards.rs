@@ -393,7 +393,11 @@ pub fn merge_outcomes(
             } else {
                 s.interrupted.iter().map(String::as_str).collect()
             };
-            format!("{} ({})", s.describe(), list_some(&waiting))
+            format!(
+                "{} ({})",
+                s.describe(),
+                swtbench_core::text::first_few(&waiting)
+            )
         })
         .collect();
     if !unfinished.is_empty() {
@@ -425,21 +429,6 @@ pub fn merge_outcomes(
         );
     }
     Ok(merged)
-}
-
-/// `a, b, c and 7 more`.
-fn list_some(ids: &[&str]) -> String {
-    const SHOWN: usize = 5;
-    let mut text = ids
-        .iter()
-        .take(SHOWN)
-        .copied()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if ids.len() > SHOWN {
-        text.push_str(&format!(" and {} more", ids.len() - SHOWN));
-    }
-    text
 }
 
 /// For `images build --shard K/N`: which of `specs` (instance id, its env image's key when its

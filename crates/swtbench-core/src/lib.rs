@@ -15,6 +15,7 @@ pub mod prediction;
 pub mod py;
 pub mod runs;
 pub mod status;
+pub mod text;
 
 pub use instance::{Instance, InstanceError, InstanceId, PatchLayout};
 pub use prediction::{Prediction, PredictionError};

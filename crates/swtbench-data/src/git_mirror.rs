@@ -47,7 +47,7 @@ pub enum GitError {
     #[error(
         "git mirror {}: it lacks {} object(s) of commit {commit}'s files: {}; a complete mirror \
          holds them (`git clone --mirror`; a copy that leaves out large files does not)",
-        mirror.display(), missing.len(), missing_list(missing)
+        mirror.display(), missing.len(), swtbench_core::text::first_few(missing)
     )]
     MissingObjects {
         mirror: PathBuf,
@@ -61,21 +61,6 @@ pub enum GitError {
         args: String,
         detail: String,
     },
-}
-
-/// The first few of `missing`, and how many more.
-fn missing_list(missing: &[String]) -> String {
-    const SHOWN: usize = 5;
-    let mut text = missing
-        .iter()
-        .take(SHOWN)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if missing.len() > SHOWN {
-        text.push_str(&format!(" and {} more", missing.len() - SHOWN));
-    }
-    text
 }
 
 /// A bare git repository holding the history of one GitHub repository.
