@@ -29,21 +29,47 @@ const TAIL_LINES: usize = 30;
 /// future was cancelled: Ctrl-C, a time limit of the caller), it removes the container itself, on
 /// a connection and runtime of its own, and waits for that (at most [`REMOVAL_WAIT`]): the
 /// cancelled future can no longer do it, and the process may be about to exit.
+///
+/// It exists before the container does: the container is created under a name of its own, and a
+/// future dropped while the engine was still creating it (the container is there, the answer was
+/// not read) removes it by that name, asking again for a while as the engine may finish the
+/// creation after the first attempt.
 struct BuildContainer {
+    /// The container's name, then its id once the engine answered the creation.
     id: String,
     options: crate::docker::DockerOptions,
+    created: bool,
     done: bool,
 }
 
 /// How long a cancelled build waits for its container's removal.
 const REMOVAL_WAIT: Duration = Duration::from_secs(20);
+/// How long a build cancelled during its container's creation keeps looking for the container.
+const CREATION_WAIT: Duration = Duration::from_secs(5);
+
+impl BuildContainer {
+    /// A unique container name for a build of this process.
+    fn unique_name() -> String {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        format!(
+            "swtbench-build-{}-{}-{nanos}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+}
 
 impl Drop for BuildContainer {
     fn drop(&mut self) {
         if self.done {
             return;
         }
-        let (id, options) = (self.id.clone(), self.options.clone());
+        let (id, options, created) = (self.id.clone(), self.options.clone(), self.created);
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
@@ -51,8 +77,18 @@ impl Drop for BuildContainer {
                 .build()
             {
                 rt.block_on(async {
-                    if let Ok(backend) = DockerBackend::connect(options).await {
-                        let _ = backend.container_remove(&id).await;
+                    let Ok(backend) = DockerBackend::connect(options).await else {
+                        return;
+                    };
+                    let until = Instant::now() + CREATION_WAIT;
+                    loop {
+                        let removed = backend.container_remove(&id).await;
+                        // Created (or no longer known by name to an engine that answers
+                        // otherwise): one removal is all; else the creation may still come.
+                        if created || !matches!(removed, Ok(false)) || Instant::now() >= until {
+                            break;
+                        }
+                        tokio::time::sleep(Duration::from_millis(200)).await;
                     }
                 });
             }
@@ -122,12 +158,24 @@ impl DockerBackend {
         } else {
             NetworkAccess::Enabled
         };
-        let id = self.container_create(&spec).await?;
+        spec.name = Some(BuildContainer::unique_name());
         let mut guard = BuildContainer {
-            id: id.clone(),
+            id: spec.name.clone().unwrap_or_default(),
             options: self.options().clone(),
+            created: false,
             done: false,
         };
+        let id = match self.container_create(&spec).await {
+            Ok(id) => id,
+            Err(e) => {
+                // A refused creation made nothing; one the engine did not answer in time is not
+                // waited for here (`swtbench clean` finds it by its labels).
+                guard.done = true;
+                return Err(e);
+            }
+        };
+        guard.id = id.clone();
+        guard.created = true;
         let mut lines = LogLines {
             log: &mut log,
             splitter: LineSplitter::default(),

@@ -1,13 +1,18 @@
 //! Commit builds against the real engine: the same Dockerfile built step by step and by commit
 //! gives images with the same files and settings; the commit image is one layer without what its
 //! steps removed, build arguments stay out of it, and a failing step is a `BuildFailed` with the
-//! log's tail and no container left behind.
+//! log's tail and no container left behind, also when the build is cancelled while the engine is
+//! creating its container.
 
+use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::support::{connect, ensure_base_image, Scope, BASE_IMAGE};
-use swtbench_backend::{BackendError, BuildContext, BuildRequest, ContainerBackend};
+use crate::support::socket_proxy::{Proxy, ENGINE_SOCKET};
+use crate::support::{self, connect, ensure_base_image, Scope, BASE_IMAGE};
+use swtbench_backend::{
+    BackendError, BuildContext, BuildRequest, ContainerBackend, DockerBackend, DockerOptions,
+};
 
 fn docker(args: &[&str]) -> String {
     let out = Command::new("docker")
@@ -248,4 +253,52 @@ async fn docker_a_failing_commit_step_is_build_failed_with_the_tail_and_leaves_n
         .expect_err("times out");
     assert!(matches!(err, BackendError::BuildTimeout { .. }), "{err:?}");
     scope.assert_no_leftover_containers(&backend).await;
+}
+
+#[tokio::test]
+async fn docker_a_commit_build_cancelled_while_its_container_is_created_leaves_nothing() {
+    let Some(direct) = connect("docker_commit_cancel_create").await else {
+        return;
+    };
+    if !Path::new(ENGINE_SOCKET).exists() {
+        support::skip(&format!("the proxy needs the engine at {ENGINE_SOCKET}"));
+        return;
+    }
+    ensure_base_image(&direct).await;
+    let scope = Scope::new("commit-cancel-create");
+    let dir = tempfile::tempdir().unwrap();
+    let proxy = Proxy::start(dir.path().join("engine.sock"));
+    let backend = DockerBackend::connect(DockerOptions {
+        host: Some(proxy.host()),
+        ..DockerOptions::default()
+    })
+    .await
+    .expect("connect through the proxy");
+    // The engine makes the build container, the build never hears of it: cancelled then (Ctrl-C
+    // in that moment), it must still remove the container.
+    proxy.hold_creations();
+    let ctx = BuildContext::new(format!("FROM {BASE_IMAGE}\nRUN echo never\n"));
+    let mut request = BuildRequest::new(scope.tag("cancelled"), ctx);
+    request.labels = scope.labels();
+    request.by_commit = true;
+    request.timeout = Some(Duration::from_secs(300));
+    let build = tokio::spawn(async move { backend.image_build(request, &mut Vec::new()).await });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while direct
+        .containers_with_label(&scope.filter())
+        .await
+        .expect("list")
+        .is_empty()
+    {
+        assert!(Instant::now() < deadline, "no build container appeared");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    build.abort();
+    assert!(build.await.expect_err("cancelled").is_cancelled());
+    scope.assert_no_leftover_containers(&direct).await;
+    proxy.resume();
+    assert!(!direct
+        .image_exists(&scope.tag("cancelled"))
+        .await
+        .expect("inspect"));
 }

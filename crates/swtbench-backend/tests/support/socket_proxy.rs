@@ -1,6 +1,8 @@
 //! A Unix-socket proxy in front of the engine's socket that can stop forwarding, as a hung daemon
 //! does: switched to holding, it keeps every connection open and forwards nothing in either
-//! direction (a chunk read meanwhile waits for the resume). Shared by the backend's and the
+//! direction (a chunk read meanwhile waits for the resume); switched to holding creations, it
+//! forwards every request but keeps back the engine's answers on a connection that asked to
+//! create a container (the container is made, the client does not hear of it). Shared by the backend's and the
 //! binary's hung-engine tests (the binary's includes this file by path).
 #![allow(dead_code)]
 
@@ -17,6 +19,7 @@ pub const ENGINE_SOCKET: &str = "/var/run/docker.sock";
 pub struct Proxy {
     pub path: PathBuf,
     hold: Arc<AtomicBool>,
+    hold_creations: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
 }
 
@@ -25,19 +28,29 @@ impl Proxy {
     pub fn start(path: PathBuf) -> Proxy {
         let listener = UnixListener::bind(&path).unwrap();
         let hold = Arc::new(AtomicBool::new(false));
+        let hold_creations = Arc::new(AtomicBool::new(false));
         let stop = Arc::new(AtomicBool::new(false));
-        let (h, s) = (hold.clone(), stop.clone());
+        let (h, hc, s) = (hold.clone(), hold_creations.clone(), stop.clone());
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 if s.load(Ordering::SeqCst) {
                     return;
                 }
                 let Ok(client) = client else { continue };
-                let hold = h.clone();
-                std::thread::spawn(move || connect(client, hold));
+                let holds = Holds {
+                    all: h.clone(),
+                    creations: hc.clone(),
+                    creating: Arc::new(AtomicBool::new(false)),
+                };
+                std::thread::spawn(move || connect(client, holds));
             }
         });
-        Proxy { path, hold, stop }
+        Proxy {
+            path,
+            hold,
+            hold_creations,
+            stop,
+        }
     }
 
     /// `unix://<path>`, for `DOCKER_HOST`.
@@ -50,8 +63,14 @@ impl Proxy {
         self.hold.store(true, Ordering::SeqCst);
     }
 
+    /// From now on the answers on a connection that asked to create a container are held.
+    pub fn hold_creations(&self) {
+        self.hold_creations.store(true, Ordering::SeqCst);
+    }
+
     pub fn resume(&self) {
         self.hold.store(false, Ordering::SeqCst);
+        self.hold_creations.store(false, Ordering::SeqCst);
     }
 }
 
@@ -64,33 +83,57 @@ impl Drop for Proxy {
     }
 }
 
-fn wait_while_held(hold: &AtomicBool) {
-    while hold.load(Ordering::SeqCst) {
-        std::thread::sleep(Duration::from_millis(20));
+/// What one connection waits for.
+#[derive(Clone)]
+struct Holds {
+    all: Arc<AtomicBool>,
+    creations: Arc<AtomicBool>,
+    /// This connection asked to create a container.
+    creating: Arc<AtomicBool>,
+}
+
+impl Holds {
+    fn held(&self, answer: bool) -> bool {
+        self.all.load(Ordering::SeqCst)
+            || (answer
+                && self.creations.load(Ordering::SeqCst)
+                && self.creating.load(Ordering::SeqCst))
+    }
+
+    fn wait(&self, answer: bool) {
+        while self.held(answer) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
 /// One client connection: the engine's side is opened once forwarding is on, then bytes are
 /// copied both ways.
-fn connect(client: UnixStream, hold: Arc<AtomicBool>) {
-    wait_while_held(&hold);
+fn connect(client: UnixStream, holds: Holds) {
+    holds.wait(false);
     let Ok(engine) = UnixStream::connect(ENGINE_SOCKET) else {
         return;
     };
     let (c2, e2) = (client.try_clone().unwrap(), engine.try_clone().unwrap());
-    let h2 = hold.clone();
-    std::thread::spawn(move || pump(c2, e2, &h2));
-    pump(engine, client, &hold);
+    let h2 = holds.clone();
+    std::thread::spawn(move || pump(c2, e2, &h2, false));
+    pump(engine, client, &holds, true);
 }
 
-fn pump(mut from: UnixStream, mut to: UnixStream, hold: &AtomicBool) {
+fn pump(mut from: UnixStream, mut to: UnixStream, holds: &Holds, answers: bool) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        wait_while_held(hold);
+        if !answers {
+            let text = String::from_utf8_lossy(&buf[..n]);
+            if text.starts_with("POST ") && text.contains("/containers/create") {
+                holds.creating.store(true, Ordering::SeqCst);
+            }
+        }
+        holds.wait(answers);
         if to.write_all(&buf[..n]).is_err() {
             break;
         }
