@@ -207,3 +207,17 @@ class CampaignPace(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class MirrorSources(unittest.TestCase):
+    def test_every_campaign_repository_has_a_source(self):
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        mirrors = gs.mirror_sources(os.path.join(root, "scripts", "gold-mirrors.json"))
+        # The repositories of Lite ∪ Verified, each named <owner>__<name> after a GitHub repository.
+        for name in ("django__django", "sympy__sympy", "scikit-learn__scikit-learn", "astropy__astropy"):
+            self.assertIn(name, mirrors)
+        for name, m in mirrors.items():
+            self.assertRegex(m["source"], r"^[A-Za-z0-9][\w.-]*/[\w.-]+$", name)
+
+    def test_a_missing_file_is_no_table(self):
+        self.assertEqual(gs.mirror_sources("/nonexistent/gold-mirrors.json"), {})
