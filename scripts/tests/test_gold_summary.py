@@ -221,3 +221,42 @@ class MirrorSources(unittest.TestCase):
 
     def test_a_missing_file_is_no_table(self):
         self.assertEqual(gs.mirror_sources("/nonexistent/gold-mirrors.json"), {})
+
+
+class LeaderboardFlags(unittest.TestCase):
+    REP = {
+        "resolved": True,
+        "coverage_delta_pred": 0.5,
+        "coverage_delta_gold": 0.5,
+        "tests_base": {"FAIL_TO_PASS": [], "PASS_TO_PASS": ["a", "b"], "FAIL_TO_FAIL": ["x"],
+                       "PASS_TO_FAIL": [], "UNMATCHED": []},
+        "tests_pred": {"FAIL_TO_PASS": ["new"], "PASS_TO_PASS": ["a", "b"], "FAIL_TO_FAIL": ["x"],
+                       "PASS_TO_FAIL": [], "UNMATCHED": []},
+    }
+
+    def test_transitions_count_only_beyond_the_base_runs(self):
+        f = gs.leaderboard_flags(self.REP)
+        self.assertEqual((f["applicable"], f["resolved"], f["f_to_x"], f["f_to_p"], f["p_to_p"]),
+                         (True, True, True, True, False))
+        rep = dict(self.REP, tests_pred=dict(self.REP["tests_pred"], FAIL_TO_PASS=[], PASS_TO_PASS=["a", "b", "c"],
+                                             FAIL_TO_FAIL=["x", "y"]))
+        f = gs.leaderboard_flags(rep)
+        self.assertEqual((f["f_to_x"], f["f_to_p"], f["p_to_p"]), (True, False, True))
+
+    def test_no_prediction_runs_is_nothing_and_few_tests_is_not_applicable(self):
+        f = gs.leaderboard_flags(dict(self.REP, tests_pred=None, resolved=False))
+        self.assertFalse(any(f[k] for k in ("applicable", "resolved", "f_to_x", "f_to_p", "p_to_p")))
+        base = dict(self.REP["tests_base"], PASS_TO_PASS=[f"t{i}" for i in range(50)])
+        f = gs.leaderboard_flags(dict(self.REP, tests_base=base))
+        self.assertFalse(f["applicable"])  # 4 tests against 51: less than a tenth
+
+    def test_figures_and_their_check_against_the_report(self):
+        a = gs.leaderboard_flags(self.REP)
+        b = gs.leaderboard_flags(dict(self.REP, resolved=False, coverage_delta_pred=0.25, coverage_delta_gold=None))
+        f = gs.figures([a, b], denominator=4)
+        self.assertEqual(f["success_rate"], 25.0)
+        self.assertEqual(f["f_to_p"], 50.0)
+        self.assertEqual(f["coverage_delta_all"], 75.0)  # 0.75 over the one gold delta
+        self.assertEqual(f["coverage_delta_resolved"], 50.0)
+        self.assertEqual(gs.check_flags([a, b], dict(f)), [])
+        self.assertEqual(gs.check_flags([a, b], dict(f, p_to_p=10.0)), ["p_to_p"])
