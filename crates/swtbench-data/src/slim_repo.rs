@@ -226,8 +226,12 @@ impl GitMirror {
         // `dest` itself would make its temporary file in the mirror (read-only mirrors fail) and
         // rename it across file systems (a mirror on a disk, `dest` on a tmpfs or another mount:
         // "Invalid cross-device link").
+        //
+        // `--window=0`: no search for new deltas. The objects whose delta bases are in the pack
+        // keep the mirror's deltas; the others are stored whole. The same objects, a pack a few
+        // per cent larger, made in a third of the time (Django: 17.2 → 17.3 MB, 2.3 → 0.8 s).
         let pack = match self.run_with_input(
-            &["pack-objects", "--quiet", "--stdout"],
+            &["pack-objects", "--quiet", "--window=0", "--stdout"],
             pack_input.clone().into_bytes(),
         ) {
             Ok(pack) => pack,
