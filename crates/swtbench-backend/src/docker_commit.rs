@@ -190,10 +190,20 @@ impl DockerBackend {
                 "swtbench: one container of {}, committed once at the end",
                 plan.from
             ));
+            lines.line(&format!(
+                "swtbench: container up {:.1} s after the build began",
+                started.elapsed().as_secs_f64()
+            ));
             for (i, step) in plan.steps.iter().enumerate() {
                 lines.line(&format!("Step {}/{total} : {}", i + 2, step.instruction()));
+                let step_started = Instant::now();
                 self.commit_step(&id, &tag, step, request.timeout, started, &mut lines)
                     .await?;
+                // Where a slow build spends its time, step by step.
+                let took = step_started.elapsed().as_secs_f64();
+                if took >= 0.05 {
+                    lines.line(&format!("swtbench: step {} took {took:.1} s", i + 2));
+                }
             }
             // What the exec wrapper leaves behind (its pid files) is not part of the image.
             let tidy = ExecRequest::new(["/bin/sh", "-c", "rm -f /tmp/.swtbench-exec-*.pid"]);
@@ -208,8 +218,13 @@ impl DockerBackend {
                     changes.join("; ")
                 }
             ));
+            let commit_started = Instant::now();
             self.container_commit(&id, &tag, &changes, "swtbench commit build")
                 .await?;
+            lines.line(&format!(
+                "swtbench: committed in {:.1} s",
+                commit_started.elapsed().as_secs_f64()
+            ));
             lines.line(&format!(
                 "Successfully built by commit in {:.1} s",
                 started.elapsed().as_secs_f64()

@@ -68,6 +68,8 @@ struct Marks {
     /// Recipes by instance image, shared by the prefetcher and the workers until the chain is
     /// ready: with a mirror, the instance context holds the whole repository.
     recipes: HashMap<ImageTag, Arc<InstanceRecipes>>,
+    /// One maker of an instance's recipes at a time; the others wait for its result.
+    recipe_gates: HashMap<ImageTag, Arc<tokio::sync::Mutex<()>>>,
 }
 
 impl ImageMarks {
@@ -97,26 +99,38 @@ impl ImageMarks {
         let mut m = self.inner.locked();
         m.chain_ready.insert(instance_tag.into());
         m.recipes.remove(instance_tag);
+        m.recipe_gates.remove(instance_tag);
     }
 
-    /// The recipes of `instance_tag`'s chain: the kept ones, or `make`'s (made without the lock:
-    /// reading a mirror is slow). When two callers make them at once, the first one kept wins.
-    pub fn recipes(
+    /// The recipes of `instance_tag`'s chain: the kept ones, or `make`'s. One caller makes them
+    /// (slim repositories of a mirror: a second or more of CPU and the repository's size on disk
+    /// each); callers that ask meanwhile (the prefetcher, the instance's other runs) wait for it
+    /// and take its recipes. A failure is not kept: the next caller tries again.
+    pub async fn recipes(
         &self,
         instance_tag: &str,
         make: impl FnOnce() -> Result<InstanceRecipes, RecipeError>,
     ) -> Result<Arc<InstanceRecipes>, RecipeError> {
+        let gate = {
+            let mut m = self.inner.locked();
+            if let Some(r) = m.recipes.get(instance_tag).cloned() {
+                return Ok(r);
+            }
+            m.recipe_gates
+                .entry(instance_tag.into())
+                .or_default()
+                .clone()
+        };
+        let _maker = gate.lock().await;
         if let Some(r) = self.inner.locked().recipes.get(instance_tag).cloned() {
             return Ok(r);
         }
         let made = Arc::new(make()?);
-        Ok(self
-            .inner
+        self.inner
             .locked()
             .recipes
-            .entry(instance_tag.into())
-            .or_insert(made)
-            .clone())
+            .insert(instance_tag.into(), made.clone());
+        Ok(made)
     }
 }
 
@@ -405,6 +419,7 @@ pub(super) async fn ensure_images<B: ContainerBackend>(
             let base_id = base_info.as_ref().map(|b| b.id.as_str());
             recipes(cx.settings, spec, base_id, with_mirror)
         })
+        .await
         .map_err(ImageError::Recipe)?;
     let base = match (&recipes.base, base_info) {
         (Some(recipe), _) => ensure_one(cx, recipe, ImageKind::Base, None, id).await?,
@@ -541,22 +556,63 @@ mod tests {
         assert!(m.first_built_report("inst:1"));
     }
 
-    #[test]
-    fn recipes_are_kept_until_the_chain_is_ready() {
+    #[tokio::test]
+    async fn recipes_are_kept_until_the_chain_is_ready() {
         let m = ImageMarks::default();
         let tag = "inst:1";
-        let err = m.recipes(tag, no_recipes).expect_err("made and failed");
+        let err = m
+            .recipes(tag, no_recipes)
+            .await
+            .expect_err("made and failed");
         assert!(matches!(err, RecipeError::Mirror { .. }));
         assert!(!m.chain_ready(tag));
-        let made = m.recipes(tag, || Ok(test_recipes(tag))).expect("made");
-        let again = m.recipes(tag, no_recipes).expect("kept, not made again");
+        let made = m
+            .recipes(tag, || Ok(test_recipes(tag)))
+            .await
+            .expect("made");
+        let again = m
+            .recipes(tag, no_recipes)
+            .await
+            .expect("kept, not made again");
         assert!(Arc::ptr_eq(&made, &again));
 
         m.mark_chain_ready(tag);
         assert!(m.chain_ready(tag));
         assert!(!m.chain_ready("other:1"));
         // Ready: the kept recipes went, a later caller makes its own (without the mirror).
-        assert!(m.recipes(tag, no_recipes).is_err());
+        assert!(m.recipes(tag, no_recipes).await.is_err());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
+    async fn callers_at_the_same_time_make_the_recipes_once() {
+        let m = Arc::new(ImageMarks::default());
+        let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let tag = "inst:1";
+        let callers: Vec<_> = (0..3)
+            .map(|_| {
+                let (m, made) = (m.clone(), made.clone());
+                tokio::spawn(async move {
+                    m.recipes(tag, || {
+                        made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        // Slow, as writing a slim repository is: the others ask meanwhile.
+                        std::thread::sleep(std::time::Duration::from_millis(300));
+                        Ok(test_recipes(tag))
+                    })
+                    .await
+                    .expect("made")
+                })
+            })
+            .collect();
+        let mut got = Vec::new();
+        for c in callers {
+            got.push(c.await.expect("caller"));
+        }
+        assert_eq!(
+            made.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "made once"
+        );
+        assert!(got.iter().all(|r| Arc::ptr_eq(r, &got[0])));
     }
 
     fn test_recipes(tag: &str) -> InstanceRecipes {
