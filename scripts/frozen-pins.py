@@ -26,6 +26,9 @@ The rules (also in docs/environments.md):
   (normalised) name, as it does in the conda environment (pip installs over conda).
 - Backports of a standard-library module (STDLIB_FROM: backports.zoneinfo) are dropped on the
   Python versions whose standard library has the module (3.9+): their sources do not build there.
+- A few conda builds have no wheel on PyPI for the environment's Python, and their sources do not
+  build on a slim image (NO_WHEEL: NumPy 1.19.2 and SciPy 1.5.2 on 3.9): the nearest later release
+  of the same minor version that has one is pinned instead, and named.
 - The project's own distribution is left out: it is installed from the checkout.
 """
 import gzip
@@ -64,6 +67,15 @@ UNSERVED = {
 # Backports of a standard-library module: not needed (and their sources no longer build) from the
 # Python version given on; conda-forge serves an empty shim there, PyPI only the source.
 STDLIB_FROM = {"backports.zoneinfo": ((3, 9), "zoneinfo")}
+# Conda builds PyPI has no wheel of for the environment's Python, whose sources do not build on a
+# slim Python image (SciPy needs Fortran and BLAS; SciPy 1.5.2's build requires NumPy 1.17.3,
+# whose numpy.distutils fails under today's setuptools): (name, version, Python) → the nearest later
+# release of the same minor version with a wheel for that Python (checked with pip download
+# --only-binary=:all: for cp39 manylinux x86_64). scikit-learn 1.3's 25747 failed on them.
+NO_WHEEL = {
+    ("numpy", "1.19.2", (3, 9)): "1.19.3",
+    ("scipy", "1.5.2", (3, 9)): "1.5.4",
+}
 PROJECT = {
     "astropy/astropy": "astropy", "django/django": "django", "matplotlib/matplotlib": "matplotlib",
     "mwaskom/seaborn": "seaborn", "pallets/flask": "flask", "psf/requests": "requests",
@@ -122,6 +134,11 @@ def convert(yml, repo):
         if py >= since and norm(name) in merged:
             n, v = merged.pop(norm(name))
             dropped.append(f"in the standard library from Python {since[0]}.{since[1]} ({module}): {n}=={v}")
+    for (name, version, on), newer in NO_WHEEL.items():
+        if py == on and merged.get(norm(name), (None, None))[1] == version:
+            merged[norm(name)] = (merged[norm(name)][0], newer)
+            dropped.append(f"no wheel for Python {on[0]}.{on[1]} on PyPI, the nearest release with one instead: "
+                           f"{name}=={version} -> {newer}")
     own = PROJECT.get(repo)
     if own and own in merged:
         dropped.append(f"the project itself (installed from the checkout): {merged.pop(own)[0]}")

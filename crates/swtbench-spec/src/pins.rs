@@ -231,6 +231,45 @@ mod tests {
     }
 
     #[test]
+    fn builds_without_a_wheel_for_the_python_take_the_nearest_release_with_one() {
+        // scikit-learn 1.3's 25747 (Python 3.9): conda's NumPy 1.19.2 and SciPy 1.5.2 have no cp39
+        // wheel on PyPI, and SciPy's sources do not build on a slim image.
+        let t = FrozenPins::embedded();
+        let PinChoice::Own { env } = t.for_instance(
+            "scikit-learn__scikit-learn-25747",
+            "scikit-learn/scikit-learn",
+            "1.3",
+        ) else {
+            panic!("scikit-learn__scikit-learn-25747 has its own frozen environment");
+        };
+        assert!(env.python.starts_with("3.9"), "{}", env.python);
+        for pin in ["numpy==1.19.3", "scipy==1.5.4"] {
+            assert!(
+                env.pins.contains(&pin.to_string()),
+                "{pin} in {:?}",
+                env.pins
+            );
+        }
+        assert!(
+            env.dropped
+                .iter()
+                .any(|d| d.ends_with("numpy==1.19.2 -> 1.19.3")),
+            "{:?}",
+            env.dropped
+        );
+        // On Python 3.6, where PyPI has the wheels, the frozen versions stay.
+        let PinChoice::Own { env } = t.for_instance(
+            "scikit-learn__scikit-learn-10297",
+            "scikit-learn/scikit-learn",
+            "0.20",
+        ) else {
+            panic!("scikit-learn__scikit-learn-10297 has its own frozen environment");
+        };
+        assert!(env.pins.contains(&"numpy==1.19.2".to_string()));
+        assert!(env.pins.contains(&"scipy==1.5.2".to_string()));
+    }
+
+    #[test]
     fn standard_library_backports_are_dropped_where_python_has_the_module() {
         // xarray 0.12's frozen environment (Python 3.10) had conda-forge's empty
         // backports.zoneinfo; PyPI serves only its sources, which do not build on 3.10.
