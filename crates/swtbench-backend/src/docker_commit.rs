@@ -83,8 +83,9 @@ impl Drop for BuildContainer {
                     let until = Instant::now() + CREATION_WAIT;
                     loop {
                         let removed = backend.container_remove(&id).await;
-                        // Created (or no longer known by name to an engine that answers
-                        // otherwise): one removal is all; else the creation may still come.
+                        // One removal is enough once the creation was answered, or when the
+                        // engine removed something or failed; while it knows no container of
+                        // that name, the creation may still be under way: ask again.
                         if created || !matches!(removed, Ok(false)) || Instant::now() >= until {
                             break;
                         }
