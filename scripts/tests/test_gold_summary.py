@@ -260,3 +260,11 @@ class LeaderboardFlags(unittest.TestCase):
         self.assertEqual(f["coverage_delta_resolved"], 50.0)
         self.assertEqual(gs.check_flags([a, b], dict(f)), [])
         self.assertEqual(gs.check_flags([a, b], dict(f, p_to_p=10.0)), ["p_to_p"])
+
+    def test_filter_list_instances_are_skipped_as_swtbench_report_skips_them(self):
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        skipped = gs.swt_filtered(root)
+        # In Lite after its filter, but in Verified's filter list: the report skips it.
+        self.assertIn("scikit-learn__scikit-learn-25747", skipped)
+        self.assertNotIn("django__django-11099", skipped)
+        self.assertEqual(gs.swt_filtered("/nonexistent"), set())
