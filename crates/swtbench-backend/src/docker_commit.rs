@@ -169,8 +169,10 @@ impl DockerBackend {
         let id = match self.container_create(&spec).await {
             Ok(id) => id,
             Err(e) => {
-                // A refused creation made nothing; one the engine did not answer in time is not
-                // waited for here (`swtbench clean` finds it by its labels).
+                // A refused creation made nothing. One the engine did not answer in time may still
+                // make a container later; it is not waited for here (the engine is slow or hung,
+                // and the caller ends the build): that container, never started, stays until it
+                // is removed by hand (it carries the image's labels and a `swtbench-build-` name).
                 guard.done = true;
                 return Err(e);
             }

@@ -4,12 +4,10 @@
 //! log's tail and no container left behind, also when the build is cancelled while the engine is
 //! creating its container.
 
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::socket_proxy::{Proxy, ENGINE_SOCKET};
-use crate::support::{self, connect, ensure_base_image, Scope, BASE_IMAGE};
+use crate::support::{connect, engine_and_proxy, ensure_base_image, Scope, BASE_IMAGE};
 use swtbench_backend::{
     BackendError, BuildContext, BuildRequest, ContainerBackend, DockerBackend, DockerOptions,
 };
@@ -257,17 +255,10 @@ async fn docker_a_failing_commit_step_is_build_failed_with_the_tail_and_leaves_n
 
 #[tokio::test]
 async fn docker_a_commit_build_cancelled_while_its_container_is_created_leaves_nothing() {
-    let Some(direct) = connect("docker_commit_cancel_create").await else {
+    let Some((direct, _dir, proxy)) = engine_and_proxy("docker_commit_cancel_create").await else {
         return;
     };
-    if !Path::new(ENGINE_SOCKET).exists() {
-        support::skip(&format!("the proxy needs the engine at {ENGINE_SOCKET}"));
-        return;
-    }
-    ensure_base_image(&direct).await;
     let scope = Scope::new("commit-cancel-create");
-    let dir = tempfile::tempdir().unwrap();
-    let proxy = Proxy::start(dir.path().join("engine.sock"));
     let backend = DockerBackend::connect(DockerOptions {
         host: Some(proxy.host()),
         ..DockerOptions::default()

@@ -8,9 +8,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::support::socket_proxy::{Proxy, ENGINE_SOCKET};
-
-use crate::support::{self, connect, ensure_base_image, Scope, BASE_IMAGE};
+use crate::support::{engine_and_proxy, Scope, BASE_IMAGE};
 use swtbench_backend::{BackendError, ContainerBackend, DockerBackend, DockerOptions, ExecRequest};
 
 async fn through(proxy: &Path) -> DockerBackend {
@@ -27,17 +25,10 @@ async fn through(proxy: &Path) -> DockerBackend {
 
 #[tokio::test]
 async fn docker_hung_engine_is_engine_hung_for_streams_and_calls_and_a_quiet_command_is_not() {
-    let Some(direct) = connect("docker_hung_engine").await else {
+    let Some((direct, _dir, proxy)) = engine_and_proxy("docker_hung_engine").await else {
         return;
     };
-    if !Path::new(ENGINE_SOCKET).exists() {
-        support::skip(&format!("the proxy needs the engine at {ENGINE_SOCKET}"));
-        return;
-    }
-    ensure_base_image(&direct).await;
     let scope = Scope::new("hung");
-    let dir = tempfile::tempdir().unwrap();
-    let proxy = Proxy::start(dir.path().join("engine.sock"));
     let backend = through(&proxy.path).await;
     let id = backend
         .container_create(&scope.spec(BASE_IMAGE, "pred_pre"))

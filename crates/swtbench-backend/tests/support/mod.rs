@@ -66,6 +66,26 @@ pub async fn connect(test: &str) -> Option<DockerBackend> {
     }
 }
 
+/// For the tests that put a socket proxy between a backend and the engine: the engine itself (with
+/// the fixture base image), a temporary directory, and the proxy listening in it. A missing engine
+/// or engine socket skips the test (`None`), or fails it when the engine layer is required.
+pub async fn engine_and_proxy(
+    test: &str,
+) -> Option<(DockerBackend, tempfile::TempDir, socket_proxy::Proxy)> {
+    let direct = connect(test).await?;
+    if !std::path::Path::new(socket_proxy::ENGINE_SOCKET).exists() {
+        skip(&format!(
+            "{test}: the proxy needs the engine at {}",
+            socket_proxy::ENGINE_SOCKET
+        ));
+        return None;
+    }
+    ensure_base_image(&direct).await;
+    let dir = tempfile::tempdir().unwrap();
+    let proxy = socket_proxy::Proxy::start(dir.path().join("engine.sock"));
+    Some((direct, dir, proxy))
+}
+
 /// Builds the fixture base image with `scripts/base-image` unless it is there already.
 pub async fn ensure_base_image(backend: &DockerBackend) {
     if backend
