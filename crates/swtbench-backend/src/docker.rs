@@ -954,7 +954,8 @@ fn label_filters(filter: &LabelFilter) -> Result<HashMap<String, Vec<String>>> {
     )]))
 }
 
-fn unique_token() -> String {
+/// `<pid>-<counter>-<nanoseconds>`: unique among this engine's objects of this process and others.
+pub(crate) fn unique_token() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let nanos = std::time::SystemTime::now()

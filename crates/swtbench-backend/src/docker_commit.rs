@@ -47,23 +47,6 @@ const REMOVAL_WAIT: Duration = Duration::from_secs(20);
 /// How long a build cancelled during its container's creation keeps looking for the container.
 const CREATION_WAIT: Duration = Duration::from_secs(5);
 
-impl BuildContainer {
-    /// A unique container name for a build of this process.
-    fn unique_name() -> String {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static N: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        format!(
-            "swtbench-build-{}-{}-{nanos}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        )
-    }
-}
-
 impl Drop for BuildContainer {
     fn drop(&mut self) {
         if self.done {
@@ -159,7 +142,7 @@ impl DockerBackend {
         } else {
             NetworkAccess::Enabled
         };
-        spec.name = Some(BuildContainer::unique_name());
+        spec.name = Some(format!("swtbench-build-{}", crate::docker::unique_token()));
         let mut guard = BuildContainer {
             id: spec.name.clone().unwrap_or_default(),
             options: self.options().clone(),
