@@ -176,6 +176,14 @@ mod tests {
             .collect()
     }
 
+    /// The instance's own frozen environment (the test fails when it has none).
+    fn own<'a>(t: &'a FrozenPins, id: &str, repo: &str, version: &str) -> &'a FrozenEnv {
+        match t.for_instance(id, repo, version) {
+            PinChoice::Own { env } => env,
+            other => panic!("{id} has its own frozen environment, not {other:?}"),
+        }
+    }
+
     #[test]
     fn embedded_table_covers_verified() {
         let t = FrozenPins::embedded();
@@ -192,11 +200,7 @@ mod tests {
     #[test]
     fn astropy_12907_keeps_pip_pins_and_drops_conda_only_packages() {
         let t = FrozenPins::embedded();
-        let PinChoice::Own { env } =
-            t.for_instance("astropy__astropy-12907", "astropy/astropy", "4.3")
-        else {
-            panic!("astropy__astropy-12907 has its own frozen environment");
-        };
+        let env = own(t, "astropy__astropy-12907", "astropy/astropy", "4.3");
         assert_eq!(env.python, "3.9.20");
         // pip section, as written
         assert!(env.pins.contains(&"pytest==7.4.0".to_string()));
@@ -235,13 +239,12 @@ mod tests {
         // scikit-learn 1.3's 25747 (Python 3.9): conda's NumPy 1.19.2 and SciPy 1.5.2 have no cp39
         // wheel on PyPI, and SciPy's sources do not build on a slim image.
         let t = FrozenPins::embedded();
-        let PinChoice::Own { env } = t.for_instance(
+        let env = own(
+            t,
             "scikit-learn__scikit-learn-25747",
             "scikit-learn/scikit-learn",
             "1.3",
-        ) else {
-            panic!("scikit-learn__scikit-learn-25747 has its own frozen environment");
-        };
+        );
         assert!(env.python.starts_with("3.9"), "{}", env.python);
         for pin in ["numpy==1.19.3", "scipy==1.5.4"] {
             assert!(
@@ -258,13 +261,12 @@ mod tests {
             env.dropped
         );
         // On Python 3.6, where PyPI has the wheels, the frozen versions stay.
-        let PinChoice::Own { env } = t.for_instance(
+        let env = own(
+            t,
             "scikit-learn__scikit-learn-10297",
             "scikit-learn/scikit-learn",
             "0.20",
-        ) else {
-            panic!("scikit-learn__scikit-learn-10297 has its own frozen environment");
-        };
+        );
         assert!(env.pins.contains(&"numpy==1.19.2".to_string()));
         assert!(env.pins.contains(&"scipy==1.5.2".to_string()));
     }
@@ -274,10 +276,7 @@ mod tests {
         // xarray 0.12's frozen environment (Python 3.10) had conda-forge's empty
         // backports.zoneinfo; PyPI serves only its sources, which do not build on 3.10.
         let t = FrozenPins::embedded();
-        let PinChoice::Own { env } = t.for_instance("pydata__xarray-3095", "pydata/xarray", "0.12")
-        else {
-            panic!("pydata__xarray-3095 has its own frozen environment");
-        };
+        let env = own(t, "pydata__xarray-3095", "pydata/xarray", "0.12");
         assert!(env.python.starts_with("3.10"), "{}", env.python);
         assert!(
             !names(env).contains(&"backports.zoneinfo"),
