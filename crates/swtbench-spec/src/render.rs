@@ -29,6 +29,12 @@ pub const UV_VERSION: &str = "0.9.5";
 /// for the repositories and packages that are built from source (astropy, matplotlib,
 /// scikit-learn; pins without a wheel for the image's Python).
 const UV_SYSTEM_LINE: &str = "missing=''; command -v git >/dev/null || missing=git; command -v gcc >/dev/null || missing=\"$missing build-essential\"; if [ -n \"$missing\" ]; then apt-get update && apt-get install -y --no-install-recommends $missing && rm -rf /var/lib/apt/lists/*; fi";
+/// `setup_env.sh` of a uv entry whose eval commands make a locale with `locale-gen` (Django
+/// 3.0–3.2 uncomment `en_US.UTF-8` in `/etc/locale.gen` before every test run): Debian's
+/// `locales`, which the original's base image has and a slim Python image lacks. Without it the
+/// locale is never made, Python 3.6 falls back to ASCII for its output, and a test that prints
+/// `…` fails with `UnicodeEncodeError`.
+const UV_LOCALES_LINE: &str = "[ -f /etc/locale.gen ] || { apt-get update && apt-get install -y --no-install-recommends locales && rm -rf /var/lib/apt/lists/*; }";
 /// `setup_env.sh` of a uv entry: the user tests may run as.
 const UV_NONROOT_LINE: &str = "id -u nonroot >/dev/null 2>&1 || useradd -m nonroot";
 /// Directory name of the bare mirror inside the build context of a mirror instance build.
@@ -610,7 +616,9 @@ impl ExecSpec {
         let mut lines: Vec<&str> = self
             .setup_env_sh
             .split('\n')
-            .filter(|l| !l.is_empty() && *l != UV_SYSTEM_LINE && *l != UV_NONROOT_LINE)
+            .filter(|l| {
+                !l.is_empty() && ![UV_SYSTEM_LINE, UV_LOCALES_LINE, UV_NONROOT_LINE].contains(l)
+            })
             .collect();
         let freeze = if uv_serves(&self.spec) {
             format!("uv pip freeze > {output}")
@@ -822,6 +830,9 @@ fn req_install_commands(
                 out.push("export UV_NO_CACHE=1".to_string());
             }
             out.push(UV_SYSTEM_LINE.to_string());
+            if makes_locale_at_test_time(spec) {
+                out.push(UV_LOCALES_LINE.to_string());
+            }
             out.push(UV_NONROOT_LINE.to_string());
             // The entry's system packages (apt-get, locales): the same for every instance of the
             // entry, so they are made once here rather than in each instance image.
@@ -920,6 +931,19 @@ pub fn system_pre_install(line: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether an entry's eval commands make a locale (`locale-gen`, or an edit of `/etc/locale.gen`)
+/// while its system packages do not install `locales` (Django 1.x does, in `pre_install`).
+fn makes_locale_at_test_time(spec: &VersionSpec) -> bool {
+    let mentions = |lines: &Option<Vec<String>>, what: &[&str]| {
+        lines
+            .iter()
+            .flatten()
+            .any(|l| what.iter().any(|w| l.contains(w)))
+    };
+    mentions(&spec.eval_commands, &["locale-gen", "/etc/locale.gen"])
+        && !mentions(&spec.pre_install, &["locales"])
 }
 
 /// Whether uv makes the environment of a uv entry: Python 3.8 or newer, or no `python` on an

@@ -460,3 +460,45 @@ fn only_system_lines_count_as_system_packages() {
         assert!(!system(no), "{no}");
     }
 }
+
+/// Django 3.0–3.2 make their locale before every test run (`locale-gen` in the eval commands):
+/// their uv env image gets Debian's `locales` (the original's base image has it; a slim Python
+/// image does not, and without it Python 3.6 writes ASCII and a test printing `…` fails). Entries
+/// that install `locales` themselves (Django 1.x–2.2) or make no locale (Django 4.0) are unchanged,
+/// and `envs lock` does not run the line.
+#[test]
+fn entries_that_make_a_locale_at_test_time_get_debian_locales() {
+    let (t, _) = SpecTable::embedded().with_env_provider(Provider::Uv, None);
+    let files = |_: &str, _: &str, _: &str| -> Result<Option<String>, ReadError> {
+        Ok(Some("asgiref\n".to_string()))
+    };
+    let setup = |version: &str| {
+        let i = instance("django__django-1", "django/django", version);
+        ExecSpec::new(&i, &t, Arch::X86_64, &files).unwrap()
+    };
+    let line = "[ -f /etc/locale.gen ] || { apt-get update && apt-get install -y --no-install-recommends locales && rm -rf /var/lib/apt/lists/*; }";
+    for version in ["3.0", "3.1", "3.2"] {
+        let s = setup(version);
+        assert!(s.setup_env_sh.contains(&format!("\n{line}\n")), "{version}: {}", s.setup_env_sh);
+        assert!(!s.lock_script("/out.txt").contains("locales"), "{version}");
+        let runs = s
+            .render_runs(
+                &RunInputs {
+                    model_patch: TESTS,
+                    gold_test_patch: TESTS,
+                    gold_code_patch: CODE,
+                },
+                &EvalOptions::default(),
+            )
+            .unwrap();
+        assert!(runs[0].eval_script.contains("/etc/locale.gen && locale-gen"));
+    }
+    for version in ["2.2", "4.0", "5.0"] {
+        let s = setup(version);
+        assert!(!s.setup_env_sh.contains(line), "{version}: {}", s.setup_env_sh);
+    }
+    // Django 2.2's own system lines install and make the locale once, in the env image.
+    assert!(setup("2.2")
+        .setup_env_sh
+        .contains("apt-get update && apt-get install -y locales\n"));
+}
