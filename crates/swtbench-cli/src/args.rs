@@ -282,7 +282,7 @@ impl RegistryArgs {
     }
 }
 
-/// `--env-provider`, `--python-image`, `--env-lock`, `--no-env-lock` and `--build-files`, shared by `run`, `images build`, `spec` and `envs show`:
+/// `--env-provider`, `--python-image`, `--env-lock`, `--no-env-lock` and `--build-files`, shared by `run`, `images build|check|push|pull`, `spec` and `envs show`:
 /// every (repo, version) entry of the spec table moved to one environment provider.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct EnvProviderArgs {

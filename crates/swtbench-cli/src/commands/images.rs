@@ -56,6 +56,11 @@ pub struct TransferArgs {
     #[command(flatten)]
     pub table: crate::args::SpecTableArgs,
 
+    /// The environments as `run` and `images build` make them with the same flags (uv
+    /// environments, locks, build files): their images have other keys.
+    #[command(flatten)]
+    pub env_provider: crate::args::EnvProviderArgs,
+
     /// One JSON object per line on stdout (check) instead of a table.
     #[arg(long)]
     pub json: bool,

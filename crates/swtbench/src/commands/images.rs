@@ -42,7 +42,7 @@ fn print(outcome: app::Outcome, printer: &Printer) -> CliResult {
 /// The selected instances' images up to `--level`.
 fn selection(args: &TransferArgs, printer: &Printer) -> Result<Vec<app::SelectedImage>, CliError> {
     app::check_level(args.level, "selects no image")?;
-    let table = args.table.load()?;
+    let table = apply_env_provider(&args.env_provider, args.table.load()?, printer)?;
     let files = args.mirror.files(args.dataset.is_offline())?;
     let dataset = load_valid(&args.dataset, printer)?;
     let (images, warnings) = app::selection(&dataset.instances, &table, &files, args.level);

@@ -19,6 +19,8 @@ use crate::support::registry::{docker_config, registry_missing, Registry, Thrott
 use serde_json::Value;
 
 const INSTANCE: &str = "swtfix__calc-1";
+/// The `--build-files` directory of its repository (`swtfix/calc`).
+const REPO_DIR_NAME: &str = "swtfix__calc";
 
 /// Removes the images and the base tag this test made, whatever happens.
 struct Cleanup {
@@ -172,6 +174,44 @@ fn engine_registry_cache_round_trip() {
         assert_eq!(r["action"], "pull", "{r}");
         assert_eq!(r["local"], false);
         assert!(r["digest"].as_str().unwrap().starts_with("sha256:"), "{r}");
+    }
+    // The environment flags of `run` address the images `run` would make with them: build files
+    // give the instance image another key (the env image is the same), and another provider
+    // gives both other keys.
+    let checked_with = |flags: &[&str]| -> Vec<Value> {
+        let mut check = strings(&["images", "check", "--registry", &prefix, "--json"]);
+        check.extend(selection(flags));
+        let out = swtbench(&check, &[]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let files = root.join("build-files");
+    std::fs::create_dir_all(files.join(REPO_DIR_NAME)).unwrap();
+    std::fs::write(files.join(REPO_DIR_NAME).join("extra.txt"), "x\n").unwrap();
+    let with_files = checked_with(&["--build-files", files.to_str().unwrap()]);
+    let action = |rows: &[Value], kind: &str| -> (String, String) {
+        let r = rows.iter().find(|r| r["kind"] == kind).expect(kind);
+        (
+            r["tag"].as_str().unwrap().to_string(),
+            r["action"].as_str().unwrap().to_string(),
+        )
+    };
+    let (env_tag, env_action) = action(&with_files, "env");
+    assert!(built.contains(&env_tag) && env_action == "pull", "{with_files:?}");
+    let (inst_tag, inst_action) = action(&with_files, "instance");
+    assert!(!built.contains(&inst_tag) && inst_action == "build", "{with_files:?}");
+    let uv = checked_with(&["--env-provider", "uv"]);
+    assert!(!uv.is_empty(), "no image selected with --env-provider uv");
+    for r in &uv {
+        assert!(!built.contains(r["tag"].as_str().unwrap()), "{r}");
+        assert_eq!(r["action"], "build", "{r}");
     }
 
     // 3. The dry run says pull; the run pulls everything and builds nothing.
