@@ -170,6 +170,13 @@ pub trait ContainerBackend: Send + Sync + 'static {
     /// Removes a container whatever its state. `Ok(false)`: there was none.
     fn container_remove(&self, id: &str) -> impl Future<Output = Result<bool>> + Send;
 
+    /// Waits until the container removals this connection started in the background (the
+    /// containers of commit builds with [`crate::BuildRequest::remove_container_later`]) have
+    /// ended, at most a bounded time. Engines that start none return at once.
+    fn settle_background(&self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
+
     /// Every container (running or not) carrying the labels.
     fn containers_with_label(
         &self,

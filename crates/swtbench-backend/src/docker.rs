@@ -116,7 +116,13 @@ pub struct DockerBackend {
     steps: crate::steps::SharedReaper,
     /// The id of [`ISOLATED_NETWORK`] once known.
     isolated_id: Arc<std::sync::Mutex<Option<String>>>,
+    /// Held (read) by each container removal running in the background; written by
+    /// [`ContainerBackend::settle_background`] to wait for all of them.
+    pub(crate) background: Arc<tokio::sync::RwLock<()>>,
 }
+
+/// How long [`ContainerBackend::settle_background`] waits for the removals under way.
+const SETTLE_BACKGROUND_LIMIT: Duration = Duration::from_secs(60);
 
 const DOCKER_SOCKET: &str = "/var/run/docker.sock";
 
@@ -238,6 +244,7 @@ impl DockerBackend {
             lost: Arc::new(AtomicBool::new(false)),
             steps: crate::steps::SharedReaper::default(),
             isolated_id: Arc::new(std::sync::Mutex::new(None)),
+            background: Arc::new(tokio::sync::RwLock::new(())),
         })
     }
 
@@ -1828,6 +1835,10 @@ impl ContainerBackend for DockerBackend {
             }
             Err(e) => Err(self.err(format!("removing container {id}"), e)),
         }
+    }
+
+    async fn settle_background(&self) {
+        let _ = tokio::time::timeout(SETTLE_BACKGROUND_LIMIT, self.background.write()).await;
     }
 
     async fn containers_with_label(&self, filter: &LabelFilter) -> Result<Vec<ContainerInfo>> {

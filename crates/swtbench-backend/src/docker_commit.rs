@@ -218,8 +218,23 @@ impl DockerBackend {
             Ok::<(), BackendError>(())
         }
         .await;
-        let _ = self.container_remove(&id).await;
-        guard.done = true;
+        if request.remove_container_later && built.is_ok() {
+            // Off the build's path: the guard goes with the task, so a task dropped unfinished
+            // (the runtime ending) still removes the container.
+            let removing = self.background.clone().read_owned().await;
+            let backend = self.clone();
+            let id = id.clone();
+            tokio::spawn(async move {
+                // The whole guard moves in (not only the field set below).
+                let mut guard = guard;
+                let _removing = removing;
+                let _ = backend.container_remove(&id).await;
+                guard.done = true;
+            });
+        } else {
+            let _ = self.container_remove(&id).await;
+            guard.done = true;
+        }
         if let Some(e) = lines.failed.take() {
             return Err(BackendError::io(
                 format!("writing the build log of {tag}"),

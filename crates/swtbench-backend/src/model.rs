@@ -99,6 +99,13 @@ pub struct BuildRequest {
     /// and the Dockerfile has a shape that allows it (`crate::commit_build`); the image's files and
     /// settings are the same. Engines without it (Podman, the fake) build step by step.
     pub by_commit: bool,
+    /// A commit build's container is removed by a task of the connection once the image is
+    /// committed, instead of before the build returns: the image is ready a second or more
+    /// sooner (removing a container whose install wrote thousands of files takes the engine that
+    /// long). The caller waits for those removals with
+    /// [`crate::ContainerBackend::settle_background`] before it removes the build's parent image or
+    /// ends.
+    pub remove_container_later: bool,
 }
 
 impl BuildRequest {
@@ -113,6 +120,7 @@ impl BuildRequest {
             timeout: None,
             host_network: false,
             by_commit: false,
+            remove_container_later: false,
         }
     }
 }

@@ -2,7 +2,8 @@
 //! gives images with the same files and settings; the commit image is one layer without what its
 //! steps removed, build arguments stay out of it, and a failing step is a `BuildFailed` with the
 //! log's tail and no container left behind, also when the build is cancelled while the engine is
-//! creating its container.
+//! creating its container; a build may leave its container's removal to the connection, which
+//! `settle_background` waits for.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -290,6 +291,66 @@ async fn docker_a_commit_build_cancelled_while_its_container_is_created_leaves_n
     proxy.resume();
     assert!(!direct
         .image_exists(&scope.tag("cancelled"))
+        .await
+        .expect("inspect"));
+}
+
+/// With `remove_container_later`, the image is returned while the engine still removes the build's
+/// container (its removal is held here), and `settle_background` returns only once that removal
+/// has ended.
+#[tokio::test(flavor = "multi_thread")]
+async fn docker_a_commit_build_leaves_its_container_to_a_removal_that_settle_waits_for() {
+    let Some((direct, _dir, proxy)) = engine_and_proxy("docker_commit_remove_later").await else {
+        return;
+    };
+    let scope = Scope::new("commit-remove-later");
+    let backend = DockerBackend::connect(DockerOptions {
+        host: Some(proxy.host()),
+        ..DockerOptions::default()
+    })
+    .await
+    .expect("connect through the proxy");
+    proxy.hold_removals();
+    let ctx = BuildContext::new(format!("FROM {BASE_IMAGE}\nRUN echo later > /later.txt\n"));
+    let mut request = BuildRequest::new(scope.tag("later"), ctx);
+    request.labels = scope.labels();
+    request.by_commit = true;
+    request.remove_container_later = true;
+    request.timeout = Some(Duration::from_secs(300));
+    let built = tokio::time::timeout(
+        Duration::from_secs(30),
+        backend.image_build(request, &mut Vec::new()),
+    )
+    .await
+    .expect("the build waited for its container's removal")
+    .expect("build");
+    assert!(!built.id.is_empty());
+    let left = direct
+        .containers_with_label(&scope.filter())
+        .await
+        .expect("list");
+    assert_eq!(
+        left.len(),
+        1,
+        "the build container's removal is held: {left:?}"
+    );
+    let settle = {
+        let b = backend.clone();
+        tokio::spawn(async move { b.settle_background().await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !settle.is_finished(),
+        "settle_background returned while the removal was held"
+    );
+    proxy.resume();
+    tokio::time::timeout(Duration::from_secs(60), settle)
+        .await
+        .expect("settle_background ends once the removal does")
+        .expect("join");
+    scope.assert_no_leftover_containers(&direct).await;
+    assert!(direct
+        .image_exists(&scope.tag("later"))
         .await
         .expect("inspect"));
 }

@@ -2,8 +2,9 @@
 //! does: switched to holding, it keeps every connection open and forwards nothing in either
 //! direction (a chunk read meanwhile waits for the resume); switched to holding creations, it
 //! forwards every request but keeps back the engine's answers on a connection that asked to
-//! create a container (the container is made, the client does not hear of it). Shared by the backend's and the
-//! binary's hung-engine tests (the binary's includes this file by path).
+//! create a container (the container is made, the client does not hear of it); switched to holding
+//! removals, it keeps back every request to remove a container (the container stays). Shared by
+//! the backend's and the binary's hung-engine tests (the binary's includes this file by path).
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
@@ -20,6 +21,7 @@ pub struct Proxy {
     pub path: PathBuf,
     hold: Arc<AtomicBool>,
     hold_creations: Arc<AtomicBool>,
+    hold_removals: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
 }
 
@@ -29,8 +31,10 @@ impl Proxy {
         let listener = UnixListener::bind(&path).unwrap();
         let hold = Arc::new(AtomicBool::new(false));
         let hold_creations = Arc::new(AtomicBool::new(false));
+        let hold_removals = Arc::new(AtomicBool::new(false));
         let stop = Arc::new(AtomicBool::new(false));
         let (h, hc, s) = (hold.clone(), hold_creations.clone(), stop.clone());
+        let hr = hold_removals.clone();
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 if s.load(Ordering::SeqCst) {
@@ -41,6 +45,7 @@ impl Proxy {
                     all: h.clone(),
                     creations: hc.clone(),
                     creating: Arc::new(AtomicBool::new(false)),
+                    removals: hr.clone(),
                 };
                 std::thread::spawn(move || connect(client, holds));
             }
@@ -49,6 +54,7 @@ impl Proxy {
             path,
             hold,
             hold_creations,
+            hold_removals,
             stop,
         }
     }
@@ -68,9 +74,15 @@ impl Proxy {
         self.hold_creations.store(true, Ordering::SeqCst);
     }
 
+    /// From now on requests to remove a container are held (not forwarded).
+    pub fn hold_removals(&self) {
+        self.hold_removals.store(true, Ordering::SeqCst);
+    }
+
     pub fn resume(&self) {
         self.hold.store(false, Ordering::SeqCst);
         self.hold_creations.store(false, Ordering::SeqCst);
+        self.hold_removals.store(false, Ordering::SeqCst);
     }
 }
 
@@ -90,6 +102,7 @@ struct Holds {
     creations: Arc<AtomicBool>,
     /// This connection asked to create a container.
     creating: Arc<AtomicBool>,
+    removals: Arc<AtomicBool>,
 }
 
 impl Holds {
@@ -131,6 +144,11 @@ fn pump(mut from: UnixStream, mut to: UnixStream, holds: &Holds, answers: bool) 
             let text = String::from_utf8_lossy(&buf[..n]);
             if text.starts_with("POST ") && text.contains("/containers/create") {
                 holds.creating.store(true, Ordering::SeqCst);
+            }
+            if text.starts_with("DELETE ") && text.contains("/containers/") {
+                while holds.removals.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
             }
         }
         holds.wait(answers);

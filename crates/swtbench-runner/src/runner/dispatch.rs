@@ -593,8 +593,9 @@ async fn remove_containers<B: ContainerBackend>(
     watch: &mut Watch<'_, B>,
 ) -> Vec<String> {
     // A creation under way when its run was dropped still makes a container: wait for it. The
-    // removals of finished runs' containers, under way in the background, end first.
+    // removals of finished runs' and builds' containers, under way in the background, end first.
     let _ = watch.call(shared.registry.settle_removals()).await;
+    let _ = watch.call(shared.backend.settle_background()).await;
     let settled =
         !shared.registry.creating_now() || watch.call(shared.registry.settle()).await.is_some();
     let mut failed: Vec<String> = Vec::new();

@@ -417,7 +417,13 @@ pub(super) async fn ensure_images<B: ContainerBackend>(
         .marks
         .recipes(&chain.instance, || {
             let base_id = base_info.as_ref().map(|b| b.id.as_str());
-            recipes(cx.settings, spec, base_id, with_mirror)
+            recipes(cx.settings, spec, base_id, with_mirror).map(|mut r| {
+                // A build's container goes away while the instance runs: images are removed
+                // only after `settle_background` (`remove_image`, the clean-up at the end).
+                r.env.request.remove_container_later = true;
+                r.instance.request.remove_container_later = true;
+                r
+            })
         })
         .await
         .map_err(ImageError::Recipe)?;
@@ -458,8 +464,12 @@ async fn remove_image<B: ContainerBackend>(cx: &ImageCx<'_, B>, tag: &str, kind:
     if !cx.state.marks.first_removal(tag) {
         return;
     }
-    // The containers of its runs may still be going (removed in the background).
+    // The containers of its runs may still be going (removed in the background), and those of
+    // the builds made on it (an instance image is no build's parent: nothing to wait for).
     cx.registry.settle_removals().await;
+    if kind != ImageKind::Instance {
+        cx.backend.settle_background().await;
+    }
     match cx.backend.image_remove(tag, false).await {
         Ok(true) => {
             // The builder keeps its answer for the tag, so a late prefetch cannot build it

@@ -479,7 +479,11 @@ fn entries_that_make_a_locale_at_test_time_get_debian_locales() {
     let line = "[ -f /etc/locale.gen ] || { apt-get update && apt-get install -y --no-install-recommends locales && rm -rf /var/lib/apt/lists/*; }";
     for version in ["3.0", "3.1", "3.2"] {
         let s = setup(version);
-        assert!(s.setup_env_sh.contains(&format!("\n{line}\n")), "{version}: {}", s.setup_env_sh);
+        assert!(
+            s.setup_env_sh.contains(&format!("\n{line}\n")),
+            "{version}: {}",
+            s.setup_env_sh
+        );
         assert!(!s.lock_script("/out.txt").contains("locales"), "{version}");
         let runs = s
             .render_runs(
@@ -491,11 +495,17 @@ fn entries_that_make_a_locale_at_test_time_get_debian_locales() {
                 &EvalOptions::default(),
             )
             .unwrap();
-        assert!(runs[0].eval_script.contains("/etc/locale.gen && locale-gen"));
+        assert!(runs[0]
+            .eval_script
+            .contains("/etc/locale.gen && locale-gen"));
     }
     for version in ["2.2", "4.0", "5.0"] {
         let s = setup(version);
-        assert!(!s.setup_env_sh.contains(line), "{version}: {}", s.setup_env_sh);
+        assert!(
+            !s.setup_env_sh.contains(line),
+            "{version}: {}",
+            s.setup_env_sh
+        );
     }
     // Django 2.2's own system lines install and make the locale once, in the env image.
     assert!(setup("2.2")

@@ -204,9 +204,15 @@ fn engine_registry_cache_round_trip() {
         )
     };
     let (env_tag, env_action) = action(&with_files, "env");
-    assert!(built.contains(&env_tag) && env_action == "pull", "{with_files:?}");
+    assert!(
+        built.contains(&env_tag) && env_action == "pull",
+        "{with_files:?}"
+    );
     let (inst_tag, inst_action) = action(&with_files, "instance");
-    assert!(!built.contains(&inst_tag) && inst_action == "build", "{with_files:?}");
+    assert!(
+        !built.contains(&inst_tag) && inst_action == "build",
+        "{with_files:?}"
+    );
     let uv = checked_with(&["--env-provider", "uv"]);
     assert!(!uv.is_empty(), "no image selected with --env-provider uv");
     for r in &uv {
