@@ -886,9 +886,15 @@ fn django_checks(
             let app = |dotted: &str| dotted.split('.').next().unwrap_or_default().to_string();
             let chosen = sel.iter().any(|label| app(label) == app(module));
             // unittest's stand-in for a label it could not import (a test module the test patch
-            // adds, before it is applied): `<a part of the label> (unittest.loader._FailedTest)`.
+            // adds, before it is applied): `<a part of the label> (unittest.loader._FailedTest)`,
+            // on Python 3.11+ `<part> (unittest.loader._FailedTest.<part>)`.
             let method = name.split_once(" (").map_or(name, |(m, _)| m);
-            let failed_import = module == "unittest.loader._FailedTest"
+            let stand_in = "unittest.loader._FailedTest";
+            let failed_import = (module == stand_in
+                || module
+                    .strip_prefix(stand_in)
+                    .and_then(|rest| rest.strip_prefix('.'))
+                    == Some(method))
                 && sel
                     .iter()
                     .any(|label| label.split('.').any(|part| part == method));
@@ -1293,6 +1299,23 @@ Ran 2 tests in 0.003s\n\nFAILED (errors=1)\n";
                 .collect::<Vec<_>>()
         };
         assert_eq!(check(failed), vec![]);
+        // Python 3.11+ names the stand-in's method after the label part too.
+        let newer = failed.replace(
+            "(unittest.loader._FailedTest)",
+            "(unittest.loader._FailedTest.mutually_exclusive_required)",
+        );
+        assert_eq!(check(&newer), vec![]);
+        let mismatched = failed.replace(
+            "(unittest.loader._FailedTest)",
+            "(unittest.loader._FailedTest.os_system)",
+        );
+        assert_eq!(
+            check(&mismatched),
+            vec![(
+                "unselected_test",
+                "mutually_exclusive_required (unittest.loader._FailedTest.os_system)".to_string()
+            )]
+        );
         let other = failed.replace("mutually_exclusive_required (", "os_system (");
         assert_eq!(
             check(&other),
