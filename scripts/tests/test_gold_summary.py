@@ -106,7 +106,49 @@ E   requests.exceptions.ConnectionError: HTTPSConnectionPool(host='www.example.o
 """
 
 
+DJANGO_CHILD = """\
+test_alpha (admin_scripts.tests.T) ... ok
+test_sorted (admin_scripts.tests.ManageCheck)
+All errors/warnings should be sorted by level and by message. ... FAIL
+test_plain (admin_scripts.tests.ManageCheck) ... ERROR
+
+======================================================================
+FAIL: test_sorted (admin_scripts.tests.ManageCheck)
+All errors/warnings should be sorted by level and by message.
+----------------------------------------------------------------------
+Traceback (most recent call last):
+AssertionError: 118 != 0 : Stream should be empty: actually contains '['--count', '-C', 'coverage.cover', '--include-pattern', '/testbed/(django/x\\.py)']
+
+======================================================================
+ERROR: test_plain (admin_scripts.tests.ManageCheck)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+KeyError: 'x'
+
+----------------------------------------------------------------------
+Ran 3 tests in 0.1s
+
+FAILED (failures=1, errors=1)
+"""
+
+
 class DisagreementCauses(unittest.TestCase):
+    def test_django_failure_sections_are_found_by_name_or_docstring(self):
+        names = ["All errors/warnings should be sorted by level and by message.",
+                 "test_plain (admin_scripts.tests.ManageCheck)", "test_alpha (admin_scripts.tests.T)"]
+        s = gs.failure_sections(DJANGO_CHILD, names)
+        self.assertEqual(sorted(s), sorted(names[:2]))
+        self.assertIn("coverage.cover", s[names[0]])
+        self.assertNotIn("KeyError", s[names[0]])
+        self.assertIn("KeyError", s[names[1]])
+        self.assertNotIn("Ran 3 tests", s[names[1]])
+        with tempfile.TemporaryDirectory() as tmp:
+            out = campaign_with_log(tmp, "django__django-1", DJANGO_CHILD)
+            why = gs.disagreement_cause(out, "django__django-1", [], names[:1], "isolated")
+            self.assertIn("runs under the tracer", why)
+            # A failure with nothing of the tracer in it is not explained by it.
+            self.assertIsNone(gs.disagreement_cause(out, "django__django-1", [], names[:2], "isolated"))
+
     def test_failure_sections_are_found_by_test_id_through_colour_codes(self):
         s = gs.failure_sections(CHILD, ["testing/test_a.py::TestLogging::test_child_exit",
                                         "testing/test_a.py::test_other[unittest]",
