@@ -213,6 +213,18 @@ class DisagreementCauses(unittest.TestCase):
                 f.write(post + post2)
             why = gs.disagreement_cause(out, "django__django-1", [], ["test_e (app.tests.T)", "test_f (app.tests.T)"])
             self.assertIn("runs under the tracer", why)
+            # A test with a docstring (the dataset names it by the docstring's first line) after
+            # a failed one: the test before ends two lines up, above the name line.
+            post3 = ("test_g (app.tests.T) ... FAIL\n"
+                     "test_h (app.tests.T)\n"
+                     "Ensure h works. ... ok\n"
+                     "test_i (app.tests.T) ... ok\n"
+                     "test_j (app.tests.T)\n"
+                     "Ensure j works. ... ok\n")
+            with open(os.path.join(gs.run_dir(tmp, "django__django-1"), "test_output.txt"), "w") as f:
+                f.write(post3)
+            self.assertIn("'FAIL'", gs.disagreement_cause(out, "django__django-1", [], ["Ensure h works."]))
+            self.assertIsNone(gs.disagreement_cause(out, "django__django-1", [], ["Ensure j works."]))
             self.assertIn("exit code fail (1 test)", why)
             self.assertIn("ends in 'FAIL'", why)
             # test_d follows an ordinary 'ok': nothing explains it.
