@@ -225,6 +225,13 @@ class DisagreementCauses(unittest.TestCase):
                 f.write(post3)
             self.assertIn("'FAIL'", gs.disagreement_cause(out, "django__django-1", [], ["Ensure h works."]))
             self.assertIsNone(gs.disagreement_cause(out, "django__django-1", [], ["Ensure j works."]))
+            # A docstring line with '...' in it: the parser finds no status for the test.
+            post4 = ("test_k (app.tests.T)\n"
+                     "With patterns(..., prefix=False), the default ... ok\n")
+            with open(os.path.join(gs.run_dir(tmp, "django__django-1"), "test_output.txt"), "w") as f:
+                f.write(post4)
+            self.assertIn("holds '...'", gs.disagreement_cause(
+                out, "django__django-1", [], ["With patterns(..., prefix=False), the default"]))
             self.assertIn("exit code fail (1 test)", why)
             self.assertIn("ends in 'FAIL'", why)
             # test_d follows an ordinary 'ok': nothing explains it.
