@@ -230,6 +230,23 @@ class DisagreementCauses(unittest.TestCase):
                      "With patterns(..., prefix=False), the default ... ok\n")
             with open(os.path.join(gs.run_dir(tmp, "django__django-1"), "test_output.txt"), "w") as f:
                 f.write(post4)
+            # A docstring line several tests print, one of them skipped (a backend not configured).
+            post5 = ("test_x (cache.tests.DBCacheTests)\n"
+                     "If None is cached, get() returns it. ... ok\n"
+                     "test_x (cache.tests.PyLibMCCacheTests)\n"
+                     "If None is cached, get() returns it. ... skipped 'PyLibMCCache backend not configured'\n"
+                     "test_x (cache.tests.LocMemCacheTests)\n"
+                     "If None is cached, get() returns it. ... ok\n")
+            with open(os.path.join(gs.run_dir(tmp, "django__django-1"), "test_output.txt"), "w") as f:
+                f.write(post5)
+            self.assertIn("PyLibMCCache backend not configured", gs.disagreement_cause(
+                out, "django__django-1", [], ["If None is cached, get() returns it."]))
+            with open(os.path.join(gs.run_dir(tmp, "django__django-1"), "test_output.txt"), "w") as f:
+                f.write(post5[:post5.rindex("... ok")] + "... FAIL\n")
+            self.assertNotIn("skipped", gs.disagreement_cause(
+                out, "django__django-1", [], ["If None is cached, get() returns it."]) or "")
+            with open(os.path.join(gs.run_dir(tmp, "django__django-1"), "test_output.txt"), "w") as f:
+                f.write(post4)
             self.assertIn("holds '...'", gs.disagreement_cause(
                 out, "django__django-1", [], ["With patterns(..., prefix=False), the default"]))
             self.assertIn("exit code fail (1 test)", why)
