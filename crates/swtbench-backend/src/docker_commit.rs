@@ -223,12 +223,11 @@ impl DockerBackend {
             // (the runtime ending) still removes the container.
             let removing = self.background.clone().read_owned().await;
             let backend = self.clone();
-            let id = id.clone();
             tokio::spawn(async move {
-                // The whole guard moves in (not only the field set below).
+                // The whole guard moves in (not only the field set below); it holds the id.
                 let mut guard = guard;
                 let _removing = removing;
-                let _ = backend.container_remove(&id).await;
+                let _ = backend.container_remove(&guard.id).await;
                 guard.done = true;
             });
         } else {

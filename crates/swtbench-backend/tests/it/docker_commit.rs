@@ -8,6 +8,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::support::socket_proxy::Proxy;
 use crate::support::{connect, engine_and_proxy, ensure_base_image, Scope, BASE_IMAGE};
 use swtbench_backend::{
     BackendError, BuildContext, BuildRequest, ContainerBackend, DockerBackend, DockerOptions,
@@ -113,6 +114,24 @@ fn recipe(scope: &Scope, name: &str, by_commit: bool) -> BuildRequest {
     r
 }
 
+/// A build by commit of `dockerfile` into this scope's image `name`, with its labels.
+fn commit_request(scope: &Scope, name: &str, dockerfile: String) -> BuildRequest {
+    let mut request = BuildRequest::new(scope.tag(name), BuildContext::new(dockerfile));
+    request.labels = scope.labels();
+    request.by_commit = true;
+    request
+}
+
+/// A backend whose engine is reached through `proxy`.
+async fn through(proxy: &Proxy) -> DockerBackend {
+    DockerBackend::connect(DockerOptions {
+        host: Some(proxy.host()),
+        ..DockerOptions::default()
+    })
+    .await
+    .expect("connect through the proxy")
+}
+
 #[tokio::test]
 async fn docker_a_commit_build_holds_what_the_step_build_holds_in_one_layer() {
     let Some(backend) = connect("docker_commit_build").await else {
@@ -206,12 +225,13 @@ async fn docker_a_failing_commit_step_is_build_failed_with_the_tail_and_leaves_n
     };
     ensure_base_image(&backend).await;
     let scope = Scope::new("commit-failure");
-    let ctx = BuildContext::new(format!(
-        "FROM {BASE_IMAGE}\nRUN echo first step\nRUN echo about to fail && exit 7\nRUN echo never\n"
-    ));
-    let mut request = BuildRequest::new(scope.tag("broken"), ctx);
-    request.labels = scope.labels();
-    request.by_commit = true;
+    let request = commit_request(
+        &scope,
+        "broken",
+        format!(
+            "FROM {BASE_IMAGE}\nRUN echo first step\nRUN echo about to fail && exit 7\nRUN echo never\n"
+        ),
+    );
     let mut log = Vec::new();
     let err = backend
         .image_build(request, &mut log)
@@ -241,10 +261,11 @@ async fn docker_a_failing_commit_step_is_build_failed_with_the_tail_and_leaves_n
     scope.assert_no_leftover_containers(&backend).await;
 
     // A step that outlives the build's time limit: BuildTimeout, and nothing left either.
-    let ctx = BuildContext::new(format!("FROM {BASE_IMAGE}\nRUN sleep 120\n"));
-    let mut request = BuildRequest::new(scope.tag("slow"), ctx);
-    request.labels = scope.labels();
-    request.by_commit = true;
+    let mut request = commit_request(
+        &scope,
+        "slow",
+        format!("FROM {BASE_IMAGE}\nRUN sleep 120\n"),
+    );
     request.timeout = Some(Duration::from_secs(3));
     let err = backend
         .image_build(request, &mut Vec::new())
@@ -260,19 +281,15 @@ async fn docker_a_commit_build_cancelled_while_its_container_is_created_leaves_n
         return;
     };
     let scope = Scope::new("commit-cancel-create");
-    let backend = DockerBackend::connect(DockerOptions {
-        host: Some(proxy.host()),
-        ..DockerOptions::default()
-    })
-    .await
-    .expect("connect through the proxy");
+    let backend = through(&proxy).await;
     // The engine makes the build container, the build never hears of it: cancelled then (Ctrl-C
     // in that moment), it must still remove the container.
     proxy.hold_creations();
-    let ctx = BuildContext::new(format!("FROM {BASE_IMAGE}\nRUN echo never\n"));
-    let mut request = BuildRequest::new(scope.tag("cancelled"), ctx);
-    request.labels = scope.labels();
-    request.by_commit = true;
+    let mut request = commit_request(
+        &scope,
+        "cancelled",
+        format!("FROM {BASE_IMAGE}\nRUN echo never\n"),
+    );
     request.timeout = Some(Duration::from_secs(300));
     let build = tokio::spawn(async move { backend.image_build(request, &mut Vec::new()).await });
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -304,17 +321,13 @@ async fn docker_a_commit_build_leaves_its_container_to_a_removal_that_settle_wai
         return;
     };
     let scope = Scope::new("commit-remove-later");
-    let backend = DockerBackend::connect(DockerOptions {
-        host: Some(proxy.host()),
-        ..DockerOptions::default()
-    })
-    .await
-    .expect("connect through the proxy");
+    let backend = through(&proxy).await;
     proxy.hold_removals();
-    let ctx = BuildContext::new(format!("FROM {BASE_IMAGE}\nRUN echo later > /later.txt\n"));
-    let mut request = BuildRequest::new(scope.tag("later"), ctx);
-    request.labels = scope.labels();
-    request.by_commit = true;
+    let mut request = commit_request(
+        &scope,
+        "later",
+        format!("FROM {BASE_IMAGE}\nRUN echo later > /later.txt\n"),
+    );
     request.remove_container_later = true;
     request.timeout = Some(Duration::from_secs(300));
     let built = tokio::time::timeout(
