@@ -36,6 +36,9 @@ const UV_SYSTEM_LINE: &str = "missing=''; command -v git >/dev/null || missing=g
 /// `…` fails with `UnicodeEncodeError`.
 const UV_LOCALES_LINE: &str = "[ -f /etc/locale.gen ] || { apt-get update && apt-get install -y --no-install-recommends locales && rm -rf /var/lib/apt/lists/*; }";
 /// `setup_env.sh` of a uv entry: the user tests may run as.
+/// The cap on `sphinxcontrib-jsmath` for Sphinx < 5 checkouts under uv (see
+/// `caps_sphinx_helpers_but_not_jsmath`): 1.0.1 is the last release that loads in Sphinx 3 and 4.
+const UV_JSMATH_LINE: &str = "sed -i 's/sphinxcontrib-jsmath/sphinxcontrib-jsmath<=1.0.1/' setup.py";
 const UV_NONROOT_LINE: &str = "id -u nonroot >/dev/null 2>&1 || useradd -m nonroot";
 /// Directory name of the bare mirror inside the build context of a mirror instance build.
 pub const MIRROR_CONTEXT_DIR: &str = "swtbench-mirror.git";
@@ -729,6 +732,9 @@ fn repo_script(instance: &Instance, entry: &Entry<'_>, build_files: Option<&Buil
                 .map(String::as_str)
                 .filter(|l| !(hoisted && system_pre_install(l))),
         );
+        if hoisted && caps_sphinx_helpers_but_not_jsmath(pre) {
+            lines.push(UV_JSMATH_LINE);
+        }
     }
     if let Some(install) = &spec.install {
         lines.push(install);
@@ -931,6 +937,17 @@ pub fn system_pre_install(line: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether an entry's `pre_install` caps the `sphinxcontrib-*` helpers in `setup.py` (Sphinx
+/// 3.0–4.4: each capped below the release that needs Sphinx 5) but not `sphinxcontrib-jsmath`,
+/// whose 2.0.0 (October 2026, after the table was written) needs Sphinx 5 too: a uv entry's
+/// setup.py then gets the same kind of cap for it (`UV_JSMATH_LINE`).
+fn caps_sphinx_helpers_but_not_jsmath(pre_install: &[String]) -> bool {
+    pre_install
+        .iter()
+        .any(|l| l.starts_with("sed -i 's/sphinxcontrib-applehelp/"))
+        && !pre_install.iter().any(|l| l.contains("sphinxcontrib-jsmath"))
 }
 
 /// Whether an entry's eval commands make a locale (`locale-gen`, or an edit of `/etc/locale.gen`)

@@ -512,3 +512,34 @@ fn entries_that_make_a_locale_at_test_time_get_debian_locales() {
         .setup_env_sh
         .contains("apt-get update && apt-get install -y locales\n"));
 }
+
+/// sphinxcontrib-jsmath 2.0.0 (October 2026) needs Sphinx 5; Sphinx 3.0–4.4 install it unpinned
+/// while the table caps the other helpers, and a test loading `sphinxcontrib.jsmath` then fails
+/// with `VersionRequirementError` (sphinx-8474's math renderer tests). Under uv those entries'
+/// setup.py gets the same cap for jsmath, after the table's own edits and before the install;
+/// the conda recipe (the original's) and the entries without the caps (Sphinx ≥ 4.5) are unchanged.
+#[test]
+fn sphinx_entries_that_cap_the_helpers_cap_jsmath_under_uv() {
+    let line = "sed -i 's/sphinxcontrib-jsmath/sphinxcontrib-jsmath<=1.0.1/' setup.py";
+    let (uv, _) = SpecTable::embedded().with_env_provider(Provider::Uv, None);
+    let conda = SpecTable::embedded();
+    let setup = |t: &SpecTable, version: &str| {
+        let i = instance("sphinx-doc__sphinx-1", "sphinx-doc/sphinx", version);
+        ExecSpec::new(&i, t, Arch::X86_64, &no_files).unwrap()
+    };
+    for version in ["3.0", "3.4", "4.0", "4.1", "4.4"] {
+        let repo = setup(&uv, version).setup_repo_sh;
+        let helpers = repo
+            .find("sed -i 's/sphinxcontrib-applehelp/")
+            .unwrap_or_else(|| panic!("{version}: {repo}"));
+        let at = repo
+            .find(&format!("{line}\npython -m pip install -e .[test]\n"))
+            .unwrap_or_else(|| panic!("{version}: {repo}"));
+        assert!(helpers < at, "{version}: {repo}");
+        assert_eq!(repo.matches(line).count(), 1, "{version}");
+        assert!(!setup(conda, version).setup_repo_sh.contains("jsmath"), "{version}");
+    }
+    for version in ["2.4", "4.5", "5.0", "7.1"] {
+        assert!(!setup(&uv, version).setup_repo_sh.contains("jsmath"), "{version}");
+    }
+}
