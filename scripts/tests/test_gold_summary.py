@@ -108,9 +108,9 @@ E   requests.exceptions.ConnectionError: HTTPSConnectionPool(host='www.example.o
 
 DJANGO_CHILD = """\
 test_alpha (admin_scripts.tests.T) ... ok
+test_plain (admin_scripts.tests.ManageCheck) ... ERROR
 test_sorted (admin_scripts.tests.ManageCheck)
 All errors/warnings should be sorted by level and by message. ... FAIL
-test_plain (admin_scripts.tests.ManageCheck) ... ERROR
 
 ======================================================================
 FAIL: test_sorted (admin_scripts.tests.ManageCheck)
@@ -253,6 +253,48 @@ class DisagreementCauses(unittest.TestCase):
             self.assertIn("ends in 'FAIL'", why)
             # test_d follows an ordinary 'ok': nothing explains it.
             self.assertIsNone(gs.disagreement_cause(out, "django__django-1", [], ["test_d (app.tests.T)"]))
+
+    def test_a_child_under_the_tracer_is_named_by_its_status_line_when_its_report_shows_only_the_assertion(self):
+        # The child prints the tracer's options after ' ... '; the FAIL report holds the assertion.
+        post = ("test_crash (dbshell.tests.T) ... ['--count', '-C', 'coverage.cover', '--include-pattern', 'x']\n"
+                "FAIL\n"
+                "test_nopass (dbshell.tests.T) ... ok\n"
+                "\n" + "=" * 70 + "\n"
+                "FAIL: test_crash (dbshell.tests.T)\n" + "-" * 70 + "\n"
+                "Traceback (most recent call last):\n"
+                "AssertionError: CalledProcessError not raised\n\n" + "-" * 70 + "\n"
+                "Ran 2 tests in 0.1s\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            out = campaign_with_log(tmp, "django__django-1", post)
+            self.assertIn("test_crash (dbshell.tests.T)", gs.failure_sections(post, ["test_crash (dbshell.tests.T)"]))
+            why = gs.disagreement_cause(out, "django__django-1", [], ["test_crash (dbshell.tests.T)"])
+            self.assertIn("runs under the tracer", why or "")
+
+    def test_a_hand_cause_for_tests_passing_before_the_fix_covers_only_those(self):
+        pre = ("test_a (app.tests.T) ... ok\n"
+               "Session repr should be the session key. ... ok\n"
+               "test_b (app.tests.T) ... FAIL\n")
+        post = ("test_a (app.tests.T) ... ok\n"
+                "Session repr should be the session key. ... ok\n"
+                "test_b (app.tests.T) ... ok\n")
+        why_by_hand = "the dataset's run crashed before the fix"
+        with tempfile.TemporaryDirectory() as tmp:
+            out = campaign_with_log(tmp, "django__django-1", post)
+            d = gs.run_dir(tmp, "django__django-1", "pred_pre__gold")
+            os.makedirs(d)
+            with open(os.path.join(d, "test_output.txt"), "w") as f:
+                f.write(pre)
+            passed = ["Session repr should be the session key.", "test_a (app.tests.T)"]
+            self.assertEqual(gs.disagreement_cause(out, "django__django-1", passed, [], None, None, why_by_hand),
+                             why_by_hand)
+            # Without the hand cause nothing names them.
+            self.assertIsNone(gs.disagreement_cause(out, "django__django-1", passed, []))
+            # test_b failed before the fix here: the hand cause does not cover it.
+            self.assertIsNone(gs.disagreement_cause(out, "django__django-1", ["test_b (app.tests.T)"], [], None,
+                                                    None, why_by_hand))
+            # Nor a PASS_TO_PASS test that did not pass after the fix.
+            self.assertIsNone(gs.disagreement_cause(out, "django__django-1", [], ["test_a (app.tests.T)"], None,
+                                                    None, why_by_hand))
 
 
 class RunCauses(unittest.TestCase):
