@@ -124,6 +124,9 @@ pub struct DockerBackend {
 /// How long [`ContainerBackend::settle_background`] waits for the removals under way.
 const SETTLE_BACKGROUND_LIMIT: Duration = Duration::from_secs(60);
 
+/// How long a container removal that found another one under way waits for the container to go.
+const REMOVAL_IN_PROGRESS_LIMIT: Duration = Duration::from_secs(60);
+
 const DOCKER_SOCKET: &str = "/var/run/docker.sock";
 
 /// The internal network of [`NetworkAccess::Isolated`] containers: no route off the machine, no
@@ -592,6 +595,36 @@ impl DockerBackend {
 
     /// `Ok` when the container is still running; [`BackendError::ContainerStopped`] when it
     /// stopped or is gone.
+    /// Waits until the engine no longer knows container `id` (another removal of it is under
+    /// way), for at most `limit`; says so when it is still there after that.
+    async fn wait_container_gone(&self, id: &str, limit: Duration) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            match self
+                .bounded(
+                    || format!("inspecting container {id}"),
+                    self.client.inspect_container(id, None),
+                )
+                .await?
+            {
+                Err(e) if status(&e) == Some(404) => return Ok(()),
+                Err(e) => return Err(self.err(format!("inspecting container {id}"), e)),
+                Ok(_) if tokio::time::Instant::now() >= deadline => {
+                    return Err(BackendError::Engine {
+                        operation: format!("removing container {id}"),
+                        message: format!(
+                            "the engine said another removal of it was under way, and it is \
+                             still there {} s later; remove it with `docker rm -f {id}` (or \
+                             `swtbench clean`)",
+                            limit.as_secs()
+                        ),
+                    })
+                }
+                Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    }
+
     async fn check_still_running(&self, id: &str, exit_code: Option<i64>) -> Result<()> {
         // A command killed by a signal may have died with its container; the engine records the
         // container's exit a moment after the command's stream ends, so look again for a while.
@@ -1829,8 +1862,12 @@ impl ContainerBackend for DockerBackend {
         {
             Ok(()) => Ok(true),
             Err(e) if status(&e) == Some(404) => Ok(false),
-            // Another cleanup is already removing it.
+            // Another removal is under way (the engine's auto-remove of a container that just
+            // ended, another clean-up): wait for it, so that what the caller does next (removing
+            // the container's image) does not find the container still there.
             Err(e) if status(&e) == Some(409) && server_message(&e).contains("in progress") => {
+                self.wait_container_gone(id, REMOVAL_IN_PROGRESS_LIMIT)
+                    .await?;
                 Ok(true)
             }
             Err(e) => Err(self.err(format!("removing container {id}"), e)),

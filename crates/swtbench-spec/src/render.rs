@@ -38,7 +38,8 @@ const UV_LOCALES_LINE: &str = "[ -f /etc/locale.gen ] || { apt-get update && apt
 /// `setup_env.sh` of a uv entry: the user tests may run as.
 /// The cap on `sphinxcontrib-jsmath` for Sphinx < 5 checkouts under uv (see
 /// `caps_sphinx_helpers_but_not_jsmath`): 1.0.1 is the last release that loads in Sphinx 3 and 4.
-const UV_JSMATH_LINE: &str = "sed -i 's/sphinxcontrib-jsmath/sphinxcontrib-jsmath<=1.0.1/' setup.py";
+const UV_JSMATH_LINE: &str =
+    "sed -i 's/sphinxcontrib-jsmath/sphinxcontrib-jsmath<=1.0.1/' setup.py";
 const UV_NONROOT_LINE: &str = "id -u nonroot >/dev/null 2>&1 || useradd -m nonroot";
 /// Directory name of the bare mirror inside the build context of a mirror instance build.
 pub const MIRROR_CONTEXT_DIR: &str = "swtbench-mirror.git";
@@ -947,7 +948,9 @@ fn caps_sphinx_helpers_but_not_jsmath(pre_install: &[String]) -> bool {
     pre_install
         .iter()
         .any(|l| l.starts_with("sed -i 's/sphinxcontrib-applehelp/"))
-        && !pre_install.iter().any(|l| l.contains("sphinxcontrib-jsmath"))
+        && !pre_install
+            .iter()
+            .any(|l| l.contains("sphinxcontrib-jsmath"))
 }
 
 /// Whether an entry's eval commands make a locale (`locale-gen`, or an edit of `/etc/locale.gen`)

@@ -1,5 +1,6 @@
 //! The Docker backend against the real engine: builds on the fixture base image, containers with
-//! labels, limits, no network and an init, copy in/out, exec with timeout and output cap, cleanup.
+//! labels, limits, no network and an init, copy in/out, exec with timeout and output cap, cleanup,
+//! and a removal that finds another one under way (through the socket proxy).
 //!
 //! Every test labels what it creates with its own scope; the scope's drop guard removes leftovers
 //! even when an assertion fails, and each test ends by asserting that nothing with its label is left.
@@ -8,7 +9,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::support::{connect, ensure_base_image, Scope, BASE_IMAGE};
+use crate::support::socket_proxy::REMOVAL_UNDER_WAY_FOR;
+use crate::support::{connect, engine_and_proxy, ensure_base_image, through, Scope, BASE_IMAGE};
 use swtbench_backend::{
     labels, BackendError, BuildContext, BuildNetwork, BuildRequest, ContainerBackend,
     ContainerFile, DockerBackend, DockerOptions, ExecRequest, ImageBuilder, ImageRecipe,
@@ -53,6 +55,30 @@ async fn docker_unreachable_engine_is_one_clear_error_with_a_hint() {
     let info = backend.engine_info().await.expect("engine info");
     assert!(!info.version.is_empty());
     assert!(info.api_version.starts_with("1."), "{info:?}");
+}
+
+/// The engine answers a removal with 409 "removal … is already in progress" when another one is
+/// under way (its auto-remove of a container that just ended, another clean-up): the removal
+/// returns only once the container is gone, so that removing its image next does not fail on it.
+#[tokio::test(flavor = "multi_thread")]
+async fn docker_a_removal_already_under_way_is_waited_for() {
+    let Some((direct, _dir, proxy)) = engine_and_proxy("docker_removal_under_way").await else {
+        return;
+    };
+    let scope = Scope::new("removal-under-way");
+    let id = started(&direct, &scope.spec(BASE_IMAGE, "under_way")).await;
+    let backend = through(&proxy).await;
+    proxy.answer_removals_as_under_way();
+    let started_at = std::time::Instant::now();
+    assert!(backend.container_remove(&id).await.expect("remove"));
+    let waited = started_at.elapsed();
+    scope.assert_no_leftover_containers(&direct).await;
+    // The proxy forwarded the removal only after REMOVAL_UNDER_WAY_FOR: it was waited for.
+    assert!(
+        waited >= REMOVAL_UNDER_WAY_FOR,
+        "returned after {waited:?}, before the removal under way ended"
+    );
+    proxy.resume();
 }
 
 #[tokio::test]

@@ -8,11 +8,8 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::support::socket_proxy::Proxy;
-use crate::support::{connect, engine_and_proxy, ensure_base_image, Scope, BASE_IMAGE};
-use swtbench_backend::{
-    BackendError, BuildContext, BuildRequest, ContainerBackend, DockerBackend, DockerOptions,
-};
+use crate::support::{connect, engine_and_proxy, ensure_base_image, through, Scope, BASE_IMAGE};
+use swtbench_backend::{BackendError, BuildContext, BuildRequest, ContainerBackend};
 
 fn docker(args: &[&str]) -> String {
     let out = Command::new("docker")
@@ -123,15 +120,6 @@ fn commit_request(scope: &Scope, name: &str, dockerfile: String) -> BuildRequest
 }
 
 /// A backend whose engine is reached through `proxy`.
-async fn through(proxy: &Proxy) -> DockerBackend {
-    DockerBackend::connect(DockerOptions {
-        host: Some(proxy.host()),
-        ..DockerOptions::default()
-    })
-    .await
-    .expect("connect through the proxy")
-}
-
 #[tokio::test]
 async fn docker_a_commit_build_holds_what_the_step_build_holds_in_one_layer() {
     let Some(backend) = connect("docker_commit_build").await else {

@@ -86,6 +86,16 @@ pub async fn engine_and_proxy(
     Some((direct, dir, proxy))
 }
 
+/// A backend that talks to the engine through `proxy`, with the default deadlines.
+pub async fn through(proxy: &socket_proxy::Proxy) -> DockerBackend {
+    DockerBackend::connect(DockerOptions {
+        host: Some(proxy.host()),
+        ..DockerOptions::default()
+    })
+    .await
+    .expect("connect through the proxy")
+}
+
 /// Builds the fixture base image with `scripts/base-image` unless it is there already.
 pub async fn ensure_base_image(backend: &DockerBackend) {
     if backend

@@ -3,7 +3,10 @@
 //! direction (a chunk read meanwhile waits for the resume); switched to holding creations, it
 //! forwards every request but keeps back the engine's answers on a connection that asked to
 //! create a container (the container is made, the client does not hear of it); switched to holding
-//! removals, it keeps back every request to remove a container (the container stays). Shared by
+//! removals, it keeps back every request to remove a container (the container stays); switched to
+//! answering removals as under way, it answers a request to remove a container itself with the
+//! engine's 409 "removal … is already in progress" and forwards the request only a moment later,
+//! on a connection of its own (the container goes after the client heard the answer). Shared by
 //! the backend's and the binary's hung-engine tests (the binary's includes this file by path).
 #![allow(dead_code)]
 
@@ -22,8 +25,12 @@ pub struct Proxy {
     hold: Arc<AtomicBool>,
     hold_creations: Arc<AtomicBool>,
     hold_removals: Arc<AtomicBool>,
+    removals_under_way: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
 }
+
+/// How long a removal answered as under way waits before the proxy forwards it.
+pub const REMOVAL_UNDER_WAY_FOR: Duration = Duration::from_millis(1500);
 
 impl Proxy {
     /// Listens at `path` and forwards to [`ENGINE_SOCKET`].
@@ -32,9 +39,10 @@ impl Proxy {
         let hold = Arc::new(AtomicBool::new(false));
         let hold_creations = Arc::new(AtomicBool::new(false));
         let hold_removals = Arc::new(AtomicBool::new(false));
+        let removals_under_way = Arc::new(AtomicBool::new(false));
         let stop = Arc::new(AtomicBool::new(false));
         let (h, hc, s) = (hold.clone(), hold_creations.clone(), stop.clone());
-        let hr = hold_removals.clone();
+        let (hr, ru) = (hold_removals.clone(), removals_under_way.clone());
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 if s.load(Ordering::SeqCst) {
@@ -46,6 +54,7 @@ impl Proxy {
                     creations: hc.clone(),
                     creating: Arc::new(AtomicBool::new(false)),
                     removals: hr.clone(),
+                    under_way: ru.clone(),
                 };
                 std::thread::spawn(move || connect(client, holds));
             }
@@ -55,6 +64,7 @@ impl Proxy {
             hold,
             hold_creations,
             hold_removals,
+            removals_under_way,
             stop,
         }
     }
@@ -79,10 +89,18 @@ impl Proxy {
         self.hold_removals.store(true, Ordering::SeqCst);
     }
 
+    /// From now on a request to remove a container is answered by the proxy with the engine's
+    /// 409 "removal of container … is already in progress", and forwarded to the engine
+    /// [`REMOVAL_UNDER_WAY_FOR`] later on a connection of its own.
+    pub fn answer_removals_as_under_way(&self) {
+        self.removals_under_way.store(true, Ordering::SeqCst);
+    }
+
     pub fn resume(&self) {
         self.hold.store(false, Ordering::SeqCst);
         self.hold_creations.store(false, Ordering::SeqCst);
         self.hold_removals.store(false, Ordering::SeqCst);
+        self.removals_under_way.store(false, Ordering::SeqCst);
     }
 }
 
@@ -103,6 +121,7 @@ struct Holds {
     /// This connection asked to create a container.
     creating: Arc<AtomicBool>,
     removals: Arc<AtomicBool>,
+    under_way: Arc<AtomicBool>,
 }
 
 impl Holds {
@@ -128,12 +147,44 @@ fn connect(client: UnixStream, holds: Holds) {
         return;
     };
     let (c2, e2) = (client.try_clone().unwrap(), engine.try_clone().unwrap());
+    let reply = client.try_clone().unwrap();
     let h2 = holds.clone();
-    std::thread::spawn(move || pump(c2, e2, &h2, false));
-    pump(engine, client, &holds, true);
+    std::thread::spawn(move || pump(c2, e2, &h2, Some(reply)));
+    pump(engine, client, &holds, None);
 }
 
-fn pump(mut from: UnixStream, mut to: UnixStream, holds: &Holds, answers: bool) {
+/// Answers the removal request `request` as the engine does when another removal of the
+/// container is under way, and sends the request to the engine a moment later.
+fn answer_as_under_way(request: &[u8], reply: &mut UnixStream) {
+    let text = String::from_utf8_lossy(request);
+    let id = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|path| path.split("/containers/").nth(1))
+        .map(|rest| rest.split(['?', '/']).next().unwrap_or(rest).to_string())
+        .unwrap_or_default();
+    let body = format!("{{\"message\":\"removal of container {id} is already in progress\"}}");
+    let head = format!(
+        "HTTP/1.1 409 Conflict\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let _ = reply.write_all(head.as_bytes());
+    let _ = reply.write_all(body.as_bytes());
+    let request = request.to_vec();
+    std::thread::spawn(move || {
+        std::thread::sleep(REMOVAL_UNDER_WAY_FOR);
+        if let Ok(mut engine) = UnixStream::connect(ENGINE_SOCKET) {
+            let _ = engine.write_all(&request);
+            let mut answer = [0u8; 4096];
+            let _ = engine.read(&mut answer);
+        }
+    });
+}
+
+/// Copies `from` to `to`; `reply` (the client's side, for the request direction) is where the
+/// proxy answers a request itself.
+fn pump(mut from: UnixStream, mut to: UnixStream, holds: &Holds, mut reply: Option<UnixStream>) {
+    let answers = reply.is_none();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = match from.read(&mut buf) {
@@ -148,6 +199,12 @@ fn pump(mut from: UnixStream, mut to: UnixStream, holds: &Holds, answers: bool) 
             if text.starts_with("DELETE ") && text.contains("/containers/") {
                 while holds.removals.load(Ordering::SeqCst) {
                     std::thread::sleep(Duration::from_millis(20));
+                }
+                if holds.under_way.load(Ordering::SeqCst) {
+                    if let Some(reply) = reply.as_mut() {
+                        answer_as_under_way(&buf[..n], reply);
+                        continue;
+                    }
                 }
             }
         }

@@ -537,9 +537,15 @@ fn sphinx_entries_that_cap_the_helpers_cap_jsmath_under_uv() {
             .unwrap_or_else(|| panic!("{version}: {repo}"));
         assert!(helpers < at, "{version}: {repo}");
         assert_eq!(repo.matches(line).count(), 1, "{version}");
-        assert!(!setup(conda, version).setup_repo_sh.contains("jsmath"), "{version}");
+        assert!(
+            !setup(conda, version).setup_repo_sh.contains("jsmath"),
+            "{version}"
+        );
     }
     for version in ["2.4", "4.5", "5.0", "7.1"] {
-        assert!(!setup(&uv, version).setup_repo_sh.contains("jsmath"), "{version}");
+        assert!(
+            !setup(&uv, version).setup_repo_sh.contains("jsmath"),
+            "{version}"
+        );
     }
 }
