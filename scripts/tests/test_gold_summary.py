@@ -80,11 +80,16 @@ class DjangoDocstringNames(unittest.TestCase):
         self.assertEqual((missing, not_passing, described), ([], ["b"], 0))
 
 
-def campaign_with_log(tmp, iid, log):
-    d = gs.run_dir(tmp, iid)
-    os.makedirs(d)
-    with open(os.path.join(d, "test_output.txt"), "w") as f:
-        f.write(log)
+def campaign_with_log(tmp, iid, log, pre_log=None):
+    """A campaign directory with `log` as the gold run's output after the fix (and `pre_log`
+    before it)."""
+    for run, text in (("pred_post__gold", log), ("pred_pre__gold", pre_log)):
+        if text is None:
+            continue
+        d = gs.run_dir(tmp, iid, run)
+        os.makedirs(d)
+        with open(os.path.join(d, "test_output.txt"), "w") as f:
+            f.write(text)
     return tmp
 
 
@@ -194,11 +199,7 @@ class DisagreementCauses(unittest.TestCase):
                 "test_c (app.tests.T) ... ok\n"
                 "test_d (app.tests.T) ... ok\n")
         with tempfile.TemporaryDirectory() as tmp:
-            out = campaign_with_log(tmp, "django__django-1", post)
-            d = gs.run_dir(tmp, "django__django-1", "pred_pre__gold")
-            os.makedirs(d)
-            with open(os.path.join(d, "test_output.txt"), "w") as f:
-                f.write(pre)
+            out = campaign_with_log(tmp, "django__django-1", post, pre)
             # test_b's status line before the fix is cut off by test_c's: a FAIL_TO_PASS test that
             # the parser saw pass.
             self.assertIn("cut off", gs.disagreement_cause(out, "django__django-1", ["test_b (app.tests.T)"], []))
@@ -279,11 +280,7 @@ class DisagreementCauses(unittest.TestCase):
                 "test_b (app.tests.T) ... ok\n")
         why_by_hand = "the dataset's run crashed before the fix"
         with tempfile.TemporaryDirectory() as tmp:
-            out = campaign_with_log(tmp, "django__django-1", post)
-            d = gs.run_dir(tmp, "django__django-1", "pred_pre__gold")
-            os.makedirs(d)
-            with open(os.path.join(d, "test_output.txt"), "w") as f:
-                f.write(pre)
+            out = campaign_with_log(tmp, "django__django-1", post, pre)
             passed = ["Session repr should be the session key.", "test_a (app.tests.T)"]
             self.assertEqual(gs.disagreement_cause(out, "django__django-1", passed, [], None, None, why_by_hand),
                              why_by_hand)
