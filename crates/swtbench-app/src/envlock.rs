@@ -16,7 +16,7 @@ use swtbench_backend::labels::{KIND, MANAGED, RUN_ID};
 use swtbench_backend::network::{CA_IMAGE_PATH, CA_VARIABLES};
 use swtbench_backend::{
     BuildNetwork, ContainerBackend, ContainerFile, ContainerGuard, ContainerSpec, ExecRequest,
-    NetworkAccess,
+    LabelFilter, NetworkAccess,
 };
 use swtbench_spec::lock::{self, LockHow, LockJob};
 use swtbench_spec::{EnvLock, ExecSpec, SpecTable, UV_VERSION};
@@ -291,12 +291,17 @@ pub fn lock_to_file(
         label: format!("envs-lock-{}", std::process::id()),
     };
     let (rt, backend) = crate::engine::connect_blocking()?;
-    let (lock, envs) = rt.block_on(lock_environments(
-        Arc::new(backend),
-        &specs,
-        &settings,
-        on_env,
-    ))?;
+    let backend = Arc::new(backend);
+    let (lock, envs) = rt.block_on(async {
+        let mut signals = crate::evaluate::StopSignals::new();
+        tokio::select! {
+            done = lock_environments(backend.clone(), &specs, &settings, on_env) => done,
+            // A signal that cannot be listened for never ends the lock.
+            _ = async { if !signals.next().await { std::future::pending::<()>().await } } => {
+                Err(interrupted(&*backend, &settings.label).await)
+            }
+        }
+    })?;
     swtbench_data::fsutil::write_atomic(request.output, lock.render().as_bytes()).map_err(|e| {
         Error::environment(anyhow!("cannot write {}: {e}", request.output.display()))
     })?;
@@ -305,6 +310,39 @@ pub fn lock_to_file(
         envs,
         instances: specs.len(),
     })
+}
+
+/// After Ctrl-C or SIGTERM: removes this lock's resolve containers (the resolve under way was
+/// dropped; its container may still be in the making, so the sweep is done twice) and says what
+/// was left undone. Nothing is written.
+async fn interrupted<B: ContainerBackend>(backend: &B, label: &str) -> Error {
+    let filter = LabelFilter::new(RUN_ID, label);
+    let mut left = Vec::new();
+    for pass in 0..2 {
+        if pass > 0 {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        left.clear();
+        for c in backend
+            .containers_with_label(&filter)
+            .await
+            .unwrap_or_default()
+        {
+            if backend.container_remove(&c.id).await.is_err() {
+                left.push(c.id);
+            }
+        }
+    }
+    let mut error = Error::interrupted(anyhow!(
+        "interrupted: no lock file was written, and the resolve containers were removed"
+    ));
+    if !left.is_empty() {
+        error = error.with_hint(format!(
+            "these containers could not be removed: {} (docker rm -f)",
+            left.join(" ")
+        ));
+    }
+    error
 }
 
 /// The lock of `specs`' environments, and per environment what was done.

@@ -12,6 +12,8 @@ pub enum Fault {
     /// The environment is not usable (container engine unreachable, a directory not writable,
     /// network needed but offline).
     Environment,
+    /// The user stopped the command (Ctrl-C, SIGTERM); what it made is cleaned up.
+    Interrupted,
 }
 
 /// An error that ends an application-level operation.
@@ -34,6 +36,14 @@ impl Error {
     pub fn environment(error: impl Into<anyhow::Error>) -> Self {
         Error {
             fault: Fault::Environment,
+            error: error.into(),
+            hint: None,
+        }
+    }
+
+    pub fn interrupted(error: impl Into<anyhow::Error>) -> Self {
+        Error {
+            fault: Fault::Interrupted,
             error: error.into(),
             hint: None,
         }

@@ -845,17 +845,27 @@ fn render_specs(
         .collect()
 }
 
-/// Ctrl-C once: interrupt (stop, clean up, partial reports); twice: kill (clean up, no
-/// reports); three times: [`Signal::Exit`]. SIGTERM counts as a first Ctrl-C.
-async fn watch_signals(cancel: Cancel, on_signal: Arc<dyn Fn(Signal) + Send + Sync>) {
+/// Ctrl-C (SIGINT) and, on Unix, SIGTERM: the signals that stop a command.
+pub(crate) struct StopSignals {
     #[cfg(unix)]
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let mut presses = 0u32;
-    loop {
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignals {
+    /// Starts listening (within a Tokio runtime).
+    pub(crate) fn new() -> StopSignals {
+        StopSignals {
+            #[cfg(unix)]
+            term: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok(),
+        }
+    }
+
+    /// Waits for the next Ctrl-C or SIGTERM; `false` when Ctrl-C cannot be listened for.
+    pub(crate) async fn next(&mut self) -> bool {
         #[cfg(unix)]
         {
-            let term_fut = async {
-                match term.as_mut() {
+            let term = async {
+                match self.term.as_mut() {
                     Some(t) => {
                         t.recv().await;
                     }
@@ -863,12 +873,24 @@ async fn watch_signals(cancel: Cancel, on_signal: Arc<dyn Fn(Signal) + Send + Sy
                 }
             };
             tokio::select! {
-                r = tokio::signal::ctrl_c() => { if r.is_err() { return; } }
-                _ = term_fut => {}
+                r = tokio::signal::ctrl_c() => r.is_ok(),
+                _ = term => true,
             }
         }
         #[cfg(not(unix))]
-        if tokio::signal::ctrl_c().await.is_err() {
+        {
+            tokio::signal::ctrl_c().await.is_ok()
+        }
+    }
+}
+
+/// Ctrl-C once: interrupt (stop, clean up, partial reports); twice: kill (clean up, no
+/// reports); three times: [`Signal::Exit`]. SIGTERM counts as a first Ctrl-C.
+async fn watch_signals(cancel: Cancel, on_signal: Arc<dyn Fn(Signal) + Send + Sync>) {
+    let mut signals = StopSignals::new();
+    let mut presses = 0u32;
+    loop {
+        if !signals.next().await {
             return;
         }
         presses += 1;

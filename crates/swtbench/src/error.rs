@@ -76,6 +76,7 @@ impl From<swtbench_app::Error> for CliError {
             code: match e.fault {
                 swtbench_app::Fault::Input => ExitCode::Input,
                 swtbench_app::Fault::Environment => ExitCode::Environment,
+                swtbench_app::Fault::Interrupted => ExitCode::Interrupted,
             },
             error: e.error,
             hint: e.hint,

@@ -8,6 +8,8 @@
 //! - after one entry's pin is changed, running again into the same output directory executes the
 //!   runs of that entry's instances and reuses every other.
 //!
+//! Ctrl-C during `envs lock` ends it with 130, no lock file and no resolve container left.
+//!
 //! Three of the fixture's instances keep it short (two of swtfix/calc, one of swtfix/textkit).
 //! Every image this test builds, the stand-in too, is removed at its end.
 
@@ -180,6 +182,33 @@ fn engine_env_lock_installs_exactly_and_a_changed_entry_reruns_only_its_instance
     let fx = fixture();
     build_stand_in();
     let lock_path: PathBuf = fx.root.join("team.lock");
+
+    // Ctrl-C while the environment resolves: exit 130, no lock file, no resolve container left.
+    let mut args: Vec<String> = vec!["envs".into(), "lock".into()];
+    args.extend(common(&fx));
+    args.extend(["--output".into(), lock_path.display().to_string()]);
+    let mut child = spawn(&args);
+    let label = format!("envs-lock-{}", child.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while containers_of(&label).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no resolve container appeared"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let status = wait_exit(&mut child, std::time::Duration::from_secs(60));
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        containers_of(&label).is_empty(),
+        "leftover resolve container"
+    );
+    assert!(!lock_path.exists(), "a lock file after the interrupt");
 
     // Lock: one environment (calc and textkit render the same one), resolved once.
     let mut args: Vec<String> = vec!["envs".into(), "lock".into()];
