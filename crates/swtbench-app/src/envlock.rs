@@ -318,31 +318,35 @@ pub fn lock_to_file(
 async fn interrupted<B: ContainerBackend>(backend: &B, label: &str) -> Error {
     let filter = LabelFilter::new(RUN_ID, label);
     let mut left = Vec::new();
+    let mut unlisted = None;
     for pass in 0..2 {
         if pass > 0 {
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
         left.clear();
-        for c in backend
-            .containers_with_label(&filter)
-            .await
-            .unwrap_or_default()
-        {
-            if backend.container_remove(&c.id).await.is_err() {
-                left.push(c.id);
+        match backend.containers_with_label(&filter).await {
+            Ok(found) => {
+                unlisted = None;
+                for c in found {
+                    if backend.container_remove(&c.id).await.is_err() {
+                        left.push(c.id);
+                    }
+                }
             }
+            Err(e) => unlisted = Some(e),
         }
     }
-    let mut error = Error::interrupted(anyhow!(
-        "interrupted: no lock file was written, and the resolve containers were removed"
-    ));
-    if !left.is_empty() {
-        error = error.with_hint(format!(
-            "these containers could not be removed: {} (docker rm -f)",
+    let error = Error::interrupted(anyhow!("interrupted: no lock file was written"));
+    match (unlisted, left.is_empty()) {
+        (Some(e), _) => error.with_hint(format!(
+            "the resolve containers could not be listed ({e}): `swtbench clean --run-id {label}` removes them"
+        )),
+        (None, false) => error.with_hint(format!(
+            "these resolve containers could not be removed: {} (docker rm -f)",
             left.join(" ")
-        ));
+        )),
+        (None, true) => error,
     }
-    error
 }
 
 /// The lock of `specs`' environments, and per environment what was done.
