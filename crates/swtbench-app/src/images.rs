@@ -623,7 +623,7 @@ pub async fn transfer_images<B: ContainerBackend>(
             let r = if push {
                 match backend.image_inspect(&tag).await {
                     Ok(Some(_)) => swtbench_backend::push_as(
-                        &*backend,
+                        &backend,
                         &tag,
                         &reference,
                         reg.auth.as_ref(),
@@ -653,7 +653,7 @@ pub async fn transfer_images<B: ContainerBackend>(
                             reference: reference.clone(),
                         });
                         let pulled = swtbench_backend::pull_as(
-                            &*backend,
+                            &backend,
                             &reference,
                             &tag,
                             reg.auth.as_ref(),

@@ -144,10 +144,49 @@ impl RegistryCache {
     }
 }
 
+/// The registry name an image carries during a transfer: removed when the transfer is dropped
+/// unfinished (Ctrl-C, a cancelled task), as the transfer removes it when it ends. A pulled image
+/// that got no local name yet goes with it; one that did keeps that name.
+struct TransferName<B: ContainerBackend> {
+    backend: Arc<B>,
+    reference: Option<String>,
+}
+
+impl<B: ContainerBackend> TransferName<B> {
+    fn new(backend: &Arc<B>, reference: &str) -> Self {
+        TransferName {
+            backend: backend.clone(),
+            reference: Some(reference.to_string()),
+        }
+    }
+
+    /// Removes the name now (its absence is no error), as the transfer's last step.
+    async fn remove(mut self) {
+        if let Some(reference) = self.reference.take() {
+            let _ = self.backend.image_remove(&reference, false).await;
+        }
+    }
+}
+
+impl<B: ContainerBackend> Drop for TransferName<B> {
+    fn drop(&mut self) {
+        let Some(reference) = self.reference.take() else {
+            return;
+        };
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let backend = self.backend.clone();
+            handle.spawn(async move {
+                let _ = backend.image_remove(&reference, false).await;
+            });
+        }
+    }
+}
+
 /// Pulls `reference` and names it `tag` locally (the registry name is removed again, so the
-/// image looks as if built here). Returns the bytes moved.
+/// image looks as if built here, also when the pull is dropped unfinished). Returns the bytes
+/// moved.
 pub async fn pull_as<B: ContainerBackend>(
-    backend: &B,
+    backend: &Arc<B>,
     reference: &str,
     tag: &str,
     auth: Option<&crate::model::RegistryAuth>,
@@ -161,16 +200,17 @@ pub async fn pull_as<B: ContainerBackend>(
         );
         progress(p);
     };
+    let name = TransferName::new(backend, reference);
     backend.image_pull(reference, auth, &sink).await?;
     backend.image_tag(reference, tag).await?;
-    let _ = backend.image_remove(reference, false).await;
+    name.remove().await;
     Ok(bytes.load(std::sync::atomic::Ordering::Relaxed))
 }
 
-/// Pushes the local `tag` as `reference` (tagged for the push, untagged after). Returns the
-/// bytes moved.
+/// Pushes the local `tag` as `reference` (tagged for the push, untagged after, also when the
+/// push is dropped unfinished). Returns the bytes moved.
 pub async fn push_as<B: ContainerBackend>(
-    backend: &B,
+    backend: &Arc<B>,
     tag: &str,
     reference: &str,
     auth: Option<&crate::model::RegistryAuth>,
@@ -184,9 +224,10 @@ pub async fn push_as<B: ContainerBackend>(
         );
         progress(p);
     };
+    let name = TransferName::new(backend, reference);
     backend.image_tag(tag, reference).await?;
     let pushed = backend.image_push(reference, auth, &sink).await;
-    let _ = backend.image_remove(reference, false).await;
+    name.remove().await;
     pushed.map(|()| bytes.load(std::sync::atomic::Ordering::Relaxed))
 }
 
@@ -313,15 +354,7 @@ impl<B: ContainerBackend> ImageBuilder<B> {
                     progress,
                 })
             };
-            match push_as(
-                &*self.backend,
-                tag,
-                &reference,
-                reg.auth.as_ref(),
-                &progress,
-            )
-            .await
-            {
+            match push_as(&self.backend, tag, &reference, reg.auth.as_ref(), &progress).await {
                 Ok(bytes) => (reg.observer)(RegistryNote::Pushed {
                     tag: tag.to_string(),
                     reference,
@@ -357,14 +390,8 @@ impl<B: ContainerBackend> ImageBuilder<B> {
                     progress,
                 })
             };
-            let pulled = pull_as(
-                &*self.backend,
-                &reference,
-                tag,
-                reg.auth.as_ref(),
-                &progress,
-            )
-            .await;
+            let pulled =
+                pull_as(&self.backend, &reference, tag, reg.auth.as_ref(), &progress).await;
             let err = match pulled {
                 Ok(bytes) => match self.backend.image_inspect(tag).await {
                     Ok(Some(image)) => {

@@ -81,6 +81,44 @@ async fn docker_a_removal_already_under_way_is_waited_for() {
     proxy.resume();
 }
 
+/// A push tags the image with its registry name first; dropped before it ends (Ctrl-C, a
+/// cancelled task), that name is removed as when the push ends, not left on the local image.
+#[tokio::test(flavor = "multi_thread")]
+async fn docker_a_push_dropped_unfinished_leaves_no_registry_name() {
+    let Some((direct, _dir, proxy)) = engine_and_proxy("docker_push_dropped").await else {
+        return;
+    };
+    let scope = Scope::new("push-dropped");
+    // No registry listens there; the proxy holds the engine's answer to the push anyway.
+    let reference = format!("127.0.0.1:9/{}", scope.tag("pushed"));
+    let backend = Arc::new(through(&proxy).await);
+    proxy.hold_pushes();
+    let push = tokio::spawn({
+        let (backend, reference) = (backend.clone(), reference.clone());
+        async move { swtbench_backend::push_as(&backend, BASE_IMAGE, &reference, None, &|_| {}).await }
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !direct.image_exists(&reference).await.expect("inspect") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the push never tagged"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    push.abort();
+    assert!(push.await.expect_err("cancelled").is_cancelled());
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while direct.image_exists(&reference).await.expect("inspect") {
+        if std::time::Instant::now() > deadline {
+            let _ = direct.image_remove(&reference, false).await;
+            panic!("the registry name {reference} stayed after the push was dropped");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(direct.image_exists(BASE_IMAGE).await.expect("inspect"));
+    proxy.resume();
+}
+
 #[tokio::test]
 async fn docker_build_from_context_streams_log_applies_labels_and_reports_failures() {
     let Some(backend) = connect("docker_build").await else {

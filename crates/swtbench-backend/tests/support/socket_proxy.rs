@@ -6,7 +6,9 @@
 //! removals, it keeps back every request to remove a container (the container stays); switched to
 //! answering removals as under way, it answers a request to remove a container itself with the
 //! engine's 409 "removal … is already in progress" and forwards the request only a moment later,
-//! on a connection of its own (the container goes after the client heard the answer). Shared by
+//! on a connection of its own (the container goes after the client heard the answer); switched to
+//! holding pushes, it keeps back the engine's answers on a connection that asked to push an image
+//! (the push never ends for the client). Shared by
 //! the backend's and the binary's hung-engine tests (the binary's includes this file by path).
 #![allow(dead_code)]
 
@@ -26,6 +28,7 @@ pub struct Proxy {
     hold_creations: Arc<AtomicBool>,
     hold_removals: Arc<AtomicBool>,
     removals_under_way: Arc<AtomicBool>,
+    hold_pushes: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
 }
 
@@ -40,9 +43,11 @@ impl Proxy {
         let hold_creations = Arc::new(AtomicBool::new(false));
         let hold_removals = Arc::new(AtomicBool::new(false));
         let removals_under_way = Arc::new(AtomicBool::new(false));
+        let hold_pushes = Arc::new(AtomicBool::new(false));
         let stop = Arc::new(AtomicBool::new(false));
         let (h, hc, s) = (hold.clone(), hold_creations.clone(), stop.clone());
         let (hr, ru) = (hold_removals.clone(), removals_under_way.clone());
+        let hp = hold_pushes.clone();
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 if s.load(Ordering::SeqCst) {
@@ -55,6 +60,8 @@ impl Proxy {
                     creating: Arc::new(AtomicBool::new(false)),
                     removals: hr.clone(),
                     under_way: ru.clone(),
+                    pushes: hp.clone(),
+                    pushing: Arc::new(AtomicBool::new(false)),
                 };
                 std::thread::spawn(move || connect(client, holds));
             }
@@ -65,6 +72,7 @@ impl Proxy {
             hold_creations,
             hold_removals,
             removals_under_way,
+            hold_pushes,
             stop,
         }
     }
@@ -96,11 +104,17 @@ impl Proxy {
         self.removals_under_way.store(true, Ordering::SeqCst);
     }
 
+    /// From now on the answers on a connection that asked to push an image are held.
+    pub fn hold_pushes(&self) {
+        self.hold_pushes.store(true, Ordering::SeqCst);
+    }
+
     pub fn resume(&self) {
         self.hold.store(false, Ordering::SeqCst);
         self.hold_creations.store(false, Ordering::SeqCst);
         self.hold_removals.store(false, Ordering::SeqCst);
         self.removals_under_way.store(false, Ordering::SeqCst);
+        self.hold_pushes.store(false, Ordering::SeqCst);
     }
 }
 
@@ -122,6 +136,9 @@ struct Holds {
     creating: Arc<AtomicBool>,
     removals: Arc<AtomicBool>,
     under_way: Arc<AtomicBool>,
+    pushes: Arc<AtomicBool>,
+    /// This connection asked to push an image.
+    pushing: Arc<AtomicBool>,
 }
 
 impl Holds {
@@ -130,6 +147,7 @@ impl Holds {
             || (answer
                 && self.creations.load(Ordering::SeqCst)
                 && self.creating.load(Ordering::SeqCst))
+            || (answer && self.pushes.load(Ordering::SeqCst) && self.pushing.load(Ordering::SeqCst))
     }
 
     fn wait(&self, answer: bool) {
@@ -195,6 +213,9 @@ fn pump(mut from: UnixStream, mut to: UnixStream, holds: &Holds, mut reply: Opti
             let text = String::from_utf8_lossy(&buf[..n]);
             if text.starts_with("POST ") && text.contains("/containers/create") {
                 holds.creating.store(true, Ordering::SeqCst);
+            }
+            if text.starts_with("POST ") && text.contains("/push") {
+                holds.pushing.store(true, Ordering::SeqCst);
             }
             if text.starts_with("DELETE ") && text.contains("/containers/") {
                 while holds.removals.load(Ordering::SeqCst) {
