@@ -593,8 +593,6 @@ impl DockerBackend {
         Ok(())
     }
 
-    /// `Ok` when the container is still running; [`BackendError::ContainerStopped`] when it
-    /// stopped or is gone.
     /// Waits until the engine no longer knows container `id` (another removal of it is under
     /// way), for at most `limit`; says so when it is still there after that.
     async fn wait_container_gone(&self, id: &str, limit: Duration) -> Result<()> {
@@ -625,6 +623,8 @@ impl DockerBackend {
         }
     }
 
+    /// `Ok` when the container is still running; [`BackendError::ContainerStopped`] when it
+    /// stopped or is gone.
     async fn check_still_running(&self, id: &str, exit_code: Option<i64>) -> Result<()> {
         // A command killed by a signal may have died with its container; the engine records the
         // container's exit a moment after the command's stream ends, so look again for a while.
