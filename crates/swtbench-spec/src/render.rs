@@ -35,11 +35,11 @@ const UV_SYSTEM_LINE: &str = "missing=''; command -v git >/dev/null || missing=g
 /// locale is never made, Python 3.6 falls back to ASCII for its output, and a test that prints
 /// `…` fails with `UnicodeEncodeError`.
 const UV_LOCALES_LINE: &str = "[ -f /etc/locale.gen ] || { apt-get update && apt-get install -y --no-install-recommends locales && rm -rf /var/lib/apt/lists/*; }";
-/// `setup_env.sh` of a uv entry: the user tests may run as.
 /// The cap on `sphinxcontrib-jsmath` for Sphinx < 5 checkouts under uv (see
 /// `caps_sphinx_helpers_but_not_jsmath`): 1.0.1 is the last release that loads in Sphinx 3 and 4.
 const UV_JSMATH_LINE: &str =
     "sed -i 's/sphinxcontrib-jsmath/sphinxcontrib-jsmath<=1.0.1/' setup.py";
+/// `setup_env.sh` of a uv entry: the user tests may run as.
 const UV_NONROOT_LINE: &str = "id -u nonroot >/dev/null 2>&1 || useradd -m nonroot";
 /// Directory name of the bare mirror inside the build context of a mirror instance build.
 pub const MIRROR_CONTEXT_DIR: &str = "swtbench-mirror.git";

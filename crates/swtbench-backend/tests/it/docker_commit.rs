@@ -119,7 +119,6 @@ fn commit_request(scope: &Scope, name: &str, dockerfile: String) -> BuildRequest
     request
 }
 
-/// A backend whose engine is reached through `proxy`.
 #[tokio::test]
 async fn docker_a_commit_build_holds_what_the_step_build_holds_in_one_layer() {
     let Some(backend) = connect("docker_commit_build").await else {

@@ -183,11 +183,12 @@ fn engine_env_lock_installs_exactly_and_a_changed_entry_reruns_only_its_instance
     build_stand_in();
     let lock_path: PathBuf = fx.root.join("team.lock");
 
+    let mut lock_args: Vec<String> = vec!["envs".into(), "lock".into()];
+    lock_args.extend(common(&fx));
+    lock_args.extend(["--output".into(), lock_path.display().to_string()]);
+
     // Ctrl-C while the environment resolves: exit 130, no lock file, no resolve container left.
-    let mut args: Vec<String> = vec!["envs".into(), "lock".into()];
-    args.extend(common(&fx));
-    args.extend(["--output".into(), lock_path.display().to_string()]);
-    let mut child = spawn(&args);
+    let mut child = spawn(&lock_args);
     let label = format!("envs-lock-{}", child.id());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
     while containers_of(&label).is_empty() {
@@ -211,11 +212,8 @@ fn engine_env_lock_installs_exactly_and_a_changed_entry_reruns_only_its_instance
     assert!(!lock_path.exists(), "a lock file after the interrupt");
 
     // Lock: one environment (calc and textkit render the same one), resolved once.
-    let mut args: Vec<String> = vec!["envs".into(), "lock".into()];
-    args.extend(common(&fx));
-    args.extend(["--output".into(), lock_path.display().to_string()]);
     let started = std::time::Instant::now();
-    let locked = run(&args);
+    let locked = run(&lock_args);
     let lock_secs = started.elapsed().as_secs_f64();
     let lock_text = std::fs::read_to_string(&lock_path).unwrap_or_default();
     eprintln!("envs lock: {lock_secs:.1} s, {} bytes", lock_text.len());
