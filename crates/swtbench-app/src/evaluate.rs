@@ -427,15 +427,10 @@ impl Pipeline {
                 }
                 match rt.block_on(crate::registry::pull_base_image(b.as_ref(), &tag)) {
                     Ok(info) => {
-                        base_notes.push(format!("pulled the Python image {tag}"));
-                        images.insert(
-                            tag,
-                            Some(swtbench_plan::plan::ExistingImage::from(&info)),
-                        );
+                        base_notes.push(crate::registry::python_image_pulled(&tag));
+                        images.insert(tag, Some(swtbench_plan::plan::ExistingImage::from(&info)));
                     }
-                    Err(e) => base_notes.push(format!(
-                        "the Python image {tag} is not local and could not be pulled ({e}); make it with scripts/python-image or name another with --python-image"
-                    )),
+                    Err(e) => base_notes.push(crate::registry::python_image_not_pulled(&tag, &e)),
                 }
             }
         }
@@ -919,12 +914,8 @@ fn python_images_missing(
 ) -> Vec<String> {
     let mut out: Vec<String> = specs
         .values()
-        .filter_map(|s| s.as_ref().ok())
-        .filter(|s| {
-            s.spec.provider == swtbench_spec::Provider::Uv
-                && matches!(s.spec.base, swtbench_spec::BaseImage::Image(_))
-        })
-        .map(|s| s.keys.base.clone())
+        .filter_map(|s| s.as_ref().ok().and_then(crate::images::python_image_of))
+        .map(str::to_string)
         .filter(|t| matches!(images.get(t), Some(None)))
         .collect();
     out.sort();

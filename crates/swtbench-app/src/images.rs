@@ -261,7 +261,9 @@ pub enum ImageChainError {
     /// package source when that was the cause).
     #[error("{0}")]
     Build(BuildFailure),
-    #[error("base image {tag} does not exist (e.g. scripts/base-image)")]
+    #[error(
+        "base image {tag} does not exist (build it first, e.g. scripts/base-image, or scripts/python-image for a Python image)"
+    )]
     MissingBase { tag: String },
     #[error("no base image")]
     NoBase,
@@ -275,6 +277,41 @@ pub struct Built {
     pub images_built: usize,
     /// Images pulled from the registry cache instead of built.
     pub images_pulled: usize,
+    /// The Python images of uv environments that were not local: pulled, or why not.
+    pub python_images: Vec<(String, std::result::Result<(), String>)>,
+}
+
+/// The Python image a uv environment of `spec` builds on (`python:3.9-slim-bookworm`, …), which
+/// `run` and `images build` pull when it is not local.
+pub fn python_image_of(spec: &ExecSpec) -> Option<&str> {
+    (spec.spec.provider == swtbench_spec::Provider::Uv
+        && matches!(spec.spec.base, BaseImage::Image(_)))
+    .then_some(spec.keys.base.as_str())
+}
+
+/// Pulls the Python images of `specs` that are not local (each once, with the credentials of
+/// Docker's config file, as `run` does), and says what became of each.
+async fn pull_missing_python_images<B: ContainerBackend>(
+    backend: &B,
+    specs: &[(String, std::result::Result<ExecSpec, SpecError>)],
+) -> Vec<(String, std::result::Result<(), String>)> {
+    let tags: BTreeSet<&str> = specs
+        .iter()
+        .filter_map(|(_, s)| s.as_ref().ok().and_then(python_image_of))
+        .collect();
+    let mut out = Vec::new();
+    for tag in tags {
+        // An engine that does not answer fails every build of the tag with its own error.
+        if !matches!(backend.image_inspect(tag).await, Ok(None)) {
+            continue;
+        }
+        let pulled = crate::registry::pull_base_image(backend, tag)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        out.push((tag.to_string(), pulled));
+    }
+    out
 }
 
 /// Renders the spec of every instance (requirement files are read here, before any build
@@ -318,6 +355,7 @@ pub async fn build_images<B: ContainerBackend>(
         RebuildPolicy::Reuse
     };
     let level = options.level;
+    let python_images = pull_missing_python_images(backend.as_ref(), &specs).await;
     let sem = Arc::new(tokio::sync::Semaphore::new(workers));
     let mut set = tokio::task::JoinSet::new();
     for (id, spec) in specs {
@@ -350,6 +388,7 @@ pub async fn build_images<B: ContainerBackend>(
         results,
         images_built: builder.built_tags().len() - pulled,
         images_pulled: pulled,
+        python_images,
     }
 }
 
@@ -843,7 +882,14 @@ pub fn transfer_outcome(
 
 /// What `images build` prints: each instance's image or error, the images built and pulled.
 pub fn build_outcome(built: &Built) -> Outcome {
-    let mut lines = Vec::new();
+    let mut lines: Vec<Line> = built
+        .python_images
+        .iter()
+        .map(|(tag, pulled)| match pulled {
+            Ok(()) => Line::Info(crate::registry::python_image_pulled(tag)),
+            Err(e) => Line::Warn(crate::registry::python_image_not_pulled(tag, e)),
+        })
+        .collect();
     let mut failures = Failures::default();
     for (id, r) in &built.results {
         match r {

@@ -311,6 +311,18 @@ pub fn prebuilt_inventory(
     Ok(out)
 }
 
+/// What `run` and `images build` say of a missing Python image they pulled.
+pub fn python_image_pulled(tag: &str) -> String {
+    format!("pulled the Python image {tag}")
+}
+
+/// What `run` and `images build` say of a missing Python image they could not pull, and what to do.
+pub fn python_image_not_pulled(tag: &str, why: &dyn std::fmt::Display) -> String {
+    format!(
+        "the Python image {tag} is not local and could not be pulled ({why}); make it with scripts/python-image or name another with --python-image"
+    )
+}
+
 /// Pulls `reference` from its registry with the credentials Docker's config file has for it (none
 /// for a public image), for a base image that is missing locally (the Python images of
 /// `--env-provider uv`). Returns the image as the engine has it after the pull.

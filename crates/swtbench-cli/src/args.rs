@@ -293,8 +293,8 @@ pub struct EnvProviderArgs {
     pub env_provider: Option<swtbench_spec::Provider>,
 
     /// The Python image uv environments build on, `{version}` standing for the entry's Python
-    /// version (default python:{version}-slim-bookworm). `run` pulls a missing one (with the
-    /// credentials of Docker's config file); without a registry, make them with
+    /// version (default python:{version}-slim-bookworm). `run` and `images build` pull a missing
+    /// one (with the credentials of Docker's config file); without a registry, make them with
     /// scripts/python-image.
     #[arg(long, value_name = "TEMPLATE")]
     pub python_image: Option<String>,

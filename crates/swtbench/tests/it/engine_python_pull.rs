@@ -2,8 +2,9 @@
 //! Docker's config file, instead of the instance being skipped: a stand-in Python image is pushed
 //! to a real Distribution registry on loopback behind basic auth and removed locally; `run
 //! --dry-run` says it would pull it, and the run pulls it, builds on it and resolves the fixture
-//! instance. A Python image that is neither local nor in its registry skips the instance with a
-//! reason naming scripts/python-image.
+//! instance. `images build` pulls it the same way. A Python image that is neither local nor in its
+//! registry skips the instance with a reason naming scripts/python-image (`run`), or fails its
+//! images with one (`images build`).
 //!
 //! Needs Docker, the fixture base image and `docker-registry`; without them it says why it is
 //! skipped. Everything it makes (images, the registry) is removed at its end.
@@ -109,6 +110,36 @@ fn engine_a_missing_python_image_is_pulled_with_the_configs_credentials() {
     }
     let report = read_report(&out_dir, &run_id, "swtfix__calc-1");
 
+    // `images build` pulls it too (its base level is the Python image).
+    let images_build = |config: &std::path::Path, out: &str| {
+        let _ = Command::new("docker").args(["rmi", "-f", &image]).output();
+        crate::engine_fixture::swtbench_command()
+            .args([
+                "images",
+                "build",
+                "--dataset",
+                &fx.dataset(),
+                "--repo-mirror",
+            ])
+            .arg(fx.mirrors())
+            .arg("--spec-table")
+            .arg(spec_table())
+            .args(["--level", "base", "--output-dir"])
+            .arg(fx.root.join(out))
+            .args(&flags)
+            .env("DOCKER_CONFIG", config)
+            .output()
+            .unwrap()
+    };
+    let built = images_build(&config, "images-build");
+    let built_err = String::from_utf8_lossy(&built.stderr).to_string();
+    let built_pulled = Command::new("docker")
+        .args(["image", "inspect", &image])
+        .output()
+        .unwrap()
+        .status
+        .success();
+
     // Wrong credentials: not pulled, the instance is skipped with the reason.
     let _ = Command::new("docker").args(["rmi", "-f", &image]).output();
     let bad = docker_config(&fx.root.join("bad-config"), &reg.host(), "swt", "wrong");
@@ -124,6 +155,8 @@ fn engine_a_missing_python_image_is_pulled_with_the_configs_credentials() {
         .output()
         .unwrap();
     let refused_err = String::from_utf8_lossy(&refused.stderr).to_string();
+    let build_refused = images_build(&bad, "images-build-bad");
+    let build_refused_err = String::from_utf8_lossy(&build_refused.stderr).to_string();
     drop(cleanup);
 
     assert!(dry.status.success(), "{dry_err}");
@@ -145,6 +178,19 @@ fn engine_a_missing_python_image_is_pulled_with_the_configs_credentials() {
     );
     let report = report.expect("report.json of swtfix__calc-1");
     assert!(report.resolved, "{real_err}");
+    assert_eq!(built.status.code(), Some(0), "{built_err}");
+    assert!(
+        built_err.contains(&format!("pulled the Python image {image}")),
+        "{built_err}"
+    );
+    assert!(built_pulled, "the image is not local after images build");
+    assert_ne!(build_refused.status.code(), Some(0), "{build_refused_err}");
+    assert!(
+        build_refused_err.contains(&format!(
+            "the Python image {image} is not local and could not be pulled"
+        )) && build_refused_err.contains("scripts/python-image for a Python image"),
+        "{build_refused_err}"
+    );
     assert!(
         refused_err.contains(&format!(
             "the Python image {image} is not local and could not be pulled"
