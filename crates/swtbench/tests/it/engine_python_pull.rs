@@ -126,7 +126,7 @@ fn engine_a_missing_python_image_is_pulled_with_the_configs_credentials() {
             .arg(spec_table())
             .args(["--level", "base", "--output-dir"])
             .arg(fx.root.join(out))
-            .args(&flags)
+            .args(flags)
             .env("DOCKER_CONFIG", config)
             .output()
             .unwrap()
