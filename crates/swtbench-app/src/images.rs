@@ -278,7 +278,7 @@ pub struct Built {
     /// Images pulled from the registry cache instead of built.
     pub images_pulled: usize,
     /// The Python images of uv environments that were not local: pulled, or why not.
-    pub python_images: Vec<(String, std::result::Result<(), String>)>,
+    pub python_images: Vec<(String, Result<()>)>,
 }
 
 /// The Python image a uv environment of `spec` builds on (`python:3.9-slim-bookworm`, …), which
@@ -294,7 +294,7 @@ pub fn python_image_of(spec: &ExecSpec) -> Option<&str> {
 async fn pull_missing_python_images<B: ContainerBackend>(
     backend: &B,
     specs: &[(String, std::result::Result<ExecSpec, SpecError>)],
-) -> Vec<(String, std::result::Result<(), String>)> {
+) -> Vec<(String, Result<()>)> {
     let tags: BTreeSet<&str> = specs
         .iter()
         .filter_map(|(_, s)| s.as_ref().ok().and_then(python_image_of))
@@ -307,8 +307,7 @@ async fn pull_missing_python_images<B: ContainerBackend>(
         }
         let pulled = crate::registry::pull_base_image(backend, tag)
             .await
-            .map(|_| ())
-            .map_err(|e| e.to_string());
+            .map(|_| ());
         out.push((tag.to_string(), pulled));
     }
     out
