@@ -378,6 +378,30 @@ class LeaderboardFlags(unittest.TestCase):
         self.assertEqual(gs.check_flags([a, b], dict(f)), [])
         self.assertEqual(gs.check_flags([a, b], dict(f, p_to_p=10.0)), ["p_to_p"])
 
+    def test_the_comparison_puts_each_benchmark_beside_its_published_row(self):
+        a = gs.leaderboard_flags(self.REP)
+        b = gs.leaderboard_flags(dict(self.REP, tests_pred=dict(self.REP["tests_pred"], PASS_TO_PASS=["a", "b", "c"])))
+        recs = [{"instance_id": "x-1", "benchmarks": ["lite"], "leaderboard": a},
+                {"instance_id": "x-2", "benchmarks": ["lite", "verified"], "leaderboard": b},
+                {"instance_id": "x-3", "benchmarks": ["verified"], "leaderboard": b}]
+        rows = gs.comparison_rows(recs, skipped={"x-3"})
+        self.assertEqual([r[0] for r in rows], ["Lite ∪ Verified", "Lite", "Lite, published gold", "Verified",
+                                                "Verified, published gold"])
+        # P→P: x-2 and x-3 add a passing test, x-3's report is skipped (a filter list's) but counted in n.
+        self.assertEqual(rows[0][1:2] + rows[0][6:8], ["3", "33.3", "1"])
+        self.assertEqual(rows[1][1:2] + rows[1][6:8], ["2", "50.0", "1"])
+        self.assertEqual(rows[3][1:2] + rows[3][6:8], ["2", "50.0", "1"])
+        self.assertEqual(rows[2], ["Lite, published gold", "276", "–", "–", "–", "–", "10.86", "30", "71.84", "–"])
+        self.assertEqual(rows[4][6:8], ["15.01", "65"])
+        # A benchmark without flagged instances has only its published row.
+        self.assertEqual([r[0] for r in gs.comparison_rows(recs[:1], set())],
+                         ["Lite ∪ Verified", "Lite", "Lite, published gold", "Verified, published gold"])
+
+    def test_unflagged_instances_are_counted_per_repository(self):
+        done = [{"repo": "r/a"}, {"repo": "r/b", "leaderboard": {"resolved": True}}, {"repo": "r/b"}, {"repo": "r/b", "leaderboard": {}},
+                {"repo": "r/a", "leaderboard": {"resolved": True}}]
+        self.assertEqual(list(gs.unflagged_by_repo(done).items()), [("r/b", 2), ("r/a", 1)])
+
     def test_filter_list_instances_are_skipped_as_swtbench_report_skips_them(self):
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         skipped = gs.swt_filtered(root)
