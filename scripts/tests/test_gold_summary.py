@@ -322,8 +322,6 @@ class CampaignPace(unittest.TestCase):
             self.assertEqual(rows, [("events-all-1.jsonl", 120.0, 2, 100.0)])
 
 
-if __name__ == "__main__":
-    unittest.main()
 
 
 class MirrorSources(unittest.TestCase):
@@ -409,3 +407,31 @@ class LeaderboardFlags(unittest.TestCase):
         self.assertIn("scikit-learn__scikit-learn-25747", skipped)
         self.assertNotIn("django__django-11099", skipped)
         self.assertEqual(gs.swt_filtered("/nonexistent"), set())
+
+
+class EnvKeys(unittest.TestCase):
+    def test_an_instance_image_names_its_env_image(self):
+        self.assertEqual(gs.env_image_of("exec.eval.x86_64.6250e53a1abaa01a6886b7.c26187ee6922268ef4195a:latest"),
+                         "exec.env.x86_64.6250e53a1abaa01a6886b7:latest")
+        self.assertEqual(gs.env_image_of("localhost:5000/ns/exec.eval.arm64.ab12.cd34:latest"),
+                         "localhost:5000/ns/exec.env.arm64.ab12:latest")
+        for other in ("exec.env.x86_64.ab12:latest", "python:3.9-slim-bookworm", "", None):
+            self.assertIsNone(gs.env_image_of(other), other)
+
+    def test_the_gold_runs_key_file_gives_the_image_and_the_network(self):
+        import json
+        with tempfile.TemporaryDirectory() as tmp:
+            d = gs.run_dir(tmp, "x__y-1")
+            os.makedirs(d)
+            with open(os.path.join(d, "swtbench_key.json"), "w") as f:
+                json.dump({"inputs": {"instance_image": "exec.eval.x86_64.aa.bb:latest", "network": True,
+                                      "test_ca_sha256": "00"}}, f)
+            inputs = gs.gold_run_inputs(tmp, "x__y-1")
+            self.assertEqual(gs.env_image_of(inputs["instance_image"]), "exec.env.x86_64.aa:latest")
+            self.assertEqual(gs.test_network(tmp, "x__y-1"), "engine+ca")
+            self.assertEqual(gs.gold_run_inputs(tmp, "x__y-2"), {})
+            self.assertIsNone(gs.test_network(tmp, "x__y-2"))
+
+
+if __name__ == "__main__":
+    unittest.main()
