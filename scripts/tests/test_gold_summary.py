@@ -433,5 +433,19 @@ class EnvKeys(unittest.TestCase):
             self.assertIsNone(gs.test_network(tmp, "x__y-2"))
 
 
+class MissingObjects(unittest.TestCase):
+    def test_the_files_a_mirror_lacks_are_named_from_swtbenchs_message(self):
+        cause = ("reading the repository mirror /w/m/astropy__astropy.git: git mirror /w/.mirror/a+a/repo: it lacks 2 "
+                 "object(s) of commit c0a24c1dc957a3b565294213f435fefb2ec99714's files: astropy/utils/iers/data/"
+                 "eopc04.1962-now (4a48cb86af7454056316ceca5011ba607cf1f31d), a/b.dat (34d568d1475966f07b7fa098e1a9f1ca1e"
+                 "73c19b); a complete mirror holds them (`git clone --mirror`; a copy that leaves out large files does not)")
+        named = gs.missing_object(cause, {"base_commit": "c0a24c1dc957a3b565294213f435fefb2ec99714"})
+        self.assertEqual(named, "the repository mirror lacks astropy/utils/iers/data/eopc04.1962-now (blob "
+                                "4a48cb86af74), a/b.dat (blob 34d568d14759) of the base commit c0a24c1dc957: the fetched "
+                                "snapshot leaves out its largest files; a complete mirror (git clone --mirror) has it")
+        self.assertNotIn("/w/", named)
+        self.assertIsNone(gs.missing_object("reading the repository mirror failed: permission denied", {}))
+
+
 if __name__ == "__main__":
     unittest.main()
