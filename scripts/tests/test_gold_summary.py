@@ -322,8 +322,6 @@ class CampaignPace(unittest.TestCase):
             self.assertEqual(rows, [("events-all-1.jsonl", 120.0, 2, 100.0)])
 
 
-
-
 class MirrorSources(unittest.TestCase):
     def test_every_campaign_repository_has_a_source(self):
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -444,6 +442,8 @@ class MissingObjects(unittest.TestCase):
                                 "4a48cb86af74), a/b.dat (blob 34d568d14759) of the base commit c0a24c1dc957: the fetched "
                                 "snapshot leaves out its largest files; a complete mirror (git clone --mirror) has it")
         self.assertNotIn("/w/", named)
+        more = gs.missing_object(cause.replace("73c19b);", "73c19b) and 4 more;"), {})
+        self.assertIn("a/b.dat (blob 34d568d14759) and 4 more of the base commit", more)
         self.assertIsNone(gs.missing_object("reading the repository mirror failed: permission denied", {}))
 
 
