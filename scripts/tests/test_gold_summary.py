@@ -426,9 +426,9 @@ class EnvKeys(unittest.TestCase):
                                       "test_ca_sha256": "00"}}, f)
             inputs = gs.gold_run_inputs(tmp, "x__y-1")
             self.assertEqual(gs.env_image_of(inputs["instance_image"]), "exec.env.x86_64.aa:latest")
-            self.assertEqual(gs.test_network(tmp, "x__y-1"), "engine+ca")
+            self.assertEqual(gs.test_network(inputs), "engine+ca")
             self.assertEqual(gs.gold_run_inputs(tmp, "x__y-2"), {})
-            self.assertIsNone(gs.test_network(tmp, "x__y-2"))
+            self.assertIsNone(gs.test_network(gs.gold_run_inputs(tmp, "x__y-2")))
 
 
 class MissingObjects(unittest.TestCase):
