@@ -1,10 +1,14 @@
-//! `run`: the evaluation pipeline, as one library API. [`Pipeline::prepare`] loads what the plan
-//! needs and makes it (render every instance's spec → inventory the images → plan the runs); the
-//! caller may show the plan (`--dry-run`) and stop there, or [`Pipeline::execute`] it: lock the
-//! run directory, follow the plan on the engine (images, the six runs per instance, grading,
-//! `report.json`, the run report), then compute the leaderboard metrics over the benchmark's
-//! denominator and write the HTML page. The pipeline owns its async runtime and its engine
-//! connection; it reports progress only as events to the sink it is given and returns data.
+//! `run`: the evaluation pipeline, as one library call. [`evaluate`] is the entry point of every
+//! evaluation: `run` and its shards, the repeats of `--repeat`, `verify --reexecute`'s fresh run and
+//! the evaluation service all call it with a [`Request`] (settings, dataset, predictions, spec
+//! table), how the caller stops it ([`Stopping`]) and what the caller sees ([`Observer`]: the
+//! warnings before any work and the sink of the events). It plans first ([`Pipeline::prepare`]:
+//! render every instance's spec → inventory the images → the plan, a pure function of those), and
+//! returns the plan of a dry run there; else it locks the run directory, follows the plan on the
+//! engine (images, the six runs per instance, grading, `report.json`, the run report), then
+//! computes the leaderboard metrics over the benchmark's denominator and writes the HTML page. The
+//! [`Engine`] (the async runtime and the engine connection) is the caller's and outlives the
+//! evaluations made with it (a service keeps one); nothing here prints.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,6 +29,59 @@ use swtbench_runner::images::image_inventory;
 use swtbench_runner::session::{RunLock, RunLockError};
 use swtbench_runner::DiskOutputs;
 use swtbench_runner::{Cancel, Evaluation, RunOutput};
+
+/// The one way into an evaluation: plans `request` on `engine` and, unless it is a dry run
+/// ([`Finished::Planned`]), follows the plan. `observer` is told the warnings before any work and
+/// gives the sink of the events; `stopping` says how the caller stops it.
+pub fn evaluate(
+    engine: &Engine,
+    request: Request,
+    stopping: &Stopping,
+    observer: &dyn Observer,
+) -> Result<Finished> {
+    let dry_run = request.dry_run;
+    let pipeline = Pipeline::prepare(engine, request)?;
+    observer.warnings(&pipeline.warnings(dry_run));
+    if dry_run {
+        return Ok(Finished::Planned(Box::new(pipeline.plan)));
+    }
+    let locked = pipeline.lock()?;
+    let sink = observer.sink(locked.plan())?;
+    let finished = locked.execute(sink, stopping);
+    observer.ended();
+    finished
+}
+
+/// What the caller of [`evaluate`] sees of it.
+pub trait Observer {
+    /// The warnings to show before any work (the Python images' notes, environments without
+    /// frozen pins, instances the gold validation found broken), in order; called once, also for
+    /// a dry run.
+    fn warnings(&self, warnings: &[String]);
+    /// The sink of the events of an evaluation that follows `plan` (not asked for a dry run).
+    fn sink(&self, plan: &Plan) -> Result<Arc<dyn EventSink>>;
+    /// The evaluation is over: its sink gets no more events.
+    fn ended(&self) {}
+}
+
+/// How the caller stops an evaluation.
+#[derive(Clone)]
+pub enum Stopping {
+    /// Ctrl-C (and SIGTERM, as a first Ctrl-C) escalate through [`Signal`]s, each reported to the
+    /// callback: a command in a terminal.
+    Signals(Arc<dyn Fn(Signal) + Send + Sync>),
+    /// The caller holds the handle and requests the stop itself: a service, a test.
+    Handle(Cancel),
+}
+
+impl std::fmt::Debug for Stopping {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stopping::Signals(_) => f.write_str("Stopping::Signals"),
+            Stopping::Handle(c) => f.debug_tuple("Stopping::Handle").field(c).finish(),
+        }
+    }
+}
 use swtbench_spec::{Arch, ExecSpec, SpecTable};
 
 use crate::lines::Line;
@@ -202,9 +259,12 @@ impl Engine {
 
 /// A planned evaluation, ready to run.
 #[derive(Debug)]
-pub struct Pipeline {
-    rt: tokio::runtime::Runtime,
-    backend: Option<Arc<DockerBackend>>,
+pub(crate) struct Pipeline<'e> {
+    engine: &'e Engine,
+    /// A shard's plan over every prediction: the split is made from it.
+    whole_plan: Option<Plan>,
+    /// A shard's instances, as planned.
+    shard_ids: Option<std::collections::BTreeSet<String>>,
     request: Request,
     plan: Plan,
     images: ImageInventory,
@@ -221,6 +281,8 @@ pub struct Pipeline {
 /// How an evaluation ended.
 #[derive(Debug)]
 pub enum Finished {
+    /// A dry run: the plan, nothing done.
+    Planned(Box<Plan>),
     /// Killed (a second Ctrl-C): containers were removed, no reports written.
     Killed,
     Done(Box<Evaluated>),
@@ -230,6 +292,8 @@ pub enum Finished {
 #[derive(Debug)]
 pub struct Evaluated {
     pub output: RunOutput,
+    /// The instances of the run report, in dataset order.
+    pub instances: Vec<String>,
     /// The leaderboard numbers of this run over its benchmark's denominator.
     pub metrics: leaderboard::Metrics,
     /// The HTML page: `None` when not asked for or nothing to show, else where it was written or
@@ -362,11 +426,13 @@ fn test_ca(request: &Request) -> Result<swtbench_plan::settings::TestCa> {
     }
 }
 
-impl Pipeline {
+impl<'e> Pipeline<'e> {
     /// Loads what the plan needs and makes the plan. Refuses predictions that match no selected
-    /// instance and a run report name that would be too long.
-    pub fn prepare(engine: Engine, mut request: Request) -> Result<Pipeline> {
-        let Engine { rt, backend, .. } = engine;
+    /// instance and a run report name that would be too long. What it does beside reading: the
+    /// Python images uv environments build on are pulled when missing (the plan is made from what
+    /// the engine has then); a shard's split is recorded only by [`Pipeline::lock`].
+    pub(crate) fn prepare(engine: &'e Engine, mut request: Request) -> Result<Pipeline<'e>> {
+        let (rt, backend) = (&engine.rt, &engine.backend);
         check_selection(&request)?;
         if request.ca_in_tests {
             request.settings.exec.test_ca = Some(test_ca(&request)?);
@@ -487,15 +553,17 @@ impl Pipeline {
                 )
             };
         let mut plan = plan_with(&request.predictions.predictions);
+        let whole_plan = request.settings.shard.map(|_| plan.clone());
+        let mut shard_ids = None;
         if let Some(shard) = request.settings.shard {
             // The whole plan gives each instance's expected work; the shard's plan has only its
             // instances (the others have no prediction in it, so no part in its reports).
             let settings = &request.settings;
             let logs = &settings.outputs.logs;
-            let record = !request.dry_run;
             let (mine, info) =
-                crate::shards::instances_of(logs, &settings.run_id, shard, &plan, record)?;
+                crate::shards::instances_of(logs, &settings.run_id, shard, &plan, false)?;
             let mine: std::collections::BTreeSet<String> = mine.into_iter().collect();
+            shard_ids = Some(mine.clone());
             let predictions: BTreeMap<swtbench_core::InstanceId, swtbench_core::Prediction> =
                 request
                     .predictions
@@ -518,8 +586,9 @@ impl Pipeline {
             false => None,
         };
         Ok(Pipeline {
-            rt,
-            backend,
+            engine,
+            whole_plan,
+            shard_ids,
             request,
             plan,
             images,
@@ -531,27 +600,13 @@ impl Pipeline {
         })
     }
 
-    /// What the instances' environments cannot serve as asked, one line per instance (uv
-    /// entries without frozen pins install the spec's packages unpinned).
-    pub fn env_warnings(&self) -> &[String] {
-        &self.env_warnings
-    }
 
-    /// The selected instances the gold validation found broken under their provider, and why
-    /// (`swtbench_spec::validation`).
-    pub fn validation_warnings(&self) -> &[String] {
-        &self.validation_warnings
-    }
 
-    /// What happened to the Python images that were missing locally (pulled, or why not).
-    pub fn base_notes(&self) -> &[String] {
-        &self.base_notes
-    }
 
     /// The warnings shown before a run starts, in order: the Python images' notes, the first
     /// five environment warnings, and the instances the gold validation found broken (all of
     /// them in a dry run, else the first ten), each list's rest counted in one line.
-    pub fn warnings(&self, dry_run: bool) -> Vec<String> {
+    pub(crate) fn warnings(&self, dry_run: bool) -> Vec<String> {
         let mut out = self.base_notes.clone();
         let env = &self.env_warnings;
         out.extend(env.iter().take(5).cloned());
@@ -573,15 +628,14 @@ impl Pipeline {
         out
     }
 
-    /// The plan: what would be built, run, reused and skipped.
-    pub fn plan(&self) -> &Plan {
-        &self.plan
-    }
 
     /// Takes the run's lock (one process per run id and output directory), checks that the
-    /// output directories are writable and reads the CA bundle: the last checks before any work.
-    pub fn lock(self) -> Result<Locked> {
+    /// output directories are writable, reads the CA bundle and records a shard's split (the
+    /// first shard to get here writes it; a split recorded meanwhile for other instances is
+    /// refused): the last checks before any work.
+    pub(crate) fn lock(self) -> Result<Locked<'e>> {
         let lock = acquire_lock(&self.request.settings)?;
+        self.record_shard()?;
         let network =
             crate::env_vars::build_network(self.request.ca_bundle.as_deref()).map_err(|e| {
                 Error::input(e)
@@ -597,20 +651,20 @@ impl Pipeline {
 
 /// A planned evaluation holding its run's lock.
 #[derive(Debug)]
-pub struct Locked {
-    pipeline: Pipeline,
+pub(crate) struct Locked<'e> {
+    pipeline: Pipeline<'e>,
     network: BuildNetwork,
     _lock: RunLock,
 }
 
-impl Locked {
+impl Locked<'_> {
     /// The plan being followed.
-    pub fn plan(&self) -> &Plan {
+    pub(crate) fn plan(&self) -> &Plan {
         &self.pipeline.plan
     }
 
     /// The instances of the run report, in dataset order.
-    pub fn instance_ids(&self) -> Vec<String> {
+    fn instance_ids(&self) -> Vec<String> {
         self.pipeline
             .plan
             .instances
@@ -620,13 +674,9 @@ impl Locked {
             .collect()
     }
 
-    /// Follows the plan; Ctrl-C escalates through [`Signal`]s, each reported to `on_signal`. The
-    /// lock is held until this value is dropped, so keep it while the results are shown.
-    pub fn execute(
-        &self,
-        sink: Arc<dyn EventSink>,
-        on_signal: Arc<dyn Fn(Signal) + Send + Sync>,
-    ) -> Result<Finished> {
+    /// Follows the plan, stopped as `stopping` says; the lock is released when this returns.
+    fn execute(self, sink: Arc<dyn EventSink>, stopping: &Stopping) -> Result<Finished> {
+        let instances = self.instance_ids();
         let this = &self.pipeline;
         let settings = this.request.settings.clone();
         let evaluation = Evaluation {
@@ -652,14 +702,14 @@ impl Locked {
             shard_outcomes: this.shard_outcomes.clone(),
         };
         let started = Instant::now();
-        let output = match &this.backend {
-            Some(b) => this.follow(b.clone(), evaluation, sink, on_signal),
+        let output = match &this.engine.backend {
+            Some(b) => this.follow(b.clone(), evaluation, sink, stopping),
             // Grading what is on disk: nothing touches an engine.
             None => this.follow(
                 Arc::new(swtbench_runner::offline::NoEngine),
                 evaluation,
                 sink,
-                on_signal,
+                stopping,
             ),
         };
         if output.cancelled == Some(CancelReason::Kill) {
@@ -676,6 +726,7 @@ impl Locked {
         };
         Ok(Finished::Done(Box::new(Evaluated {
             output,
+            instances,
             metrics,
             html,
             notices,
@@ -683,21 +734,50 @@ impl Locked {
     }
 }
 
-impl Pipeline {
+impl Pipeline<'_> {
     fn follow<B: ContainerBackend>(
         &self,
         backend: Arc<B>,
         evaluation: Evaluation,
         sink: Arc<dyn EventSink>,
-        on_signal: Arc<dyn Fn(Signal) + Send + Sync>,
+        stopping: &Stopping,
     ) -> RunOutput {
-        let cancel = Cancel::new();
-        self.rt.block_on(async {
-            let signals = tokio::spawn(watch_signals(cancel.clone(), on_signal));
-            let out = swtbench_runner::run(backend, evaluation, sink, cancel.clone()).await;
-            signals.abort();
-            out
+        self.engine.rt.block_on(async {
+            match stopping {
+                Stopping::Signals(on_signal) => {
+                    let cancel = Cancel::new();
+                    let signals = tokio::spawn(watch_signals(cancel.clone(), on_signal.clone()));
+                    let out = swtbench_runner::run(backend, evaluation, sink, cancel).await;
+                    signals.abort();
+                    out
+                }
+                Stopping::Handle(cancel) => {
+                    swtbench_runner::run(backend, evaluation, sink, cancel.clone()).await
+                }
+            }
         })
+    }
+
+    /// A shard's split, recorded now (unless an earlier shard did) and checked to give this
+    /// shard the instances it was planned with.
+    fn record_shard(&self) -> Result<()> {
+        let (Some(shard), Some(planned), Some(whole)) =
+            (self.request.settings.shard, &self.shard_ids, &self.whole_plan)
+        else {
+            return Ok(());
+        };
+        let settings = &self.request.settings;
+        let logs = &settings.outputs.logs;
+        let (mine, _) =
+            crate::shards::instances_of(logs, &settings.run_id, shard, whole, true)?;
+        if mine.iter().cloned().collect::<std::collections::BTreeSet<String>>() != *planned {
+            return Err(Error::input(anyhow!(
+                "run id {} was split anew by another shard while --shard {shard} planned",
+                settings.run_id
+            ))
+            .with_hint("run the same command again: it plans with the recorded split"));
+        }
+        Ok(())
     }
 
     /// The leaderboard numbers: the benchmark's fixed denominator when the whole filtered

@@ -1,10 +1,10 @@
 //! `verify --reexecute K`: a sample of a finished run's graded instances evaluated again in fresh
 //! containers, and their fresh `report.json` compared with the submitted ones. [`prepare`] picks
 //! the sample and writes the predictions the fresh run evaluates (the model patch each instance
-//! executed) into a throwaway directory; the caller evaluates them there (the evaluation pipeline,
-//! [`crate::evaluate`], with `run`'s flags); [`Reexecution::compare`] reads both reports.
+//! executed) into a throwaway directory; the caller evaluates them there with
+//! [`crate::evaluate::evaluate`], `run`'s arguments made from `verify`'s (the command-line crate's
+//! `VerifyArgs::fresh_run_args`); [`Reexecution::compare`] reads both reports.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
@@ -151,22 +151,6 @@ pub fn run_dir_parts(run_dir: &Path) -> Result<(PathBuf, String, PathBuf)> {
     Ok((run_dir, run_id, logs_root))
 }
 
-/// The flags of `verify` that the fresh run repeats (the dataset selection, the spec table, how
-/// the tests ran) and the `--run-arg`s given for it.
-#[derive(Debug, Clone)]
-pub struct FreshRunFlags<'a> {
-    pub dataset: &'a str,
-    pub split: &'a str,
-    pub exec_mode: &'a str,
-    pub filter_swt: bool,
-    pub swt_filter_list: Option<&'a str>,
-    pub is_swt: bool,
-    pub offline: bool,
-    pub spec_table: Option<&'a Path>,
-    pub strict_results: bool,
-    pub run_args: &'a [String],
-}
-
 /// What a comparison says, as `verify` prints it (nothing for a submitted report that is gone).
 fn compared_line(id: &str, compared: &Compared) -> Option<String> {
     match compared {
@@ -205,52 +189,6 @@ impl Reexecution {
                 (id.clone(), compared)
             })
             .collect()
-    }
-
-    /// The command line of the fresh run: `swtbench run` on the sample's predictions into the
-    /// throwaway directory, with `flags`.
-    pub fn run_argv(&self, flags: &FreshRunFlags<'_>) -> Vec<OsString> {
-        let mut argv: Vec<OsString> = ["swtbench", "run", "--dataset", flags.dataset]
-            .into_iter()
-            .chain(["--split", flags.split])
-            .map(OsString::from)
-            .collect();
-        let mut push = |a: &[&std::ffi::OsStr]| argv.extend(a.iter().map(|a| a.to_os_string()));
-        push(&["--predictions".as_ref(), self.predictions.as_ref()]);
-        push(&["--run-id".as_ref(), self.run_id.as_ref()]);
-        push(&["--output-dir".as_ref(), self.output_dir.as_ref()]);
-        push(&["--exec-mode".as_ref(), flags.exec_mode.as_ref()]);
-        push(&["--instance-ids".as_ref()]);
-        push(&self.ids.iter().map(|s| s.as_ref()).collect::<Vec<_>>());
-        if flags.filter_swt {
-            push(&["--filter-swt".as_ref()]);
-        }
-        if let Some(list) = flags.swt_filter_list {
-            push(&["--swt-filter-list".as_ref(), list.as_ref()]);
-        }
-        if flags.is_swt {
-            push(&["--is-swt".as_ref()]);
-        }
-        if flags.offline {
-            push(&["--offline".as_ref()]);
-        }
-        if let Some(t) = flags.spec_table {
-            push(&["--spec-table".as_ref(), t.as_ref()]);
-        }
-        if !self.coverage {
-            push(&["--no-coverage".as_ref()]);
-        }
-        if flags.strict_results {
-            push(&["--strict-results".as_ref()]);
-        }
-        push(
-            &flags
-                .run_args
-                .iter()
-                .map(|s| s.as_ref())
-                .collect::<Vec<_>>(),
-        );
-        argv
     }
 
     /// The line said before the fresh run.

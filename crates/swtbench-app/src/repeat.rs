@@ -21,7 +21,7 @@ use swtbench_plan::RunSettings;
 use swtbench_runner::events::EvaluationStats;
 
 use crate::error::{Error, Result};
-use crate::evaluate::{Engine, EngineUse, Finished, Locked, Pipeline, Request};
+use crate::evaluate::{self, Engine, Finished, Observer, Request, Stopping};
 use crate::lines::Line;
 use crate::settings::RunOptions;
 
@@ -132,13 +132,15 @@ impl Written {
     }
 }
 
-/// What a front end does around each repeat after the first (it shows, the loop decides).
+/// What a front end shows of the repeats after the first (it shows, the loop decides and
+/// evaluates each repeat with [`evaluate::evaluate`]).
 pub trait RepeatFront {
     /// Shows a line: each repeat's start and, once it is graded, its counts.
     fn say(&self, line: Line);
-    /// Follows the locked plan of one repeat with the front end's event sinks (the events file,
-    /// when asked for, is `events`) and returns how it ended.
-    fn execute(&self, pipeline: &Locked, events: Option<&Path>) -> Result<Finished>;
+    /// What sees one repeat's evaluation (the events file, when asked for, is `events`).
+    fn observer(&self, events: Option<&Path>) -> Box<dyn Observer + '_>;
+    /// How a repeat is stopped.
+    fn stopping(&self) -> Stopping;
 }
 
 /// The line of repeat `k` once it is graded (`s`: its counts).
@@ -149,13 +151,11 @@ pub fn finished_line(k: usize, s: &EvaluationStats) -> Line {
     ))
 }
 
-/// What the repeats after the first need: the run's options (resolved again against each
-/// repeat's engine) and what the first repeat found.
+/// What the repeats after the first need: the run's options (resolved again for each repeat's
+/// output tree) and what the first repeat found.
 #[derive(Debug, Clone, Copy)]
 pub struct Repeats<'a> {
     pub options: &'a RunOptions,
-    /// The repeats' engine use: [`EngineUse::Never`] when grading what is on disk.
-    pub engine: EngineUse,
     /// N of `--repeat N`.
     pub repeats: usize,
     /// The model's directory name (`swtbench_core::layout::model_dir_name`).
@@ -182,6 +182,7 @@ pub enum RepeatsEnd {
 /// `request` makes a repeat's request for its settings (the run's inputs, without the HTML page).
 /// A repeat that stopped early is an environment error (rerunning resumes).
 pub fn repeat_rest(
+    engine: &Engine,
     r: &Repeats<'_>,
     request: &dyn Fn(RunSettings) -> Result<Request>,
     front: &dyn RepeatFront,
@@ -194,12 +195,13 @@ pub fn repeat_rest(
             r.repeats,
             dir.display()
         )));
-        let engine = Engine::connect(r.engine)?;
         let mut settings = r.options.clone().resolve(&engine.host_facts())?;
         settings.outputs = OutputRoots::under(&dir);
-        let pipeline = Pipeline::prepare(engine, request(settings)?)?.lock()?;
         let events = r.events.then(|| dir.join("events.jsonl"));
-        match front.execute(&pipeline, events.as_deref())? {
+        let observer = front.observer(events.as_deref());
+        match evaluate::evaluate(engine, request(settings)?, &front.stopping(), &*observer)? {
+            // A repeat's request is never a dry run.
+            Finished::Planned(_) => {}
             Finished::Killed => return Ok(RepeatsEnd::Killed),
             Finished::Done(done) => {
                 if let Some(reason) = &done.output.aborted {

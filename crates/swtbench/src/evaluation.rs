@@ -2,16 +2,16 @@
 //! shown (`--dry-run`) or followed with the progress display and the `--events` file, then what the
 //! run says and its exit code; `--repeat`'s loop is `swtbench_app::repeat::repeat_rest`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use swtbench_app::evaluate::{
-    self, Engine, EngineUse, Finished, Locked, Pipeline, Request, Signal,
+    self, Engine, EngineUse, Finished, Observer, Request, Signal, Stopping,
 };
 use swtbench_app::limits::HostFacts;
 use swtbench_app::lines::Line;
 use swtbench_app::repeat::{RepeatFront, Repeats, RepeatsEnd};
-use swtbench_plan::RunSettings;
+use swtbench_plan::{Plan, RunSettings};
 use swtbench_runner::events::{EventSink, FanOut};
 
 use swtbench_cli::args::RunArgs;
@@ -51,22 +51,16 @@ pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
     let repeats = (args.repeat > 1).then(|| inputs.clone());
     let model_dir = swtbench_core::layout::model_dir_name(&inputs.predictions.model);
     let request = request(args, settings, inputs, !args.no_html)?;
-    let pipeline = Pipeline::prepare(engine, request)?;
-    for w in pipeline.warnings(args.dry_run) {
-        printer.warn(&w);
-    }
-    if args.dry_run {
-        if args.json {
-            printer.data(&pipeline.plan().to_json());
-        } else {
-            printer.info(pipeline.plan().to_text().trim_end());
+    let front = RunFront::new(*printer, args.events.clone(), args.registry.registry.is_some());
+    let (code, instances) = match evaluate::evaluate(&engine, request, &signals(printer), &front)? {
+        Finished::Planned(plan) => {
+            if args.json {
+                printer.data(&plan.to_json());
+            } else {
+                printer.info(plan.to_text().trim_end());
+            }
+            return Ok(ExitCode::Success);
         }
-        return Ok(ExitCode::Success);
-    }
-    let pipeline = pipeline.lock()?;
-    let registry = args.registry.registry.is_some();
-    let finished = execute(&pipeline, args.events.as_deref(), registry, printer);
-    let code = match finished? {
         Finished::Killed => {
             printer.info(evaluate::KILLED);
             return Ok(ExitCode::Interrupted);
@@ -76,17 +70,16 @@ pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
             if let Some(e) = done.aborted(&args.run_id) {
                 return Err(e.into());
             }
-            match done.output.cancelled {
+            let code = match done.output.cancelled {
                 Some(_) => ExitCode::Interrupted,
                 None => ExitCode::partial_if(done.has_failures()),
-            }
+            };
+            (code, done.instances)
         }
     };
     match repeats {
         Some(inputs) if code != ExitCode::Interrupted => {
-            let instances = pipeline.instance_ids();
-            drop(pipeline);
-            repeat_rest(args, inputs, &model_dir, &instances, code, printer)
+            repeat_rest(&engine, args, inputs, &model_dir, &instances, code, printer)
         }
         _ => Ok(code),
     }
@@ -123,34 +116,72 @@ fn request(
     })
 }
 
-/// Follows the plan with the progress display and, with `--events`, the events file (with a
-/// registry, pulled images are recorded for `images list`).
-fn execute(
-    pipeline: &Locked,
-    events: Option<&Path>,
-    registry: bool,
-    printer: &Printer,
-) -> swtbench_app::Result<Finished> {
-    let progress = Arc::new(printer.progress(pipeline.plan().counts.instances));
-    let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(progress.clone())];
-    let pulls = registry.then(swtbench_app::registry::pulls_path_from_env);
-    sinks.extend(swtbench_app::registry::file_sinks(events, pulls)?);
+/// How a command stops an evaluation: Ctrl-C escalates, each step said (the third exits).
+fn signals(printer: &Printer) -> Stopping {
     let p = *printer;
-    let on_signal = Arc::new(move |s: Signal| {
+    Stopping::Signals(Arc::new(move |s: Signal| {
         p.info(s.message());
         if s == Signal::Exit {
             std::process::exit(ExitCode::Interrupted.as_i32());
         }
-    });
-    let finished = pipeline.execute(Arc::new(FanOut(sinks)), on_signal);
-    // Warnings were shown as they happened (the progress display renders the events).
-    progress.finish();
-    finished
+    }))
+}
+
+/// What a command shows of an evaluation: the warnings before it, then the progress display and,
+/// with `--events`, the events file (with a registry, pulled images are recorded for `images
+/// list`).
+struct RunFront {
+    printer: Printer,
+    events: Option<PathBuf>,
+    registry: bool,
+    progress: std::sync::Mutex<Option<Arc<swtbench_reporter::Progress>>>,
+}
+
+impl RunFront {
+    fn new(printer: Printer, events: Option<PathBuf>, registry: bool) -> RunFront {
+        RunFront {
+            printer,
+            events,
+            registry,
+            progress: std::sync::Mutex::new(None),
+        }
+    }
+}
+
+impl Observer for RunFront {
+    fn warnings(&self, warnings: &[String]) {
+        for w in warnings {
+            self.printer.warn(w);
+        }
+    }
+
+    fn sink(&self, plan: &Plan) -> swtbench_app::Result<Arc<dyn EventSink>> {
+        let progress = Arc::new(self.printer.progress(plan.counts.instances));
+        let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(progress.clone())];
+        let pulls = self
+            .registry
+            .then(swtbench_app::registry::pulls_path_from_env);
+        sinks.extend(swtbench_app::registry::file_sinks(
+            self.events.as_deref(),
+            pulls,
+        )?);
+        *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = Some(progress);
+        Ok(Arc::new(FanOut(sinks)))
+    }
+
+    fn ended(&self) {
+        // Warnings were shown as they happened (the progress display renders the events).
+        let progress = self.progress.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(p) = progress {
+            p.finish();
+        }
+    }
 }
 
 /// Repeats 2..N of `run --repeat N`, then the stability over all of them. The exit code is the
 /// first repeat's unless a later one could not finish.
 fn repeat_rest(
+    engine: &Engine,
     args: &RunArgs,
     inputs: Inputs,
     model_dir: &str,
@@ -162,14 +193,13 @@ fn repeat_rest(
     let make = |settings: RunSettings| request(args, settings, inputs.clone(), false);
     let repeats = Repeats {
         options: &options,
-        engine: EngineUse::of(args.skip_eval, false),
         repeats: args.repeat,
         model_dir,
         instances,
         events: args.events.is_some(),
     };
     let front = RepeatDisplay(*printer, args.registry.registry.is_some());
-    match swtbench_app::repeat::repeat_rest(&repeats, &make, &front)? {
+    match swtbench_app::repeat::repeat_rest(engine, &repeats, &make, &front)? {
         RepeatsEnd::Killed => {
             printer.info(evaluate::KILLED);
             Ok(ExitCode::Interrupted)
@@ -190,7 +220,11 @@ impl RepeatFront for RepeatDisplay {
         self.0.lines(&[line]);
     }
 
-    fn execute(&self, pipeline: &Locked, events: Option<&Path>) -> swtbench_app::Result<Finished> {
-        execute(pipeline, events, self.1, &self.0)
+    fn observer(&self, events: Option<&Path>) -> Box<dyn Observer + '_> {
+        Box::new(RunFront::new(self.0, events.map(Path::to_path_buf), self.1))
+    }
+
+    fn stopping(&self) -> Stopping {
+        signals(&self.0)
     }
 }

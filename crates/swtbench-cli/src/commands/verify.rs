@@ -1,8 +1,8 @@
-//! `swtbench verify`'s flags, and the command line of `--reexecute`'s fresh run.
+//! `swtbench verify`'s flags, and the `run` arguments of `--reexecute`'s fresh run.
 
 use std::path::PathBuf;
 
-use swtbench_app::reexecute::FreshRunFlags;
+use swtbench_app::reexecute::Reexecution;
 use swtbench_grade::logs::ExecMode;
 use swtbench_grade::{CoverageFormula, GradeOptions};
 
@@ -69,25 +69,44 @@ impl VerifyArgs {
         }
     }
 
-    /// The flags of `--reexecute`'s fresh run that come from these.
-    pub fn fresh_run_flags(&self) -> FreshRunFlags<'_> {
-        let d = &self.dataset;
-        FreshRunFlags {
-            dataset: &d.dataset,
-            split: &d.split,
-            exec_mode: self.exec_mode.as_str(),
-            filter_swt: d.filter_swt,
-            swt_filter_list: d.swt_filter_list.map(|l| l.name()),
-            is_swt: d.is_swt,
-            offline: d.is_offline(),
-            spec_table: self.spec_table.as_deref(),
-            strict_results: self.strict_results,
-            run_args: &self.run_args,
+    /// The arguments of `--reexecute`'s fresh run: `run`'s defaults with the `--run-arg`s (the
+    /// user's own flags, parsed as `run` parses them), then what `verify` decides, set field by
+    /// field: the sample's predictions, run id and output directory, the dataset selection, the
+    /// spec table, how the tests ran. Returns the parsed global flags too (`-q`).
+    pub fn fresh_run_args(
+        &self,
+        re: &Reexecution,
+    ) -> Result<(crate::args::GlobalArgs, crate::args::RunArgs), clap::Error> {
+        use clap::Parser;
+        let predictions = re.predictions.to_string_lossy().into_owned();
+        let required = ["swtbench", "run", "--predictions", &predictions, "--run-id", &re.run_id];
+        let argv = required.into_iter().map(str::to_string).chain(self.run_args.iter().cloned());
+        let FreshRun { global, command } = FreshRun::try_parse_from(argv)?;
+        let FreshRunCommand::Run(mut run) = command;
+        run.predictions = predictions;
+        run.run_id = re.run_id.clone();
+        run.output_dir = re.output_dir.clone();
+        run.dataset = DatasetArgs {
+            instance_ids: re.ids.clone(),
+            ..self.dataset.clone()
+        };
+        run.eval.exec_mode = match self.exec_mode {
+            ExecMode::UnitTest => crate::args::ExecModeArg::UnitTest,
+            ExecMode::ReproductionScript => crate::args::ExecModeArg::ReproductionScript,
+        };
+        if !re.coverage {
+            run.eval.compute_coverage = None;
+            run.eval.no_coverage = true;
         }
+        run.strict_results |= self.strict_results;
+        if self.spec_table.is_some() {
+            run.table.spec_table = self.spec_table.clone();
+        }
+        Ok((global, *run))
     }
 }
 
-/// `swtbench run`'s command line, as `--reexecute` writes it.
+/// `swtbench run`'s command line, for the `--run-arg`s of `--reexecute`.
 #[derive(Debug, clap::Parser)]
 #[command(name = "swtbench")]
 pub struct FreshRun {

@@ -1,14 +1,13 @@
 //! `swtbench verify RUN_DIR`: checks a finished run without containers or writing
 //! ([`swtbench_app::grade::verify`]) and, with `--reexecute K`, evaluates a sample again.
 
-use std::ffi::OsString;
 use std::path::Path;
 
-use clap::Parser;
 use swtbench_app::grade::{only_model, verify, GradeSettings};
 use swtbench_app::reexecute;
 use swtbench_app::tables::load_spec_table;
-use swtbench_cli::commands::verify::{FreshRun, FreshRunCommand, VerifyArgs};
+use swtbench_cli::args::{GlobalArgs, RunArgs};
+use swtbench_cli::commands::verify::VerifyArgs;
 
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::inputs::{load_predictions, load_valid};
@@ -77,27 +76,29 @@ fn reexecute(
         printer.warn("--reexecute: no graded instance to run again");
         return Ok(true);
     };
-    let argv = re.run_argv(&args.fresh_run_flags());
+    let fresh = args.fresh_run_args(&re);
     printer.info(&re.starting());
-    let clean_end = fresh_run(argv)?;
+    let clean_end = fresh_run(fresh)?;
     let (lines, same) = re.finish(clean_end);
     printer.lines(&lines);
     Ok(same)
 }
 
-/// The fresh run: `swtbench run` with `argv`, in this process, printing what `run` prints (with
-/// its own `-q` only); whether it ended with exit code 0. An environment failure (the engine
-/// unreachable, a run stopped early by the engine) ends `verify` with it.
-fn fresh_run(argv: Vec<OsString>) -> Result<bool, CliError> {
-    let cli = match FreshRun::try_parse_from(argv) {
-        Ok(cli) => cli,
+/// The fresh run: `swtbench run` with `fresh`'s arguments, in this process (the same
+/// evaluation as `run`'s), printing what `run` prints (with its own `-q` only); whether it ended
+/// with exit code 0. An environment failure (the engine unreachable, a run stopped early by the
+/// engine) ends `verify` with it.
+fn fresh_run(
+    fresh: Result<(GlobalArgs, RunArgs), clap::Error>,
+) -> Result<bool, CliError> {
+    let (global, run) = match fresh {
+        Ok(parsed) => parsed,
         Err(e) => {
             let _ = e.print();
             return Ok(!e.use_stderr());
         }
     };
-    let printer = Printer::new(cli.global.quiet);
-    let FreshRunCommand::Run(run) = cli.command;
+    let printer = Printer::new(global.quiet);
     match crate::evaluation::run(&run, &printer) {
         Ok(code) => Ok(code == ExitCode::Success),
         Err(err) if err.code == ExitCode::Environment => Err(err),
