@@ -49,6 +49,9 @@ pub enum Command {
     /// Evaluate predictions end to end: build images, run the six runs per instance in
     /// containers, grade, write the reports and print the table.
     Run(Box<crate::args::RunArgs>),
+    /// Run the evaluation service: an HTTP/JSON API that evaluates one prediction or a batch as
+    /// `run` does, with a durable queue and workers (docs/service.md).
+    Serve(Box<commands::serve::ServeArgs>),
     /// Pre-build images for a dataset selection, list or remove the images swtbench made.
     Images(commands::images::ImagesArgs),
     /// Show the Python environment an instance gets (provider, frozen pins and their source), or

@@ -85,15 +85,16 @@ pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
     }
 }
 
-/// What every repeat of an evaluation reads.
+/// What every repeat of an evaluation reads (and every job of the service).
 #[derive(Clone)]
-struct Inputs {
-    table: swtbench_spec::SpecTable,
-    dataset: swtbench_data::dataset::LoadedDataset,
-    predictions: swtbench_data::predictions::LoadedPredictions,
+pub(crate) struct Inputs {
+    pub table: swtbench_spec::SpecTable,
+    pub dataset: swtbench_data::dataset::LoadedDataset,
+    pub predictions: swtbench_data::predictions::LoadedPredictions,
 }
 
-fn request(
+/// The request of an evaluation with `run`'s arguments `args`.
+pub(crate) fn request(
     args: &RunArgs,
     settings: RunSettings,
     inputs: Inputs,

@@ -12,6 +12,7 @@ pub mod images;
 pub mod k8s;
 pub mod parse_log;
 pub mod report;
+pub mod serve;
 pub mod slurm;
 pub mod spec;
 pub mod validate;

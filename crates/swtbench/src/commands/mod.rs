@@ -13,6 +13,7 @@ pub mod k8s;
 pub mod parse_log;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod slurm;
 pub mod spec;
 pub mod validate;

@@ -1,0 +1,642 @@
+//! The HTTP/JSON API, version 1 (docs/service.md; the OpenAPI document is [`crate::openapi`]).
+//! Every error is JSON `{"error": {"code", "message", "field", "hint"}}` with a stable `code`;
+//! bodies are bounded; ids in paths are checked against their exact form before anything is
+//! looked up, and no name in a request reaches the file system as a path: job files are named by
+//! the job's own id.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Path, RawQuery, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use crate::queue::{Job, JobSpec, State as JobState};
+use crate::worker::instance_dir;
+use crate::Shared;
+
+/// The longest `?wait=` a request may ask for, in seconds.
+pub const MAX_WAIT_SECS: u64 = 600;
+/// The longest model name.
+pub const MAX_MODEL_NAME: usize = 128;
+
+/// An error answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    pub field: Option<String>,
+    pub hint: Option<String>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            field: None,
+            hint: None,
+        }
+    }
+
+    pub fn field(mut self, field: impl Into<String>) -> ApiError {
+        self.field = Some(field.into());
+        self
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> ApiError {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// The JSON body of the answer.
+    pub fn body(&self) -> Value {
+        json!({"error": {
+            "code": self.code,
+            "message": self.message,
+            "field": self.field,
+            "hint": self.hint,
+        }})
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self.body())).into_response()
+    }
+}
+
+fn internal(e: impl std::fmt::Display) -> ApiError {
+    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
+        .hint("the service's log says more; the request can be sent again")
+}
+
+/// The API's routes over the service's state.
+pub fn router(shared: Arc<Shared>) -> Router {
+    let max_body = shared.config.max_body;
+    let v1 = Router::new()
+        .route("/v1/evaluations", post(submit))
+        .route("/v1/evaluations/{id}", get(get_evaluation).delete(cancel))
+        .route("/v1/evaluations/{id}/report", get(report))
+        .route("/v1/evaluations/{id}/events", get(events))
+        .route("/v1/batches", post(submit_batch))
+        .route("/v1/batches/{id}", get(get_batch))
+        .route("/v1/openapi.json", get(openapi))
+        .route("/metrics", get(metrics))
+        .route_layer(axum::middleware::from_fn_with_state(
+            shared.clone(),
+            guard,
+        ));
+    Router::new()
+        .route("/healthz", get(healthz))
+        .merge(v1)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(max_body))
+        .with_state(shared)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+        .hint("the API is under /v1 (GET /v1/openapi.json lists it)")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this endpoint does not take that method",
+    )
+    .hint("GET /v1/openapi.json lists the endpoints and their methods")
+}
+
+/// Requests per second, per caller, in the current one-second window.
+#[derive(Debug, Default)]
+pub struct RateWindow {
+    second: u64,
+    counts: HashMap<String, u32>,
+}
+
+impl RateWindow {
+    /// Counts a request of `caller` in second `now`; whether it is within `limit`.
+    pub fn admit(&mut self, caller: &str, now: u64, limit: u32) -> bool {
+        if now != self.second {
+            self.second = now;
+            self.counts.clear();
+        }
+        let n = self.counts.entry(caller.to_string()).or_default();
+        *n += 1;
+        *n <= limit
+    }
+}
+
+/// The caller of a request: the digest of its bearer token, checked against the service's
+/// tokens when it has any; "anonymous" otherwise.
+pub fn caller(headers: &HeaderMap, tokens: Option<&[[u8; 32]]>) -> Result<String, ApiError> {
+    let Some(tokens) = tokens else {
+        return Ok("anonymous".into());
+    };
+    let presented = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    let unauthorized = |m: &str| {
+        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", m)
+            .hint("send `Authorization: Bearer <token>` with a token of the service's --token-file")
+    };
+    let Some(token) = presented else {
+        return Err(unauthorized("this service needs a bearer token"));
+    };
+    let digest = token_digest(token);
+    // Compared in full, whatever matches first, so the time says nothing of the tokens.
+    let mut found = false;
+    for t in tokens {
+        found |= t.iter().zip(digest.iter()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
+    }
+    match found {
+        true => Ok(hex::encode(&digest[..8])),
+        false => Err(unauthorized("the bearer token is not one of this service's")),
+    }
+}
+
+/// The SHA-256 digest of a token, as `--token-file` holds it.
+pub fn token_digest(token: &str) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(token.as_bytes()).into()
+}
+
+async fn guard(
+    State(s): State<Arc<Shared>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let who = match caller(request.headers(), s.config.tokens.as_deref()) {
+        Ok(w) => w,
+        Err(e) => {
+            s.metrics.rejected();
+            return e.into_response();
+        }
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let admitted = s
+        .rate
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .admit(&who, now, s.config.rate_limit);
+    if !admitted {
+        s.metrics.rejected();
+        let mut r = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            format!("more than {} requests in one second", s.config.rate_limit),
+        )
+        .hint("wait a second; use ?wait= or a batch instead of polling fast")
+        .into_response();
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return r;
+    }
+    let response = next.run(request).await;
+    if response.status().is_client_error() || response.status().is_server_error() {
+        s.metrics.rejected();
+    }
+    response
+}
+
+/// `?wait=SECONDS` of a query string (0 without).
+pub fn wait_of(query: Option<&str>) -> Result<Duration, ApiError> {
+    let Some(q) = query else {
+        return Ok(Duration::ZERO);
+    };
+    for pair in q.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        if k != "wait" {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "unknown_parameter",
+                format!("unknown query parameter {k:?}"),
+            )
+            .field(k.to_string())
+            .hint("the one query parameter is wait=SECONDS"));
+        }
+        let secs: f64 = v.parse().map_err(|_| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_parameter",
+                format!("wait={v:?} is not a number of seconds"),
+            )
+            .field("wait")
+        })?;
+        if !(0.0..=MAX_WAIT_SECS as f64).contains(&secs) {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_parameter",
+                format!("wait={v} is outside 0 to {MAX_WAIT_SECS} seconds"),
+            )
+            .field("wait")
+            .hint("poll the evaluation's location for longer waits"));
+        }
+        return Ok(Duration::from_secs_f64(secs));
+    }
+    Ok(Duration::ZERO)
+}
+
+/// Checks an id of a path against its exact form (`ev`/`run` and 24 hex digits).
+pub fn check_id(id: &str, prefix: &str) -> Result<(), ApiError> {
+    let hex = id.strip_prefix(prefix).unwrap_or("");
+    let ok = hex.len() == 24 && hex.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+    match ok {
+        true => Ok(()),
+        false => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no such id {id:?}"),
+        )
+        .field("id")),
+    }
+}
+
+/// A prediction of a request body, checked: what a job evaluates, or the error that names the
+/// field (and, in a batch, the line).
+pub fn prediction(
+    value: &Value,
+    shared_dataset: &dyn Fn(&str) -> bool,
+    dataset_name: Option<&str>,
+    line: Option<usize>,
+) -> Result<JobSpec, ApiError> {
+    let at = |f: &str| match line {
+        Some(n) => format!("line {n}: {f}"),
+        None => f.to_string(),
+    };
+    let Some(obj) = value.as_object() else {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_prediction",
+            at("a prediction is a JSON object"),
+        )
+        .hint("{\"instance_id\": …, \"model_patch\": …}"));
+    };
+    let text = |name: &str| -> Result<Option<&str>, ApiError> {
+        match obj.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_field",
+                at(&format!("{name} must be a string")),
+            )
+            .field(name)),
+        }
+    };
+    if let Some(d) = text("dataset")? {
+        if Some(d) != dataset_name {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "unknown_dataset",
+                at(&format!("this service evaluates {}, not {d:?}", dataset_name.unwrap_or("its own dataset"))),
+            )
+            .field("dataset")
+            .hint("leave dataset out, or start a service with that dataset"));
+        }
+    }
+    let instance_id = text("instance_id")?.ok_or_else(|| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "missing_field",
+            at("instance_id is missing"),
+        )
+        .field("instance_id")
+    })?;
+    if !shared_dataset(instance_id) {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown_instance",
+            at(&format!("the service's dataset has no instance {instance_id:?}")),
+        )
+        .field("instance_id")
+        .hint("check the instance id and the dataset the service was started with"));
+    }
+    let patch = text("model_patch")?.ok_or_else(|| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "missing_field",
+            at("model_patch is missing"),
+        )
+        .field("model_patch")
+    })?;
+    if patch.trim().is_empty() {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "empty_patch",
+            at("model_patch is empty"),
+        )
+        .field("model_patch")
+        .hint("send the unified diff that adds the tests"));
+    }
+    let model = text("model_name_or_path")?.unwrap_or("service");
+    let bad_model = model.is_empty()
+        || model.len() > MAX_MODEL_NAME
+        || model.split('/').any(|p| p == ".." || p == "." || p.is_empty())
+        || model.chars().any(|c| c.is_control() || c == '\\');
+    if bad_model {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_field",
+            at("model_name_or_path cannot name a directory"),
+        )
+        .field("model_name_or_path")
+        .hint(format!(
+            "letters, digits, dots, dashes, underscores and single slashes, at most {MAX_MODEL_NAME} bytes"
+        )));
+    }
+    let no_coverage = match obj.get("no_coverage") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_field",
+                at("no_coverage must be true or false"),
+            )
+            .field("no_coverage"))
+        }
+    };
+    Ok(JobSpec {
+        instance_id: instance_id.to_string(),
+        model: model.to_string(),
+        model_patch: patch.to_string(),
+        no_coverage,
+    })
+}
+
+fn body_error(e: BytesRejection) -> ApiError {
+    match e.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            "the request body is larger than the service takes",
+        )
+        .hint("split a batch into smaller ones (--max-body sets the bound)"),
+        status => ApiError::new(status, "unreadable_body", e.body_text()),
+    }
+}
+
+fn parse_json(bytes: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_json",
+            format!("the body is not JSON: {e}"),
+        )
+        .hint("send one JSON object")
+    })
+}
+
+/// A job as the API shows it.
+pub fn job_json(job: &Job) -> Value {
+    let base = format!("/v1/evaluations/{}", job.id);
+    json!({
+        "id": job.id,
+        "state": job.state,
+        "instance_id": job.spec.instance_id,
+        "model_name_or_path": job.spec.model,
+        "no_coverage": job.spec.no_coverage,
+        "attempts": job.attempts,
+        "created": job.created,
+        "started": job.started,
+        "finished": job.finished,
+        "verdict": job.verdict,
+        "error": job.error,
+        "links": {
+            "self": base,
+            "report": format!("{base}/report"),
+            "events": format!("{base}/events"),
+        },
+    })
+}
+
+/// Waits until job `id` is final or `wait` has passed; the job then.
+async fn wait_job(s: &Arc<Shared>, id: &str, wait: Duration) -> Result<Job, ApiError> {
+    let deadline = Instant::now() + wait;
+    let mut changes = s.watch_jobs();
+    loop {
+        changes.borrow_and_update();
+        let job = s
+            .queue
+            .get(id)
+            .map_err(internal)?
+            .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no evaluation {id}")).field("id"))?;
+        let left = deadline.saturating_duration_since(Instant::now());
+        if job.state.is_final() || left.is_zero() {
+            return Ok(job);
+        }
+        let _ = tokio::time::timeout(left, changes.changed()).await;
+    }
+}
+
+fn answer(job: &Job) -> Response {
+    let status = match job.state.is_final() {
+        true => StatusCode::OK,
+        false => StatusCode::ACCEPTED,
+    };
+    let mut r = (status, Json(job_json(job))).into_response();
+    if let Ok(v) = HeaderValue::from_str(&format!("/v1/evaluations/{}", job.id)) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    r
+}
+
+async fn submit(
+    State(s): State<Arc<Shared>>,
+    RawQuery(query): RawQuery,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let wait = wait_of(query.as_deref())?;
+    let body = body.map_err(body_error)?;
+    let value = parse_json(&body)?;
+    let t = s.template.clone();
+    let spec = prediction(&value, &|i| t.has_instance(i), Some(t.dataset_name()), None)?;
+    let key = spec.key(s.template.context());
+    let (id, new) = s.queue.submit(&spec, &key).map_err(internal)?;
+    if new {
+        s.work_added();
+    }
+    let job = wait_job(&s, &id, wait).await?;
+    Ok(answer(&job))
+}
+
+async fn get_evaluation(
+    State(s): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    check_id(&id, "ev")?;
+    let wait = wait_of(query.as_deref())?;
+    let job = wait_job(&s, &id, wait).await?;
+    Ok(answer(&job))
+}
+
+async fn cancel(
+    State(s): State<Arc<Shared>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    check_id(&id, "ev")?;
+    let state = s.queue.cancel(&id).map_err(internal)?;
+    let Some(state) = state else {
+        return Err(ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no evaluation {id}")).field("id"));
+    };
+    if state == JobState::Cancelled {
+        if let Some(c) = s.cancels.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
+            c.request(swtbench_runner::events::CancelReason::Interrupt);
+        }
+        s.job_changed();
+    }
+    let job = s.queue.get(&id).map_err(internal)?;
+    Ok(match job {
+        Some(j) => answer(&j),
+        None => StatusCode::NO_CONTENT.into_response(),
+    })
+}
+
+async fn job_of(s: &Arc<Shared>, id: &str) -> Result<Job, ApiError> {
+    check_id(id, "ev")?;
+    s.queue
+        .get(id)
+        .map_err(internal)?
+        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no evaluation {id}")).field("id"))
+}
+
+async fn report(
+    State(s): State<Arc<Shared>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let job = job_of(&s, &id).await?;
+    let path = instance_dir(&s.template.logs_root(), &job.id, &job.spec)
+        .join(swtbench_core::layout::REPORT_FILE);
+    match std::fs::read(&path) {
+        Ok(bytes) => Ok(([(header::CONTENT_TYPE, "application/json")], bytes).into_response()),
+        Err(_) => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no_report",
+            format!("evaluation {id} has no report.json ({})", job.state.as_str()),
+        )
+        .hint("a report is written once the instance is graded; wait for the verdict")),
+    }
+}
+
+async fn events(
+    State(s): State<Arc<Shared>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let job = job_of(&s, &id).await?;
+    let path = s.dir.join("events").join(format!("{}.jsonl", job.id));
+    let bytes = std::fs::read(&path).unwrap_or_default();
+    Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], bytes).into_response())
+}
+
+async fn submit_batch(
+    State(s): State<Arc<Shared>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body = body.map_err(body_error)?;
+    let text = std::str::from_utf8(&body).map_err(|e| {
+        ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", format!("the body is not UTF-8: {e}"))
+    })?;
+    let t = s.template.clone();
+    let mut specs = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: Value = serde_json::from_str(line).map_err(|e| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_json",
+                format!("line {}: not JSON: {e}", n + 1),
+            )
+            .hint("a batch is JSON Lines: one prediction object per line")
+        })?;
+        specs.push(prediction(&value, &|i| t.has_instance(i), Some(t.dataset_name()), Some(n + 1))?);
+    }
+    if specs.is_empty() {
+        return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "empty_batch", "the batch has no prediction")
+            .hint("one JSON object per line"));
+    }
+    let mut ids = Vec::with_capacity(specs.len());
+    for spec in &specs {
+        let (id, _) = s.queue.submit(spec, &spec.key(s.template.context())).map_err(internal)?;
+        ids.push(id);
+    }
+    let batch = s.queue.add_batch(&ids).map_err(internal)?;
+    s.work_added();
+    let mut r = (
+        StatusCode::ACCEPTED,
+        Json(json!({"id": batch, "evaluations": ids, "links": {"self": format!("/v1/batches/{batch}")}})),
+    )
+        .into_response();
+    if let Ok(v) = HeaderValue::from_str(&format!("/v1/batches/{batch}")) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    Ok(r)
+}
+
+async fn get_batch(
+    State(s): State<Arc<Shared>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    check_id(&id, "run")?;
+    let jobs = s
+        .queue
+        .batch(&id)
+        .map_err(internal)?
+        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no batch {id}")).field("id"))?;
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut resolved = 0;
+    for j in &jobs {
+        *counts.entry(j.state.as_str()).or_default() += 1;
+        if j.verdict.as_ref().and_then(|v| v.get("resolved")).and_then(Value::as_bool) == Some(true) {
+            resolved += 1;
+        }
+    }
+    let done = jobs.iter().all(|j| j.state.is_final());
+    Ok(Json(json!({
+        "id": id,
+        "done": done,
+        "counts": counts,
+        "resolved": resolved,
+        "evaluations": jobs.iter().map(job_json).collect::<Vec<_>>(),
+    }))
+    .into_response())
+}
+
+async fn healthz(State(s): State<Arc<Shared>>) -> Result<Response, ApiError> {
+    let counts = s.queue.counts().map_err(internal)?;
+    Ok(Json(json!({"status": "ok", "workers": s.config.workers, "queue": counts})).into_response())
+}
+
+async fn metrics(State(s): State<Arc<Shared>>) -> Result<Response, ApiError> {
+    let counts = s.queue.counts().map_err(internal)?;
+    let text = crate::metrics::render(&s.metrics.snapshot(counts, s.config.workers));
+    Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response())
+}
+
+async fn openapi() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        crate::openapi::DOCUMENT,
+    )
+        .into_response()
+}

@@ -1,0 +1,212 @@
+//! The service's workers: threads that take jobs from the queue and evaluate each with
+//! [`swtbench_app::evaluate::evaluate`] (the same call as `swtbench run`: the same pipeline,
+//! resource limits, evidence and integrity checks), each on its own engine connection kept for
+//! every job it takes. A job's runs are keyed by content, so the gold and base runs one job made
+//! are reused by the next job of the same instance; only the runs that depend on the prediction
+//! execute. The verdict is made from what the evaluation wrote (`report.json`) and stored with
+//! the job; then waiting requests are woken.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use swtbench_app::evaluate::{self, Engine, EngineUse, Finished, Observer, Request, Stopping};
+use swtbench_runner::events::{EventSink, FanOut, JsonlWriter};
+use swtbench_runner::{Cancel, Event};
+
+use crate::queue::{End, Job, JobSpec};
+use crate::Shared;
+
+/// How many times a job whose evaluation met an infrastructure fault (the engine, the disk) is
+/// taken again before it fails.
+pub const MAX_ATTEMPTS: u32 = 3;
+
+/// What the service evaluates with: the run settings it was started with, made into a request
+/// for one job. The binary implements it (it owns the command line's flags).
+pub trait Template: Send + Sync {
+    /// Whether the service's dataset has the instance.
+    fn has_instance(&self, instance_id: &str) -> bool;
+    /// The name of the service's dataset (as `--dataset` gave it).
+    fn dataset_name(&self) -> &str;
+    /// What the settings make of a job's content key (the dataset, the run flags): the same
+    /// prediction under other settings is another job.
+    fn context(&self) -> &str;
+    /// The request that evaluates `spec` as run `run_id` into the service's output directory.
+    fn request(
+        &self,
+        engine: &Engine,
+        spec: &JobSpec,
+        run_id: &str,
+    ) -> swtbench_app::Result<Request>;
+    /// The logs root of the service's output directory (`run_instance_swt_logs/`).
+    fn logs_root(&self) -> PathBuf;
+}
+
+/// The run id of a job's evaluation.
+pub fn run_id(job_id: &str) -> String {
+    format!("svc-{job_id}")
+}
+
+/// The directory of a job's instance outputs: `<logs>/<run id>/<model dir>/<instance id>`.
+pub fn instance_dir(logs: &Path, job_id: &str, spec: &JobSpec) -> PathBuf {
+    logs.join(run_id(job_id))
+        .join(swtbench_core::layout::model_dir_name(&spec.model))
+        .join(&spec.instance_id)
+}
+
+/// Runs one worker until the service stops.
+pub fn work(shared: Arc<Shared>, index: usize) {
+    let mut engine: Option<Engine> = None;
+    while !shared.stopping.load(Ordering::SeqCst) {
+        if engine.is_none() {
+            match Engine::connect(EngineUse::Required) {
+                Ok(e) => engine = Some(e),
+                Err(e) => {
+                    shared.note(format!("worker {index}: the engine is not reachable: {e}"));
+                    shared.sleep(Duration::from_secs(5));
+                    continue;
+                }
+            }
+        }
+        let job = match shared.queue.claim() {
+            Ok(Some(job)) => job,
+            Ok(None) => {
+                shared.wait_for_work(Duration::from_millis(500));
+                continue;
+            }
+            Err(e) => {
+                shared.note(format!("worker {index}: {e}"));
+                shared.sleep(Duration::from_secs(1));
+                continue;
+            }
+        };
+        let Some(eng) = engine.as_ref() else { continue };
+        let started = Instant::now();
+        let end = evaluate_job(&shared, eng, &job);
+        if let End::Failed(reason) = &end {
+            shared.metrics.failed(reason);
+        }
+        if let End::Done(_) = &end {
+            shared.metrics.verdict(started.elapsed());
+        }
+        if let Err(e) = shared.queue.finish(&job.id, &end) {
+            shared.note(format!("worker {index}: {e}"));
+        }
+        shared.job_changed();
+    }
+}
+
+/// Evaluates `job` and says how it ended.
+fn evaluate_job(shared: &Arc<Shared>, engine: &Engine, job: &Job) -> End {
+    let run = run_id(&job.id);
+    let cancel = Cancel::new();
+    shared.cancels.lock().unwrap_or_else(|e| e.into_inner()).insert(job.id.clone(), cancel.clone());
+    let request = match shared.template.request(engine, &job.spec, &run) {
+        Ok(r) => r,
+        Err(e) => return End::Failed(e.to_string()),
+    };
+    let observer = JobObserver {
+        events: shared.dir.join("events").join(format!("{}.jsonl", job.id)),
+        shared: shared.clone(),
+    };
+    let result = evaluate::evaluate(engine, request, &Stopping::Handle(cancel), &observer);
+    shared.cancels.lock().unwrap_or_else(|e| e.into_inner()).remove(&job.id);
+    match result {
+        Ok(Finished::Done(done)) => {
+            if let Some(reason) = &done.output.aborted {
+                return infrastructure(job, format!("the evaluation stopped early: {reason}"));
+            }
+            if done.output.cancelled.is_some() {
+                return match shared.stopping.load(Ordering::SeqCst) {
+                    true => End::Requeue,
+                    false => End::Failed("cancelled".into()),
+                };
+            }
+            let logs = shared.template.logs_root();
+            End::Done(verdict(&done, &logs, &job.id, &job.spec))
+        }
+        Ok(Finished::Killed) => End::Requeue,
+        Ok(Finished::Planned(_)) => End::Failed("the request was a dry run".into()),
+        Err(e) if e.fault == swtbench_app::Fault::Environment => {
+            infrastructure(job, e.to_string())
+        }
+        Err(e) => End::Failed(e.to_string()),
+    }
+}
+
+/// An infrastructure fault: taken again unless the job has had its attempts.
+fn infrastructure(job: &Job, reason: String) -> End {
+    match job.attempts < MAX_ATTEMPTS {
+        true => End::Requeue,
+        false => End::Failed(format!("{reason} (after {} attempts)", job.attempts)),
+    }
+}
+
+/// The verdict of a job: the instance's outcome and its `report.json` as `run` wrote it.
+fn verdict(
+    done: &evaluate::Evaluated,
+    logs: &Path,
+    job_id: &str,
+    spec: &JobSpec,
+) -> serde_json::Value {
+    let result = done
+        .output
+        .results
+        .iter()
+        .find(|r| r.instance_id == spec.instance_id);
+    let dir = instance_dir(logs, job_id, spec);
+    let report = std::fs::read_to_string(dir.join(swtbench_core::layout::REPORT_FILE))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    let outcome = result.map(|r| serde_json::to_value(&r.outcome).unwrap_or_default());
+    let kind = result.map(|r| r.outcome.kind().as_str().to_string());
+    serde_json::json!({
+        "instance_id": spec.instance_id,
+        "model": spec.model,
+        "run_id": run_id(job_id),
+        "outcome": kind,
+        "resolved": result.is_some_and(|r| matches!(r.outcome, swtbench_runner::events::InstanceOutcome::Resolved)),
+        "detail": outcome,
+        "reasons": result.map(|r| r.reasons.clone()).unwrap_or_default(),
+        "runs": {
+            "executed": done.output.stats.runs_executed,
+            "reused": done.output.stats.runs_reused,
+            "copied": done.output.stats.runs_copied,
+        },
+        "report": report,
+    })
+}
+
+/// What a worker's evaluation is seen by: the job's events file and the service's metrics.
+struct JobObserver {
+    events: PathBuf,
+    shared: Arc<Shared>,
+}
+
+impl Observer for JobObserver {
+    fn warnings(&self, _warnings: &[String]) {}
+
+    fn sink(&self, _plan: &swtbench_plan::Plan) -> swtbench_app::Result<Arc<dyn EventSink>> {
+        let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(MetricsSink(self.shared.clone()))];
+        if let Some(parent) = self.events.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        match JsonlWriter::create(&self.events) {
+            Ok(w) => sinks.push(Box::new(w)),
+            Err(e) => self
+                .shared
+                .note(format!("events file {}: {e}", self.events.display())),
+        }
+        Ok(Arc::new(FanOut(sinks)))
+    }
+}
+
+/// Counts what the service's metrics show: runs executed and reused, images built and reused.
+struct MetricsSink(Arc<Shared>);
+
+impl EventSink for MetricsSink {
+    fn event(&self, event: &Event) {
+        self.0.metrics.event(event);
+    }
+}

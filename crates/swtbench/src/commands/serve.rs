@@ -1,0 +1,203 @@
+//! `swtbench serve`: the evaluation service (`swtbench_service::serve`) with the run flags given
+//! after `--` as its template: each job is `run`'s evaluation of one prediction, its arguments
+//! those flags with the job's predictions, run id and instance set field by field.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::anyhow;
+use clap::Parser;
+use swtbench_app::evaluate::{Engine, Request};
+use swtbench_app::limits::HostFacts;
+use swtbench_cli::args::RunArgs;
+use swtbench_cli::commands::serve::{token_digests, ServeArgs};
+use swtbench_cli::commands::verify::{FreshRun, FreshRunCommand};
+use swtbench_cli::settings::settings_from;
+use swtbench_service::{JobSpec, ServeError, Template};
+
+use crate::error::{CliResult, ExitCode};
+use crate::evaluation::Inputs;
+use crate::inputs::{apply_env_provider, load_valid};
+use crate::printer::Printer;
+
+pub fn run(args: ServeArgs, printer: &Printer) -> CliResult {
+    let base = parse_run(&args.run_args, "gold", "serve")?;
+    refuse_batch_flags(&base)?;
+    settings_from(&base, &HostFacts::default())?;
+    let table = apply_env_provider(&base.env_provider, base.table.load()?, printer)?;
+    let dataset = load_valid(&base.dataset, printer)?;
+    let dir = base.output_dir.join(swtbench_service::SERVICE_DIR);
+    let tokens = match &args.token_file {
+        Some(path) => Some(read_tokens(path)?),
+        None => None,
+    };
+    let ids: BTreeSet<String> = dataset
+        .instances
+        .iter()
+        .map(|i| i.instance_id.to_string())
+        .collect();
+    let context = swtbench_core::hash::sha256_hex(format!(
+        "swtbench {}\n{}\n{}",
+        env!("CARGO_PKG_VERSION"),
+        dataset.name,
+        args.run_args.join("\0")
+    ));
+    let template = ServeTemplate {
+        run_args: args.run_args.clone(),
+        dataset_name: base.dataset.dataset.clone(),
+        table,
+        dataset,
+        ids,
+        context,
+        dir: dir.clone(),
+        logs: base.output_dir.join(swtbench_core::layout::LOGS_ROOT_DIR),
+    };
+    let config = swtbench_service::Config {
+        listen: args.listen,
+        workers: args.workers,
+        dir,
+        tokens,
+        max_body: args.max_body,
+        rate_limit: args.rate_limit,
+    };
+    let p = *printer;
+    let note = Box::new(move |text: String| p.info(&format!("serve: {text}")));
+    swtbench_service::serve(config, Arc::new(template), note).map_err(serve_error)?;
+    Ok(ExitCode::Success)
+}
+
+fn serve_error(e: ServeError) -> swtbench_app::Error {
+    match e {
+        ServeError::NoToken { .. } => swtbench_app::Error::input(e).with_hint(
+            "give --token-file FILE (SHA-256 digests of the tokens), or listen on 127.0.0.1",
+        ),
+        ServeError::Queue(swtbench_service::QueueError::Busy { .. }) => {
+            swtbench_app::Error::input(e)
+                .with_hint("stop the other service, or give another --output-dir after --")
+        }
+        ServeError::Bind { .. } => swtbench_app::Error::environment(e)
+            .with_hint("choose another --listen address or port"),
+        _ => swtbench_app::Error::environment(e),
+    }
+}
+
+/// `run`'s arguments from the service's run flags, with `predictions` and `run_id`.
+fn parse_run(run_args: &[String], predictions: &str, run_id: &str) -> swtbench_app::Result<RunArgs> {
+    let required = ["swtbench", "run", "--predictions", predictions, "--run-id", run_id];
+    let argv = required
+        .into_iter()
+        .map(str::to_string)
+        .chain(run_args.iter().cloned());
+    match FreshRun::try_parse_from(argv) {
+        Ok(FreshRun {
+            command: FreshRunCommand::Run(run),
+            ..
+        }) => Ok(*run),
+        Err(e) => Err(swtbench_app::Error::input(anyhow!(
+            "the run flags after `--`: {}",
+            e.to_string().lines().next().unwrap_or_default()
+        ))
+        .with_hint("they are `swtbench run`'s flags (swtbench run --help), without --predictions and --run-id")),
+    }
+}
+
+/// The flags of a batch run that have no meaning for a service.
+fn refuse_batch_flags(run: &RunArgs) -> swtbench_app::Result<()> {
+    let given: Vec<&str> = [
+        ("--dry-run", run.dry_run),
+        ("--repeat", run.repeat > 1),
+        ("--shard", run.shard.is_some()),
+        ("--merge", run.merge),
+        ("--skip-eval", run.skip_eval),
+    ]
+    .into_iter()
+    .filter(|(_, on)| *on)
+    .map(|(f, _)| f)
+    .collect();
+    match given.is_empty() {
+        true => Ok(()),
+        false => Err(swtbench_app::Error::input(anyhow!(
+            "{} cannot be given to the service: it evaluates each prediction as it comes",
+            given.join(", ")
+        ))
+        .with_hint("leave them out of the run flags after `--`")),
+    }
+}
+
+fn read_tokens(path: &Path) -> swtbench_app::Result<Vec<[u8; 32]>> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        swtbench_app::Error::input(anyhow!("--token-file {}: {e}", path.display()))
+    })?;
+    token_digests(&text).map_err(|e| {
+        swtbench_app::Error::input(anyhow!("--token-file {}: {e}", path.display())).with_hint(
+            "one SHA-256 digest per line: printf %s \"$TOKEN\" | sha256sum >> FILE",
+        )
+    })
+}
+
+/// What every job is evaluated with.
+struct ServeTemplate {
+    run_args: Vec<String>,
+    dataset_name: String,
+    table: swtbench_spec::SpecTable,
+    dataset: swtbench_data::dataset::LoadedDataset,
+    ids: BTreeSet<String>,
+    context: String,
+    dir: PathBuf,
+    logs: PathBuf,
+}
+
+impl Template for ServeTemplate {
+    fn has_instance(&self, instance_id: &str) -> bool {
+        self.ids.contains(instance_id)
+    }
+
+    fn dataset_name(&self) -> &str {
+        &self.dataset_name
+    }
+
+    fn context(&self) -> &str {
+        &self.context
+    }
+
+    fn request(
+        &self,
+        engine: &Engine,
+        spec: &JobSpec,
+        run_id: &str,
+    ) -> swtbench_app::Result<Request> {
+        // The prediction is a file of the job, named by its run id (never by a name it sent).
+        let dir = self.dir.join("predictions");
+        let path = dir.join(format!("{run_id}.jsonl"));
+        let line = serde_json::json!({
+            "instance_id": spec.instance_id,
+            "model_name_or_path": spec.model,
+            "model_patch": spec.model_patch,
+        });
+        std::fs::create_dir_all(&dir)
+            .and_then(|_| std::fs::write(&path, format!("{line}\n")))
+            .map_err(|e| {
+                swtbench_app::Error::environment(anyhow!("writing {}: {e}", path.display()))
+            })?;
+        let file = path.to_string_lossy().into_owned();
+        let mut args = parse_run(&self.run_args, &file, run_id)?;
+        args.dataset.instance_ids = vec![spec.instance_id.clone()];
+        if spec.no_coverage {
+            args.eval.compute_coverage = None;
+            args.eval.no_coverage = true;
+        }
+        let settings = settings_from(&args, &engine.host_facts())?;
+        let predictions = swtbench_app::inputs::load_predictions_for(&file, &self.dataset)?;
+        let inputs = Inputs {
+            predictions,
+            table: self.table.clone(),
+            dataset: self.dataset.clone(),
+        };
+        crate::evaluation::request(&args, settings, inputs, false)
+    }
+
+    fn logs_root(&self) -> PathBuf {
+        self.logs.clone()
+    }
+}
