@@ -233,7 +233,7 @@ impl Evidence {
             | Parser::Matplotlib
             | Parser::Seaborn => Some(parser.parse(&self.pytest_summary())),
             Parser::Django => Some(parser.parse(&self.unittest_text())),
-            Parser::Sympy | Parser::ReproductionScript => None,
+            Parser::Sympy | Parser::Sympy12 | Parser::ReproductionScript => None,
         }
     }
 

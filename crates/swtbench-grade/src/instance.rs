@@ -160,7 +160,12 @@ pub fn grade_instance_outputs<S: RunOutputs>(
     integrity.network = crate::evidence::network_use(&evidence);
     if options.strict_results {
         let maps = crate::evidence::strict_maps(parser, &logs, &evidence);
-        apply_strict(&mut graded.report, &maps, &integrity);
+        apply_strict(
+            &mut graded.report,
+            &maps,
+            &integrity,
+            options.grading_version,
+        );
     }
     Ok((graded.report, integrity))
 }

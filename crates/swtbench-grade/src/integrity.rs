@@ -28,6 +28,7 @@ use crate::logs::{self, FAILURE_MARKERS, TRACE_MARKER};
 use crate::parsers::Parser;
 use crate::report::InstanceReport;
 use crate::transitions::Transitions;
+use crate::version::GradingVersion;
 
 /// The line that starts the coverage dump (the eval script's `set -x` echo of `cat coverage.cover`).
 pub const DUMP_START: &str = "+ cat coverage.cover";
@@ -595,7 +596,7 @@ pub fn check_run(
         | Parser::Matplotlib
         | Parser::Seaborn => pytest_checks(kind, parser, section, start, selected),
         Parser::Django => django_checks(kind, section, start, selected),
-        Parser::Sympy => sympy_checks(kind, section, start),
+        Parser::Sympy | Parser::Sympy12 => sympy_checks(kind, section, start),
         Parser::ReproductionScript => repro_checks(kind, section, start),
     };
     out.reasons.extend(found);
@@ -1077,8 +1078,13 @@ fn check_coverage(ctx: &CheckContext<'_>, dumps: &[(RunKind, Vec<DumpEntry>)]) -
 /// Strict grading (`--strict-results`): in every run, a test a reason names counts as failed
 /// (instead of whatever status it was printed with), and a suspicious instance is not resolved.
 /// `runs` are the six parsed status maps the report was graded from; the report's buckets are
-/// recomputed.
-pub fn apply_strict(report: &mut InstanceReport, runs: &[StatusMap; 6], integrity: &Integrity) {
+/// recomputed as `version` buckets them.
+pub fn apply_strict(
+    report: &mut InstanceReport,
+    runs: &[StatusMap; 6],
+    integrity: &Integrity,
+    version: GradingVersion,
+) {
     if !integrity.is_suspicious() {
         return;
     }
@@ -1094,7 +1100,8 @@ pub fn apply_strict(report: &mut InstanceReport, runs: &[StatusMap; 6], integrit
                 m
             })
             .collect();
-        let between = |a: usize, b: usize| Transitions::between(&strict[a], &strict[b]);
+        let between =
+            |a: usize, b: usize| Transitions::between_for(&strict[a], &strict[b], version);
         let pred = between(0, 1);
         let base = between(4, 5);
         let (_, added) = crate::transitions::resolution(&pred, &base);
@@ -1453,9 +1460,9 @@ diff --git a/src/calc.py b/src/calc.py\n";
             ..Default::default()
         };
         let mut ok = report.clone();
-        apply_strict(&mut ok, &runs, &Integrity::default());
+        apply_strict(&mut ok, &runs, &Integrity::default(), GradingVersion::V1_3);
         assert_eq!(ok, report);
-        apply_strict(&mut report, &runs, &integrity);
+        apply_strict(&mut report, &runs, &integrity, GradingVersion::V1_3);
         assert!(!report.resolved);
         let pred = report.tests_pred.unwrap();
         assert!(pred.fail_to_pass.is_empty());

@@ -5,6 +5,8 @@
 //! - [`parsers`]: the per-repository log parsers (§6.3, §6.4);
 //! - [`coverage`]: the coverage dump (§5.2) and the coverage formulas (§5.3);
 //! - [`transitions`]: pre → post buckets and the resolved rule (§7.1, §7.2);
+//! - [`version`]: which release of the original grading follows ([`GradingVersion`]: the current
+//!   one by default, or 1.2.0 for results published before September 2025);
 //! - [`report`]: grading one instance and its `report.json` (§7.3);
 //! - [`run_report`]: the run summary `evaluation_results/<model>.<run_id>.json` (§7.4);
 //! - [`leaderboard`]: the W / S / F→X / F→P / P→P / Δ coverage table (§7.5) in four formats;
@@ -34,6 +36,7 @@ pub mod scan;
 pub mod stability;
 pub mod transitions;
 pub mod tree;
+pub mod version;
 
 pub use swtbench_core::py;
 
@@ -49,3 +52,4 @@ pub use run_report::{
     EntryState, ErrorReason, Outcome, RunReport, RunReportEntry, RunReportInput, SkipReason,
 };
 pub use transitions::Transitions;
+pub use version::GradingVersion;

@@ -1,7 +1,7 @@
 //! The error of reading an option's name (coverage formula, exec mode, log parser, benchmark,
-//! table format): which kind of name, what was given and, where the list is short, what would
-//! have been understood. Every `FromStr` of this crate returns it, so a command line, a spec table
-//! or a caller's settings report an unknown name the same way.
+//! table format, grading version): which kind of name, what was given and, where the list is
+//! short, what would have been understood. Every `FromStr` of this crate returns it, so a command
+//! line, a spec table or a caller's settings report an unknown name the same way.
 
 use std::fmt;
 

@@ -18,6 +18,7 @@ use crate::logs::{self, ExecMode, ParsedLog};
 use crate::parsers::Parser;
 use crate::py;
 use crate::transitions::{added_fail_to_pass, resolution, Transitions};
+use crate::version::GradingVersion;
 
 /// Options that change how an instance is graded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -28,6 +29,10 @@ pub struct GradeOptions {
     /// instance as unresolved ([`crate::integrity::apply_strict`]). Off: the original's grade.
     #[serde(default)]
     pub strict_results: bool,
+    /// `--grading-version`: the release of the original whose grading is reproduced (its sympy
+    /// parser and its buckets, [`crate::version`]). Default: the current one.
+    #[serde(default)]
+    pub grading_version: GradingVersion,
 }
 
 /// What grading one instance needs: its identity, the gold code fix, and each run's
@@ -133,11 +138,12 @@ pub fn grade_instance_with_parser(
     grade_parsed(inputs.instance_id, inputs.gold_code_patch, parsed, options)
 }
 
-/// The parser [`grade_instance_with_parser`] reads the logs with.
+/// The parser [`grade_instance_with_parser`] reads the logs with: `unit_test_parser` as the
+/// grading version has it.
 pub fn grading_parser(options: &GradeOptions, unit_test_parser: Parser) -> Parser {
     match options.exec_mode {
         ExecMode::ReproductionScript => Parser::ReproductionScript,
-        ExecMode::UnitTest => unit_test_parser,
+        ExecMode::UnitTest => options.grading_version.parser(unit_test_parser),
     }
 }
 
@@ -172,7 +178,11 @@ pub fn grade_parsed(
     }
     report.patch_successfully_applied = true;
     let tests = |pre: RunKind, post: RunKind| {
-        Transitions::between(&runs[kind_index(pre)].tests, &runs[kind_index(post)].tests)
+        Transitions::between_for(
+            &runs[kind_index(pre)].tests,
+            &runs[kind_index(post)].tests,
+            options.grading_version,
+        )
     };
     let pred = tests(RunKind::PredPre, RunKind::PredPost);
     let base = tests(RunKind::BasePre, RunKind::BasePost);

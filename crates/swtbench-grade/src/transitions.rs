@@ -11,13 +11,17 @@
 //! | `PASS_TO_FAIL` | P→F, P→X    |
 //! | `UNMATCHED`    | F→X, X→X    |
 //!
-//! This is the original's current categorisation (2025-09). Bucket lists are sorted here (the
-//! original's order is a set's iteration order).
+//! This is the original's current categorisation (release 1.3.0, 2025-09). Its release 1.2.0
+//! counted F→X and X→X as `FAIL_TO_FAIL` (and left `UNMATCHED` empty), so such a test made an
+//! instance unresolved; [`Transitions::between_for`] with [`GradingVersion::V1_2`] does that.
+//! Bucket lists are sorted here (the original's order is a set's iteration order).
 
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 use swtbench_core::{StatusMap, TestStatus};
+
+use crate::version::GradingVersion;
 
 /// The five buckets of one pre → post comparison; each list sorted.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -52,6 +56,12 @@ fn reduce(map: &StatusMap, test: &str) -> Pfx {
 impl Transitions {
     /// Buckets every test of either run (the original's `get_eval_report`).
     pub fn between(pre: &StatusMap, post: &StatusMap) -> Transitions {
+        Transitions::between_for(pre, post, GradingVersion::default())
+    }
+
+    /// [`Transitions::between`] as release `version` of the original buckets them: with
+    /// [`GradingVersion::V1_2`], F→X and X→X go to `FAIL_TO_FAIL` and `UNMATCHED` stays empty.
+    pub fn between_for(pre: &StatusMap, post: &StatusMap, version: GradingVersion) -> Transitions {
         let mut t = Transitions::default();
         let all: BTreeSet<&String> = pre.keys().chain(post.keys()).collect();
         for test in all {
@@ -60,7 +70,10 @@ impl Transitions {
                 (Pfx::P, Pfx::P) => &mut t.pass_to_pass,
                 (Pfx::F | Pfx::X, Pfx::F) => &mut t.fail_to_fail,
                 (Pfx::P, Pfx::F | Pfx::X) => &mut t.pass_to_fail,
-                (Pfx::F | Pfx::X, Pfx::X) => &mut t.unmatched,
+                (Pfx::F | Pfx::X, Pfx::X) => match version {
+                    GradingVersion::V1_3 => &mut t.unmatched,
+                    GradingVersion::V1_2 => &mut t.fail_to_fail,
+                },
             };
             bucket.push(test.clone());
         }
@@ -166,6 +179,17 @@ mod tests {
         assert_eq!(t.pass_to_fail, v(&["pf", "px"]));
         assert_eq!(t.unmatched, v(&["fx", "new_err", "xx"]));
         assert_eq!(t.total(), 11);
+        // Release 1.2.0: F→X and X→X are FAIL_TO_FAIL, nothing is UNMATCHED; the rest as now.
+        let old = Transitions::between_for(&pre, &post, GradingVersion::V1_2);
+        assert_eq!(
+            old.fail_to_fail,
+            v(&["ff", "fx", "new_err", "xf", "xx"])
+        );
+        assert!(old.unmatched.is_empty());
+        assert_eq!(old.fail_to_pass, t.fail_to_pass);
+        assert_eq!(old.pass_to_pass, t.pass_to_pass);
+        assert_eq!(old.pass_to_fail, t.pass_to_fail);
+        assert_eq!(old.total(), 11);
     }
 
     #[test]

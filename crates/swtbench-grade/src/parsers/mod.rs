@@ -23,7 +23,7 @@ pub use django::parse_django;
 pub use pytest::{parse_matplotlib, parse_pytest, parse_pytest_options, parse_pytest_v2};
 pub use repro::{parse_reproduction_script, REPRODUCTION_TEST_NAME};
 pub use seaborn::parse_seaborn;
-pub use sympy::parse_sympy;
+pub use sympy::{parse_sympy, parse_sympy_1_2};
 
 /// One of the original's log parsers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -42,12 +42,16 @@ pub enum Parser {
     Matplotlib,
     /// Sympy's own runner (`test_x ok`, `test_y F`, failure headers).
     Sympy,
+    /// [`Parser::Sympy`] as the original's release 1.2.0 had it: a status word needs no
+    /// whitespace after it, which reads a phantom FAILED test out of sympy 1.0/1.1's long
+    /// failure headers (`--grading-version 1.2`, [`crate::GradingVersion`]).
+    Sympy12,
     /// The pseudo-test `reproduction_script`, from the echoed exit code.
     ReproductionScript,
 }
 
 impl Parser {
-    pub const ALL: [Parser; 8] = [
+    pub const ALL: [Parser; 9] = [
         Parser::Pytest,
         Parser::PytestOptions,
         Parser::PytestV2,
@@ -55,6 +59,7 @@ impl Parser {
         Parser::Seaborn,
         Parser::Matplotlib,
         Parser::Sympy,
+        Parser::Sympy12,
         Parser::ReproductionScript,
     ];
 
@@ -76,11 +81,13 @@ impl Parser {
             Parser::Seaborn => parse_seaborn(log),
             Parser::Matplotlib => parse_matplotlib(log),
             Parser::Sympy => parse_sympy(log),
+            Parser::Sympy12 => parse_sympy_1_2(log),
             Parser::ReproductionScript => parse_reproduction_script(log),
         }
     }
 
-    /// The original's function name (`parse_log_pytest`, …).
+    /// The original's function name (`parse_log_pytest`, …); `sympy_1_2` for release 1.2.0's
+    /// `parse_log_sympy`.
     pub fn name(self) -> &'static str {
         match self {
             Parser::Pytest => "pytest",
@@ -90,6 +97,7 @@ impl Parser {
             Parser::Seaborn => "seaborn",
             Parser::Matplotlib => "matplotlib",
             Parser::Sympy => "sympy",
+            Parser::Sympy12 => "sympy_1_2",
             Parser::ReproductionScript => "reproduction_script",
         }
     }

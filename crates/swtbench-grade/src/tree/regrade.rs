@@ -163,8 +163,9 @@ fn regrade_one(run: &RunTree<'_>, req: &RegradeRequest<'_>, inst: &Instance) -> 
     let empty_patch = model_patch.trim().is_empty();
     let report_path = run.report_path(id);
     let mut warning = None;
-    // Strict grading needs the outputs: earlier reports are graded again.
-    if !req.rewrite && !req.options.strict_results {
+    // Strict grading and another release's grading need the outputs: earlier reports are graded
+    // again.
+    if !req.rewrite && !req.options.strict_results && req.options.grading_version.is_default() {
         match run.read(&report_path) {
             Ok(Some(bytes)) => {
                 match InstanceReport::from_report_json(&String::from_utf8_lossy(&bytes), Some(id)) {

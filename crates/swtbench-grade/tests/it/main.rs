@@ -8,6 +8,7 @@
 mod parser_cases;
 
 mod fixtures;
+mod grading_version;
 mod integrity_real_logs;
 mod properties;
 mod scan_parity;

@@ -82,7 +82,9 @@ fn serve_error(e: ServeError) -> swtbench_app::Error {
     }
 }
 
-/// `run`'s arguments from the service's run flags, with `predictions` and `run_id`.
+/// `run`'s arguments from the service's run flags, with `predictions` and `run_id`. The
+/// service's own default: every image is kept (`--cache-level instance`), so that the next
+/// prediction of an instance finds its image warm, unless the flags say otherwise.
 fn parse_run(run_args: &[String], predictions: &str, run_id: &str) -> swtbench_app::Result<RunArgs> {
     let required = ["swtbench", "run", "--predictions", predictions, "--run-id", run_id];
     let argv = required
@@ -93,7 +95,16 @@ fn parse_run(run_args: &[String], predictions: &str, run_id: &str) -> swtbench_a
         Ok(FreshRun {
             command: FreshRunCommand::Run(run),
             ..
-        }) => Ok(*run),
+        }) => {
+            let mut run = *run;
+            let cache_level_given = run_args
+                .iter()
+                .any(|a| a.starts_with("--cache-level") || a.starts_with("--cache_level"));
+            if !cache_level_given {
+                run.cache_level = swtbench_plan::settings::CacheLevel::Instance;
+            }
+            Ok(run)
+        }
         Err(e) => Err(swtbench_app::Error::input(anyhow!(
             "the run flags after `--`: {}",
             e.to_string().lines().next().unwrap_or_default()
