@@ -44,6 +44,7 @@ mod engine_python_pull;
 mod engine_registry;
 mod engine_repeat;
 mod engine_run;
+mod engine_serve;
 mod engine_shared;
 mod engine_slurm;
 mod engine_uv;
