@@ -57,7 +57,8 @@ impl AtomicFile {
         };
         std::fs::create_dir_all(dir).map_err(err)?;
         let mut builder = tempfile::Builder::new();
-        builder.prefix(TEMP_PREFIX);
+        let prefix = owned_temp_prefix();
+        builder.prefix(&prefix);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -115,10 +116,53 @@ pub const TEMP_PREFIX: &str = ".swtbench-tmp-";
 /// output goes to is modified whenever the script prints).
 pub const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(600);
 
+/// This machine's name, as the owner part of temporary file names (`/proc/sys/kernel/hostname`,
+/// else `HOSTNAME`, else empty), without the characters a file name cannot hold.
+fn host_name() -> String {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_default();
+    name.trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .take(64)
+        .collect()
+}
+
+/// The prefix of this process's temporary files: [`TEMP_PREFIX`], the host and the process id
+/// (`.swtbench-tmp-<host>.<pid>.`), so that a sweep can tell a dead owner's file from a live
+/// one's at once ([`temp_owner_gone`]).
+pub fn owned_temp_prefix() -> String {
+    format!("{TEMP_PREFIX}{}.{}.", host_name(), std::process::id())
+}
+
+/// Whether the owner named in a temporary file's name (after [`TEMP_PREFIX`]) is a process of
+/// this machine that no longer runs. `false` when the name names no owner (an older version's
+/// file), another machine (shared output directories), or when this machine cannot tell (no
+/// `/proc`): those wait for [`STALE_TEMP_AGE`].
+pub fn temp_owner_gone(file_name: &str) -> bool {
+    let Some(rest) = file_name.strip_prefix(TEMP_PREFIX) else {
+        return false;
+    };
+    let mut parts = rest.splitn(3, '.');
+    let (Some(host), Some(pid), Some(_)) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    let Ok(pid) = pid.parse::<u32>() else {
+        return false;
+    };
+    if host != host_name() || !Path::new("/proc/self").exists() {
+        return false;
+    }
+    pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists()
+}
+
 /// Removes the temporary files [`write_atomic`] left in `dir` (not below it) when its process was
-/// killed mid-write: those older than [`STALE_TEMP_AGE`], so that a write in progress in another
-/// process (shared gold/base directories) is never touched. Returns how many went; errors are
-/// ignored (the next start tries again).
+/// killed mid-write: those whose owner process on this machine is gone ([`temp_owner_gone`]),
+/// and any older than [`STALE_TEMP_AGE`]; a write in progress in another live process (shared
+/// gold/base directories) is never touched. Returns how many went; errors are ignored (the next
+/// start tries again).
 pub fn remove_stale_temp_files(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
@@ -126,18 +170,19 @@ pub fn remove_stale_temp_files(dir: &Path) -> usize {
     let now = std::time::SystemTime::now();
     let mut removed = 0;
     for e in entries.flatten() {
-        let is_temp = e
-            .file_name()
-            .to_str()
-            .is_some_and(|n| n.starts_with(TEMP_PREFIX));
-        let stale = e
-            .metadata()
+        let name = e.file_name();
+        let Some(name) = name.to_str().filter(|n| n.starts_with(TEMP_PREFIX)) else {
+            continue;
+        };
+        let Some(meta) = e.metadata().ok().filter(std::fs::Metadata::is_file) else {
+            continue;
+        };
+        let old = meta
+            .modified()
             .ok()
-            .filter(std::fs::Metadata::is_file)
-            .and_then(|m| m.modified().ok())
             .and_then(|t| now.duration_since(t).ok())
             .is_some_and(|age| age >= STALE_TEMP_AGE);
-        if is_temp && stale && std::fs::remove_file(e.path()).is_ok() {
+        if (old || temp_owner_gone(name)) && std::fs::remove_file(e.path()).is_ok() {
             removed += 1;
         }
     }
@@ -202,6 +247,31 @@ mod tests {
         assert_eq!(remove_stale_temp_files(dir.path()), 1);
         assert!(!stale.exists() && fresh.exists() && report.exists());
         assert_eq!(remove_stale_temp_files(&dir.path().join("missing")), 0);
+    }
+
+    #[test]
+    fn a_fresh_temporary_file_of_a_dead_process_goes_and_a_live_ones_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        // A process that has exited: its pid is free (reused only after the pid space wraps).
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let host = host_name();
+        let mine = dir.path().join(format!("{}abc", owned_temp_prefix()));
+        let gone = dir.path().join(format!("{TEMP_PREFIX}{host}.{dead}.abc"));
+        let elsewhere = dir.path().join(format!("{TEMP_PREFIX}other-host.{dead}.abc"));
+        for p in [&mine, &gone, &elsewhere] {
+            std::fs::write(p, b"x").unwrap();
+        }
+        assert_eq!(remove_stale_temp_files(dir.path()), 1);
+        assert!(mine.exists() && !gone.exists() && elsewhere.exists());
+        // An atomic write names its temporary file with this process as the owner.
+        let mut f = AtomicFile::create(&dir.path().join("out.txt")).unwrap();
+        let name = f.tmp.path().file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with(&owned_temp_prefix()), "{name}");
+        assert!(!temp_owner_gone(&name));
+        f.file().write_all(b"y").unwrap();
+        f.commit().unwrap();
     }
 
     #[test]

@@ -270,7 +270,9 @@ pub fn check_id(id: &str, prefix: &str) -> Result<(), ApiError> {
 }
 
 /// A prediction of a request body, checked: what a job evaluates, or the error that names the
-/// field (and, in a batch, the line).
+/// field (and, in a batch, the line). A single prediction with an empty patch is refused
+/// (`empty_patch`); in a batch (a predictions file) it is evaluated as `run` evaluates it: graded
+/// as an empty patch without running anything.
 pub fn prediction(
     value: &Value,
     shared_dataset: &dyn Fn(&str) -> bool,
@@ -337,7 +339,7 @@ pub fn prediction(
         )
         .field("model_patch")
     })?;
-    if patch.trim().is_empty() {
+    if patch.trim().is_empty() && line.is_none() {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "empty_patch",

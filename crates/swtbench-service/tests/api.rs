@@ -192,7 +192,7 @@ async fn an_accepted_prediction_is_on_disk_and_the_same_one_is_the_same_job() {
     assert_eq!((status, got["state"].as_str()), (StatusCode::ACCEPTED, Some("queued")));
     let (status, c) = call(&s, Request::delete(format!("/v1/evaluations/{id}")).body(Body::empty()).unwrap()).await;
     assert_eq!((status, c["state"].as_str()), (StatusCode::OK, Some("cancelled")));
-    let (status, batch) = call(&s, post("/v1/batches", format!("{}\n\n{}\n", prediction(), json!({"instance_id": "swtfix__calc-2", "model_patch": "d"})))).await;
+    let (status, batch) = call(&s, post("/v1/batches", format!("{}\n\n{}\n", prediction(), json!({"instance_id": "swtfix__calc-2", "model_patch": ""})))).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{batch}");
     assert_eq!(batch["evaluations"].as_array().unwrap().len(), 2);
     assert_eq!(batch["evaluations"][0], a["id"], "a cancelled job submitted again is queued again");

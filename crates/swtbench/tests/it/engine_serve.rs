@@ -14,10 +14,18 @@ use serde_json::Value;
 
 use crate::engine_fixture::{self, containers_of, reference_run, reports_of, Fixture, HANGING};
 
-/// The service as a child process over `out`, listening on a free loopback port.
+/// The service as a child process over `out`, listening on a free loopback port (killed when
+/// dropped, should the test fail).
 struct Serve {
     child: Child,
     url: String,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 fn start(fx: &Fixture, out: &Path, workers: usize) -> Serve {
@@ -129,8 +137,10 @@ fn engine_serve_verdicts_equal_run_and_survive_two_kills() {
         .post(format!("{}/v1/batches", serve.url))
         .send(body.as_bytes())
         .unwrap();
-    assert_eq!(r.status().as_u16(), 202);
-    let accepted: Value = serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap();
+    let status = r.status().as_u16();
+    let text = r.body_mut().read_to_string().unwrap();
+    assert_eq!(status, 202, "{text}");
+    let accepted: Value = serde_json::from_str(&text).unwrap();
     let batch = accepted["id"].as_str().unwrap().to_string();
     let ids: Vec<String> = accepted["evaluations"]
         .as_array()
