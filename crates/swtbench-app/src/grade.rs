@@ -288,6 +288,17 @@ fn run_parameters(run_report: &Path) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
+/// `parameters` (the ones the run report had) with the grading version of this grade: the entry
+/// of an earlier grade replaced, none for the default.
+fn graded_parameters(
+    mut parameters: Vec<(String, String)>,
+    version: swtbench_grade::GradingVersion,
+) -> Vec<(String, String)> {
+    parameters.retain(|(k, _)| k != swtbench_grade::version::RUN_PARAMETER);
+    parameters.extend(version.run_parameter());
+    parameters
+}
+
 /// Instance warnings told one by one; the rest are counted (all are in [`GradeOutcome`]).
 const MAX_WARNINGS_SHOWN: usize = 10;
 
@@ -296,6 +307,13 @@ const MAX_WARNINGS_SHOWN: usize = 10;
 /// instance warnings, …).
 pub fn regrade(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Result<GradeOutcome> {
     let selection = select(settings, notices)?;
+    let version = settings.options.grading_version;
+    if !version.is_default() {
+        notices.push(Notice::Info(format!(
+            "grading as the original's release {version}.0 does (--grading-version {version}): \
+             every instance is graded again from its outputs and its report.json overwritten"
+        )));
+    }
     let rules = read_rules(
         settings.table,
         selection.instances.iter().map(|i| i.repo.as_str()),
@@ -340,7 +358,7 @@ pub fn regrade(settings: &GradeSettings<'_>, notices: &mut Vec<Notice>) -> Resul
             .submitted
             .map(|s| s.into_iter().collect())
             .unwrap_or_default(),
-        parameters: run_parameters(&out),
+        parameters: graded_parameters(run_parameters(&out), settings.options.grading_version),
         suspicious: suspicious_reasons(&graded.integrity),
         network: network_use(&graded.integrity),
         ..Default::default()

@@ -87,7 +87,7 @@ fn run_params(page: &RunPage<'_>) -> Vec<(String, String)> {
         .collect::<Vec<_>>()
         .join(" ");
     let secs = page.elapsed.as_secs();
-    vec![
+    let mut params = vec![
         ("dataset".into(), dataset.name.clone()),
         ("split".into(), dataset.split.clone()),
         ("filter".into(), filter),
@@ -105,7 +105,9 @@ fn run_params(page: &RunPage<'_>) -> Vec<(String, String)> {
             "time taken".into(),
             format!("{}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60),
         ),
-    ]
+    ];
+    params.extend(settings.grading_version.run_parameter());
+    params
 }
 
 /// Writes an evaluation's page next to its run report (`<model>.<run_id>.html` in the results

@@ -236,6 +236,8 @@ pub struct RunOptions {
     pub shard: Option<swtbench_plan::settings::Shard>,
     /// `--strict-results`.
     pub strict_results: bool,
+    /// `--grading-version`.
+    pub grading_version: swtbench_grade::GradingVersion,
     /// `--flaky-list`, read.
     pub flaky: swtbench_grade::stability::FlakyList,
 }
@@ -288,6 +290,7 @@ impl RunOptions {
         s.skip_eval = self.skip_eval;
         s.shard = self.shard;
         s.strict_results = self.strict_results;
+        s.grading_version = self.grading_version;
         s.flaky = self.flaky;
         Ok(s)
     }

@@ -443,6 +443,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub flaky_list: Option<PathBuf>,
 
+    /// Grade as this release of the original harness does: `1.3` (the default: its current
+    /// grading) or `1.2` (release 1.2.0, which graded the results published before September
+    /// 2025). 1.2 differs in two places: sympy's result lines need no whitespace after the status
+    /// word, so on sympy 1.0/1.1 a failure header of 80 characters or more followed by the
+    /// traceback's `  File` line is read as a failed test of its own; and a test that goes from
+    /// failed to absent or neither passed nor failed (F→X, X→X) counts as FAIL_TO_FAIL instead of
+    /// UNMATCHED, which can leave the instance unresolved. See docs/deviations.md.
+    /// report.json and the run report then differ from the original's current ones (the run
+    /// report says so).
+    #[arg(long, value_name = "VERSION", default_value = "1.3")]
+    pub grading_version: swtbench_grade::GradingVersion,
+
     /// Raise the soft limit of open files to this (never the hard limit).
     #[arg(long, alias = "open_file_limit", value_name = "N", default_value_t = 4096,
           allow_negative_numbers = true, value_parser = parse_count::<u64>)]

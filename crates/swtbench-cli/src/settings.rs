@@ -45,6 +45,7 @@ pub fn run_options(args: &RunArgs) -> swtbench_app::Result<RunOptions> {
         skip_eval: args.skip_eval || args.merge,
         shard: args.shard,
         strict_results: args.strict_results,
+        grading_version: args.grading_version,
         flaky: match &args.flaky_list {
             Some(p) => swtbench_app::settings::read_flaky_list(p)?,
             None => Default::default(),

@@ -181,10 +181,7 @@ mod tests {
         assert_eq!(t.total(), 11);
         // Release 1.2.0: F→X and X→X are FAIL_TO_FAIL, nothing is UNMATCHED; the rest as now.
         let old = Transitions::between_for(&pre, &post, GradingVersion::V1_2);
-        assert_eq!(
-            old.fail_to_fail,
-            v(&["ff", "fx", "new_err", "xf", "xx"])
-        );
+        assert_eq!(old.fail_to_fail, v(&["ff", "fx", "new_err", "xf", "xx"]));
         assert!(old.unmatched.is_empty());
         assert_eq!(old.fail_to_pass, t.fail_to_pass);
         assert_eq!(old.pass_to_pass, t.pass_to_pass);

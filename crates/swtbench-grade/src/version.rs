@@ -20,6 +20,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::parsers::Parser;
 
+/// The name of the run report's `run_parameters` entry that records a grading version other than
+/// the default.
+pub const RUN_PARAMETER: &str = "grading version";
+
 /// The release of the original harness whose grading is reproduced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub enum GradingVersion {
@@ -43,6 +47,19 @@ impl GradingVersion {
     /// Whether this is the default (the original's current grading).
     pub fn is_default(self) -> bool {
         self == GradingVersion::default()
+    }
+
+    /// The run report's `run_parameters` entry ([`RUN_PARAMETER`]) for this version; none for the
+    /// default, so that a run graded as the original grades now keeps the original's parameters.
+    pub fn run_parameter(self) -> Option<(String, String)> {
+        (!self.is_default()).then(|| {
+            (
+                RUN_PARAMETER.to_string(),
+                format!(
+                    "{self} (graded as the original's release {self}.0 grades; docs/deviations.md)"
+                ),
+            )
+        })
     }
 
     /// The parser this release reads logs with where the current release uses `parser`.
@@ -93,6 +110,15 @@ mod tests {
         assert_eq!(
             "1.1".parse::<GradingVersion>().unwrap_err().to_string(),
             "unknown grading version `1.1` (expected 1.3 or 1.2)"
+        );
+        assert_eq!(GradingVersion::V1_3.run_parameter(), None);
+        assert_eq!(
+            GradingVersion::V1_2.run_parameter(),
+            Some((
+                "grading version".to_string(),
+                "1.2 (graded as the original's release 1.2.0 grades; docs/deviations.md)"
+                    .to_string()
+            ))
         );
         assert_eq!(GradingVersion::V1_2.parser(Parser::Sympy), Parser::Sympy12);
         assert_eq!(GradingVersion::V1_3.parser(Parser::Sympy), Parser::Sympy);

@@ -257,6 +257,9 @@ pub struct RunSettings {
     /// `--strict-results`: grade strictly where the integrity checks find forged results
     /// (`swtbench_grade::integrity::apply_strict`); off, the original's grade.
     pub strict_results: bool,
+    /// `--grading-version`: the release of the original whose grading is reproduced (default:
+    /// the current one).
+    pub grading_version: swtbench_grade::GradingVersion,
     /// `--flaky-list`: tests left out of the transitions, by instance (empty: none).
     pub flaky: swtbench_grade::stability::FlakyList,
 }
@@ -327,6 +330,7 @@ impl RunSettings {
             skip_eval: false,
             shard: None,
             strict_results: false,
+            grading_version: Default::default(),
             flaky: Default::default(),
         }
     }

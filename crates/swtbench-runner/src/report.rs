@@ -185,6 +185,7 @@ pub fn run_parameters(
     if settings.strict_results {
         params.push(("strict results".into(), "on (docs/integrity.md)".into()));
     }
+    params.extend(settings.grading_version.run_parameter());
     params
 }
 

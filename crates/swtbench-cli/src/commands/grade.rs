@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use swtbench_core::layout::{EVALUATION_RESULTS_DIR, LOGS_ROOT_DIR};
 use swtbench_grade::logs::ExecMode;
-use swtbench_grade::{CoverageFormula, GradeOptions};
+use swtbench_grade::{CoverageFormula, GradeOptions, GradingVersion};
 
 use crate::args::DatasetArgs;
 
@@ -75,6 +75,18 @@ pub struct GradeArgs {
     /// graded again. report.json then differs from the original's.
     #[arg(long, value_name = "FILE")]
     pub flaky_list: Option<PathBuf>,
+
+    /// Grade as this release of the original harness does: `1.3` (the default: its current
+    /// grading) or `1.2` (release 1.2.0, which graded the results published before September
+    /// 2025). 1.2 differs in two places: sympy's result lines need no whitespace after the status
+    /// word, so on sympy 1.0/1.1 a failure header of 80 characters or more followed by the
+    /// traceback's `  File` line is read as a failed test of its own; and a test that goes from
+    /// failed to absent or neither passed nor failed (F→X, X→X) counts as FAIL_TO_FAIL instead of
+    /// UNMATCHED, which can leave the instance unresolved. See docs/deviations.md.
+    /// With 1.2 every instance is graded again from its outputs and its report.json overwritten
+    /// (a later `grade` with 1.3 then needs --rewrite); the run report says so.
+    #[arg(long, value_name = "VERSION", default_value = "1.3")]
+    pub grading_version: GradingVersion,
 }
 
 impl GradeArgs {
@@ -84,6 +96,7 @@ impl GradeArgs {
             exec_mode: self.exec_mode,
             coverage_formula: self.coverage_formula,
             strict_results: self.strict_results,
+            grading_version: self.grading_version,
         }
     }
 }

@@ -23,7 +23,8 @@ pub struct ParseLogArgs {
     pub exec_mode: ExecMode,
 
     /// Use this parser instead of the repository's (pytest, pytest_options, pytest_v2, django,
-    /// seaborn, matplotlib, sympy, reproduction_script).
+    /// seaborn, matplotlib, sympy, reproduction_script; sympy_1_2 is sympy's as the original's
+    /// release 1.2.0 read it, see --grading-version of grade).
     #[arg(long, value_name = "PARSER")]
     pub parser: Option<Parser>,
 

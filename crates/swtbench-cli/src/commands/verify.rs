@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use swtbench_app::reexecute::Reexecution;
 use swtbench_grade::logs::ExecMode;
-use swtbench_grade::{CoverageFormula, GradeOptions};
+use swtbench_grade::{CoverageFormula, GradeOptions, GradingVersion};
 
 use crate::args::DatasetArgs;
 
@@ -47,6 +47,11 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub strict_results: bool,
 
+    /// The release of the original harness whose grading the reports were made with (`1.3` or
+    /// `1.2`, as `--grading-version` of `run` and `grade`).
+    #[arg(long, value_name = "VERSION", default_value = "1.3")]
+    pub grading_version: GradingVersion,
+
     /// Also run K of the graded instances again (`swtbench run` in fresh containers into a
     /// throwaway output directory) and compare their report.json with the submitted ones. Needs
     /// the container engine and what `run` needs (give its flags with --run-arg).
@@ -66,6 +71,7 @@ impl VerifyArgs {
             exec_mode: self.exec_mode,
             coverage_formula: self.coverage_formula,
             strict_results: self.strict_results,
+            grading_version: self.grading_version,
         }
     }
 
@@ -99,6 +105,9 @@ impl VerifyArgs {
             run.eval.no_coverage = true;
         }
         run.strict_results |= self.strict_results;
+        if !self.grading_version.is_default() {
+            run.grading_version = self.grading_version;
+        }
         if self.spec_table.is_some() {
             run.table.spec_table = self.spec_table.clone();
         }

@@ -193,8 +193,14 @@ AssertionError\n";
         assert_eq!(parse_sympy_1_2(&later), now);
         // The status word needs nothing after it.
         assert_eq!(get(&parse_sympy_1_2("test_a ok"), "test_a"), Some("PASSED"));
-        assert_eq!(get(&parse_sympy_1_2("test_b Eok\n"), "test_b"), Some("ERROR"));
-        assert_eq!(get(&parse_sympy_1_2("test_c okay\n"), "test_c"), Some("PASSED"));
+        assert_eq!(
+            get(&parse_sympy_1_2("test_b Eok\n"), "test_b"),
+            Some("ERROR")
+        );
+        assert_eq!(
+            get(&parse_sympy_1_2("test_c okay\n"), "test_c"),
+            Some("PASSED")
+        );
         assert!(parse_sympy_1_2("test_d s\n").is_empty());
     }
 

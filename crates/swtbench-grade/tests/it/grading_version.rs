@@ -11,9 +11,7 @@ use std::path::PathBuf;
 use swtbench_core::TestStatus;
 use swtbench_grade::logs::parse_log;
 use swtbench_grade::transitions::Transitions;
-use swtbench_grade::{
-    grade_instance, GradeOptions, GradingVersion, InstanceRunOutputs, Parser,
-};
+use swtbench_grade::{grade_instance, GradeOptions, GradingVersion, InstanceRunOutputs, Parser};
 
 const TEST: &str = "test_evalf_composition_bug";
 /// `test_(\S*)` from the header's `test_coverup_…` up to its trailing space, then the `F` of `File`.

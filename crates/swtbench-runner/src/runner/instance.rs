@@ -585,6 +585,7 @@ fn grade<B: ContainerBackend>(
     let options = GradeOptions {
         exec_mode: shared.settings.grade_mode(),
         strict_results: shared.settings.strict_results,
+        grading_version: shared.settings.grading_version,
         ..Default::default()
     };
     let instance = p.instance;

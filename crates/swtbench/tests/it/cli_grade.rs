@@ -859,3 +859,138 @@ fn parse_log_ignores_the_partial_lines_around_an_output_cut() {
         "{\"applied\": true, \"tests\": {\"t.py::test_a\": \"PASSED\", \"t.py::test_c\": \"FAILED\"}}\n"
     );
 }
+
+/// `grade --grading-version 1.2` grades a run tree again as the original's release 1.2.0 did: on a
+/// sympy 1.0 prediction whose failure header is 81 characters long (the synthetic fixture logs of
+/// swtbench-grade), 1.2.0's sympy parser reads a phantom failed test that goes F→X, which it
+/// counted as FAIL_TO_FAIL: unresolved. The default grade (1.3) resolves it, and a grade with
+/// --rewrite goes back to it.
+#[test]
+fn grade_grading_version_1_2_reads_sympy_as_release_1_2_did() {
+    let tree = tempfile::tempdir().unwrap();
+    let dir = tree.path();
+    let logs = dir.join("run_instance_swt_logs");
+    let id = "sympy__sympy-12096";
+    let test_file = "sympy/polys/tests/test_coverup_sympy__sympy-12096.py";
+    let gold_test_file = "sympy/core/tests/test_evalf.py";
+    let code_patch = "diff --git a/sympy/core/function.py b/sympy/core/function.py\n--- a/sympy/core/function.py\n+++ b/sympy/core/function.py\n@@ -1391,1 +1391,1 @@\n-        x = 1\n+        x = 2\n";
+    let row = json!({
+        "instance_id": id, "repo": "sympy/sympy", "version": "1.0",
+        "base_commit": "360290c4c401e386db60723ddb0109ed499c9f6e", "patch": code_patch,
+        "test_patch": test_patch(gold_test_file), "problem_statement": "synthetic",
+        "FAIL_TO_PASS": "[]", "PASS_TO_PASS": "[]",
+    });
+    write(&dir.join("dataset.jsonl"), &format!("{row}\n"));
+    let model_patch = test_patch(test_file);
+    let pred = json!({"instance_id": id, "model_name_or_path": MODEL, "model_patch": model_patch});
+    write(&dir.join("preds.jsonl"), &format!("{pred}\n"));
+    let fixture = |phase: &str| {
+        std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+                "../swtbench-grade/tests/fixtures/logs/sympy__sympy/sympy-1.1-style-long-header.{phase}.synthetic.log"
+            )),
+        )
+        .unwrap()
+    };
+    // Gold and base runs: nothing selected runs (0 tests).
+    let nothing = |file: &str| {
+        format!(
+            "+ PYTHONWARNINGS=ignore::UserWarning,ignore::SyntaxWarning\n\
++ python3 /root/trace.py --count -C coverage.cover --include-pattern '/testbed/(sympy/core/function\\.py)' bin/test -C --verbose {file}\n\
+================== tests finished: 0 passed, in 0.00 seconds ===================\n+ cat coverage.cover\n"
+        )
+    };
+    let pre = logs
+        .join(RUN)
+        .join(format!("pred_pre__{MODEL_DIR}"))
+        .join(id);
+    write(&pre.join("model_patch.diff"), &model_patch);
+    let (gold_hash, base_hash) = (sha256_hex(gold_test_file), sha256_hex(test_file));
+    let runs = [
+        (pre, fixture("pre")),
+        (
+            logs.join(RUN)
+                .join(format!("pred_post__{MODEL_DIR}"))
+                .join(id),
+            fixture("post"),
+        ),
+        (
+            logs.join("gold_pre").join(id).join(&gold_hash),
+            nothing(gold_test_file),
+        ),
+        (
+            logs.join("gold_post").join(id).join(&gold_hash),
+            nothing(gold_test_file),
+        ),
+        (
+            logs.join("base_pre").join(id).join(&base_hash),
+            nothing(test_file),
+        ),
+        (
+            logs.join("base_post").join(id).join(&base_hash),
+            nothing(test_file),
+        ),
+    ];
+    for (d, out) in &runs {
+        write(&d.join("test_output.txt"), out);
+    }
+    let run_report = dir
+        .join("evaluation_results")
+        .join(format!("{MODEL_DIR}.{RUN}.json"));
+    let phantom = "test_coverup_sympy__sympy-12096.py:test_evalf_composition_bug";
+
+    // The default: the current release's grade.
+    let out = swtbench(GRADE, dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let r = report_of(dir, id);
+    assert_eq!(r["resolved"], json!(true), "{r}");
+    assert_eq!(r["tests_pred"]["FAIL_TO_FAIL"], json!([]));
+    assert_eq!(read_json(&run_report)["resolved_instances"], json!(1));
+    assert!(read_json(&run_report).get("run_parameters").is_none());
+
+    // Release 1.2.0's grade: the existing report.json is not reused.
+    let mut args = GRADE.to_vec();
+    args.extend(["--grading-version", "1.2"]);
+    let out = swtbench(&args, dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("release 1.2.0"),
+        "{}",
+        text(&out.stderr)
+    );
+    let r = report_of(dir, id);
+    assert_eq!(r["resolved"], json!(false), "{r}");
+    assert_eq!(
+        r["tests_pred"]["FAIL_TO_PASS"],
+        json!(["test_evalf_composition_bug"])
+    );
+    assert_eq!(r["tests_pred"]["FAIL_TO_FAIL"], json!([phantom]));
+    assert_eq!(r["tests_pred"]["UNMATCHED"], json!([]));
+    let rr = read_json(&run_report);
+    assert_eq!(rr["resolved_instances"], json!(0));
+    assert!(
+        rr["run_parameters"]["grading version"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("1.2 ")),
+        "{rr}"
+    );
+
+    // Back to the default with --rewrite.
+    let mut args = GRADE.to_vec();
+    args.push("--rewrite");
+    let out = swtbench(&args, dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(report_of(dir, id)["resolved"], json!(true));
+    assert!(read_json(&run_report).get("run_parameters").is_none());
+
+    // An unknown version is refused, naming the ones there are.
+    let mut args = GRADE.to_vec();
+    args.extend(["--grading-version", "1.1"]);
+    let out = swtbench(&args, dir);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("1.3 or 1.2"),
+        "{}",
+        text(&out.stderr)
+    );
+}
