@@ -18,9 +18,21 @@ This module reads the results of runs as plain Python data, starting no containe
     runs = swtbench.find_runs()  # every graded <run_id>/<model> under run_instance_swt_logs
 
 Errors are :class:`SwtbenchError`, with the binary's exit code and stderr when it ran.
+
+:class:`Client` (and :class:`AsyncClient`, its coroutines) talks to the evaluation service,
+``swtbench serve`` (docs/service.md), and gives a :class:`Verdict` per prediction; an error answer
+is a :class:`ServiceError` (a :class:`SwtbenchError`) with the service's ``code``, ``field`` and
+``hint``::
+
+    client = swtbench.Client("http://127.0.0.1:8787", token=None)
+    verdict = client.evaluate("astropy__astropy-12907", patch, model="org/my-model")
+    verdict.resolved, verdict.outcome, verdict.report  # report: the report.json object
+    for v in client.evaluate_many(predictions):  # one batch, verdicts in finishing order
+        ...
 """
 
 from swtbench._binary import BINARY_ENV, SwtbenchError, binary_path
+from swtbench.client import AsyncClient, Client, ServiceError, Verdict
 from swtbench.results import (
     PathArg,
     Report,
@@ -48,10 +60,14 @@ def _version() -> str:
 __version__: str = _version()
 
 __all__ = [
+    "AsyncClient",
     "BINARY_ENV",
+    "Client",
     "PathArg",
     "Report",
+    "ServiceError",
     "SwtbenchError",
+    "Verdict",
     "__version__",
     "binary_path",
     "find_runs",

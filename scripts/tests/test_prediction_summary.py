@@ -138,11 +138,11 @@ class SwtbenchSide(unittest.TestCase):
         self.assertEqual(ps.swtbench_verdict(None, graded(True), "d"), ("resolved", None))
         self.assertEqual(ps.swtbench_verdict(None, None, "d"), ("not_run", None))
 
-    def test_a_summary_and_a_report_that_differ_are_an_error_of_the_tree(self):
-        with self.assertRaises(ps.SummaryError) as e:
-            ps.swtbench_verdict({"outcome": {"kind": "resolved"}}, graded(False), "runs/x/M/a__a-1")
-        self.assertEqual(str(e.exception), "runs/x/M/a__a-1: swtbench_instance.json says resolved, report.json says "
-                                           "resolved=False; run the instance again (a rerun rewrites both)")
+    def test_a_regraded_report_decides_over_the_runs_summary(self):
+        self.assertEqual(ps.swtbench_verdict({"outcome": {"kind": "resolved"}}, graded(False), "runs/x/M/a__a-1"),
+                         ("unresolved", "re-graded (the run said resolved)"))
+        self.assertEqual(ps.swtbench_verdict({"outcome": {"kind": "unresolved"}}, graded(True), "d"),
+                         ("resolved", "re-graded (the run said unresolved)"))
         with self.assertRaises(ps.SummaryError):
             ps.swtbench_verdict({"outcome": {"kind": "exploded"}}, None, "d")
 
@@ -363,12 +363,14 @@ class OfficialReportCampaign(unittest.TestCase):
                                       "--run-id r2")
         self.assertFalse(os.path.exists(self.md))
 
-    def test_a_summary_and_report_that_differ_stop_the_summary(self):
+    def test_a_regraded_tree_is_summarised_by_its_reports(self):
         d = os.path.join(self.out, "runs", "run_instance_swt_logs", "r1", "M", "a__a-1")
         write(os.path.join(d, "report.json"), {"a__a-1": graded(False)})
         code, err = self.run_it()
-        self.assertEqual(code, 2)
-        self.assertIn(f"{d}: swtbench_instance.json says resolved, report.json says resolved=False", err)
+        self.assertEqual(code, 0, err)
+        with open(self.json) as f:
+            rows = {r["instance_id"]: r for r in json.load(f)["sets"][0]["instances"]}
+        self.assertEqual(rows["a__a-1"]["swtbench"], "unresolved")
 
     def test_a_config_takes_several_sets_with_paths_relative_to_it(self):
         campaign(self.out, ROWS, {"a__a-1": ("unresolved", graded(False))}, run_id="r2")
