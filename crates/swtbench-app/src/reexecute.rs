@@ -119,11 +119,18 @@ fn write_predictions(pred_pre: &Path, model: &str, ids: &[String], file: &Path) 
     let mut text = String::new();
     for id in ids {
         let p = pred_pre.join(id).join(MODEL_PATCH_FILE);
-        let patch = std::fs::read_to_string(&p).map_err(|e| {
-            Error::input(anyhow!("{}: {e}", p.display())).with_hint(
-                "--reexecute runs the patch each instance executed; the run tree must hold it",
-            )
-        })?;
+        // An instance graded without running anything (an empty patch) has no prediction run:
+        // it is re-executed with an empty patch, which the fresh run grades the same way (a
+        // submitted report that claims more differs from the fresh one).
+        let ran = pred_pre.join(id).exists();
+        let patch = match ran {
+            false => String::new(),
+            true => std::fs::read_to_string(&p).map_err(|e| {
+                Error::input(anyhow!("{}: {e}", p.display())).with_hint(
+                    "--reexecute runs the patch each instance executed; the run tree must hold it",
+                )
+            })?,
+        };
         let row = serde_json::json!({
             "instance_id": id,
             "model_name_or_path": model,
@@ -257,4 +264,31 @@ pub fn report_differences(submitted: &serde_json::Value, fresh: &serde_json::Val
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+#[cfg(test)]
+mod write_tests {
+    use super::*;
+
+    #[test]
+    fn an_instance_graded_without_runs_is_reexecuted_with_an_empty_patch() {
+        let dir = tempfile::tempdir().unwrap();
+        let pred_pre = dir.path().join("pred_pre__m");
+        std::fs::create_dir_all(pred_pre.join("a__a-1")).unwrap();
+        std::fs::write(pred_pre.join("a__a-1").join(MODEL_PATCH_FILE), "diff\n").unwrap();
+        std::fs::create_dir_all(pred_pre.join("a__a-3")).unwrap();
+        let file = dir.path().join("p.jsonl");
+        let ids = ["a__a-1".to_string(), "a__a-2".to_string()];
+        write_predictions(&pred_pre, "m", &ids, &file).unwrap();
+        let rows: Vec<serde_json::Value> = std::fs::read_to_string(&file)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(rows[0]["model_patch"], "diff\n");
+        assert_eq!(rows[1]["model_patch"], "");
+        // A prediction run whose patch file is gone is a damaged tree.
+        let err = write_predictions(&pred_pre, "m", &["a__a-3".to_string()], &file).unwrap_err();
+        assert!(err.to_string().contains("model_patch.diff"), "{err}");
+    }
 }

@@ -31,6 +31,7 @@ mod cli_run;
 mod cli_slurm;
 mod cli_spec;
 mod cli_validate;
+mod engine_entry;
 mod engine_envlock;
 mod engine_evidence;
 mod engine_grade;
