@@ -201,9 +201,12 @@ def leaderboard(
     Keys: ``applicability``, ``success_rate``, ``f_to_x``, ``f_to_p``, ``p_to_p`` and
     ``coverage_delta_all``, ``coverage_delta_resolved``, ``coverage_delta_unresolved`` (percent
     of the denominator; the coverage ones ``None`` without a gold run under the same logs root),
-    ``instances`` and ``denominator``. ``dataset`` is ``lite`` (the default: 276 instances),
-    ``verified``, ``full`` or a dataset file; ``denominator`` overrides its count; ``seeds``
-    selects p@k over the runs ``path`` names with ``{seed}``.
+    ``instances`` and ``denominator`` (what the percentages are of). ``dataset`` is ``lite``
+    (276 instances), ``verified`` (433), ``full`` (1983) or a dataset file (its instances);
+    without it the denominator is the run's own number of instances, from its run report
+    ``evaluation_results/<model>.<run_id>.json`` beside the logs root (Lite's 276, with a warning
+    on stderr, when there is none); ``denominator`` overrides both; ``seeds`` selects p@k over
+    the runs ``path`` names with ``{seed}``.
     """
     out = _report_command(
         path, "json", dataset, denominator, gold_run_id, None, seeds, None, spec_table

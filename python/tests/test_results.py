@@ -77,8 +77,12 @@ def test_leaderboard_numbers(model_dir: Path) -> None:
     assert board["coverage_delta_all"] == pytest.approx(62.5)
     assert board["coverage_delta_resolved"] == pytest.approx(25.0)
     assert board["coverage_delta_unresolved"] == pytest.approx(100.0)
-    # The benchmark's fixed denominator by default (Lite: 276).
-    assert swtbench.leaderboard(model_dir)["success_rate"] == pytest.approx(100 / 276)
+    # Without a dataset, the run's own instances (its run report has the 3); a benchmark named,
+    # its fixed denominator (Lite: 276).
+    assert swtbench.leaderboard(model_dir)["denominator"] == 3
+    lite = swtbench.leaderboard(model_dir, dataset="lite")
+    assert lite["denominator"] == 276
+    assert lite["success_rate"] == pytest.approx(100 / 276)
 
 
 def test_leaderboard_without_a_gold_run_has_no_coverage(model_dir: Path, tmp_path: Path) -> None:

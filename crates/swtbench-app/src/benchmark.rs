@@ -82,8 +82,12 @@ impl Benchmark {
             }));
         }
         if !name.contains('/') && !Path::new(name).exists() {
+            let guess = swtbench_data::dataset::near_alias(name)
+                .map(|alias| format!("; did you mean \"{alias}\"?"))
+                .unwrap_or_default();
             return Err(Error::input(anyhow!(
-                "unknown dataset `{name}`: not lite, verified or full, and no such file or directory"
+                "unknown dataset `{name}`: not lite, verified or full, and no such file or \
+                 directory{guess}"
             ))
             .with_hint(
                 "use lite, verified or full (the SWT-Bench denominators), a local dataset file, or a \
@@ -94,15 +98,20 @@ impl Benchmark {
     }
 
     /// The benchmark's name as a page shows it: lite/verified/full, or the dataset's file name (a
-    /// hub dataset's name). `denominator` is the explicit one, if any.
-    pub fn label(&self, denominator: Option<u64>) -> String {
+    /// hub dataset's name). `source` is where the denominator came from.
+    pub fn label(&self, source: &DenominatorSource) -> String {
         match self {
             Benchmark::Known {
                 dataset,
                 given: true,
             } => dataset.name().to_string(),
-            Benchmark::Known { given: false, .. } if denominator.is_some() => {
+            Benchmark::Known { given: false, .. } if *source == DenominatorSource::Explicit => {
                 "not named (no --dataset; the denominator is --denominator)".to_string()
+            }
+            Benchmark::Known { given: false, .. }
+                if matches!(source, DenominatorSource::Run(_)) =>
+            {
+                "not named (no --dataset; the denominator is the run's own instances)".to_string()
             }
             Benchmark::Known { dataset, .. } => format!("{} (the default)", dataset.name()),
             Benchmark::Custom { source, .. } => {
@@ -181,6 +190,151 @@ pub fn denominator(explicit: Option<u64>, measured: Measured<'_>) -> Result<usiz
                 .with_hint("pass --denominator N"));
             }
             Ok(n)
+        }
+    }
+}
+
+/// What a run's own record says it evaluated: the instances of its run report
+/// (`evaluation_results/<model>.<run_id>.json`) outside the SWT filter lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRecord {
+    /// The run report read.
+    pub path: PathBuf,
+    pub instances: usize,
+}
+
+/// Where the run report of the model directory `<logs root>/<run_id>/<model>` is: beside the
+/// logs root, `<logs root>/../evaluation_results/<model>.<run_id>.json`, as `run` (and the
+/// original) write the two trees under one output directory. `None` when the path has no
+/// `<run_id>` and logs root above it.
+pub fn run_report_of(model_dir: &Path) -> Option<PathBuf> {
+    let model = model_dir.file_name()?.to_str()?;
+    let run_dir = model_dir.parent()?;
+    let run_id = run_dir.file_name()?.to_str()?;
+    let logs_root = run_dir.parent()?;
+    let output_dir = logs_root.parent().unwrap_or(Path::new(""));
+    Some(swtbench_core::layout::evaluation_results_path(
+        &output_dir.join(swtbench_core::layout::EVALUATION_RESULTS_DIR),
+        model,
+        run_id,
+    ))
+}
+
+/// The record of the run at `model_dir` ([`run_report_of`]), or why there is none (the file
+/// looked for, and what is wrong with it).
+pub fn run_record(model_dir: &Path) -> std::result::Result<RunRecord, String> {
+    let path = run_report_of(model_dir).ok_or_else(|| {
+        format!(
+            "{} names no <logs root>/<run_id>/<model>",
+            model_dir.display()
+        )
+    })?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
+    let recorded = swtbench_grade::run_report::RecordedInstances::from_json(&text)
+        .map_err(|e| format!("{} is no run report: {e}", path.display()))?;
+    let skip = filtered_ids();
+    Ok(RunRecord {
+        instances: recorded.count(&|id| skip.contains(id)),
+        path,
+    })
+}
+
+/// Where `report`'s denominator came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DenominatorSource {
+    /// `--denominator`.
+    Explicit,
+    /// The benchmark `--dataset` names: a known one's fixed count, or a read dataset's instances.
+    Dataset,
+    /// No `--dataset`: the run's own instances, from its run report.
+    Run(PathBuf),
+    /// No `--dataset` and no run report: lite's fixed count, the original's default.
+    Default,
+}
+
+/// `report`'s denominator, where it came from, and what to say about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportDenominator {
+    pub value: usize,
+    pub source: DenominatorSource,
+    pub notices: Vec<crate::lines::Notice>,
+}
+
+/// THE denominator of `report`: `--denominator` when given; else the benchmark `--dataset`
+/// names ([`denominator`]), with a warning when the run's record (`run`, when it was found)
+/// counts another number of instances; else, without `--dataset`, the run's own instances
+/// (so a run of 10 instances is not divided by lite's 276), and lite's count with a warning when
+/// the run has no record. A run of a whole benchmark has that benchmark's count of instances,
+/// so its numbers are the same either way. Pure.
+pub fn report_denominator(
+    explicit: Option<u64>,
+    benchmark: &Benchmark,
+    run: Option<&std::result::Result<RunRecord, String>>,
+) -> Result<ReportDenominator> {
+    use crate::lines::Notice;
+    let value = denominator(explicit, benchmark.measured())?;
+    let record = run.and_then(|r| r.as_ref().ok());
+    if explicit.is_some() {
+        return Ok(ReportDenominator {
+            value,
+            source: DenominatorSource::Explicit,
+            notices: vec![Notice::Info(format!("denominator {value} (--denominator)"))],
+        });
+    }
+    let named = match benchmark {
+        Benchmark::Known {
+            dataset,
+            given: true,
+        } => Some(format!("{}'s fixed count", dataset.name())),
+        Benchmark::Custom { source, .. } => Some(format!("the instances of {source}")),
+        Benchmark::Known { given: false, .. } => None,
+    };
+    if let Some(named) = named {
+        let mut notices = vec![Notice::Info(format!("denominator {value}: {named}"))];
+        if let Some(r) = record.filter(|r| r.instances != value) {
+            notices.push(Notice::Warn(format!(
+                "the run has {} instances (its run report {}) but the denominator is {value}, \
+                 {named}: the instances it did not evaluate count as failed; leave out --dataset \
+                 to divide by the run's own {}",
+                r.instances,
+                r.path.display(),
+                r.instances
+            )));
+        }
+        return Ok(ReportDenominator {
+            value,
+            source: DenominatorSource::Dataset,
+            notices,
+        });
+    }
+    match (record, run) {
+        (Some(r), _) => {
+            let value = r.instances.max(1);
+            Ok(ReportDenominator {
+                value,
+                source: DenominatorSource::Run(r.path.clone()),
+                notices: vec![Notice::Info(format!(
+                    "denominator {value}: the run's instances (its run report {}); pass \
+                     --dataset lite, verified or full to divide by a benchmark's fixed count",
+                    r.path.display()
+                ))],
+            })
+        }
+        (None, why) => {
+            let why = match why {
+                Some(Err(why)) => format!(" ({why})"),
+                _ => String::new(),
+            };
+            Ok(ReportDenominator {
+                value,
+                source: DenominatorSource::Default,
+                notices: vec![Notice::Warn(format!(
+                    "denominator {value}: lite's fixed count (the default), as the run's own \
+                     record was not found{why}; pass --dataset or --denominator if the run is \
+                     not the whole of SWT-Bench Lite"
+                ))],
+            })
         }
     }
 }
@@ -389,12 +543,13 @@ mod tests {
                 given: false
             }
         ));
-        assert_eq!(b.label(None), "lite (the default)");
+        assert_eq!(b.label(&DenominatorSource::Default), "lite (the default)");
         assert_eq!(b.published_gold_run_id(), Some("validate-lite-gold-1"));
         assert_eq!(parse_dataset("Verified").unwrap(), Dataset::Verified);
         assert!(parse_dataset("nothing-known").is_err());
         let err = Benchmark::named(Some("litee")).unwrap_err();
         assert!(err.to_string().contains("unknown dataset `litee`"), "{err}");
+        assert!(err.to_string().ends_with("did you mean \"lite\"?"), "{err}");
         assert!(matches!(
             Benchmark::named(Some("owner/name")).unwrap(),
             BenchmarkName::Dataset(n) if n == "owner/name"
@@ -429,6 +584,122 @@ mod tests {
         assert_eq!(run_denominator(Some(Dataset::Verified), 5), 433);
         assert_eq!(run_denominator(None, 5), 5);
         assert_eq!(run_denominator(None, 0), 1);
+    }
+
+    #[test]
+    fn report_divides_by_the_run_without_a_dataset_and_warns_when_a_dataset_differs() {
+        use crate::lines::Notice;
+        let default = Benchmark::Known {
+            dataset: Dataset::Lite,
+            given: false,
+        };
+        let lite = Benchmark::Known {
+            dataset: Dataset::Lite,
+            given: true,
+        };
+        let record = |n| {
+            Ok(RunRecord {
+                path: PathBuf::from("evaluation_results/m.r.json"),
+                instances: n,
+            })
+        };
+        let warnings = |d: &ReportDenominator| {
+            d.notices
+                .iter()
+                .filter_map(|n| match n {
+                    Notice::Warn(t) => Some(t.clone()),
+                    Notice::Info(_) => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        // A run of 10 instances, no --dataset: 10, said, no warning.
+        let d = report_denominator(None, &default, Some(&record(10))).unwrap();
+        assert_eq!(d.value, 10);
+        assert_eq!(
+            d.source,
+            DenominatorSource::Run(PathBuf::from("evaluation_results/m.r.json"))
+        );
+        assert!(warnings(&d).is_empty(), "{:?}", d.notices);
+        assert!(
+            matches!(&d.notices[..], [Notice::Info(t)] if t.starts_with("denominator 10: the run's instances")),
+            "{:?}",
+            d.notices
+        );
+        assert!(default.label(&d.source).contains("the run's own instances"));
+        // The whole of Lite evaluated: the same 276 either way (score parity).
+        let d = report_denominator(None, &default, Some(&record(276))).unwrap();
+        assert_eq!(d.value, 276);
+        let d = report_denominator(None, &lite, Some(&record(276))).unwrap();
+        assert_eq!(d.value, 276);
+        assert!(warnings(&d).is_empty(), "{:?}", d.notices);
+        // --dataset lite on a run of 10: 276, with a warning naming both.
+        let d = report_denominator(None, &lite, Some(&record(10))).unwrap();
+        assert_eq!(
+            (d.value, d.source.clone()),
+            (276, DenominatorSource::Dataset)
+        );
+        let w = warnings(&d);
+        assert!(
+            w.len() == 1
+                && w[0].contains("the run has 10 instances")
+                && w[0].contains("denominator is 276, lite's fixed count"),
+            "{w:?}"
+        );
+        // No record: lite's 276, with a warning saying why.
+        let d =
+            report_denominator(None, &default, Some(&Err("x.json cannot be read".into()))).unwrap();
+        assert_eq!(
+            (d.value, d.source.clone()),
+            (276, DenominatorSource::Default)
+        );
+        assert!(
+            warnings(&d)[0].contains("(x.json cannot be read)"),
+            "{:?}",
+            d.notices
+        );
+        // --denominator wins over everything, quietly.
+        let d = report_denominator(Some(50), &lite, Some(&record(10))).unwrap();
+        assert_eq!(
+            (d.value, d.source.clone()),
+            (50, DenominatorSource::Explicit)
+        );
+        assert!(warnings(&d).is_empty());
+        // An empty record still divides by at least one.
+        assert_eq!(
+            report_denominator(None, &default, Some(&record(0)))
+                .unwrap()
+                .value,
+            1
+        );
+    }
+
+    #[test]
+    fn the_run_report_of_a_model_directory_is_beside_the_logs_root() {
+        assert_eq!(
+            run_report_of(Path::new("out/run_instance_swt_logs/r1/org__m")),
+            Some(PathBuf::from("out/evaluation_results/org__m.r1.json"))
+        );
+        assert_eq!(
+            run_report_of(Path::new("/x/logs/r1/m")),
+            Some(PathBuf::from("/x/evaluation_results/m.r1.json"))
+        );
+        assert_eq!(
+            run_report_of(Path::new("logs/r1/m")),
+            Some(PathBuf::from("evaluation_results/m.r1.json"))
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let model = dir.path().join("logs/r1/m");
+        assert!(run_record(&model).unwrap_err().contains("cannot be read"));
+        std::fs::create_dir_all(dir.path().join("evaluation_results")).unwrap();
+        // django__django-13658 is in lite's SWT filter list: not counted, as its report is not.
+        std::fs::write(
+            dir.path().join("evaluation_results/m.r1.json"),
+            r#"{"total_instances": 3, "resolved_ids": ["a__a-1"], "unresolved_ids": ["django__django-13658"], "error_ids": ["a__a-2"]}"#,
+        )
+        .unwrap();
+        let r = run_record(&model).unwrap();
+        assert_eq!(r.instances, 2);
+        assert_eq!(r.path, dir.path().join("evaluation_results/m.r1.json"));
     }
 
     #[test]

@@ -103,6 +103,10 @@ pub fn dataset_error(e: DatasetError) -> Error {
             "check the path; `swtbench datasets` lists the aliases (lite, verified, full, …)"
                 .to_string(),
         ),
+        DatasetError::NearAlias { name, suggestion } => Some(format!(
+            "use --dataset {suggestion}; `swtbench datasets` lists the aliases. A Hugging Face \
+             dataset is named owner/name, a local file by its path (./{name})"
+        )),
         DatasetError::NoInstanceIds => Some(
             "give ids separated by spaces or commas, or leave --instance-ids out to select every \
              instance"

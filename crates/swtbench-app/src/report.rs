@@ -278,8 +278,8 @@ pub struct PageContext {
 #[derive(Debug, Clone, Copy)]
 pub struct PageParams<'a> {
     pub benchmark: &'a Benchmark,
-    /// `--denominator`, if given.
-    pub explicit_denominator: Option<u64>,
+    /// Where the denominator came from.
+    pub denominator_source: &'a crate::benchmark::DenominatorSource,
     /// The denominator used.
     pub denominator: usize,
     /// The split of a dataset that was read.
@@ -294,7 +294,7 @@ impl PageContext {
         let benchmark = params.benchmark;
         let mut shown = vec![(
             "benchmark".to_string(),
-            benchmark.label(params.explicit_denominator),
+            benchmark.label(params.denominator_source),
         )];
         if let Benchmark::Custom { source, .. } = benchmark {
             shown.push(("dataset".to_string(), source.clone()));
@@ -617,14 +617,25 @@ pub fn report(
     let rules =
         crate::grade::read_rules(&table, table.repos.keys().map(String::as_str), spec_table)?;
     let benchmark = resolve_benchmark(req, load, say)?;
-    let denominator = crate::benchmark::denominator(req.denominator, benchmark.measured())?;
-    // The model directory whose instances the gold run must cover: the first of a comparison,
-    // the first seed's of p@k.
+    // The model directory whose instances the gold run must cover and whose run report counts
+    // the run's instances: the first of a comparison, the first seed's of p@k.
     let main_path = match (&req.compare, &req.path) {
         (Some(pair), _) => Some(pair[0].clone()),
         (None, Some(p)) => Some(first_seed_path(p, &seeds)),
         (None, None) => None,
     };
+    let record = match (&main_path, req.denominator) {
+        (Some(p), None) => Some(
+            std::path::absolute(p)
+                .map_err(|e| format!("resolving {}: {e}", p.display()))
+                .and_then(|abs| crate::benchmark::run_record(&normalize(&abs))),
+        ),
+        _ => None,
+    };
+    let measured =
+        crate::benchmark::report_denominator(req.denominator, &benchmark, record.as_ref())?;
+    measured.notices.iter().cloned().for_each(|n| say(n.into()));
+    let denominator = measured.value;
     let gold_run_id = match &main_path {
         Some(p) => gold_for(p, req, &benchmark, say),
         None => req.gold_run_id.clone(),
@@ -634,7 +645,7 @@ pub fn report(
     let page_context = || {
         let params = PageParams {
             benchmark: &benchmark,
-            explicit_denominator: req.denominator,
+            denominator_source: &measured.source,
             denominator,
             split: &req.split,
             gold_run_id: gold,

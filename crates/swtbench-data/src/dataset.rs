@@ -92,6 +92,55 @@ pub fn resolve_alias(name: &str) -> Option<&'static KnownDataset> {
     KNOWN.iter().find(|k| k.aliases.contains(&lower.as_str()))
 }
 
+/// The alias `name` is most likely a typo of, if any: a name that cannot be a path or an
+/// `owner/name` hub id (no `/` or `\\`), is no alias itself, and is within a small edit distance
+/// ([`edit_distance`], case-insensitive) of an alias without `/`: 1 for aliases of up to four
+/// letters (`liet`, `ful`), 2 for longer ones (`verifed`, `swebench_lite`). The closest alias wins;
+/// on a tie, the first in [`known_datasets`] order.
+pub fn near_alias(name: &str) -> Option<&'static str> {
+    let lower = name.trim().to_ascii_lowercase();
+    if lower.is_empty() || lower.contains(['/', '\\']) || resolve_alias(&lower).is_some() {
+        return None;
+    }
+    KNOWN
+        .iter()
+        .flat_map(|k| k.aliases.iter().copied())
+        .filter(|alias| !alias.contains('/'))
+        .map(|alias| (edit_distance(&lower, alias), alias))
+        .filter(|&(d, alias)| d <= if alias.chars().count() <= 4 { 1 } else { 2 })
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, alias)| alias)
+}
+
+/// The optimal string alignment distance of `a` and `b` (over chars): the fewest insertions,
+/// deletions, substitutions and swaps of two adjacent characters that turn one into the other,
+/// no substring edited twice. `liet` → `lite` is 1 (one swap), `lite` → `list` is 2.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // d[i][j]: the distance of a[..i] and b[..j].
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 impl KnownDataset {
     /// Rows of the test split after `--filter-swt`.
     pub fn swt_test_rows(&self) -> usize {
@@ -369,6 +418,15 @@ pub enum DatasetError {
         path.display()
     )]
     FileNotFound { path: PathBuf },
+    #[error(
+        "unknown dataset {name:?}: no alias, file or directory has that name; did you mean \
+         {suggestion:?}?"
+    )]
+    NearAlias {
+        name: String,
+        /// The alias it is closest to ([`near_alias`]).
+        suggestion: &'static str,
+    },
     #[error("--instance-ids was given, but names no instance (an empty value?)")]
     NoInstanceIds,
     #[error(transparent)]
@@ -452,6 +510,19 @@ pub fn load_dataset(
     progress: Option<HubProgress<'_>>,
 ) -> Result<LoadedDataset, DatasetError> {
     let source = DatasetSource::parse(&options.dataset);
+    // A typo of an alias (`liet`) would go to the hub as a bare name and fail there as a network
+    // error, or as a missing file; it is refused here, with the alias it is close to.
+    let unresolved = match &source {
+        DatasetSource::Hub(_) => true,
+        DatasetSource::File(path) => !path.exists(),
+        DatasetSource::Known(_) | DatasetSource::Dir(_) => false,
+    };
+    if let Some(suggestion) = near_alias(&options.dataset).filter(|_| unresolved) {
+        return Err(DatasetError::NearAlias {
+            name: options.dataset.trim().to_string(),
+            suggestion,
+        });
+    }
     let split = options.split.clone();
     let mut notes = Vec::new();
     let (rows, origin) = read_source(&source, options, hub, progress, &mut notes)?;
@@ -996,6 +1067,97 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn edit_distance_counts_edits_and_adjacent_swaps() {
+        for (a, b, want) in [
+            ("", "", 0),
+            ("lite", "lite", 0),
+            ("", "lite", 4),
+            ("lite", "", 4),
+            ("liet", "lite", 1),
+            ("ilte", "lite", 1),
+            ("lit", "lite", 1),
+            ("litee", "lite", 1),
+            ("lxte", "lite", 1),
+            ("list", "lite", 2),
+            ("verifed", "verified", 1),
+            ("vreified", "verified", 1),
+            ("kitten", "sitting", 3),
+            // Optimal string alignment: a swapped pair is not edited again.
+            ("ca", "abc", 3),
+            ("lïte", "lite", 1),
+        ] {
+            assert_eq!(edit_distance(a, b), want, "{a:?} → {b:?}");
+            assert_eq!(edit_distance(b, a), want, "{b:?} → {a:?}");
+        }
+    }
+
+    #[test]
+    fn near_alias_catches_typos_of_aliases_only() {
+        for (name, want) in [
+            ("liet", "lite"),
+            ("LIET", "lite"),
+            (" lite2 ", "lite"),
+            ("ful", "full"),
+            ("verifed", "verified"),
+            ("verfiied", "verified"),
+            ("swebench_lite", "swebench-lite"),
+            ("swe-bench-verifed", "swe-bench-verified"),
+        ] {
+            assert_eq!(near_alias(name), Some(want), "{name}");
+        }
+        for name in [
+            // Aliases themselves.
+            "lite",
+            "Verified",
+            "SWE-bench_Lite",
+            // Too far from any alias.
+            "list",
+            "squad",
+            "lightning",
+            "my-bench",
+            "",
+            // A `/` is a hub name (`owner/name`) or a path: not ours to refuse.
+            "acme/lite",
+            "princeton-nlp/swe-bench_lit",
+            "./liet",
+            "data/lite.jsonl",
+            ".\\liet",
+        ] {
+            assert_eq!(near_alias(name), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_typo_of_an_alias_is_refused_before_any_hub_request() {
+        let dir = tempfile::tempdir().unwrap();
+        // An endpoint that cannot be reached: a request would fail as a network error.
+        let hub = Hub::new(
+            crate::hub::HubConfig {
+                endpoint: "http://127.0.0.1:9".to_string(),
+                token: None,
+                cache_dir: dir.path().to_path_buf(),
+            },
+            crate::http::HttpConfig {
+                retries: 0,
+                ..crate::http::HttpConfig::default()
+            },
+        )
+        .unwrap();
+        let err = load_dataset(&LoadOptions::new("liet"), &hub, None).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                DatasetError::NearAlias {
+                    suggestion: "lite",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("did you mean \"lite\"?"), "{err}");
     }
 
     #[test]

@@ -429,6 +429,63 @@ impl RunReport {
     }
 }
 
+/// The instances a run report says its run had, read back from its text: what `report` divides
+/// by when no benchmark is named.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecordedInstances {
+    /// Every id the report lists by outcome (`resolved_ids`, `unresolved_ids`, `error_ids`) and
+    /// the ids of earlier invocations of the run it names (`not_in_this_report_ids`).
+    pub ids: std::collections::BTreeSet<String>,
+    /// Instances counted by `total_instances` but listed under no outcome (a report of the
+    /// original that leaves some out of its id lists).
+    pub unlisted: usize,
+}
+
+impl RecordedInstances {
+    /// Reads a run report's text (this harness's or the original's). An error says what is
+    /// wrong with it.
+    pub fn from_json(text: &str) -> Result<RecordedInstances, String> {
+        let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        let total = v
+            .get("total_instances")
+            .and_then(Value::as_u64)
+            .ok_or("it has no total_instances number")?;
+        let mut ids = std::collections::BTreeSet::new();
+        let mut listed = 0usize;
+        for key in [
+            "resolved_ids",
+            "unresolved_ids",
+            "error_ids",
+            "not_in_this_report_ids",
+        ] {
+            let Some(list) = v.get(key) else { continue };
+            let list = list
+                .as_array()
+                .ok_or_else(|| format!("its {key} is not a list"))?;
+            for id in list {
+                let id = id
+                    .as_str()
+                    .ok_or_else(|| format!("its {key} holds a value that is not an id: {id}"))?;
+                if ids.insert(id.to_string()) && key != "not_in_this_report_ids" {
+                    listed += 1;
+                }
+            }
+        }
+        Ok(RecordedInstances {
+            ids,
+            unlisted: usize::try_from(total)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(listed),
+        })
+    }
+
+    /// How many instances the run had, leaving out the ids `skip` names (the SWT filter lists,
+    /// whose reports `report` does not count either).
+    pub fn count(&self, skip: &dyn Fn(&str) -> bool) -> usize {
+        self.ids.iter().filter(|id| !skip(id)).count() + self.unlisted
+    }
+}
+
 fn sorted(v: &[String]) -> Vec<String> {
     let mut v = v.to_vec();
     v.sort();
@@ -447,6 +504,48 @@ mod tests {
     use super::*;
     use crate::coverage::CoverageResult;
     use crate::transitions::Transitions;
+
+    #[test]
+    fn the_instances_of_a_run_are_read_back_from_its_report() {
+        let input = RunReportInput {
+            entries: vec![
+                graded("a__a-1", true, true, None),
+                graded("a__a-2", false, true, None),
+                RunReportEntry {
+                    instance_id: "a__a-3".into(),
+                    state: EntryState::Skipped(SkipReason::EmptyPatch),
+                },
+                RunReportEntry {
+                    instance_id: "a__a-4".into(),
+                    state: EntryState::Error(ErrorReason::MissingModelPatch),
+                },
+            ],
+            ..RunReportInput::default()
+        };
+        let mut report = RunReport::new(&input);
+        report.not_in_this_report_ids = vec!["a__a-0".into()];
+        let got = RecordedInstances::from_json(&report.to_json()).unwrap();
+        assert_eq!(got.ids.len(), 5);
+        assert_eq!(got.unlisted, 0);
+        assert_eq!(got.count(&|_| false), 5);
+        assert_eq!(got.count(&|id| id == "a__a-2"), 4);
+        // The original's report may count instances it lists under no outcome.
+        let original = r#"{"total_instances": 3, "resolved_ids": ["x"], "error_ids": []}"#;
+        let got = RecordedInstances::from_json(original).unwrap();
+        assert_eq!(
+            (got.ids.len(), got.unlisted, got.count(&|_| false)),
+            (1, 2, 3)
+        );
+        for (bad, why) in [
+            ("[", "not JSON"),
+            ("{}", "no total_instances"),
+            (r#"{"total_instances": 1, "resolved_ids": 3}"#, "not a list"),
+            (r#"{"total_instances": 1, "error_ids": [1]}"#, "not an id"),
+        ] {
+            let e = RecordedInstances::from_json(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
 
     fn graded(id: &str, resolved: bool, applied: bool, cov: Option<(f64, f64)>) -> RunReportEntry {
         let tests = applied.then(|| Transitions {

@@ -5,6 +5,7 @@
 //! `swtbench` binary today) uses the same displays. The binary's printer writes everything else.
 
 pub mod download;
+pub mod eta;
 pub mod progress;
 
 pub use download::DownloadBar;

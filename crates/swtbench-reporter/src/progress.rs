@@ -1,6 +1,7 @@
 //! The progress display of an evaluation: an event consumer on stderr.
 //!
-//! On a terminal: a bar of instances done out of the total with the ETA, and one line per running
+//! On a terminal: a bar of instances done out of the total with the ETA once there is one
+//! ([`crate::eta`]; what is being built or pulled beside it meanwhile), and one line per running
 //! instance with its phase (indicatif). Elsewhere (CI logs, pipes): one plain line per finished
 //! instance, image build and warning. `--quiet` keeps only warnings. `NO_COLOR` turns colours
 //! off. Nothing here decides anything; it only renders events.
@@ -10,13 +11,15 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use swtbench_runner::events::{
     CancelReason, Event, ImageOutcome, InstanceOutcome, Phase, RunOutcome, TransferDirection,
 };
+
+use crate::eta::Eta;
 
 /// How the display draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,8 +50,13 @@ pub enum Draw {
     InstanceStarted { instance_id: String },
     /// The running instance's bar shows `phase` (bars only).
     InstancePhase { instance_id: String, phase: String },
-    /// The instance's bar goes and the bar of instances stands at `done` (bars only).
-    InstanceFinished { instance_id: String, done: usize },
+    /// The instance's bar goes and the bar of instances stands at `done` (bars only); the
+    /// instance took `took_ms` (for the ETA).
+    InstanceFinished {
+        instance_id: String,
+        done: usize,
+        took_ms: u64,
+    },
 }
 
 /// Turns events into [`Draw`]s for one mode; counts the instances done. No I/O.
@@ -234,6 +242,7 @@ impl Renderer {
         let mut draws = self.bars_only(Draw::InstanceFinished {
             instance_id: instance_id.clone(),
             done: self.done,
+            took_ms: *duration_ms,
         });
         draws.extend(self.line(format!(
             "[{}/{}] {instance_id}: {} ({})",
@@ -365,6 +374,8 @@ struct Bars {
     multi: MultiProgress,
     main: ProgressBar,
     running: HashMap<String, ProgressBar>,
+    /// The ETA the bar of instances shows, fed by the instances that finish.
+    eta: Arc<Mutex<Eta>>,
 }
 
 impl std::fmt::Debug for Progress {
@@ -459,31 +470,63 @@ impl Screen {
                     bar.set_message(phase);
                 }
             }
-            (Draw::InstanceFinished { instance_id, done }, Some(bars)) => {
-                bars.finish_instance(&instance_id, done)
-            }
+            (
+                Draw::InstanceFinished {
+                    instance_id,
+                    done,
+                    took_ms,
+                },
+                Some(bars),
+            ) => bars.finish_instance(&instance_id, done, Duration::from_millis(took_ms)),
             (_, None) => {}
         }
     }
 }
 
+/// The style of the bar of instances. Its ETA is [`Eta::text`] (nothing until it means
+/// something), not indicatif's `{eta}`: that one extrapolates the bar's rate, which stands at 0/N
+/// while the first images build, and grew from seconds to weeks in a two-minute run.
+fn main_style(color: bool, eta: Arc<Mutex<Eta>>) -> ProgressStyle {
+    let template = if color {
+        "{spinner:.green} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} instances{eta_text}  {msg}"
+    } else {
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} instances{eta_text}  {msg}"
+    };
+    ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key(
+            "eta_text",
+            move |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let text = eta
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .text(state.elapsed());
+                let _ = w.write_str(&text);
+            },
+        )
+}
+
 impl Bars {
     fn new(total: usize, color: bool) -> Bars {
-        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
-        let main = multi.add(ProgressBar::new(total as u64));
-        let template = if color {
-            "{spinner:.green} [{elapsed_precise}] {bar:30.cyan/blue} {pos}/{len} instances  ETA {eta}  {msg}"
-        } else {
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} instances  ETA {eta}  {msg}"
-        };
-        main.set_style(
-            ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
+        let bars = Bars::on(
+            MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
+            total,
+            color,
         );
-        main.enable_steady_tick(Duration::from_millis(200));
+        bars.main.enable_steady_tick(Duration::from_millis(200));
+        bars
+    }
+
+    /// The bars of `total` instances drawn by `multi`, without the steady tick.
+    fn on(multi: MultiProgress, total: usize, color: bool) -> Bars {
+        let eta = Arc::new(Mutex::new(Eta::new(total)));
+        let main = multi.add(ProgressBar::new(total as u64));
+        main.set_style(main_style(color, eta.clone()));
         Bars {
             multi,
             main,
             running: HashMap::new(),
+            eta,
         }
     }
 
@@ -498,11 +541,16 @@ impl Bars {
         self.running.insert(instance_id, bar);
     }
 
-    fn finish_instance(&mut self, instance_id: &str, done: usize) {
+    fn finish_instance(&mut self, instance_id: &str, done: usize, took: Duration) {
         if let Some(bar) = self.running.remove(instance_id) {
             bar.finish_and_clear();
             self.multi.remove(&bar);
         }
+        // The lock is let go before the bar draws (its ETA key takes it).
+        self.eta
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .finished(self.main.elapsed(), took);
         self.main.set_position(done as u64);
     }
 
@@ -512,5 +560,100 @@ impl Bars {
         }
         self.main.finish_and_clear();
         let _ = self.multi.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A terminal that keeps what is drawn on it.
+    #[derive(Debug, Clone, Default)]
+    struct Screen(Arc<Mutex<String>>);
+
+    impl Screen {
+        fn text(&self) -> String {
+            self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        }
+    }
+
+    impl indicatif::TermLike for Screen {
+        fn width(&self) -> u16 {
+            250
+        }
+        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, s: &str) -> std::io::Result<()> {
+            self.write_str(&format!("{s}\n"))
+        }
+        fn write_str(&self, s: &str) -> std::io::Result<()> {
+            self.0.lock().unwrap_or_else(|p| p.into_inner()).push_str(s);
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The last line of the bar of instances drawn once `change` is made (redrawn until it shows
+    /// `until`: the draw target limits how often it draws).
+    fn bar_line(bars: &Bars, screen: &Screen, until: &str) -> String {
+        for _ in 0..200 {
+            bars.main.tick();
+            let text = screen.text();
+            if let Some(line) = text.lines().rev().find(|l| l.contains(" instances")) {
+                if line.contains(until) {
+                    return line.to_string();
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("no bar line with {until:?} in {:?}", screen.text());
+    }
+
+    #[test]
+    fn while_images_build_the_bar_shows_the_build_and_no_eta() {
+        let screen = Screen::default();
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::term_like(Box::new(
+            screen.clone(),
+        )));
+        let mut bars = Bars::on(multi, 10, false);
+        bars.main
+            .set_message("building env image sweb.env.x86_64.abc123:latest");
+        let line = bar_line(&bars, &screen, "building env image");
+        assert!(
+            line.contains("0/10 instances  building env image sweb.env.x86_64.abc123:latest"),
+            "{line}"
+        );
+        assert!(!line.contains("ETA"), "{line}");
+        // Two instances done: still no ETA.
+        bars.finish_instance("a", 1, Duration::from_secs(90));
+        bars.finish_instance("b", 2, Duration::from_secs(90));
+        let line = bar_line(&bars, &screen, "2/10");
+        assert!(!line.contains("ETA"), "{line}");
+        // Enough instances and time (as the ETA's own tests feed it): the ETA is shown.
+        {
+            let mut eta = bars.eta.lock().unwrap_or_else(|p| p.into_inner());
+            *eta = Eta::new(10);
+            for t in [100, 101, 103] {
+                eta.finished(Duration::from_secs(t), Duration::from_secs(90));
+            }
+        }
+        bars.main.set_position(3);
+        let line = bar_line(&bars, &screen, "3/10");
+        assert!(line.contains("3/10 instances  ETA "), "{line}");
     }
 }

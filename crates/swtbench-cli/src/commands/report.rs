@@ -16,7 +16,10 @@ pub struct ReportArgs {
     /// .json/.jsonl/.parquet file or a directory of them, or a Hugging Face dataset name) is
     /// read: its number of instances is the denominator (instances in the SWT filter lists are
     /// not counted), the page names it and takes its instances' gold fixes and gold runs from it,
-    /// and its gold run is found under the logs root (see --gold-run-id). Default: lite.
+    /// and its gold run is found under the logs root (see --gold-run-id). Default: the denominator
+    /// is the run's own number of instances, from its run report
+    /// (evaluation_results/<model>.<run_id>.json beside the logs root; lite's 276, with a warning,
+    /// when there is none), and the gold run is lite's.
     #[arg(long, alias = "dataset_name", value_name = "DATASET")]
     pub dataset: Option<String>,
 

@@ -262,7 +262,9 @@ fn drawn(mode: Mode, color: bool, events: &[Event]) -> String {
                 Draw::InstancePhase { instance_id, phase } => {
                     format!("bar    {instance_id}: {phase}")
                 }
-                Draw::InstanceFinished { instance_id, done } => {
+                Draw::InstanceFinished {
+                    instance_id, done, ..
+                } => {
                     format!("bar-   {instance_id} ({done} done)")
                 }
             };

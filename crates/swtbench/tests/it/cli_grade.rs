@@ -461,7 +461,8 @@ fn grade_then_report_gives_the_hand_computed_numbers() {
 
     // The table. Reports: A, B, C, D, F (E has none, G is in the Lite filter list): 5.
     // W: A (2 ≥ 0.1·1), B, C, F (any test ≥ 0.1·0) = 4; S: A, F = 2; F→X: A, C, F = 3;
-    // F→P: A, F = 2; P→P: B = 1 (A's P→P test is also base's). Denominator 276.
+    // F→P: A, F = 2; P→P: B = 1 (A's P→P test is also base's). Denominator 276 (--dataset lite;
+    // without it, the run's own 6 instances: G is in the filter list).
     // Gold run: non-null coverage_delta_gold of A, B, D, H = 4 (G is filtered).
     // Δall = 100·(0.25 + 1.0)/4 = 31.25. Resolved A, F: own non-null delta_gold A → Gr = 1,
     // Δs = 100·0.25/1 = 25.0. Unresolved B, C, D: 100·1.0/(4 − 1) = 33.333333333333336.
@@ -469,6 +470,8 @@ fn grade_then_report_gives_the_hand_computed_numbers() {
         &[
             "report",
             &format!("run_instance_swt_logs/{RUN}/{MODEL_DIR}"),
+            "--dataset",
+            "lite",
             "--format",
             "json",
             "--gold-run-id",
@@ -477,6 +480,11 @@ fn grade_then_report_gives_the_hand_computed_numbers() {
         dir,
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("warning: the run has 6 instances"),
+        "{}",
+        text(&out.stderr)
+    );
     let m: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         m,
@@ -499,6 +507,8 @@ fn grade_then_report_gives_the_hand_computed_numbers() {
         &[
             "report",
             &format!("run_instance_swt_logs/{RUN}/{MODEL_DIR}"),
+            "--dataset",
+            "lite",
             "--gold-run-id",
             GOLD_RUN,
         ],

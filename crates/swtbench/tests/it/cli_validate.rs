@@ -582,3 +582,86 @@ fn model_names_run_refuses_are_refused_by_validate_too() {
         stderr(&o)
     );
 }
+
+/// A typo of an alias (`liet`) is an input error naming the alias, made before any hub request,
+/// for `validate` and `run`; a name with `/` and a bare name far from every alias still go to the
+/// hub, and a path to the file system, as before.
+#[test]
+fn a_typo_of_an_alias_is_refused_with_the_alias_before_the_hub_is_asked() {
+    let home = tempfile::tempdir().unwrap();
+    let (base, log) = start_hub(&sample_rows());
+    let run = |args: &[&str]| {
+        crate::support::binary::command()
+            .args(args)
+            .current_dir(home.path())
+            .env("HF_HOME", home.path().join("hf"))
+            .env("HF_ENDPOINT", &base)
+            .env("NO_PROXY", "127.0.0.1")
+            .env("DOCKER_HOST", crate::support::cli::NO_ENGINE)
+            .output()
+            .unwrap()
+    };
+    // Whether the hub was asked about the dataset `name` (listing or file).
+    let asked = |name: &str| {
+        let requests = log.lock().unwrap().clone();
+        requests.iter().any(|(p, _)| {
+            p.starts_with(&format!("/api/datasets/{name}/"))
+                || p == &format!("/api/datasets/{name}")
+                || p.starts_with(&format!("/datasets/{name}/"))
+        })
+    };
+    for (args, suggestion) in [
+        (vec!["validate", "--dataset", "liet"], "lite"),
+        (
+            vec!["validate", "--dataset", "Verifed", "--offline"],
+            "verified",
+        ),
+        (
+            vec![
+                "run",
+                "--dataset",
+                "liet",
+                "--predictions",
+                "gold",
+                "--run-id",
+                "r",
+                "--dry-run",
+            ],
+            "lite",
+        ),
+    ] {
+        let o = run(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("did you mean \"{suggestion}\"?"))
+                && err.contains(&format!("hint: use --dataset {suggestion}")),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(
+        !asked("liet") && !asked("Verifed"),
+        "{:?}",
+        log.lock().unwrap()
+    );
+    // `owner/name` is a hub name whatever it looks like: asked, and not found there.
+    let o = run(&["validate", "--dataset", "acme/liet"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(asked("acme/liet"), "{:?}", log.lock().unwrap());
+    assert!(!stderr(&o).contains("did you mean"), "{}", stderr(&o));
+    // A bare name far from every alias is a hub name too.
+    let o = run(&["validate", "--dataset", "squad"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(asked("squad"), "{:?}", log.lock().unwrap());
+    // A path is read from the disk, even one that looks like a typo.
+    std::fs::create_dir(home.path().join("liet")).unwrap();
+    let o = run(&["validate", "--dataset", "liet"]);
+    assert!(
+        stderr(&o).contains("directory liet holds no"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["validate", "--dataset", "./liet.jsonl"]);
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    assert!(!asked("liet"), "{:?}", log.lock().unwrap());
+}
