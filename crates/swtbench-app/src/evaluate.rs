@@ -600,9 +600,6 @@ impl<'e> Pipeline<'e> {
         })
     }
 
-
-
-
     /// The warnings shown before a run starts, in order: the Python images' notes, the first
     /// five environment warnings, and the instances the gold validation found broken (all of
     /// them in a dry run, else the first ten), each list's rest counted in one line.
@@ -627,7 +624,6 @@ impl<'e> Pipeline<'e> {
         }
         out
     }
-
 
     /// Takes the run's lock (one process per run id and output directory), checks that the
     /// output directories are writable, reads the CA bundle and records a shard's split (the
@@ -761,16 +757,22 @@ impl Pipeline<'_> {
     /// A shard's split, recorded now (unless an earlier shard did) and checked to give this
     /// shard the instances it was planned with.
     fn record_shard(&self) -> Result<()> {
-        let (Some(shard), Some(planned), Some(whole)) =
-            (self.request.settings.shard, &self.shard_ids, &self.whole_plan)
-        else {
+        let (Some(shard), Some(planned), Some(whole)) = (
+            self.request.settings.shard,
+            &self.shard_ids,
+            &self.whole_plan,
+        ) else {
             return Ok(());
         };
         let settings = &self.request.settings;
         let logs = &settings.outputs.logs;
-        let (mine, _) =
-            crate::shards::instances_of(logs, &settings.run_id, shard, whole, true)?;
-        if mine.iter().cloned().collect::<std::collections::BTreeSet<String>>() != *planned {
+        let (mine, _) = crate::shards::instances_of(logs, &settings.run_id, shard, whole, true)?;
+        if mine
+            .iter()
+            .cloned()
+            .collect::<std::collections::BTreeSet<String>>()
+            != *planned
+        {
             return Err(Error::input(anyhow!(
                 "run id {} was split anew by another shard while --shard {shard} planned",
                 settings.run_id

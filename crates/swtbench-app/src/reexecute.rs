@@ -272,23 +272,25 @@ mod write_tests {
 
     #[test]
     fn an_instance_graded_without_runs_is_reexecuted_with_an_empty_patch() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().expect("test set-up");
         let pred_pre = dir.path().join("pred_pre__m");
-        std::fs::create_dir_all(pred_pre.join("a__a-1")).unwrap();
-        std::fs::write(pred_pre.join("a__a-1").join(MODEL_PATCH_FILE), "diff\n").unwrap();
-        std::fs::create_dir_all(pred_pre.join("a__a-3")).unwrap();
+        std::fs::create_dir_all(pred_pre.join("a__a-1")).expect("test set-up");
+        std::fs::write(pred_pre.join("a__a-1").join(MODEL_PATCH_FILE), "diff\n")
+            .expect("test set-up");
+        std::fs::create_dir_all(pred_pre.join("a__a-3")).expect("test set-up");
         let file = dir.path().join("p.jsonl");
         let ids = ["a__a-1".to_string(), "a__a-2".to_string()];
-        write_predictions(&pred_pre, "m", &ids, &file).unwrap();
+        write_predictions(&pred_pre, "m", &ids, &file).expect("test set-up");
         let rows: Vec<serde_json::Value> = std::fs::read_to_string(&file)
-            .unwrap()
+            .expect("test set-up")
             .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
+            .map(|l| serde_json::from_str(l).expect("test set-up"))
             .collect();
         assert_eq!(rows[0]["model_patch"], "diff\n");
         assert_eq!(rows[1]["model_patch"], "");
         // A prediction run whose patch file is gone is a damaged tree.
-        let err = write_predictions(&pred_pre, "m", &["a__a-3".to_string()], &file).unwrap_err();
+        let err = write_predictions(&pred_pre, "m", &["a__a-3".to_string()], &file)
+            .expect_err("an error");
         assert!(err.to_string().contains("model_patch.diff"), "{err}");
     }
 }

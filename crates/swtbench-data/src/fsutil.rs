@@ -259,7 +259,9 @@ mod tests {
         let host = host_name();
         let mine = dir.path().join(format!("{}abc", owned_temp_prefix()));
         let gone = dir.path().join(format!("{TEMP_PREFIX}{host}.{dead}.abc"));
-        let elsewhere = dir.path().join(format!("{TEMP_PREFIX}other-host.{dead}.abc"));
+        let elsewhere = dir
+            .path()
+            .join(format!("{TEMP_PREFIX}other-host.{dead}.abc"));
         for p in [&mine, &gone, &elsewhere] {
             std::fs::write(p, b"x").unwrap();
         }
@@ -267,7 +269,13 @@ mod tests {
         assert!(mine.exists() && !gone.exists() && elsewhere.exists());
         // An atomic write names its temporary file with this process as the owner.
         let mut f = AtomicFile::create(&dir.path().join("out.txt")).unwrap();
-        let name = f.tmp.path().file_name().unwrap().to_string_lossy().into_owned();
+        let name = f
+            .tmp
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         assert!(name.starts_with(&owned_temp_prefix()), "{name}");
         assert!(!temp_owner_gone(&name));
         f.file().write_all(b"y").unwrap();

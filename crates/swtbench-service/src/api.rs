@@ -92,10 +92,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/batches/{id}", get(get_batch))
         .route("/v1/openapi.json", get(openapi))
         .route("/metrics", get(metrics))
-        .route_layer(axum::middleware::from_fn_with_state(
-            shared.clone(),
-            guard,
-        ));
+        .route_layer(axum::middleware::from_fn_with_state(shared.clone(), guard));
     Router::new()
         .route("/healthz", get(healthz))
         .merge(v1)
@@ -161,11 +158,17 @@ pub fn caller(headers: &HeaderMap, tokens: Option<&[[u8; 32]]>) -> Result<String
     // Compared in full, whatever matches first, so the time says nothing of the tokens.
     let mut found = false;
     for t in tokens {
-        found |= t.iter().zip(digest.iter()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
+        found |= t
+            .iter()
+            .zip(digest.iter())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0;
     }
     match found {
         true => Ok(hex::encode(&digest[..8])),
-        false => Err(unauthorized("the bearer token is not one of this service's")),
+        false => Err(unauthorized(
+            "the bearer token is not one of this service's",
+        )),
     }
 }
 
@@ -175,11 +178,7 @@ pub fn token_digest(token: &str) -> [u8; 32] {
     sha2::Sha256::digest(token.as_bytes()).into()
 }
 
-async fn guard(
-    State(s): State<Arc<Shared>>,
-    request: Request,
-    next: Next,
-) -> Response {
+async fn guard(State(s): State<Arc<Shared>>, request: Request, next: Next) -> Response {
     let who = match caller(request.headers(), s.config.tokens.as_deref()) {
         Ok(w) => w,
         Err(e) => {
@@ -191,11 +190,11 @@ async fn guard(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let admitted = s
-        .rate
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .admit(&who, now, s.config.rate_limit);
+    let admitted =
+        s.rate
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .admit(&who, now, s.config.rate_limit);
     if !admitted {
         s.metrics.rejected();
         let mut r = ApiError::new(
@@ -216,12 +215,10 @@ async fn guard(
     response
 }
 
-/// `?wait=SECONDS` of a query string (0 without).
+/// `?wait=SECONDS` of a query string (0 without); any other parameter is refused.
 pub fn wait_of(query: Option<&str>) -> Result<Duration, ApiError> {
-    let Some(q) = query else {
-        return Ok(Duration::ZERO);
-    };
-    for pair in q.split('&').filter(|p| !p.is_empty()) {
+    let mut wait = Duration::ZERO;
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         if k != "wait" {
             return Err(ApiError::new(
@@ -249,15 +246,18 @@ pub fn wait_of(query: Option<&str>) -> Result<Duration, ApiError> {
             .field("wait")
             .hint("poll the evaluation's location for longer waits"));
         }
-        return Ok(Duration::from_secs_f64(secs));
+        wait = Duration::from_secs_f64(secs);
     }
-    Ok(Duration::ZERO)
+    Ok(wait)
 }
 
 /// Checks an id of a path against its exact form (`ev`/`run` and 24 hex digits).
 pub fn check_id(id: &str, prefix: &str) -> Result<(), ApiError> {
     let hex = id.strip_prefix(prefix).unwrap_or("");
-    let ok = hex.len() == 24 && hex.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+    let ok = hex.len() == 24
+        && hex
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
     match ok {
         true => Ok(()),
         false => Err(ApiError::new(
@@ -308,7 +308,10 @@ pub fn prediction(
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "unknown_dataset",
-                at(&format!("this service evaluates {}, not {d:?}", dataset_name.unwrap_or("its own dataset"))),
+                at(&format!(
+                    "this service evaluates {}, not {d:?}",
+                    dataset_name.unwrap_or("its own dataset")
+                )),
             )
             .field("dataset")
             .hint("leave dataset out, or start a service with that dataset"));
@@ -326,7 +329,9 @@ pub fn prediction(
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "unknown_instance",
-            at(&format!("the service's dataset has no instance {instance_id:?}")),
+            at(&format!(
+                "the service's dataset has no instance {instance_id:?}"
+            )),
         )
         .field("instance_id")
         .hint("check the instance id and the dataset the service was started with"));
@@ -351,7 +356,9 @@ pub fn prediction(
     let model = text("model_name_or_path")?.unwrap_or("service");
     let bad_model = model.is_empty()
         || model.len() > MAX_MODEL_NAME
-        || model.split('/').any(|p| p == ".." || p == "." || p.is_empty())
+        || model
+            .split('/')
+            .any(|p| p == ".." || p == "." || p.is_empty())
         || model.chars().any(|c| c.is_control() || c == '\\');
     if bad_model {
         return Err(ApiError::new(
@@ -436,11 +443,14 @@ async fn wait_job(s: &Arc<Shared>, id: &str, wait: Duration) -> Result<Job, ApiE
     let mut changes = s.watch_jobs();
     loop {
         changes.borrow_and_update();
-        let job = s
-            .queue
-            .get(id)
-            .map_err(internal)?
-            .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no evaluation {id}")).field("id"))?;
+        let job = s.queue.get(id).map_err(internal)?.ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("no evaluation {id}"),
+            )
+            .field("id")
+        })?;
         let left = deadline.saturating_duration_since(Instant::now());
         if job.state.is_final() || left.is_zero() {
             return Ok(job);
@@ -498,7 +508,12 @@ async fn cancel(
     check_id(&id, "ev")?;
     let state = s.queue.cancel(&id).map_err(internal)?;
     let Some(state) = state else {
-        return Err(ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no evaluation {id}")).field("id"));
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no evaluation {id}"),
+        )
+        .field("id"));
     };
     if state == JobState::Cancelled {
         if let Some(c) = s.cancels.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
@@ -515,10 +530,14 @@ async fn cancel(
 
 async fn job_of(s: &Arc<Shared>, id: &str) -> Result<Job, ApiError> {
     check_id(id, "ev")?;
-    s.queue
-        .get(id)
-        .map_err(internal)?
-        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no evaluation {id}")).field("id"))
+    s.queue.get(id).map_err(internal)?.ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no evaluation {id}"),
+        )
+        .field("id")
+    })
 }
 
 async fn report(
@@ -533,7 +552,10 @@ async fn report(
         Err(_) => Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "no_report",
-            format!("evaluation {id} has no report.json ({})", job.state.as_str()),
+            format!(
+                "evaluation {id} has no report.json ({})",
+                job.state.as_str()
+            ),
         )
         .hint("a report is written once the instance is graded; wait for the verdict")),
     }
@@ -555,7 +577,11 @@ async fn submit_batch(
 ) -> Result<Response, ApiError> {
     let body = body.map_err(body_error)?;
     let text = std::str::from_utf8(&body).map_err(|e| {
-        ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", format!("the body is not UTF-8: {e}"))
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_json",
+            format!("the body is not UTF-8: {e}"),
+        )
     })?;
     let t = s.template.clone();
     let mut specs = Vec::new();
@@ -571,15 +597,27 @@ async fn submit_batch(
             )
             .hint("a batch is JSON Lines: one prediction object per line")
         })?;
-        specs.push(prediction(&value, &|i| t.has_instance(i), Some(t.dataset_name()), Some(n + 1))?);
+        specs.push(prediction(
+            &value,
+            &|i| t.has_instance(i),
+            Some(t.dataset_name()),
+            Some(n + 1),
+        )?);
     }
     if specs.is_empty() {
-        return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "empty_batch", "the batch has no prediction")
-            .hint("one JSON object per line"));
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "empty_batch",
+            "the batch has no prediction",
+        )
+        .hint("one JSON object per line"));
     }
     let mut ids = Vec::with_capacity(specs.len());
     for spec in &specs {
-        let (id, _) = s.queue.submit(spec, &spec.key(s.template.context())).map_err(internal)?;
+        let (id, _) = s
+            .queue
+            .submit(spec, &spec.key(s.template.context()))
+            .map_err(internal)?;
         ids.push(id);
     }
     let batch = s.queue.add_batch(&ids).map_err(internal)?;
@@ -600,16 +638,19 @@ async fn get_batch(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     check_id(&id, "run")?;
-    let jobs = s
-        .queue
-        .batch(&id)
-        .map_err(internal)?
-        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no batch {id}")).field("id"))?;
+    let jobs = s.queue.batch(&id).map_err(internal)?.ok_or_else(|| {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no batch {id}")).field("id")
+    })?;
     let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
     let mut resolved = 0;
     for j in &jobs {
         *counts.entry(j.state.as_str()).or_default() += 1;
-        if j.verdict.as_ref().and_then(|v| v.get("resolved")).and_then(Value::as_bool) == Some(true) {
+        if j.verdict
+            .as_ref()
+            .and_then(|v| v.get("resolved"))
+            .and_then(Value::as_bool)
+            == Some(true)
+        {
             resolved += 1;
         }
     }
@@ -641,4 +682,43 @@ async fn openapi() -> Response {
         crate::openapi::DOCUMENT,
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_query_parameter_is_checked() {
+        assert_eq!(wait_of(None).unwrap(), Duration::ZERO);
+        assert_eq!(
+            wait_of(Some("wait=2.5")).unwrap(),
+            Duration::from_millis(2500)
+        );
+        assert_eq!(
+            wait_of(Some("wait=1&other=2")).unwrap_err().code,
+            "unknown_parameter"
+        );
+        assert_eq!(
+            wait_of(Some("wait=1&wait=x")).unwrap_err().code,
+            "invalid_parameter"
+        );
+        assert_eq!(
+            wait_of(Some("wait=601")).unwrap_err().code,
+            "invalid_parameter"
+        );
+    }
+
+    #[test]
+    fn ids_must_have_their_exact_form() {
+        assert!(check_id("ev0123456789abcdef01234567", "ev").is_ok());
+        for bad in [
+            "ev0123456789ABCDEF01234567",
+            "ev0123",
+            "run0123456789abcdef01234567",
+            "ev../../x",
+        ] {
+            assert!(check_id(bad, "ev").is_err(), "{bad}");
+        }
+    }
 }

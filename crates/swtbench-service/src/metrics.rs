@@ -12,7 +12,8 @@ use swtbench_runner::Event;
 use crate::queue::Counts;
 
 /// The upper bounds (seconds) of the verdict latency histogram's buckets.
-pub const LATENCY_BUCKETS: [f64; 10] = [1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0, 1800.0];
+pub const LATENCY_BUCKETS: [f64; 10] =
+    [1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0, 1800.0];
 
 /// What the service counts while it runs.
 #[derive(Debug, Default)]
@@ -253,14 +254,38 @@ mod tests {
             },
             2,
         ));
-        assert!(text.contains("swtbench_jobs{state=\"queued\"} 3\n"), "{text}");
-        assert!(text.contains("swtbench_verdict_seconds_bucket{le=\"1\"} 1\n"), "{text}");
-        assert!(text.contains("swtbench_verdict_seconds_bucket{le=\"30\"} 2\n"), "{text}");
-        assert!(text.contains("swtbench_verdict_seconds_bucket{le=\"1800\"} 2\n"), "{text}");
-        assert!(text.contains("swtbench_verdict_seconds_bucket{le=\"+Inf\"} 3\n"), "{text}");
-        assert!(text.contains("swtbench_verdict_seconds_count 3\n"), "{text}");
-        assert!(text.contains("swtbench_failures_total{class=\"cancelled\"} 2\n"), "{text}");
-        assert!(text.contains("swtbench_failures_total{class=\"engine\"} 1\n"), "{text}");
+        assert!(
+            text.contains("swtbench_jobs{state=\"queued\"} 3\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("swtbench_verdict_seconds_bucket{le=\"1\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("swtbench_verdict_seconds_bucket{le=\"30\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("swtbench_verdict_seconds_bucket{le=\"1800\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("swtbench_verdict_seconds_bucket{le=\"+Inf\"} 3\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("swtbench_verdict_seconds_count 3\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("swtbench_failures_total{class=\"cancelled\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("swtbench_failures_total{class=\"engine\"} 1\n"),
+            "{text}"
+        );
         for family in text.lines().filter(|l| l.starts_with("# TYPE ")) {
             let name = family.split_whitespace().nth(2).unwrap();
             assert!(text.contains(&format!("# HELP {name} ")), "{name}");

@@ -210,9 +210,11 @@ impl Queue {
             source,
         };
         let conn = Connection::open(&path).map_err(db)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(db)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(db)?;
         // Every commit reaches the disk before the service answers.
-        conn.pragma_update(None, "synchronous", "FULL").map_err(db)?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(db)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(db)?;
         conn.execute_batch(SCHEMA).map_err(db)?;
@@ -480,7 +482,10 @@ mod tests {
         let (c, _) = q.submit(&spec("A"), &spec("A").key("other")).unwrap();
         assert_ne!(a, c);
         let first = q.claim().unwrap().unwrap();
-        assert_eq!((first.id.as_str(), first.state, first.attempts), (a.as_str(), State::Running, 1));
+        assert_eq!(
+            (first.id.as_str(), first.state, first.attempts),
+            (a.as_str(), State::Running, 1)
+        );
         assert_eq!(q.counts().unwrap().queued, 2);
         q.finish(&a, &End::Done(serde_json::json!({"resolved": true})))
             .unwrap();

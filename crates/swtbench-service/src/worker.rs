@@ -101,7 +101,11 @@ pub fn work(shared: Arc<Shared>, index: usize) {
 fn evaluate_job(shared: &Arc<Shared>, engine: &Engine, job: &Job) -> End {
     let run = run_id(&job.id);
     let cancel = Cancel::new();
-    shared.cancels.lock().unwrap_or_else(|e| e.into_inner()).insert(job.id.clone(), cancel.clone());
+    shared
+        .cancels
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(job.id.clone(), cancel.clone());
     let request = match shared.template.request(engine, &job.spec, &run) {
         Ok(r) => r,
         Err(e) => return End::Failed(e.to_string()),
@@ -111,7 +115,11 @@ fn evaluate_job(shared: &Arc<Shared>, engine: &Engine, job: &Job) -> End {
         shared: shared.clone(),
     };
     let result = evaluate::evaluate(engine, request, &Stopping::Handle(cancel), &observer);
-    shared.cancels.lock().unwrap_or_else(|e| e.into_inner()).remove(&job.id);
+    shared
+        .cancels
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&job.id);
     match result {
         Ok(Finished::Done(done)) => {
             if let Some(reason) = &done.output.aborted {
@@ -128,9 +136,7 @@ fn evaluate_job(shared: &Arc<Shared>, engine: &Engine, job: &Job) -> End {
         }
         Ok(Finished::Killed) => End::Requeue,
         Ok(Finished::Planned(_)) => End::Failed("the request was a dry run".into()),
-        Err(e) if e.fault == swtbench_app::Fault::Environment => {
-            infrastructure(job, e.to_string())
-        }
+        Err(e) if e.fault == swtbench_app::Fault::Environment => infrastructure(job, e.to_string()),
         Err(e) => End::Failed(e.to_string()),
     }
 }

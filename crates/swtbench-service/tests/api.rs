@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)]
 //! The API in process (no engine, no worker): every bad request gets a 4xx JSON error with its
 //! stable code and leaves the queue as it was; accepted predictions are on disk at once.
 
@@ -156,13 +157,35 @@ async fn bad_requests_get_json_errors_and_leave_the_queue_alone() {
         let (got, body) = call(&s, req).await;
         assert_eq!((got, code(&body)), (status, want), "{what}: {body}");
         assert_eq!(body["error"]["field"].as_str(), field, "{what}: {body}");
-        assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{what}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{what}"
+        );
     }
     let counts = s.shared.queue.counts().unwrap();
-    assert_eq!(counts, Default::default(), "nothing was queued by a bad request");
+    assert_eq!(
+        counts,
+        Default::default(),
+        "nothing was queued by a bad request"
+    );
     // The batch's error names its line.
-    let (_, body) = call(&s, post("/v1/batches", format!("{}\n{{\"instance_id\": 3}}\n", prediction()))).await;
-    assert!(body["error"]["message"].as_str().unwrap().starts_with("line 2: "), "{body}");
+    let (_, body) = call(
+        &s,
+        post(
+            "/v1/batches",
+            format!("{}\n{{\"instance_id\": 3}}\n", prediction()),
+        ),
+    )
+    .await;
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("line 2: "),
+        "{body}"
+    );
 }
 
 #[tokio::test]
@@ -170,7 +193,10 @@ async fn a_body_of_200_mb_is_refused_and_a_good_request_after_it_is_taken() {
     let s = service(None, 1000);
     let big = vec![b' '; 200 * 1024 * 1024];
     let (status, body) = call(&s, post("/v1/evaluations", big)).await;
-    assert_eq!((status, code(&body)), (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"));
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large")
+    );
     let (status, body) = call(&s, post("/v1/evaluations", prediction().to_string())).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     assert_eq!(body["state"], "queued");
@@ -188,18 +214,59 @@ async fn an_accepted_prediction_is_on_disk_and_the_same_one_is_the_same_job() {
     // Another process reading the database (the service killed now) finds the job.
     let db = rusqlite_free_copy(&s.dir);
     assert!(db.contains(&id), "the job is in the database file");
-    let (status, got) = call(&s, Request::get(format!("/v1/evaluations/{id}")).body(Body::empty()).unwrap()).await;
-    assert_eq!((status, got["state"].as_str()), (StatusCode::ACCEPTED, Some("queued")));
-    let (status, c) = call(&s, Request::delete(format!("/v1/evaluations/{id}")).body(Body::empty()).unwrap()).await;
-    assert_eq!((status, c["state"].as_str()), (StatusCode::OK, Some("cancelled")));
-    let (status, batch) = call(&s, post("/v1/batches", format!("{}\n\n{}\n", prediction(), json!({"instance_id": "swtfix__calc-2", "model_patch": ""})))).await;
+    let (status, got) = call(
+        &s,
+        Request::get(format!("/v1/evaluations/{id}"))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, got["state"].as_str()),
+        (StatusCode::ACCEPTED, Some("queued"))
+    );
+    let (status, c) = call(
+        &s,
+        Request::delete(format!("/v1/evaluations/{id}"))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, c["state"].as_str()),
+        (StatusCode::OK, Some("cancelled"))
+    );
+    let (status, batch) = call(
+        &s,
+        post(
+            "/v1/batches",
+            format!(
+                "{}\n\n{}\n",
+                prediction(),
+                json!({"instance_id": "swtfix__calc-2", "model_patch": ""})
+            ),
+        ),
+    )
+    .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{batch}");
     assert_eq!(batch["evaluations"].as_array().unwrap().len(), 2);
-    assert_eq!(batch["evaluations"][0], a["id"], "a cancelled job submitted again is queued again");
+    assert_eq!(
+        batch["evaluations"][0], a["id"],
+        "a cancelled job submitted again is queued again"
+    );
     let bid = batch["id"].as_str().unwrap();
-    let (status, got) = call(&s, Request::get(format!("/v1/batches/{bid}")).body(Body::empty()).unwrap()).await;
+    let (status, got) = call(
+        &s,
+        Request::get(format!("/v1/batches/{bid}"))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!((got["done"].as_bool(), got["counts"]["queued"].as_u64()), (Some(false), Some(2)));
+    assert_eq!(
+        (got["done"].as_bool(), got["counts"]["queued"].as_u64()),
+        (Some(false), Some(2))
+    );
 }
 
 /// The database's bytes with the WAL folded in, as text (the ids are ASCII).
@@ -219,9 +286,15 @@ async fn a_wrong_token_is_refused_and_a_right_one_taken() {
             .unwrap()
     };
     let (status, body) = call(&s, with("wrong")).await;
-    assert_eq!((status, code(&body)), (StatusCode::UNAUTHORIZED, "unauthorized"));
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::UNAUTHORIZED, "unauthorized")
+    );
     let (status, body) = call(&s, post("/v1/evaluations", prediction().to_string())).await;
-    assert_eq!((status, code(&body)), (StatusCode::UNAUTHORIZED, "unauthorized"));
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::UNAUTHORIZED, "unauthorized")
+    );
     assert_eq!(s.shared.queue.counts().unwrap().queued, 0);
     let (status, _) = call(&s, with("right")).await;
     assert_eq!(status, StatusCode::ACCEPTED);
@@ -238,7 +311,13 @@ async fn a_thousand_requests_in_a_second_are_limited_and_the_service_stays_up() 
     let mut limited = 0;
     let mut ok = 0;
     for _ in 0..1000 {
-        let (status, body) = call(&s, Request::get("/v1/openapi.json").body(Body::empty()).unwrap()).await;
+        let (status, body) = call(
+            &s,
+            Request::get("/v1/openapi.json")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
         match status {
             StatusCode::OK => ok += 1,
             StatusCode::TOO_MANY_REQUESTS => {
@@ -249,7 +328,7 @@ async fn a_thousand_requests_in_a_second_are_limited_and_the_service_stays_up() 
         }
     }
     // Within one second at most 100 pass; the loop may straddle a second boundary or two.
-    assert!(ok >= 100 && ok <= 300, "{ok} admitted");
+    assert!((100..=300).contains(&ok), "{ok} admitted");
     assert_eq!(ok + limited, 1000);
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let (status, _) = call(&s, Request::get("/healthz").body(Body::empty()).unwrap()).await;
@@ -259,11 +338,32 @@ async fn a_thousand_requests_in_a_second_are_limited_and_the_service_stays_up() 
 #[tokio::test]
 async fn the_served_openapi_document_is_the_one_in_docs() {
     let s = service(None, 1000);
-    let (status, served) = call(&s, Request::get("/v1/openapi.json").body(Body::empty()).unwrap()).await;
+    let (status, served) = call(
+        &s,
+        Request::get("/v1/openapi.json")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
-    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/service-openapi.json")).unwrap();
-    assert_eq!(served, serde_json::from_str::<Value>(&docs).unwrap(), "docs/service-openapi.json differs from src/openapi.json");
-    for path in ["/v1/evaluations", "/v1/evaluations/{id}", "/v1/batches", "/v1/batches/{id}", "/healthz", "/metrics"] {
+    let docs = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/service-openapi.json"
+    ))
+    .unwrap();
+    assert_eq!(
+        served,
+        serde_json::from_str::<Value>(&docs).unwrap(),
+        "docs/service-openapi.json differs from src/openapi.json"
+    );
+    for path in [
+        "/v1/evaluations",
+        "/v1/evaluations/{id}",
+        "/v1/batches",
+        "/v1/batches/{id}",
+        "/healthz",
+        "/metrics",
+    ] {
         assert!(served["paths"].get(path).is_some(), "{path}");
     }
 }

@@ -51,7 +51,11 @@ pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
     let repeats = (args.repeat > 1).then(|| inputs.clone());
     let model_dir = swtbench_core::layout::model_dir_name(&inputs.predictions.model);
     let request = request(args, settings, inputs, !args.no_html)?;
-    let front = RunFront::new(*printer, args.events.clone(), args.registry.registry.is_some());
+    let front = RunFront::new(
+        *printer,
+        args.events.clone(),
+        args.registry.registry.is_some(),
+    );
     let (code, instances) = match evaluate::evaluate(&engine, request, &signals(printer), &front)? {
         Finished::Planned(plan) => {
             if args.json {
@@ -172,7 +176,11 @@ impl Observer for RunFront {
 
     fn ended(&self) {
         // Warnings were shown as they happened (the progress display renders the events).
-        let progress = self.progress.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let progress = self
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         if let Some(p) = progress {
             p.finish();
         }

@@ -5,10 +5,12 @@ use std::path::PathBuf;
 
 /// `swtbench serve [FLAGS] [-- RUN FLAGS]`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Everything after `--` is `swtbench run`'s flags for every evaluation \
+#[command(
+    after_help = "Everything after `--` is `swtbench run`'s flags for every evaluation \
 (the dataset, --repo-mirror, --env-provider, --no-network, --timeout, --output-dir, …), e.g.\n  \
 swtbench serve --workers 2 -- --dataset lite --filter-swt --env-provider uv --no-network\n\
-The API, its errors and the clients: docs/service.md.")]
+The API, its errors and the clients: docs/service.md."
+)]
 pub struct ServeArgs {
     /// Address to listen on. Anything but a loopback address needs --token-file.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8787")]
@@ -50,9 +52,7 @@ pub fn token_digests(text: &str) -> Result<Vec<[u8; 32]>, String> {
         let bytes = hex::decode(hex_part)
             .ok()
             .and_then(|b| <[u8; 32]>::try_from(b).ok())
-            .ok_or_else(|| {
-                format!("line {}: not a SHA-256 digest (64 hex digits)", n + 1)
-            })?;
+            .ok_or_else(|| format!("line {}: not a SHA-256 digest (64 hex digits)", n + 1))?;
         out.push(bytes);
     }
     if out.is_empty() {
@@ -69,13 +69,13 @@ mod tests {
     fn digests_are_read_line_by_line_and_a_bad_line_is_named() {
         let d = "ab".repeat(32);
         let text = format!("# tokens\n\n{d}  -\n");
-        assert_eq!(token_digests(&text).unwrap(), vec![[0xab; 32]]);
+        assert_eq!(token_digests(&text).expect("digests"), vec![[0xab; 32]]);
         assert_eq!(
-            token_digests("# only\n").unwrap_err(),
+            token_digests("# only\n").expect_err("an error"),
             "no token digest in it"
         );
         assert_eq!(
-            token_digests(&format!("{d}\nsecret\n")).unwrap_err(),
+            token_digests(&format!("{d}\nsecret\n")).expect_err("an error"),
             "line 2: not a SHA-256 digest (64 hex digits)"
         );
     }

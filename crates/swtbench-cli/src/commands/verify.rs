@@ -85,8 +85,18 @@ impl VerifyArgs {
     ) -> Result<(crate::args::GlobalArgs, crate::args::RunArgs), clap::Error> {
         use clap::Parser;
         let predictions = re.predictions.to_string_lossy().into_owned();
-        let required = ["swtbench", "run", "--predictions", &predictions, "--run-id", &re.run_id];
-        let argv = required.into_iter().map(str::to_string).chain(self.run_args.iter().cloned());
+        let required = [
+            "swtbench",
+            "run",
+            "--predictions",
+            &predictions,
+            "--run-id",
+            &re.run_id,
+        ];
+        let argv = required
+            .into_iter()
+            .map(str::to_string)
+            .chain(self.run_args.iter().cloned());
         let FreshRun { global, command } = FreshRun::try_parse_from(argv)?;
         let FreshRunCommand::Run(mut run) = command;
         run.predictions = predictions;

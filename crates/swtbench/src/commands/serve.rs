@@ -76,8 +76,9 @@ fn serve_error(e: ServeError) -> swtbench_app::Error {
             swtbench_app::Error::input(e)
                 .with_hint("stop the other service, or give another --output-dir after --")
         }
-        ServeError::Bind { .. } => swtbench_app::Error::environment(e)
-            .with_hint("choose another --listen address or port"),
+        ServeError::Bind { .. } => {
+            swtbench_app::Error::environment(e).with_hint("choose another --listen address or port")
+        }
         _ => swtbench_app::Error::environment(e),
     }
 }
@@ -85,8 +86,19 @@ fn serve_error(e: ServeError) -> swtbench_app::Error {
 /// `run`'s arguments from the service's run flags, with `predictions` and `run_id`. The
 /// service's own default: every image is kept (`--cache-level instance`), so that the next
 /// prediction of an instance finds its image warm, unless the flags say otherwise.
-fn parse_run(run_args: &[String], predictions: &str, run_id: &str) -> swtbench_app::Result<RunArgs> {
-    let required = ["swtbench", "run", "--predictions", predictions, "--run-id", run_id];
+fn parse_run(
+    run_args: &[String],
+    predictions: &str,
+    run_id: &str,
+) -> swtbench_app::Result<RunArgs> {
+    let required = [
+        "swtbench",
+        "run",
+        "--predictions",
+        predictions,
+        "--run-id",
+        run_id,
+    ];
     let argv = required
         .into_iter()
         .map(str::to_string)
@@ -137,13 +149,11 @@ fn refuse_batch_flags(run: &RunArgs) -> swtbench_app::Result<()> {
 }
 
 fn read_tokens(path: &Path) -> swtbench_app::Result<Vec<[u8; 32]>> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        swtbench_app::Error::input(anyhow!("--token-file {}: {e}", path.display()))
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| swtbench_app::Error::input(anyhow!("--token-file {}: {e}", path.display())))?;
     token_digests(&text).map_err(|e| {
-        swtbench_app::Error::input(anyhow!("--token-file {}: {e}", path.display())).with_hint(
-            "one SHA-256 digest per line: printf %s \"$TOKEN\" | sha256sum >> FILE",
-        )
+        swtbench_app::Error::input(anyhow!("--token-file {}: {e}", path.display()))
+            .with_hint("one SHA-256 digest per line: printf %s \"$TOKEN\" | sha256sum >> FILE")
     })
 }
 

@@ -88,9 +88,7 @@ fn reexecute(
 /// evaluation as `run`'s), printing what `run` prints (with its own `-q` only); whether it ended
 /// with exit code 0. An environment failure (the engine unreachable, a run stopped early by the
 /// engine) ends `verify` with it.
-fn fresh_run(
-    fresh: Result<(GlobalArgs, RunArgs), clap::Error>,
-) -> Result<bool, CliError> {
+fn fresh_run(fresh: Result<(GlobalArgs, RunArgs), clap::Error>) -> Result<bool, CliError> {
     let (global, run) = match fresh {
         Ok(parsed) => parsed,
         Err(e) => {

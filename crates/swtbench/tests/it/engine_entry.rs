@@ -7,14 +7,17 @@
 
 use std::path::Path;
 
-use crate::engine_fixture::{
-    reference_run, reports_of, run, spec_table, unique_run_id, Fixture,
-};
+use crate::engine_fixture::{reference_run, reports_of, run, spec_table, unique_run_id, Fixture};
 
 /// The instances this test evaluates (three, of both fixture repositories).
 const IDS: [&str; 3] = ["swtfix__calc-1", "swtfix__calc-2", "swtfix__textkit-1"];
 
-fn assert_same_reports(what: &str, out: &Path, run_id: &str, reference: &std::collections::BTreeMap<String, String>) {
+fn assert_same_reports(
+    what: &str,
+    out: &Path,
+    run_id: &str,
+    reference: &std::collections::BTreeMap<String, String>,
+) {
     let got = reports_of(out, run_id);
     for id in IDS {
         assert_eq!(
@@ -36,21 +39,49 @@ fn engine_run_repeat_shards_and_reexecute_write_the_same_reports() {
     // --repeat 2: the first repeat where run puts it, the second in its own tree.
     let out = fx.root.join("repeat");
     let id = unique_run_id("entry-repeat");
-    let args = fx.run_args(&id, &out, "predictions.jsonl", &["--instance-ids", &ids, "--repeat", "2"]);
+    let args = fx.run_args(
+        &id,
+        &out,
+        "predictions.jsonl",
+        &["--instance-ids", &ids, "--repeat", "2"],
+    );
     let o = run(&args);
-    assert!(o.status.success(), "run --repeat 2: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "run --repeat 2: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert_same_reports("repeat 1", &out, &id, &reference);
-    assert_same_reports("repeat 2", &out.join("repeats").join(&id).join("2"), &id, &reference);
+    assert_same_reports(
+        "repeat 2",
+        &out.join("repeats").join(&id).join("2"),
+        &id,
+        &reference,
+    );
 
     // Two shards into one tree, then the merge.
     let out = fx.root.join("shards");
     let id = unique_run_id("entry-shards");
     for k in ["1/2", "2/2"] {
-        let args = fx.run_args(&id, &out, "predictions.jsonl", &["--instance-ids", &ids, "--shard", k]);
+        let args = fx.run_args(
+            &id,
+            &out,
+            "predictions.jsonl",
+            &["--instance-ids", &ids, "--shard", k],
+        );
         let o = run(&args);
-        assert!(o.status.success(), "--shard {k}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "--shard {k}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
-    let args = fx.run_args(&id, &out, "predictions.jsonl", &["--instance-ids", &ids, "--merge"]);
+    let args = fx.run_args(
+        &id,
+        &out,
+        "predictions.jsonl",
+        &["--instance-ids", &ids, "--merge"],
+    );
     assert!(run(&args).status.success(), "--merge");
     assert_same_reports("shards", &out, &id, &reference);
 

@@ -42,18 +42,22 @@ fn start(fx: &Fixture, out: &Path, workers: usize) -> Serve {
         .arg(out)
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());
-    let child = cmd.spawn().unwrap();
+    // Held from the start: a panic below kills it on drop.
+    let mut serve = Serve {
+        child: cmd.spawn().unwrap(),
+        url: String::new(),
+    };
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        if let Ok(text) = std::fs::read_to_string(&address) {
-            if !text.trim().is_empty() {
-                return Serve {
-                    child,
-                    url: text.trim().to_string(),
-                };
-            }
+        let text = std::fs::read_to_string(&address).unwrap_or_default();
+        if !text.trim().is_empty() {
+            serve.url = text.trim().to_string();
+            return serve;
         }
-        assert!(Instant::now() < deadline, "the service wrote no address in 60 s");
+        assert!(
+            Instant::now() < deadline,
+            "the service wrote no address in 60 s"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -87,7 +91,10 @@ fn wait_batch(url: &str, batch: &str, limit: Duration, done: impl Fn(&Value) -> 
         if done(&v) {
             return v;
         }
-        assert!(Instant::now() < deadline, "the batch did not get there: {v}");
+        assert!(
+            Instant::now() < deadline,
+            "the batch did not get there: {v}"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
 }
@@ -99,7 +106,9 @@ fn done_count(batch: &Value) -> u64 {
 /// Files a killed process leaves half-written (`swtbench_data::fsutil::TEMP_PREFIX`).
 fn temporary_files(root: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -162,7 +171,12 @@ fn engine_serve_verdicts_equal_run_and_survive_two_kills() {
             .unwrap()
             .iter()
             .filter(|e| e["state"] == "done")
-            .map(|e| (e["id"].as_str().unwrap().to_string(), e["attempts"].as_u64()))
+            .map(|e| {
+                (
+                    e["id"].as_str().unwrap().to_string(),
+                    e["attempts"].as_u64(),
+                )
+            })
             .collect();
         serve = start(&fx, &out, 2);
     }
@@ -198,7 +212,10 @@ fn engine_serve_verdicts_equal_run_and_survive_two_kills() {
     // Metrics and health answer; SIGTERM stops it cleanly and removes the address file.
     let (status, metrics) = get(&format!("{}/metrics", serve.url));
     assert_eq!(status, 200);
-    assert!(metrics.contains(&format!("swtbench_jobs{{state=\"done\"}} {total}")), "{metrics}");
+    assert!(
+        metrics.contains(&format!("swtbench_jobs{{state=\"done\"}} {total}")),
+        "{metrics}"
+    );
     let stopped = Command::new("kill")
         .args(["-TERM", &serve.child.id().to_string()])
         .status()

@@ -49,4 +49,5 @@ mod engine_serve;
 mod engine_shared;
 mod engine_slurm;
 mod engine_uv;
+mod layers;
 mod registry_token;

@@ -1,0 +1,171 @@
+//! The service's own share of a warm prediction's verdict latency: `swtbench serve` on the
+//! fixture benchmark, one worker; each instance evaluated once first (images built, gold and base
+//! runs stored), then `SWTBENCH_BENCH_PREDICTIONS` (default 10) new predictions of
+//! `swtbench_bench_instance` (`SWTBENCH_BENCH_INSTANCE`, default swtfix__calc-1) submitted one
+//! after the other through `POST /v1/evaluations?wait=120`, each a different patch (its test
+//! renamed) so that its two prediction runs execute. Per prediction: the wall time from the
+//! request to the verdict (client side), the container runs it executed and reused (from its
+//! events), and the service's share: the wall time less the critical path of the runs it
+//! executed, counted two ways — less the eval scripts' time only (`duration_ms`), and less the
+//! whole runs (`duration_ms` + `overhead_ms`: container created, files in, started, outputs
+//! read). The two prediction runs execute at once, so the critical path is the longer one.
+//! Prints each and the medians (target: the service's share p50 ≤ 1 s).
+//!
+//! Run with `cargo bench -p swtbench --bench service` on a quiet machine; needs Docker and the
+//! fixture base image (`scripts/base-image`).
+
+#![allow(clippy::print_stderr, clippy::print_stdout, clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+#[path = "../tests/engine_fixture/mod.rs"]
+mod engine_fixture;
+
+use engine_fixture::Fixture;
+use serde_json::Value;
+
+fn env_or(name: &str, default: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| default.to_string())
+}
+
+struct Serve(Child);
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(300)))
+        .build()
+        .into()
+}
+
+fn submit(url: &str, prediction: &Value) -> Value {
+    let mut r = agent()
+        .post(format!("{url}/v1/evaluations?wait=120"))
+        .send(prediction.to_string().as_bytes())
+        .unwrap();
+    let text = r.body_mut().read_to_string().unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["state"], "done", "{text}");
+    v
+}
+
+/// (executed, reused, the longest executed run's script ms, the longest whole run's ms).
+fn runs_of(events: &Path) -> (usize, usize, u64, u64) {
+    let text = std::fs::read_to_string(events).unwrap_or_default();
+    let (mut executed, mut reused, mut script, mut whole) = (0, 0, 0, 0);
+    for e in text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        if e["event"] != "run_finished" {
+            continue;
+        }
+        match e["result"]["kind"].as_str() {
+            Some("executed") => {
+                executed += 1;
+                let d = e["result"]["duration_ms"].as_u64().unwrap_or(0);
+                let o = e["result"]["overhead_ms"].as_u64().unwrap_or(0);
+                script = script.max(d);
+                whole = whole.max(d + o);
+            }
+            Some("reused") | Some("copied") => reused += 1,
+            _ => {}
+        }
+    }
+    (executed, reused, script, whole)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn main() {
+    if let Some(why) = engine_fixture::engine_missing() {
+        eprintln!("service bench skipped: {why}");
+        return;
+    }
+    let fx = Fixture::new();
+    let n: usize = env_or("SWTBENCH_BENCH_PREDICTIONS", "10").parse().unwrap();
+    let instance = env_or("SWTBENCH_BENCH_INSTANCE", "swtfix__calc-1");
+    let out = fx.root.join("served");
+    let mut cmd = engine_fixture::swtbench_command();
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--workers", "1", "--"])
+        .args(["--dataset", &fx.dataset(), "--repo-mirror", &fx.mirrors()])
+        .arg("--spec-table")
+        .arg(engine_fixture::spec_table())
+        .args(["--timeout", "20", "--output-dir"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let _serve = Serve(cmd.spawn().unwrap());
+    let address = out.join("service").join("address");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let url = loop {
+        if let Ok(t) = std::fs::read_to_string(&address) {
+            if !t.trim().is_empty() {
+                break t.trim().to_string();
+            }
+        }
+        assert!(Instant::now() < deadline, "no address");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let predictions: Vec<Value> = std::fs::read_to_string(fx.data.join("predictions.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let base = predictions
+        .iter()
+        .find(|p| p["instance_id"] == instance.as_str())
+        .unwrap()
+        .clone();
+    let start = Instant::now();
+    submit(&url, &base);
+    println!(
+        "warm-up: {instance} evaluated once in {:.1} s (images, gold and base runs)",
+        start.elapsed().as_secs_f64()
+    );
+    let patch = base["model_patch"].as_str().unwrap().to_string();
+    let (mut walls, mut shares_script, mut shares_whole) = (Vec::new(), Vec::new(), Vec::new());
+    for k in 0..n {
+        // Another test name: a new patch (new keys for the prediction runs), the same lines.
+        let variant = patch.replacen("def test_", &format!("def test_v{k}_"), 1);
+        assert_ne!(variant, patch, "the patch has no test function to rename");
+        let mut p = base.clone();
+        p["model_patch"] = Value::String(variant);
+        let t = Instant::now();
+        let job = submit(&url, &p);
+        let wall = t.elapsed().as_secs_f64();
+        let id = job["id"].as_str().unwrap();
+        let (executed, reused, script, whole) = runs_of(
+            &out.join("service")
+                .join("events")
+                .join(format!("{id}.jsonl")),
+        );
+        let share_script = wall - script as f64 / 1000.0;
+        let share_whole = wall - whole as f64 / 1000.0;
+        println!(
+            "prediction {k}: {wall:.2} s to the verdict; runs {executed} executed, {reused} reused; \
+             service's share {share_script:.2} s (less the scripts), {share_whole:.2} s (less the whole runs)"
+        );
+        walls.push(wall);
+        shares_script.push(share_script);
+        shares_whole.push(share_whole);
+    }
+    println!(
+        "median over {n}: {:.2} s to the verdict; service's share {:.2} s less the scripts, {:.2} s less the whole runs (target ≤ 1 s)",
+        median(&mut walls),
+        median(&mut shares_script),
+        median(&mut shares_whole)
+    );
+}
