@@ -88,6 +88,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/evaluations/{id}", get(get_evaluation).delete(cancel))
         .route("/v1/evaluations/{id}/report", get(report))
         .route("/v1/evaluations/{id}/events", get(events))
+        .route("/v1/evaluations/{id}/stream", get(stream))
         .route("/v1/batches", post(submit_batch))
         .route("/v1/batches/{id}", get(get_batch))
         .route("/v1/openapi.json", get(openapi))
@@ -569,6 +570,87 @@ async fn events(
     let path = s.dir.join("events").join(format!("{}.jsonl", job.id));
     let bytes = std::fs::read(&path).unwrap_or_default();
     Ok(([(header::CONTENT_TYPE, "application/x-ndjson")], bytes).into_response())
+}
+
+/// What a live stream has sent: the bytes of the events file, whether it ended.
+struct Tail {
+    shared: Arc<Shared>,
+    id: String,
+    path: std::path::PathBuf,
+    offset: u64,
+    pending: std::collections::VecDeque<axum::response::sse::Event>,
+    ended: bool,
+}
+
+/// The complete lines of `path` after `offset`, and the offset after them.
+fn new_lines(path: &std::path::Path, offset: u64) -> (Vec<String>, u64) {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return (Vec::new(), offset);
+    };
+    let mut buf = Vec::new();
+    if f.seek(SeekFrom::Start(offset)).is_err() || f.read_to_end(&mut buf).is_err() {
+        return (Vec::new(), offset);
+    }
+    // Only whole lines: a line being written is sent when it is complete.
+    let Some(end) = buf.iter().rposition(|b| *b == b'\n') else {
+        return (Vec::new(), offset);
+    };
+    let text = String::from_utf8_lossy(&buf[..end]);
+    let lines = text.lines().map(str::to_string).collect();
+    (lines, offset + end as u64 + 1)
+}
+
+/// The live events of an evaluation (Server-Sent Events): each line of its events file as an
+/// event `event` (the JSON Lines record of docs/events.md) as it is written, then one event
+/// `verdict` with the evaluation once it is final, and the end of the stream.
+async fn stream(
+    State(s): State<Arc<Shared>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    use axum::response::sse::{Event, KeepAlive, Sse};
+    let job = job_of(&s, &id).await?;
+    let tail = Tail {
+        path: s.dir.join("events").join(format!("{}.jsonl", job.id)),
+        shared: s,
+        id: job.id,
+        offset: 0,
+        pending: Default::default(),
+        ended: false,
+    };
+    let events = futures_util::stream::unfold(tail, |mut t| async move {
+        loop {
+            if let Some(e) = t.pending.pop_front() {
+                return Some((Ok::<Event, std::convert::Infallible>(e), t));
+            }
+            if t.ended {
+                return None;
+            }
+            let job = t.shared.queue.get(&t.id).ok().flatten();
+            let (lines, offset) = new_lines(&t.path, t.offset);
+            t.offset = offset;
+            t.pending
+                .extend(lines.into_iter().map(|l| Event::default().event("event").data(l)));
+            match job {
+                Some(j) if j.state.is_final() && t.pending.is_empty() => {
+                    t.pending.push_back(
+                        Event::default()
+                            .event("verdict")
+                            .data(job_json(&j).to_string()),
+                    );
+                    t.ended = true;
+                }
+                None => t.ended = true,
+                _ if t.pending.is_empty() => {
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                _ => {}
+            }
+        }
+    });
+    Ok(Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response())
 }
 
 async fn submit_batch(

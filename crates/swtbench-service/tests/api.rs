@@ -367,3 +367,35 @@ async fn the_served_openapi_document_is_the_one_in_docs() {
         assert!(served["paths"].get(path).is_some(), "{path}");
     }
 }
+
+#[tokio::test]
+async fn the_live_stream_sends_each_event_then_the_verdict_and_ends() {
+    let s = service(None, 1000);
+    let (_, a) = call(&s, post("/v1/evaluations", prediction().to_string())).await;
+    let id = a["id"].as_str().unwrap().to_string();
+    let events = s.dir.join("events");
+    std::fs::create_dir_all(&events).unwrap();
+    // Two whole lines and one being written: the third is not sent.
+    std::fs::write(
+        events.join(format!("{id}.jsonl")),
+        "{\"event\":\"evaluation_started\"}\n{\"event\":\"instance_finished\"}\n{\"event\":\"hal",
+    )
+    .unwrap();
+    let job = s.shared.queue.claim().unwrap().unwrap();
+    s.shared
+        .queue
+        .finish(&job.id, &swtbench_service::queue::End::Done(json!({"resolved": true})))
+        .unwrap();
+    let r = api::router(s.shared.clone())
+        .oneshot(Request::get(format!("/v1/evaluations/{id}/stream")).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(r.headers()["content-type"], "text/event-stream");
+    let body = String::from_utf8(r.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    let kinds: Vec<&str> = body.lines().filter_map(|l| l.strip_prefix("event: ")).collect();
+    assert_eq!(kinds, ["event", "event", "verdict"], "{body}");
+    assert!(body.contains("data: {\"event\":\"instance_finished\"}"), "{body}");
+    assert!(!body.contains("hal"), "{body}");
+    assert!(body.contains("\"resolved\":true"), "{body}");
+}
