@@ -91,6 +91,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/evaluations/{id}/stream", get(stream))
         .route("/v1/batches", post(submit_batch))
         .route("/v1/batches/{id}", get(get_batch))
+        .route("/v1/batches/{id}/leaderboard", get(batch_leaderboard))
         .route("/v1/openapi.json", get(openapi))
         .route("/metrics", get(metrics))
         .route_layer(axum::middleware::from_fn_with_state(shared.clone(), guard));
@@ -747,6 +748,51 @@ async fn get_batch(
     .into_response())
 }
 
+/// The leaderboard figures of a batch's graded evaluations, as `swtbench report` computes them,
+/// over the batch's size (its predictions; an evaluation not done yet counts as not applied).
+/// Without a gold run the coverage rows are absent.
+pub fn leaderboard(jobs: &[Job]) -> Value {
+    let reports: Vec<swtbench_grade::InstanceReport> = jobs
+        .iter()
+        .filter_map(|j| {
+            let report = j.verdict.as_ref()?.get("report")?;
+            swtbench_grade::InstanceReport::from_report_json(
+                &report.to_string(),
+                Some(&j.spec.instance_id),
+            )
+            .ok()
+        })
+        .collect();
+    let m = swtbench_grade::leaderboard::compute(&reports, None, jobs.len());
+    let figures: Value = serde_json::from_str(&swtbench_grade::leaderboard::render(
+        &m,
+        "batch",
+        swtbench_grade::leaderboard::Format::Json,
+        None,
+    ))
+    .unwrap_or(Value::Null);
+    json!({
+        "denominator": jobs.len(),
+        "graded": reports.len(),
+        "figures": figures,
+        "markdown": swtbench_grade::leaderboard::render(&m, "batch", swtbench_grade::leaderboard::Format::Github, None),
+    })
+}
+
+async fn batch_leaderboard(
+    State(s): State<Arc<Shared>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    check_id(&id, "run")?;
+    let jobs = s.queue.batch(&id).map_err(internal)?.ok_or_else(|| {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no batch {id}")).field("id")
+    })?;
+    let mut v = leaderboard(&jobs);
+    v["id"] = json!(id);
+    v["done"] = json!(jobs.iter().all(|j| j.state.is_final()));
+    Ok(Json(v).into_response())
+}
+
 async fn healthz(State(s): State<Arc<Shared>>) -> Result<Response, ApiError> {
     let counts = s.queue.counts().map_err(internal)?;
     Ok(Json(json!({"status": "ok", "workers": s.config.workers, "queue": counts})).into_response())
@@ -802,5 +848,53 @@ mod tests {
         ] {
             assert!(check_id(bad, "ev").is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_batchs_leaderboard_is_over_its_size_from_its_reports() {
+        let report = |id: &str, resolved: bool, applied: bool| {
+            let buckets = |f2p: &[&str]| {
+                json!({"FAIL_TO_PASS": f2p, "PASS_TO_PASS": [], "FAIL_TO_FAIL": [], "PASS_TO_FAIL": [], "UNMATCHED": []})
+            };
+            json!({id: {
+                "patch_is_None": false, "patch_exists": true,
+                "patch_successfully_applied": applied, "resolved": resolved,
+                "coverage_pred": null, "coverage_gold": null, "coverage_base": null,
+                "coverage_delta_pred": null, "coverage_delta_gold": null,
+                "added_f2p": if resolved { 1 } else { 0 },
+                "tests_base": buckets(&[]),
+                // A patch that did not apply has no prediction runs, so no tests_pred.
+                "tests_pred": if applied { buckets(if resolved { &["t.py::a"] } else { &[] }) } else { Value::Null },
+                "tests_gold": buckets(&["t.py::g"]),
+            }})
+        };
+        let job = |id: &str, verdict: Option<Value>| Job {
+            id: format!("ev{id}"),
+            spec: JobSpec {
+                instance_id: id.into(),
+                model: "m".into(),
+                model_patch: "d".into(),
+                no_coverage: false,
+            },
+            state: if verdict.is_some() { JobState::Done } else { JobState::Queued },
+            attempts: 1,
+            verdict: verdict.map(|r| json!({"report": r})),
+            error: None,
+            created: 0,
+            started: None,
+            finished: None,
+        };
+        let jobs = [
+            job("a__a-1", Some(report("a__a-1", true, true))),
+            job("a__a-2", Some(report("a__a-2", false, true))),
+            job("a__a-3", Some(report("a__a-3", false, false))),
+            job("a__a-4", None),
+        ];
+        let v = leaderboard(&jobs);
+        assert_eq!((v["denominator"].as_u64(), v["graded"].as_u64()), (Some(4), Some(3)), "{v}");
+        // Applicable (its tests ran) 2 of 4, resolved 1 of 4; the queued one counts as not.
+        assert_eq!(v["figures"]["applicability"].as_f64(), Some(50.0), "{v}");
+        assert_eq!(v["figures"]["success_rate"].as_f64(), Some(25.0), "{v}");
+        assert!(v["markdown"].as_str().unwrap().contains("| Applicability (W) |"), "{v}");
     }
 }
