@@ -230,8 +230,10 @@ pub fn prebuilt_settings(text: &str) -> Result<swtbench_plan::prebuilt::Prebuilt
 /// What is known of the prebuilt images of `instances` (`--instance-image`): a local image's
 /// digest (asked of the engine through `inspect`), else whether its registry has it (manifest
 /// look-ups, [`LOOKUP_WORKERS`] at a time per registry). A registry that cannot be asked makes
-/// its images [`PrebuiltLookup::Unreachable`] (those instances are skipped with the reason), not
-/// an error of the run. The pulls' credentials are put into `settings` by registry host.
+/// its images
+/// [`PrebuiltLookup::Unreachable`](swtbench_plan::prebuilt::PrebuiltLookup::Unreachable) (those
+/// instances are skipped with the reason), not an error of the run. The pulls' credentials are put
+/// into `settings` by registry host.
 pub fn prebuilt_inventory(
     settings: &mut swtbench_plan::prebuilt::PrebuiltSettings,
     instances: &[&swtbench_core::Instance],

@@ -1,6 +1,6 @@
 //! `report` as library functions: the leaderboard numbers of one model's run, like the original's
 //! `python -m src.report` (§1.2, §7.5), and its HTML page or the comparison page of two runs, with
-//! the same numbers (computed once by [`leaderboard`] and handed to the pages).
+//! the same numbers (computed once by [`leaderboard()`] and handed to the pages).
 //!
 //! A run is `<logs root>/<run_id>/<model>`. It is measured against a [`Benchmark`] (fixed
 //! denominators and published gold runs, or a custom dataset whose instances are counted and,

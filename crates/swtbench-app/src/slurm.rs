@@ -2,7 +2,7 @@
 //! `swtbench run … --shard K/N` on a node with a container engine) and a merge job that depends
 //! on it (`swtbench run … --merge`). The scripts are rendered from data ([`array_script`],
 //! [`merge_script`]); [`submit`] hands them to `sbatch` and records the job ids next to them
-//! (`<output dir>/slurm/<run id>/jobs.json`), which [`status`] reads back together with the
+//! (`<output dir>/slurm/<run id>/jobs.json`), which [`run_status`] reads back together with the
 //! shards' progress in the shared output tree and the scheduler's view of the jobs.
 //!
 //! Submitting again after failures submits only the shards that did not finish (their finished

@@ -4,10 +4,10 @@
 //! in-memory context, import a rootfs, remove, list by label), containers (create with labels,
 //! limits, no network and a real init; start; copy in/out; exec with a timeout that keeps the
 //! output so far and an output cap; kill; remove; list by label). [`DockerBackend`] is the real
-//! engine (Docker, or Podman through its Docker API); [`FakeBackend`] is an in-memory, scripted,
-//! recording engine for runner tests. [`ImageBuilder`] builds each image at most once however many
-//! workers ask for it, and [`BuildNetwork`] carries the host's CA bundle and proxy settings into
-//! builds.
+//! engine (Docker, or Podman through its Docker API); `FakeBackend` (feature `fake`) is an
+//! in-memory, scripted, recording engine for runner tests. [`ImageBuilder`] builds each image at
+//! most once however many workers ask for it, and [`BuildNetwork`] carries the host's CA bundle and
+//! proxy settings into builds.
 //!
 //! This crate does I/O against the engine; it knows nothing about instances, specs or grading.
 

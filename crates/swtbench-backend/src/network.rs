@@ -12,8 +12,8 @@
 //! images' runtime environment is unchanged, and the only trace left in an image is the bundle file
 //! at [`CA_IMAGE_PATH`].
 //!
-//! The transformation is pure; reading the environment and the bundle file happens in
-//! [`BuildNetwork::from_env`].
+//! The transformation is pure; reading the bundle file happens in [`BuildNetwork::from_vars`],
+//! reading the environment in its caller (which hands it a variable lookup).
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -252,6 +252,8 @@ impl RepoMirrorArgs {
 /// (`run`, `images build`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct RegistryArgs {
+    // `[/NAMESPACE]` is help text (clap prints it verbatim), not an intra-doc link.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// Registry (HOST[:PORT][/NAMESPACE]) holding swtbench's images: an image missing locally is
     /// pulled from REF/<image key> before it would be built. Credentials come from
     /// ~/.docker/config.json ($DOCKER_CONFIG).

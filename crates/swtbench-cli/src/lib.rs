@@ -4,6 +4,9 @@
 //! pipelines (`settings.rs` for `run`'s). The original harness's snake_case flags are accepted as
 //! aliases. The binary parses [`Cli`], runs each command and prints; nothing here prints.
 
+// The doc comments are clap's --help text (`<name>`, `<owner>/<name>` shown verbatim), not HTML.
+#![allow(rustdoc::invalid_html_tags)]
+
 use clap::{Parser, Subcommand};
 
 pub mod args;

@@ -37,7 +37,7 @@ const SYSTEM_CA_BUNDLES: &[&str] = &[
 /// Which root certificates to trust.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum CaBundle {
-    /// The first existing system bundle ([`SYSTEM_CA_BUNDLES`]), else the built-in Mozilla roots.
+    /// The first existing system bundle (`SYSTEM_CA_BUNDLES`), else the built-in Mozilla roots.
     /// (The application turns `$SSL_CERT_FILE` into [`CaBundle::File`]: this crate reads no
     /// environment.)
     #[default]

@@ -251,7 +251,7 @@ const COMPARE_CATEGORIES: [(&str, &str); 4] = [
     ("neither", "resolved by neither"),
 ];
 
-/// Which of [`COMPARE_CATEGORIES`] a row falls in.
+/// Which of the comparison categories (`a_only`, `b_only`, `both`, `neither`) a row falls in.
 pub fn compare_category(r: &CompareRow) -> &'static str {
     let a = r.outcome_a == Some(Outcome::Resolved);
     let b = r.outcome_b == Some(Outcome::Resolved);

@@ -8,9 +8,9 @@
 //! `new file mode 100644` for created files (an empty created file has no hunk), unified hunks
 //! with three lines of context and git's default function context after `@@ … @@`
 //! ([`function_context`]), `\ No newline at end of file` markers, and git's quoting of unusual
-//! path characters. The line diff breaks ties as git's xdiff does ([`crate::xmyers`]), and its
+//! path characters. The line diff breaks ties as git's xdiff does (`crate::xmyers`), and its
 //! runs of changed lines are then slid where git slides them (its compaction and indent
-//! heuristic, [`crate::compact`]). Differences from git's bytes that remain: edits that git only
+//! heuristic, `crate::compact`). Differences from git's bytes that remain: edits that git only
 //! diffs with its cost heuristics (more than 256 edits between two common lines, or files of more
 //! than 50 000 lines) use a general Myers diff (past [`DIFF_DEADLINE`], for pathological inputs,
 //! not even a minimal one), whose hunks can differ from git's; files are assumed to have mode

@@ -311,8 +311,8 @@ pub struct RunPlan {
     pub action: RunAction,
     /// What the key covers, `eval.sh`'s SHA-256 among it. The scripts themselves are not kept:
     /// they hold the model patch, which can be tens of megabytes, so a run's texts are rendered
-    /// again when it executes ([`crate::execute::write_run_inputs`], which checks them against
-    /// this hash).
+    /// again when it executes (`swtbench_runner::execute::write_run_inputs`, which checks them
+    /// against this hash).
     #[serde(skip)]
     pub key_inputs: KeyInputs,
     /// The container limits the run is made with (recorded in its key file).

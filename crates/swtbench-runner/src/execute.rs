@@ -705,7 +705,7 @@ async fn after_run<B: ContainerBackend>(
 /// The marker line before the recorded exit code in [`after_run_script`]'s output.
 const EXIT_MARKER: &str = "== swtbench test exit";
 
-/// The script of [`after_run`].
+/// The script of `after_run`.
 pub fn after_run_script(wants_exit: bool, wants_counters: bool) -> String {
     let mut parts: Vec<String> = Vec::new();
     if wants_counters {

@@ -1,4 +1,4 @@
-//! Prebuilt instance images (`--instance-image`), the I/O half: [`ensure_prebuilt`] pulls a
+//! Prebuilt instance images (`--instance-image`), the I/O half: `ensure_prebuilt` pulls a
 //! missing image and runs the layout check ([`swtbench_plan::prebuilt::LAYOUT_SCRIPT`]) once per
 //! image and base commit in a throwaway, labelled container that is always removed. It decides
 //! nothing about runs or grades; [`swtbench_plan::prebuilt`] names the images and reads the
@@ -26,14 +26,14 @@ pub const LAYOUT_CHECK_LIMIT: Duration = Duration::from_secs(120);
 type Verdict = Arc<OnceCell<Result<(), PrebuiltError>>>;
 type Pulled = Arc<OnceCell<Result<Option<PullDone>, PrebuiltError>>>;
 
-/// A pull [`ensure_prebuilt`] made: how long it took and the bytes moved.
+/// A pull `ensure_prebuilt` made: how long it took and the bytes moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PullDone {
     pub duration: Duration,
     pub bytes: u64,
 }
 
-/// What [`ensure_prebuilt`] made available.
+/// What `ensure_prebuilt` made available.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnsuredPrebuilt {
     /// The name the runs start containers from.

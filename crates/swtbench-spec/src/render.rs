@@ -283,7 +283,8 @@ pub struct ExecSpec {
     pub instance_dockerfile: String,
     pub setup_repo_sh: String,
     /// `--build-files` of the instance's repository: the instance build's context holds them in
-    /// [`BUILD_FILES_CONTEXT_DIR`] and `setup_repo.sh` copies them onto the checkout.
+    /// [`BUILD_FILES_CONTEXT_DIR`](crate::BUILD_FILES_CONTEXT_DIR) and `setup_repo.sh` copies
+    /// them onto the checkout.
     pub build_files: Option<BuildFiles>,
     pub keys: ImageKeys,
     /// The environment-creating part of `setup_env.sh` (the original's `req_install_commands`).

@@ -37,6 +37,8 @@ pub struct TransferArgs {
     #[command(flatten)]
     pub dataset: DatasetArgs,
 
+    // `[/NAMESPACE]` is help text (clap prints it verbatim), not an intra-doc link.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// Registry (HOST[:PORT][/NAMESPACE]) holding swtbench's images as REF/<image key>.
     #[arg(long, value_name = "REF")]
     pub registry: String,

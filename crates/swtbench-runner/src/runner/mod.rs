@@ -1,4 +1,4 @@
-//! The orchestrator: follows a [`Plan`](crate::Plan) on a
+//! The orchestrator: follows a [`Plan`](swtbench_plan::Plan) on a
 //! [`ContainerBackend`](swtbench_backend::ContainerBackend), at most
 //! [`Concurrency::containers`](swtbench_plan::plan::Concurrency) test containers at a time, and ends with
 //! the reports.
