@@ -716,14 +716,19 @@ async fn submit_batch(
     Ok(r)
 }
 
+/// The jobs of batch `id`, or the answer for a bad or unknown id.
+fn batch_of(s: &Arc<Shared>, id: &str) -> Result<Vec<Job>, ApiError> {
+    check_id(id, "run")?;
+    s.queue.batch(id).map_err(internal)?.ok_or_else(|| {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no batch {id}")).field("id")
+    })
+}
+
 async fn get_batch(
     State(s): State<Arc<Shared>>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    check_id(&id, "run")?;
-    let jobs = s.queue.batch(&id).map_err(internal)?.ok_or_else(|| {
-        ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no batch {id}")).field("id")
-    })?;
+    let jobs = batch_of(&s, &id)?;
     let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
     let mut resolved = 0;
     for j in &jobs {
@@ -783,10 +788,7 @@ async fn batch_leaderboard(
     State(s): State<Arc<Shared>>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    check_id(&id, "run")?;
-    let jobs = s.queue.batch(&id).map_err(internal)?.ok_or_else(|| {
-        ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no batch {id}")).field("id")
-    })?;
+    let jobs = batch_of(&s, &id)?;
     let mut v = leaderboard(&jobs);
     v["id"] = json!(id);
     v["done"] = json!(jobs.iter().all(|j| j.state.is_final()));
