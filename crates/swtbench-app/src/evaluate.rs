@@ -2,7 +2,7 @@
 //! evaluation: `run` and its shards, the repeats of `--repeat`, `verify --reexecute`'s fresh run and
 //! the evaluation service all call it with a [`Request`] (settings, dataset, predictions, spec
 //! table), how the caller stops it ([`Stopping`]) and what the caller sees ([`Observer`]: the
-//! warnings before any work and the sink of the events). It plans first ([`Pipeline::prepare`]:
+//! warnings before any work and the sink of the events). It plans first (`Pipeline::prepare`:
 //! render every instance's spec → inventory the images → the plan, a pure function of those), and
 //! returns the plan of a dry run there; else it locks the run directory, follows the plan on the
 //! engine (images, the six runs per instance, grading, `report.json`, the run report), then
@@ -24,8 +24,9 @@ use swtbench_data::{LoadedDataset, LoadedPredictions};
 use swtbench_grade::leaderboard;
 use swtbench_plan::plan::{ImageInventory, PlanInput};
 use swtbench_plan::{Plan, RunSettings};
-use swtbench_runner::events::{CancelReason, EventSink};
+use swtbench_runner::events::{CancelReason, EventSink, InstanceOutcome};
 use swtbench_runner::images::image_inventory;
+use swtbench_runner::outcome::{ImageError, InstanceError};
 use swtbench_runner::session::{RunLock, RunLockError};
 use swtbench_runner::DiskOutputs;
 use swtbench_runner::{Cancel, Evaluation, RunOutput};
@@ -355,14 +356,86 @@ impl Evaluated {
             Some(Err(e)) => lines.push(Line::Warn(format!("the HTML report was not written: {e}"))),
             None => {}
         }
-        let table = leaderboard::render(&self.metrics, run_id, leaderboard::Format::Github, None);
-        lines.push(Line::Data(table));
+        // A run that graded no instance has no numbers: an all-zero table would read as a result.
+        if !self.output.evaluated_nothing() {
+            let table =
+                leaderboard::render(&self.metrics, run_id, leaderboard::Format::Github, None);
+            lines.push(Line::Data(table));
+        }
         lines.push(Line::Info(self.summary()));
         lines.extend(self.suspicious_warning().map(Line::Warn));
         if let Some(p) = &self.output.run_report_path {
             lines.push(Line::Info(format!("run report: {}", p.display())));
         }
         lines
+    }
+
+    /// The error of a run that ended on its own without grading any instance (each one ended in
+    /// an error): its causes, each named once and shortly (a failed image's whole text was its
+    /// warning; another error's, its instance's line), and whether they are all the machine's
+    /// ([`swtbench_runner::outcome::InstanceError::is_environment`]). `None` for a run that graded
+    /// something, was stopped, or stopped early ([`Evaluated::aborted`] says that one).
+    pub fn nothing_evaluated(&self) -> Option<NothingEvaluated> {
+        let out = &self.output;
+        if !out.evaluated_nothing() || out.cancelled.is_some() || out.aborted.is_some() {
+            return None;
+        }
+        let errors: Vec<&InstanceError> = out
+            .results
+            .iter()
+            .filter_map(|r| match &r.outcome {
+                InstanceOutcome::Error { reason } => Some(reason),
+                _ => None,
+            })
+            .collect();
+        // Distinct causes in the order met, with how many instances each ended.
+        let mut causes: Vec<(String, usize)> = Vec::new();
+        let mut logs: Vec<String> = Vec::new();
+        for e in &errors {
+            let name = match e {
+                InstanceError::Images(ImageError::Build(b)) => {
+                    let log = b.log.display().to_string();
+                    if !logs.contains(&log) {
+                        logs.push(log);
+                    }
+                    b.summary()
+                }
+                other => format!("an error of cause {} (above)", other.cause()),
+            };
+            match causes.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, count)) => *count += 1,
+                None => causes.push((name, 1)),
+            }
+        }
+        let said: Vec<String> = causes
+            .iter()
+            .map(|(name, count)| match count {
+                1 => name.clone(),
+                n => format!("{name} ({n} instances)"),
+            })
+            .collect();
+        let environment = !errors.is_empty() && errors.iter().all(|e| e.is_environment());
+        let look = match logs.as_slice() {
+            [] => "see the errors above and each instance's swtbench_instance.json".to_string(),
+            logs => format!("see the warnings above and {}", logs.join(", ")),
+        };
+        let fix = match environment {
+            true => {
+                "make the registry and the package sources the image builds need reachable \
+                     from the engine"
+            }
+            false => "fix the cause",
+        };
+        Some(NothingEvaluated {
+            error: anyhow!(
+                "nothing was evaluated, every instance ended in an error: {}",
+                said.join("; ")
+            ),
+            hint: format!(
+                "{look}; {fix}, then run the same command again (what finished is reused)"
+            ),
+            environment,
+        })
     }
 
     /// The error of a run the engine stopped early (an environment failure), if it was.
@@ -379,6 +452,17 @@ impl Evaluated {
             )),
         )
     }
+}
+
+/// A run that ended without grading any instance: no table, no run report, no page; the
+/// command ends with this error. `environment`: every cause is the machine's (an image the
+/// engine could not build for want of the network or a registry, an engine that failed), which
+/// is an environment fault; otherwise some instance failed.
+#[derive(Debug)]
+pub struct NothingEvaluated {
+    pub error: anyhow::Error,
+    pub hint: String,
+    pub environment: bool,
 }
 
 /// One press of Ctrl-C (or SIGTERM, which counts as the first), as the pipeline handles it.
@@ -713,7 +797,10 @@ impl Locked<'_> {
         }
         let (metrics, notices) = this.metrics(&output);
         // A shard's page would show a part: the page comes with the report over the whole run.
-        let wants_html = this.request.html && this.request.settings.shard.is_none();
+        // Nor for a run that graded nothing (its partial run report, when stopped, says so).
+        let wants_html = this.request.html
+            && this.request.settings.shard.is_none()
+            && !output.evaluated_nothing();
         let html = match (&output.run_report_path, wants_html) {
             (Some(path), true) => this
                 .write_html(path, &metrics, started.elapsed())

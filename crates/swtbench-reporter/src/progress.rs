@@ -18,6 +18,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, P
 use swtbench_runner::events::{
     CancelReason, Event, ImageOutcome, InstanceOutcome, Phase, RunOutcome, TransferDirection,
 };
+use swtbench_runner::outcome::{ImageError, InstanceError};
 
 use crate::eta::Eta;
 
@@ -255,7 +256,17 @@ impl Renderer {
     }
 
     fn outcome_text(&self, o: &InstanceOutcome) -> String {
-        let label = o.label();
+        let label = match o {
+            // The failed build was a warning of its own, with its whole text: not once more per
+            // instance (the text stays in the instance's files and events).
+            InstanceOutcome::Error {
+                reason: InstanceError::Images(ImageError::Build(b)),
+            } => format!(
+                "error: its {} image could not be built (above)",
+                b.kind.as_str()
+            ),
+            _ => o.label(),
+        };
         if !self.color {
             return label;
         }

@@ -81,6 +81,25 @@ impl InstanceError {
         }
     }
 
+    /// Whether the machine is at fault rather than the instance or swtbench: an image that could
+    /// not be built because the engine failed or the build could not reach the network (a
+    /// registry, a package index), the engine's answer about an image, or an engine that went
+    /// away during a run. A rerun on a working machine succeeds.
+    pub fn is_environment(&self) -> bool {
+        match self {
+            InstanceError::Images(ImageError::Build(b)) => matches!(
+                b.cause(),
+                "image_build_network" | "image_build_engine" | "engine_lost"
+            ),
+            InstanceError::Images(ImageError::Engine(_)) => true,
+            InstanceError::Run {
+                error: ExecError::Engine(e),
+                ..
+            } => engine_cause(e) == "engine_lost",
+            _ => false,
+        }
+    }
+
     /// What to do about it, when there is something.
     pub fn hint(&self) -> Option<String> {
         match self {
@@ -348,6 +367,25 @@ impl BuildFailure {
                 "engine_lost" => "engine_lost",
                 _ => "image_build_engine",
             },
+        }
+    }
+
+    /// What failed in one short sentence, without the log line and the hint: the build's source
+    /// that could not be reached, else the engine's error.
+    pub fn summary(&self) -> String {
+        format!(
+            "image {} could not be built: {}",
+            self.tag,
+            self.short_cause()
+        )
+    }
+
+    /// The cause of [`BuildFailure::summary`] alone: the source the build could not reach, else
+    /// the engine's error.
+    pub fn short_cause(&self) -> String {
+        match &self.unreachable {
+            Some(u) => u.to_string(),
+            None => self.error.to_string(),
         }
     }
 

@@ -84,6 +84,21 @@ impl From<swtbench_app::Error> for CliError {
     }
 }
 
+impl CliError {
+    /// A run that graded no instance: an environment failure (exit code 3) when every cause is
+    /// the machine's, else some instances failed (1).
+    pub fn nothing_evaluated(n: swtbench_app::evaluate::NothingEvaluated) -> CliError {
+        CliError {
+            code: match n.environment {
+                true => ExitCode::Environment,
+                false => ExitCode::Partial,
+            },
+            error: n.error,
+            hint: Some(n.hint),
+        }
+    }
+}
+
 pub type CliResult = Result<ExitCode, CliError>;
 
 #[cfg(test)]
@@ -101,5 +116,22 @@ mod tests {
             "error: loading x\n  caused by: root cause\nhint: check x"
         );
         assert_eq!(err.code.as_i32(), 2);
+    }
+
+    #[test]
+    fn a_run_that_evaluated_nothing_is_exit_code_3_when_the_machine_is_at_fault_else_1() {
+        for (environment, code) in [(true, 3), (false, 1)] {
+            let err = CliError::nothing_evaluated(swtbench_app::evaluate::NothingEvaluated {
+                error: anyhow::anyhow!("nothing was evaluated: image b could not be built"),
+                hint: "fix that".into(),
+                environment,
+            });
+            assert_eq!(err.code.as_i32(), code);
+            assert_eq!(
+                err.to_string(),
+                "error: nothing was evaluated: image b could not be built
+hint: fix that"
+            );
+        }
     }
 }

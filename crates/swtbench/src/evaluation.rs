@@ -17,7 +17,7 @@ use swtbench_runner::events::{EventSink, FanOut};
 use swtbench_cli::args::RunArgs;
 use swtbench_cli::settings::settings_from;
 
-use crate::error::{CliResult, ExitCode};
+use crate::error::{CliError, CliResult, ExitCode};
 use crate::inputs::{apply_env_provider, load_predictions, load_valid};
 use crate::printer::Printer;
 
@@ -73,6 +73,9 @@ pub fn run(args: &RunArgs, printer: &Printer) -> CliResult {
             printer.lines(&done.lines(&args.run_id));
             if let Some(e) = done.aborted(&args.run_id) {
                 return Err(e.into());
+            }
+            if let Some(nothing) = done.nothing_evaluated() {
+                return Err(CliError::nothing_evaluated(nothing));
             }
             let code = match done.output.cancelled {
                 Some(_) => ExitCode::Interrupted,

@@ -433,3 +433,46 @@ fn lines_go_on_after_finish() {
     });
     assert_eq!(out.text(), "[1/1] sympy__sympy-18057: resolved (2.0 s)\n");
 }
+
+#[test]
+fn a_failed_build_is_said_once_and_its_instances_refer_to_it() {
+    let failure = BuildFailure {
+        tag: "exec.base.x86_64:latest".into(),
+        kind: ImageKind::Base,
+        error: BackendError::BuildFailed {
+            tag: "exec.base.x86_64:latest".into(),
+            message: "dial tcp: lookup registry-1.docker.io: no such host".into(),
+            log_tail: Vec::new(),
+        },
+        log_line: None,
+        unreachable: None,
+        log: PathBuf::from("image_build_logs/base/exec.base.x86_64__latest/build_image.log"),
+    };
+    let events = vec![
+        Event::ImageReady {
+            tag: failure.tag.clone(),
+            kind: ImageKind::Base,
+            outcome: ImageOutcome::Failed {
+                reason: failure.clone(),
+            },
+        },
+        Event::InstanceFinished {
+            instance_id: SYMPY.into(),
+            outcome: InstanceOutcome::Error {
+                reason: InstanceError::Images(swtbench_runner::outcome::ImageError::Build(
+                    failure.clone(),
+                )),
+            },
+            duration_ms: 10_100,
+        },
+    ];
+    let text = written(false, &events);
+    assert_eq!(
+        text,
+        format!(
+            "warning: {failure}\n[1/3] {SYMPY}: error: its base image could not be built (above) \
+             (10.1 s)\n"
+        )
+    );
+    assert_eq!(text.matches("no such host").count(), 1, "{text}");
+}

@@ -67,7 +67,8 @@ pub struct ShardOutcomes {
 pub struct RunOutput {
     /// The instances of the run report, in plan order.
     pub results: Vec<InstanceResult>,
-    /// `None` when killed before the reports.
+    /// `None` when killed before the reports, or when the run ended without grading any instance
+    /// ([`RunOutput::evaluated_nothing`]; a shard's is written all the same).
     pub run_report: Option<RunReport>,
     pub run_report_path: Option<PathBuf>,
     /// The graded reports, sorted by instance id (for the leaderboard table).
@@ -79,6 +80,13 @@ pub struct RunOutput {
     pub aborted: Option<AbortReason>,
     /// Non-fatal problems (report writing, image removal), one sentence each.
     pub warnings: Vec<String>,
+}
+
+impl RunOutput {
+    /// Whether no instance was graded: each one ended in an error or was interrupted.
+    pub fn evaluated_nothing(&self) -> bool {
+        evaluated_nothing(&self.results)
+    }
 }
 
 /// Runs an evaluation to the end (or until cancelled) and writes its reports.
@@ -134,7 +142,13 @@ pub async fn run<B: ContainerBackend>(
     let mut reports: Vec<InstanceReport> =
         ordered.iter().filter_map(|r| r.report.clone()).collect();
     reports.sort_by(|a, b| a.instance_id.cmp(&b.instance_id));
-    let (run_report, run_report_path) = if cancel.level() == Some(CancelReason::Kill) {
+    // A run that ended on its own without grading any instance (each one an error) has no result
+    // to report: no run report, whose all-zero numbers would read as one. A stopped run keeps its
+    // partial report, and a shard its own (the merge reads it).
+    let graded_nothing =
+        evaluated_nothing(&ordered) && cancel.level().is_none() && shared.settings.shard.is_none();
+    let no_report = cancel.level() == Some(CancelReason::Kill) || graded_nothing;
+    let (run_report, run_report_path) = if no_report {
         (None, None)
     } else {
         let input = RunReportInput {
@@ -393,6 +407,18 @@ fn panicked<B: ContainerBackend>(
         limit_hits: Vec::new(),
         integrity: None,
     }
+}
+
+/// Whether no instance was graded: every one ended in an error or was interrupted (none resolved,
+/// unresolved, not applied, with an empty patch, or skipped).
+fn evaluated_nothing(results: &[InstanceResult]) -> bool {
+    !results.is_empty()
+        && results.iter().all(|r| {
+            matches!(
+                r.outcome,
+                InstanceOutcome::Error { .. } | InstanceOutcome::Interrupted
+            )
+        })
 }
 
 /// The counters of the evaluation with the instances' outcomes counted in.

@@ -359,8 +359,10 @@ async fn ensure_one<B: ContainerBackend>(
         } else {
             return None;
         };
+        // In short: the whole text (log line, hint) comes once, if the retry fails too.
         cx.books.warn(format!(
-            "{failure}; trying the build once more in {} s",
+            "building image {tag}: {}; trying the build once more in {} s",
+            failure.short_cause(),
             pause.as_secs()
         ));
         Some(pause)

@@ -252,16 +252,71 @@ fn skip_eval_errors_give_exit_code_1_and_a_clean_grading_0_without_an_engine() {
         "the empty prediction is graded: {report}"
     );
 
-    // The same run id on a subset: the run report covers only it, and says so (not silently).
-    let (_, err) = run("swtfix__calc-1", "graded-missing");
+    let report_path = tmp
+        .path()
+        .join("evaluation_results/swtbench-fixture-model.graded-missing.json");
+    let read_report = || -> Value {
+        serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap()
+    };
+
+    // The same run id on a subset that evaluates nothing (its one instance is in error): no
+    // table, no run report written over the last one, one error naming the cause, exit code 1
+    // (the cause is not the machine's).
+    let (code, err) = run("swtfix__calc-1", "graded-missing");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("error: nothing was evaluated"), "{err}");
+    assert_eq!(
+        read_report()["total_instances"],
+        2,
+        "the earlier run report stays"
+    );
+
+    // The same run id on a subset that is graded: the run report covers only it, and says so
+    // (not silently). Two empty predictions (graded without outputs) under a run id of their
+    // own, then one of them.
+    let empty = |id: &str| serde_json::json!({"instance_id": id, "model_name_or_path": "swtbench-fixture-model", "model_patch": ""});
+    let preds = tmp.path().join("empty.jsonl");
+    std::fs::write(
+        &preds,
+        format!("{}\n{}\n", empty("swtfix__calc-2"), empty("swtfix__calc-5")),
+    )
+    .unwrap();
+    let run_empty = |ids: &str| {
+        let out = crate::support::binary::command()
+            .arg("run")
+            .arg("--dataset")
+            .arg(fx.join("dataset.jsonl"))
+            .arg("--predictions")
+            .arg(&preds)
+            .arg("--spec-table")
+            .arg(&table)
+            .args([
+                "--instance-ids",
+                ids,
+                "--run-id",
+                "graded-subset",
+                "--skip-eval",
+            ])
+            .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = run_empty("swtfix__calc-2,swtfix__calc-5");
+    assert_eq!(code, Some(0), "{err}");
+    let (_, err) = run_empty("swtfix__calc-5");
     assert!(
-        err.contains("1 other instance(s) have reports under run id graded-missing"),
+        err.contains("1 other instance(s) have reports under run id graded-subset"),
         "{err}"
     );
     let report: Value = serde_json::from_str(
         &std::fs::read_to_string(
             tmp.path()
-                .join("evaluation_results/swtbench-fixture-model.graded-missing.json"),
+                .join("evaluation_results/swtbench-fixture-model.graded-subset.json"),
         )
         .unwrap(),
     )
@@ -269,7 +324,7 @@ fn skip_eval_errors_give_exit_code_1_and_a_clean_grading_0_without_an_engine() {
     assert_eq!(report["total_instances"], 1);
     assert_eq!(
         report["not_in_this_report_ids"],
-        serde_json::json!(["swtfix__calc-5"])
+        serde_json::json!(["swtfix__calc-2"])
     );
 
     // Only the empty prediction: graded without outputs, no error, exit code 0.
