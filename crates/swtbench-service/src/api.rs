@@ -630,8 +630,11 @@ async fn stream(
             let job = t.shared.queue.get(&t.id).ok().flatten();
             let (lines, offset) = new_lines(&t.path, t.offset);
             t.offset = offset;
-            t.pending
-                .extend(lines.into_iter().map(|l| Event::default().event("event").data(l)));
+            t.pending.extend(
+                lines
+                    .into_iter()
+                    .map(|l| Event::default().event("event").data(l)),
+            );
             match job {
                 Some(j) if j.state.is_final() && t.pending.is_empty() => {
                     t.pending.push_back(
@@ -855,9 +858,7 @@ mod tests {
     #[test]
     fn a_batchs_leaderboard_is_over_its_size_from_its_reports() {
         let report = |id: &str, resolved: bool, applied: bool| {
-            let buckets = |f2p: &[&str]| {
-                json!({"FAIL_TO_PASS": f2p, "PASS_TO_PASS": [], "FAIL_TO_FAIL": [], "PASS_TO_FAIL": [], "UNMATCHED": []})
-            };
+            let buckets = |f2p: &[&str]| json!({"FAIL_TO_PASS": f2p, "PASS_TO_PASS": [], "FAIL_TO_FAIL": [], "PASS_TO_FAIL": [], "UNMATCHED": []});
             json!({id: {
                 "patch_is_None": false, "patch_exists": true,
                 "patch_successfully_applied": applied, "resolved": resolved,
@@ -878,7 +879,11 @@ mod tests {
                 model_patch: "d".into(),
                 no_coverage: false,
             },
-            state: if verdict.is_some() { JobState::Done } else { JobState::Queued },
+            state: if verdict.is_some() {
+                JobState::Done
+            } else {
+                JobState::Queued
+            },
             attempts: 1,
             verdict: verdict.map(|r| json!({"report": r})),
             error: None,
@@ -893,10 +898,20 @@ mod tests {
             job("a__a-4", None),
         ];
         let v = leaderboard(&jobs);
-        assert_eq!((v["denominator"].as_u64(), v["graded"].as_u64()), (Some(4), Some(3)), "{v}");
+        assert_eq!(
+            (v["denominator"].as_u64(), v["graded"].as_u64()),
+            (Some(4), Some(3)),
+            "{v}"
+        );
         // Applicable (its tests ran) 2 of 4, resolved 1 of 4; the queued one counts as not.
         assert_eq!(v["figures"]["applicability"].as_f64(), Some(50.0), "{v}");
         assert_eq!(v["figures"]["success_rate"].as_f64(), Some(25.0), "{v}");
-        assert!(v["markdown"].as_str().unwrap().contains("| Applicability (W) |"), "{v}");
+        assert!(
+            v["markdown"]
+                .as_str()
+                .unwrap()
+                .contains("| Applicability (W) |"),
+            "{v}"
+        );
     }
 }

@@ -384,18 +384,32 @@ async fn the_live_stream_sends_each_event_then_the_verdict_and_ends() {
     let job = s.shared.queue.claim().unwrap().unwrap();
     s.shared
         .queue
-        .finish(&job.id, &swtbench_service::queue::End::Done(json!({"resolved": true})))
+        .finish(
+            &job.id,
+            &swtbench_service::queue::End::Done(json!({"resolved": true})),
+        )
         .unwrap();
     let r = api::router(s.shared.clone())
-        .oneshot(Request::get(format!("/v1/evaluations/{id}/stream")).body(Body::empty()).unwrap())
+        .oneshot(
+            Request::get(format!("/v1/evaluations/{id}/stream"))
+                .body(Body::empty())
+                .unwrap(),
+        )
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     assert_eq!(r.headers()["content-type"], "text/event-stream");
-    let body = String::from_utf8(r.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
-    let kinds: Vec<&str> = body.lines().filter_map(|l| l.strip_prefix("event: ")).collect();
+    let body =
+        String::from_utf8(r.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    let kinds: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("event: "))
+        .collect();
     assert_eq!(kinds, ["event", "event", "verdict"], "{body}");
-    assert!(body.contains("data: {\"event\":\"instance_finished\"}"), "{body}");
+    assert!(
+        body.contains("data: {\"event\":\"instance_finished\"}"),
+        "{body}"
+    );
     assert!(!body.contains("hal"), "{body}");
     assert!(body.contains("\"resolved\":true"), "{body}");
 }
