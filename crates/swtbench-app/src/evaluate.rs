@@ -358,8 +358,16 @@ impl Evaluated {
         }
         // A run that graded no instance has no numbers: an all-zero table would read as a result.
         if !self.output.evaluated_nothing() {
-            let table =
-                leaderboard::render(&self.metrics, run_id, leaderboard::Format::Github, None);
+            // An interrupted run's numbers are partial: said before the table, and in the
+            // table's own column name, so that stdout alone does not pass for a result.
+            let name = match self.partial_warning() {
+                Some(w) => {
+                    lines.push(Line::Warn(w));
+                    format!("{run_id} (interrupted)")
+                }
+                None => run_id.to_string(),
+            };
+            let table = leaderboard::render(&self.metrics, &name, leaderboard::Format::Github, None);
             lines.push(Line::Data(table));
         }
         lines.push(Line::Info(self.summary()));
@@ -368,6 +376,18 @@ impl Evaluated {
             lines.push(Line::Info(format!("run report: {}", p.display())));
         }
         lines
+    }
+
+    /// What an interrupted run's table is: partial, with how many of its instances were not
+    /// evaluated (they count as failures in it) and how to finish. `None` for a run that ended.
+    pub fn partial_warning(&self) -> Option<String> {
+        self.output.cancelled?;
+        let s = &self.output.stats;
+        Some(format!(
+            "interrupted: the scores below are partial: {} of {} instance(s) were not evaluated \
+             and count as failed; run the same command again to finish (finished runs are reused)",
+            s.interrupted, s.instances
+        ))
     }
 
     /// The error of a run that ended on its own without grading any instance (each one ended in
@@ -1095,6 +1115,72 @@ fn python_images_missing(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn evaluated(cancelled: Option<CancelReason>) -> Evaluated {
+        let result = |id: &str, outcome| swtbench_runner::InstanceResult {
+            instance_id: id.into(),
+            outcome,
+            report: None,
+            all_reused: false,
+            reasons: Vec::new(),
+            limit_hits: Vec::new(),
+            integrity: None,
+        };
+        let stats = swtbench_runner::events::EvaluationStats {
+            instances: 3,
+            resolved: 1,
+            interrupted: 2,
+            ..Default::default()
+        };
+        Evaluated {
+            output: RunOutput {
+                results: vec![
+                    result("a__a-1", InstanceOutcome::Resolved),
+                    result("a__a-2", InstanceOutcome::Interrupted),
+                    result("a__a-3", InstanceOutcome::Interrupted),
+                ],
+                run_report: None,
+                run_report_path: None,
+                reports: Vec::new(),
+                stats,
+                cancelled,
+                aborted: None,
+                warnings: Vec::new(),
+            },
+            instances: vec!["a__a-1".into(), "a__a-2".into(), "a__a-3".into()],
+            metrics: leaderboard::compute(&[], None, 3),
+            html: None,
+            notices: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_interrupted_runs_table_is_marked_partial_on_stdout_and_stderr() {
+        let lines = evaluated(Some(CancelReason::Interrupt)).lines("r");
+        let warn = lines.iter().find_map(|l| match l {
+            Line::Warn(w) => Some(w.clone()),
+            _ => None,
+        });
+        assert_eq!(
+            warn.as_deref(),
+            Some(
+                "interrupted: the scores below are partial: 2 of 3 instance(s) were not \
+                 evaluated and count as failed; run the same command again to finish (finished \
+                 runs are reused)"
+            )
+        );
+        let table = lines.iter().find_map(|l| match l {
+            Line::Data(t) => Some(t.clone()),
+            _ => None,
+        });
+        assert!(table.is_some_and(|t| t.contains("| r (interrupted) |")));
+        // A run that ended says nothing of the kind.
+        let lines = evaluated(None).lines("r");
+        assert!(!lines.iter().any(|l| matches!(l, Line::Warn(_))));
+        assert!(lines
+            .iter()
+            .any(|l| matches!(l, Line::Data(t) if t.contains(" r |") && !t.contains("interrupted"))));
+    }
 
     #[test]
     fn run_needs_the_engine_unless_it_only_grades() {
