@@ -14,6 +14,24 @@ use swtbench_plan::CacheLevel;
 
 pub use swtbench_app::settings::parse_bool;
 
+/// The headings `run`'s help groups its flags under, in the order it prints them (after clap's
+/// Options, which keeps the global --quiet and --help). The groups flattened by other commands set
+/// these headings on their flags only where the heading is right for every command that has them.
+pub mod heading {
+    /// What is evaluated and where the results go.
+    pub const INPUTS: &str = "Inputs";
+    /// How the tests run: workers, timeouts, network, environments, sources.
+    pub const EXECUTION: &str = "Execution";
+    /// What the run prints and writes besides the results.
+    pub const REPORTS: &str = "Reports and output";
+    /// Shards, registries, prebuilt images.
+    pub const CLUSTERS: &str = "Clusters and registries";
+    /// Image builds and caching, container limits.
+    pub const TUNING: &str = "Tuning";
+    /// The original harness's switches, and the ones that trade its results for others.
+    pub const PARITY: &str = "Parity with the original harness";
+}
+
 /// The flags every command takes.
 #[derive(Debug, clap::Args)]
 pub struct GlobalArgs {
@@ -32,22 +50,24 @@ pub struct DatasetArgs {
         long,
         alias = "dataset_name",
         value_name = "DATASET",
-        default_value = "princeton-nlp/SWE-bench_Lite"
+        default_value = "princeton-nlp/SWE-bench_Lite",
+        help_heading = heading::INPUTS
     )]
     pub dataset: String,
 
     /// Dataset split.
-    #[arg(long, value_name = "SPLIT", default_value = "test")]
+    #[arg(long, value_name = "SPLIT", default_value = "test", help_heading = heading::INPUTS)]
     pub split: String,
 
     /// Drop the instances SWT-Bench excludes from SWE-bench (Lite keeps 276, Verified 433,
     /// Full 1983).
-    #[arg(long, alias = "filter_swt")]
+    #[arg(long, alias = "filter_swt", help_heading = heading::INPUTS)]
     pub filter_swt: bool,
 
     /// The SWT filter list for --filter-swt when the dataset is not an alias (default: inferred
     /// from its name, else from its instance ids).
-    #[arg(long, alias = "swt_filter_list", value_name = "lite|verified|full")]
+    #[arg(long, alias = "swt_filter_list", value_name = "lite|verified|full",
+          help_heading = heading::INPUTS)]
     pub swt_filter_list: Option<SwtFilter>,
 
     /// The dataset's `patch` is wrapped in <patch> tags (SWE-bench text/RAG datasets and the
@@ -60,17 +80,18 @@ pub struct DatasetArgs {
         default_value = "false",
         default_missing_value = "true",
         value_parser = parse_bool,
+        help_heading = heading::PARITY,
     )]
     pub is_swt: bool,
 
     /// Never use the network: embedded dataset copies and the download cache only (also set by
     /// SWTBENCH_OFFLINE=1 or HF_HUB_OFFLINE=1).
-    #[arg(long)]
+    #[arg(long, help_heading = heading::INPUTS)]
     pub offline: bool,
 
     /// Only these instances (several values, or one comma-separated list). Each must be in the
     /// dataset.
-    #[arg(long, alias = "instance_ids", value_name = "ID", num_args = 1..)]
+    #[arg(long, alias = "instance_ids", value_name = "ID", num_args = 1.., help_heading = heading::INPUTS)]
     pub instance_ids: Vec<String>,
 }
 
@@ -107,7 +128,8 @@ pub struct ExtractStyleArgs {
         long,
         alias = "custom_patch_style",
         value_name = "STYLE",
-        default_value = "parity"
+        default_value = "parity",
+        help_heading = heading::PARITY
     )]
     pub custom_patch_style: swtbench_extract::CustomStyle,
 
@@ -115,13 +137,13 @@ pub struct ExtractStyleArgs {
     /// context truncates the file, the final newline is dropped, `--- /dev/null` sections are not
     /// sections, a failure keeps the files already edited); fixed does none of that and creates
     /// new files.
-    #[arg(long, value_name = "STYLE", default_value = "parity")]
+    #[arg(long, value_name = "STYLE", default_value = "parity", help_heading = heading::PARITY)]
     pub fuzzy_style: swtbench_extract::FuzzyStyle,
 
     /// Vanilla patch type among others: parity never applies minimal patches under 8192 bytes,
     /// as the original (its temporary file is not flushed), and ignores new-file diffs; fixed
     /// applies them and creates new files.
-    #[arg(long, value_name = "STYLE", default_value = "parity")]
+    #[arg(long, value_name = "STYLE", default_value = "parity", help_heading = heading::PARITY)]
     pub vanilla_style: swtbench_extract::VanillaStyle,
 }
 
@@ -159,17 +181,19 @@ pub enum TracerMode {
 #[derive(Debug, clap::Args)]
 pub struct EvalArgs {
     /// Run the repository's tests on the patch's test files, or a reproduction script.
-    #[arg(long, alias = "exec_mode", value_enum, default_value = "unit_test")]
+    #[arg(long, alias = "exec_mode", value_enum, default_value = "unit_test",
+          help_heading = heading::PARITY)]
     pub exec_mode: ExecModeArg,
 
     /// The reproduction script the model patch creates, relative to the repository root
     /// (reproduction_script mode).
-    #[arg(long, alias = "reproduction_script_name", value_name = "PATH")]
+    #[arg(long, alias = "reproduction_script_name", value_name = "PATH",
+          help_heading = heading::PARITY)]
     pub reproduction_script_name: Option<String>,
 
     /// Run the tests under the coverage tracer (the original's flag; default true).
     #[arg(long, alias = "compute_coverage", value_name = "BOOL", value_parser = parse_bool,
-          num_args = 0..=1, default_missing_value = "true")]
+          num_args = 0..=1, default_missing_value = "true", help_heading = heading::PARITY)]
     pub compute_coverage: Option<bool>,
 
     /// Run the tests without the coverage tracer (same as --compute-coverage false).
@@ -180,12 +204,13 @@ pub struct EvalArgs {
     /// behaviour, the default: score parity) or `fixed` (traced programs behave as they would
     /// untraced; exports SWTBENCH_TRACE_COMPAT=0 before the test command; see docs/tracer.md).
     /// Fixed-mode runs keep their own shared gold/base runs.
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = TracerMode::Original)]
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = TracerMode::Original,
+          help_heading = heading::PARITY)]
     pub tracer_mode: TracerMode,
 
     /// Reproduce the original's sympy test command exactly, including its `str.strip` bug that
     /// cuts the last character of the last test file.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::PARITY)]
     pub sympy_strip_bug: bool,
 }
 
@@ -337,173 +362,42 @@ impl EnvProviderArgs {
 
 /// `swtbench run`'s flags: what `run` evaluates and how. The cluster commands (`slurm submit`,
 /// `k8s manifest`) flatten them too, and `verify --reexecute` parses them for its fresh run.
+///
+/// The help groups them under the [`heading`]s, which clap prints in the order their first flags
+/// are declared: so the fields are declared heading by heading, and a flag lists in its heading's
+/// place in declaration order. [`DatasetArgs`] comes last, because its `--is-swt` is a parity
+/// switch; its other flags are listed first under Inputs all the same (display order 0 on, where
+/// this struct's own flags start at 100).
 #[derive(Debug, clap::Args)]
+#[command(next_display_order = 100)]
 pub struct RunArgs {
-    #[command(flatten)]
-    pub dataset: DatasetArgs,
-
     /// Predictions to evaluate: `gold` (the gold tests of every instance), a .json or a .jsonl file
     /// of {instance_id, model_name_or_path, model_patch} records.
-    #[arg(long, alias = "predictions_path", value_name = "gold|FILE")]
+    #[arg(long, alias = "predictions_path", value_name = "gold|FILE",
+          help_heading = heading::INPUTS)]
     pub predictions: String,
 
     /// Names the run: outputs go to run_instance_swt_logs/<run_id>/… and
     /// evaluation_results/<model>.<run_id>.json. Rerunning the same id resumes.
-    #[arg(long, alias = "run_id", value_name = "RUN_ID")]
+    #[arg(long, alias = "run_id", value_name = "RUN_ID", help_heading = heading::INPUTS)]
     pub run_id: String,
+
+    /// Base directory of run_instance_swt_logs/, image_build_logs/ and evaluation_results/.
+    #[arg(long, value_name = "DIR", default_value = ".", help_heading = heading::INPUTS)]
+    pub output_dir: PathBuf,
 
     /// Test containers running at the same time. The runs of every instance share them, the
     /// longest expected first; no more run at once than the host's memory holds at the
     /// containers' memory limit.
     #[arg(long, alias = "max_workers", value_name = "N", default_value_t = 4, allow_negative_numbers = true,
-          value_parser = parse_positive::<usize>)]
+          value_parser = parse_positive::<usize>, help_heading = heading::EXECUTION)]
     pub max_workers: usize,
-
-    /// Image builds at the same time.
-    #[arg(long, alias = "build_workers", value_name = "N", default_value_t = 2, allow_negative_numbers = true,
-          value_parser = parse_positive::<usize>)]
-    pub build_workers: usize,
 
     /// Seconds each eval script may run (six per instance); on timeout the output so far is
     /// kept and graded.
     #[arg(long, value_name = "SECONDS", default_value_t = 1800, allow_negative_numbers = true,
-          value_parser = parse_seconds)]
+          value_parser = parse_seconds, help_heading = heading::EXECUTION)]
     pub timeout: u64,
-
-    #[command(flatten)]
-    pub eval: EvalArgs,
-
-    /// How raw model output becomes a diff, tried in order: vanilla (the default: the prediction
-    /// is a diff), fuzzy, custom.
-    #[arg(long, alias = "patch_types", value_name = "TYPE", num_args = 1.., default_value = "vanilla")]
-    pub patch_types: Vec<PatchType>,
-
-    #[command(flatten)]
-    pub styles: ExtractStyleArgs,
-
-    /// Image layers kept after the run: none, base, env (default) or instance.
-    #[arg(
-        long,
-        alias = "cache_level",
-        value_name = "LEVEL",
-        default_value = "env"
-    )]
-    pub cache_level: CacheLevel,
-
-    /// Also remove images above the cache level that existed before the run.
-    #[arg(long, value_name = "BOOL", value_parser = parse_bool, num_args = 0..=1,
-          default_value = "false", default_missing_value = "true")]
-    pub clean: bool,
-
-    /// Rebuild every image the run needs (once per run, without the layer cache).
-    #[arg(long, alias = "force_rebuild", value_name = "BOOL", value_parser = parse_bool,
-          num_args = 0..=1, default_value = "false", default_missing_value = "true")]
-    pub force_rebuild: bool,
-
-    /// Run nothing; grade the outputs already on disk and write the reports. An instance whose
-    /// outputs are not all there is an error (exit code 1).
-    #[arg(long, alias = "skip_eval", value_name = "BOOL", value_parser = parse_bool,
-          num_args = 0..=1, default_value = "false", default_missing_value = "true")]
-    pub skip_eval: bool,
-
-    /// Evaluate the K-th of N parts of the selected instances (like 2/8): parts of about equal
-    /// expected work, the same on every machine (the first shard to start records the split in
-    /// the output directory; the others follow it). Shards share the output directory and run
-    /// side by side; each writes `<model>.<run id>.shard-K-of-N.json`. An env image's instances
-    /// stay in one part when it has to be built. Once all are done, --merge writes the reports
-    /// over the whole run.
-    #[arg(long, value_name = "K/N", value_parser = swtbench_plan::settings::Shard::parse)]
-    pub shard: Option<swtbench_plan::settings::Shard>,
-
-    /// Once every shard of the run finished: write the run report, the HTML page and the table
-    /// over all of them from their outputs, running nothing (the same flags as the shards,
-    /// without --shard). The reports are the ones a single process evaluating everything writes;
-    /// shards or instances that are missing are named and nothing is written.
-    #[arg(long, conflicts_with_all = ["shard", "skip_eval"])]
-    pub merge: bool,
-
-    /// Evaluate everything N times, each in fresh containers (nothing reused between repeats):
-    /// the scores are the first repeat's; tests whose transition changes between repeats are
-    /// flaky, listed per instance with how often each instance was resolved, in
-    /// `<model>.<run id>.stability.json`, and as a flaky list (`--flaky-list` input) in
-    /// `<model>.<run id>.flaky.json`. Repeats 2..N go to `<output dir>/repeats/<run id>/<k>/`.
-    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true,
-          value_parser = parse_positive::<usize>, conflicts_with_all = ["shard", "merge"])]
-    pub repeat: usize,
-
-    /// Grade strictly where the logs look forged (docs/integrity.md): a test an integrity check
-    /// names (a result printed after the runner's summary, for a test the run did not select, …)
-    /// counts as failed, and a suspicious instance as unresolved. report.json and the run report
-    /// then differ from the original's; without it the grade is the original's, and the checks
-    /// only report (`integrity` in swtbench_instance.json, `suspicious_ids` in the run report).
-    #[arg(long)]
-    pub strict_results: bool,
-
-    /// Leave the tests of this flaky list (`{"<instance>": ["<test>", …]}`: what a gold run with
-    /// --repeat writes in `<model>.<run id>.flaky.json`) out of the transitions. report.json and
-    /// the run report then differ from the original's (the run report says so).
-    #[arg(long, value_name = "FILE")]
-    pub flaky_list: Option<PathBuf>,
-
-    /// Grade as this release of the original harness does: `1.3` (the default: its current
-    /// grading) or `1.2` (release 1.2.0, which graded the results published before September
-    /// 2025). 1.2 differs in two places: sympy's result lines need no whitespace after the status
-    /// word, so on sympy 1.0/1.1 a failure header of 80 characters or more followed by the
-    /// traceback's `  File` line is read as a failed test of its own; and a test that goes from
-    /// failed to absent or neither passed nor failed (F→X, X→X) counts as FAIL_TO_FAIL instead of
-    /// UNMATCHED, which can leave the instance unresolved. See docs/deviations.md.
-    /// report.json and the run report then differ from the original's current ones (the run
-    /// report says so).
-    #[arg(long, value_name = "VERSION", default_value = "1.3")]
-    pub grading_version: swtbench_grade::GradingVersion,
-
-    /// Raise the soft limit of open files to this (never the hard limit).
-    #[arg(long, alias = "open_file_limit", value_name = "N", default_value_t = 4096,
-          allow_negative_numbers = true, value_parser = parse_count::<u64>)]
-    pub open_file_limit: u64,
-
-    /// Accepted for compatibility and ignored: images are always built through the engine's API.
-    #[arg(long, alias = "build_mode", value_name = "cli|api")]
-    pub build_mode: Option<String>,
-
-    /// Base directory of run_instance_swt_logs/, image_build_logs/ and evaluation_results/.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub output_dir: PathBuf,
-
-    /// Memory limit of each test container, swap included (e.g. 4g, 512m). Default: 3/4 of the
-    /// engine host's memory over --max-workers, 2g to 16g.
-    #[arg(long, value_name = "SIZE", value_parser = swtbench_app::settings::parse_memory)]
-    pub memory: Option<u64>,
-
-    /// Process limit of each test container. Default: 256 per host CPU, 1024 to 16384.
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_count::<u32>)]
-    pub pids_limit: Option<u32>,
-
-    /// What each test container may write in all (e.g. 2g). Default: a quarter of the size of
-    /// the engine's disk over --max-workers, 1g to 10g.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub disk_limit: Option<u64>,
-
-    /// Largest file a test may write (e.g. 512m). Default: 1g.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub file_limit: Option<u64>,
-
-    /// No resource limits but those given explicitly (the original's containers).
-    #[arg(long)]
-    pub no_limits: bool,
-
-    /// CPUs of each test container (e.g. 1.5).
-    #[arg(long, value_name = "CPUS", allow_negative_numbers = true, value_parser = parse_cpus)]
-    pub cpus: Option<f64>,
-
-    /// Keep at most this much of a run's output, head and tail (e.g. 64m; 0 keeps everything).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_output: Option<u64>,
-
-    /// Test containers get the engine's default network, as the original's always had: this is
-    /// the default; given, it wins over --no-network and SWTBENCH_NO_NETWORK.
-    #[arg(long, alias = "allow_network")]
-    pub allow_network: bool,
 
     /// Isolate test containers: an internal network that drops every packet, so a connection
     /// times out instead of failing at once (no traffic leaves the machine or reaches another
@@ -514,26 +408,27 @@ pub struct RunArgs {
         long,
         alias = "no_network",
         env = env_vars::SWTBENCH_NO_NETWORK,
-        value_parser = clap::builder::FalseyValueParser::new()
+        value_parser = clap::builder::FalseyValueParser::new(),
+        help_heading = heading::EXECUTION
     )]
     pub no_network: bool,
 
-    /// Do not collect the test runner's own results and the tracer's coverage beside each log
-    /// (the evidence the integrity checks compare the log with; docs/integrity.md).
-    #[arg(long)]
-    pub no_evidence: bool,
+    /// Test containers get the engine's default network, as the original's always had: this is
+    /// the default; given, it wins over --no-network and SWTBENCH_NO_NETWORK.
+    #[arg(long, alias = "allow_network", help_heading = heading::EXECUTION)]
+    pub allow_network: bool,
 
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = heading::EXECUTION)]
     pub mirror: RepoMirrorArgs,
 
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = heading::EXECUTION)]
     pub table: SpecTableArgs,
 
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = heading::EXECUTION)]
     pub env_provider: EnvProviderArgs,
 
     /// CA bundle passed into image builds (default: $SSL_CERT_FILE when it names a file).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = heading::EXECUTION)]
     pub ca_bundle: Option<PathBuf>,
 
     /// Test containers trust that CA bundle too: it is copied into each one and SSL_CERT_FILE,
@@ -541,54 +436,72 @@ pub struct RunArgs {
     /// CONDA_SSL_VERIFY point at it. For machines whose internet goes through a TLS-intercepting
     /// proxy, where tests that download (tox environments, installs in eval scripts) would
     /// otherwise fail where the original's succeed. Part of every run's key; the run report says so.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::EXECUTION)]
     pub ca_in_tests: bool,
 
+    /// Evaluate everything N times, each in fresh containers (nothing reused between repeats):
+    /// the scores are the first repeat's; tests whose transition changes between repeats are
+    /// flaky, listed per instance with how often each instance was resolved, in
+    /// `<model>.<run id>.stability.json`, and as a flaky list (`--flaky-list` input) in
+    /// `<model>.<run id>.flaky.json`. Repeats 2..N go to `<output dir>/repeats/<run id>/<k>/`.
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true,
+          value_parser = parse_positive::<usize>, conflicts_with_all = ["shard", "merge"],
+          help_heading = heading::EXECUTION)]
+    pub repeat: usize,
+
     /// Write events as JSON Lines to this file (format: docs/events.md).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = heading::REPORTS)]
     pub events: Option<PathBuf>,
 
     /// Print the plan (what would be built, run, reused, skipped) and exit.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::REPORTS)]
     pub dry_run: bool,
 
     /// With --dry-run: print the plan as JSON on stdout.
-    #[arg(long, requires = "dry_run")]
+    #[arg(long, requires = "dry_run", help_heading = heading::REPORTS)]
     pub json: bool,
 
-    /// Run the spec's install command again in every eval script, as the original does (by
-    /// default the install done in the instance image is used; see docs/deviations.md).
-    #[arg(long)]
-    pub eval_install: bool,
-
-    /// Reuse run outputs that have no content key (written by the original harness) instead of
-    /// running them again.
-    #[arg(long)]
-    pub reuse_unkeyed_outputs: bool,
-
-    /// Abandon an image build after this many seconds (default: no limit).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds)]
-    pub build_timeout: Option<u64>,
-
-    /// Build env and instance images with the engine's Dockerfile builder, a layer per
-    /// instruction, as the original does. By default each is one container of its parent image,
-    /// committed once: the same files and settings, in less time and less disk (a repository
-    /// mirror copied in stays in no layer).
-    #[arg(long)]
-    pub step_builds: bool,
-
     /// Skip the HTML report.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::REPORTS)]
     pub no_html: bool,
 
     /// The gold run (a run id of the gold predictions under the same output directory) whose
     /// coverage the Δ coverage rows of the table and HTML page are relative to. Default: the
     /// benchmark's published gold run when it is there, else the gold run with reports for the
     /// most of this run's instances (named on stderr).
-    #[arg(long, alias = "gold_run_id", value_name = "RUN_ID")]
+    #[arg(long, alias = "gold_run_id", value_name = "RUN_ID", help_heading = heading::REPORTS)]
     pub gold_run_id: Option<String>,
 
-    #[command(flatten)]
+    /// Run nothing; grade the outputs already on disk and write the reports. An instance whose
+    /// outputs are not all there is an error (exit code 1).
+    #[arg(long, alias = "skip_eval", value_name = "BOOL", value_parser = parse_bool,
+          num_args = 0..=1, default_value = "false", default_missing_value = "true",
+          help_heading = heading::REPORTS)]
+    pub skip_eval: bool,
+
+    /// Do not collect the test runner's own results and the tracer's coverage beside each log
+    /// (the evidence the integrity checks compare the log with; docs/integrity.md).
+    #[arg(long, help_heading = heading::REPORTS)]
+    pub no_evidence: bool,
+
+    /// Evaluate the K-th of N parts of the selected instances (like 2/8): parts of about equal
+    /// expected work, the same on every machine (the first shard to start records the split in
+    /// the output directory; the others follow it). Shards share the output directory and run
+    /// side by side; each writes `<model>.<run id>.shard-K-of-N.json`. An env image's instances
+    /// stay in one part when it has to be built. Once all are done, --merge writes the reports
+    /// over the whole run.
+    #[arg(long, value_name = "K/N", value_parser = swtbench_plan::settings::Shard::parse,
+          help_heading = heading::CLUSTERS)]
+    pub shard: Option<swtbench_plan::settings::Shard>,
+
+    /// Once every shard of the run finished: write the run report, the HTML page and the table
+    /// over all of them from their outputs, running nothing (the same flags as the shards,
+    /// without --shard). The reports are the ones a single process evaluating everything writes;
+    /// shards or instances that are missing are named and nothing is written.
+    #[arg(long, conflicts_with_all = ["shard", "skip_eval"], help_heading = heading::CLUSTERS)]
+    pub merge: bool,
+
+    #[command(flatten, next_help_heading = heading::CLUSTERS)]
     pub registry: RegistryArgs,
 
     /// Run on prebuilt instance images in SWE-bench's layout instead of building: a name with
@@ -597,8 +510,144 @@ pub struct RunArgs {
     /// (image_name, docker_image or instance_image). Missing images are pulled (credentials
     /// from ~/.docker/config.json); each image's layout is checked before its first run. See
     /// docs/registry.md.
-    #[arg(long, value_name = "TEMPLATE|dataset")]
+    #[arg(long, value_name = "TEMPLATE|dataset", help_heading = heading::CLUSTERS)]
     pub instance_image: Option<String>,
+
+    /// Image builds at the same time.
+    #[arg(long, alias = "build_workers", value_name = "N", default_value_t = 2, allow_negative_numbers = true,
+          value_parser = parse_positive::<usize>, help_heading = heading::TUNING)]
+    pub build_workers: usize,
+
+    /// Abandon an image build after this many seconds (default: no limit).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds,
+          help_heading = heading::TUNING)]
+    pub build_timeout: Option<u64>,
+
+    /// Image layers kept after the run: none, base, env (default) or instance.
+    #[arg(
+        long,
+        alias = "cache_level",
+        value_name = "LEVEL",
+        default_value = "env",
+        help_heading = heading::TUNING
+    )]
+    pub cache_level: CacheLevel,
+
+    /// Also remove images above the cache level that existed before the run.
+    #[arg(long, value_name = "BOOL", value_parser = parse_bool, num_args = 0..=1,
+          default_value = "false", default_missing_value = "true", help_heading = heading::TUNING)]
+    pub clean: bool,
+
+    /// Rebuild every image the run needs (once per run, without the layer cache).
+    #[arg(long, alias = "force_rebuild", value_name = "BOOL", value_parser = parse_bool,
+          num_args = 0..=1, default_value = "false", default_missing_value = "true",
+          help_heading = heading::TUNING)]
+    pub force_rebuild: bool,
+
+    /// Raise the soft limit of open files to this (never the hard limit).
+    #[arg(long, alias = "open_file_limit", value_name = "N", default_value_t = 4096,
+          allow_negative_numbers = true, value_parser = parse_count::<u64>,
+          help_heading = heading::TUNING)]
+    pub open_file_limit: u64,
+
+    /// Memory limit of each test container, swap included (e.g. 4g, 512m). Default: 3/4 of the
+    /// engine host's memory over --max-workers, 2g to 16g.
+    #[arg(long, value_name = "SIZE", value_parser = swtbench_app::settings::parse_memory,
+          help_heading = heading::TUNING)]
+    pub memory: Option<u64>,
+
+    /// CPUs of each test container (e.g. 1.5).
+    #[arg(long, value_name = "CPUS", allow_negative_numbers = true, value_parser = parse_cpus,
+          help_heading = heading::TUNING)]
+    pub cpus: Option<f64>,
+
+    /// Process limit of each test container. Default: 256 per host CPU, 1024 to 16384.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_count::<u32>,
+          help_heading = heading::TUNING)]
+    pub pids_limit: Option<u32>,
+
+    /// What each test container may write in all (e.g. 2g). Default: a quarter of the size of
+    /// the engine's disk over --max-workers, 1g to 10g.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = heading::TUNING)]
+    pub disk_limit: Option<u64>,
+
+    /// Largest file a test may write (e.g. 512m). Default: 1g.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = heading::TUNING)]
+    pub file_limit: Option<u64>,
+
+    /// Keep at most this much of a run's output, head and tail (e.g. 64m; 0 keeps everything).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = heading::TUNING)]
+    pub max_output: Option<u64>,
+
+    /// No resource limits but those given explicitly (the original's containers).
+    #[arg(long, help_heading = heading::TUNING)]
+    pub no_limits: bool,
+
+    // Its flags are parity switches but --no-coverage (no heading of its own), the quick way to
+    // run without the tracer, e.g. while iterating: an Execution flag.
+    #[command(flatten, next_help_heading = heading::EXECUTION)]
+    pub eval: EvalArgs,
+
+    /// How raw model output becomes a diff, tried in order: vanilla (the default: the prediction
+    /// is a diff), fuzzy, custom.
+    #[arg(long, alias = "patch_types", value_name = "TYPE", num_args = 1.., default_value = "vanilla",
+          help_heading = heading::PARITY)]
+    pub patch_types: Vec<PatchType>,
+
+    #[command(flatten)]
+    pub styles: ExtractStyleArgs,
+
+    /// Grade as this release of the original harness does: `1.3` (the default: its current
+    /// grading) or `1.2` (release 1.2.0, which graded the results published before September
+    /// 2025). 1.2 differs in two places: sympy's result lines need no whitespace after the status
+    /// word, so on sympy 1.0/1.1 a failure header of 80 characters or more followed by the
+    /// traceback's `  File` line is read as a failed test of its own; and a test that goes from
+    /// failed to absent or neither passed nor failed (F→X, X→X) counts as FAIL_TO_FAIL instead of
+    /// UNMATCHED, which can leave the instance unresolved. See docs/deviations.md.
+    /// report.json and the run report then differ from the original's current ones (the run
+    /// report says so).
+    #[arg(long, value_name = "VERSION", default_value = "1.3", help_heading = heading::PARITY)]
+    pub grading_version: swtbench_grade::GradingVersion,
+
+    /// Grade strictly where the logs look forged (docs/integrity.md): a test an integrity check
+    /// names (a result printed after the runner's summary, for a test the run did not select, …)
+    /// counts as failed, and a suspicious instance as unresolved. report.json and the run report
+    /// then differ from the original's; without it the grade is the original's, and the checks
+    /// only report (`integrity` in swtbench_instance.json, `suspicious_ids` in the run report).
+    #[arg(long, help_heading = heading::PARITY)]
+    pub strict_results: bool,
+
+    /// Leave the tests of this flaky list (`{"<instance>": ["<test>", …]}`: what a gold run with
+    /// --repeat writes in `<model>.<run id>.flaky.json`) out of the transitions. report.json and
+    /// the run report then differ from the original's (the run report says so).
+    #[arg(long, value_name = "FILE", help_heading = heading::PARITY)]
+    pub flaky_list: Option<PathBuf>,
+
+    /// Run the spec's install command again in every eval script, as the original does (by
+    /// default the install done in the instance image is used; see docs/deviations.md).
+    #[arg(long, help_heading = heading::PARITY)]
+    pub eval_install: bool,
+
+    /// Build env and instance images with the engine's Dockerfile builder, a layer per
+    /// instruction, as the original does. By default each is one container of its parent image,
+    /// committed once: the same files and settings, in less time and less disk (a repository
+    /// mirror copied in stays in no layer).
+    #[arg(long, help_heading = heading::PARITY)]
+    pub step_builds: bool,
+
+    /// Accepted for compatibility and ignored: images are always built through the engine's API.
+    #[arg(long, alias = "build_mode", value_name = "cli|api", help_heading = heading::PARITY)]
+    pub build_mode: Option<String>,
+
+    /// Reuse run outputs that have no content key (written by the original harness) instead of
+    /// running them again.
+    #[arg(long, help_heading = heading::PARITY)]
+    pub reuse_unkeyed_outputs: bool,
+
+    // Its flags have their headings; `None` ends the heading the groups above set, so that the own
+    // flags of the commands flattening RunArgs (`slurm submit`, `k8s manifest`) stay under Options.
+    #[command(flatten, next_display_order = 0, next_help_heading = None::<&str>)]
+    pub dataset: DatasetArgs,
 }
 
 #[cfg(test)]

@@ -494,3 +494,89 @@ fn ca_in_tests_needs_the_network_and_a_bundle_and_changes_every_run_key() {
         "{trusted:?} {plain:?}"
     );
 }
+
+/// `run`'s help as (heading, the long flags under it), in the order it prints them.
+fn help_sections(help: &str) -> Vec<(String, Vec<String>)> {
+    let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+    for line in help
+        .lines()
+        .skip_while(|l| !l.starts_with("Usage:"))
+        .skip(1)
+    {
+        let text = line.trim_start();
+        let indent = line.len() - text.len();
+        if indent == 0 && text.ends_with(':') {
+            sections.push((text.trim_end_matches(':').to_string(), Vec::new()));
+        } else if (indent == 2 || indent == 6) && text.starts_with('-') {
+            let long = text
+                .split_whitespace()
+                .find(|w| w.starts_with("--"))
+                .unwrap();
+            let (_, flags) = sections.last_mut().expect("a flag before any heading");
+            flags.push(long.trim_end_matches(',').to_string());
+        }
+    }
+    sections
+}
+
+/// `run -h` and `--help` group the flags under headings: the essentials first, the original
+/// harness's parity switches last; only the global --quiet and --help stay under Options.
+#[test]
+fn run_help_groups_its_flags_under_headings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let parity = "Parity with the original harness";
+    for help_flag in ["-h", "--help"] {
+        let out = swtbench(&["run", help_flag], tmp.path());
+        assert_eq!(out.status.code(), Some(0), "{help_flag}");
+        let help = String::from_utf8(out.stdout).unwrap();
+        let sections = help_sections(&help);
+        let headings: Vec<&str> = sections.iter().map(|(h, _)| h.as_str()).collect();
+        assert_eq!(
+            headings,
+            [
+                "Options",
+                "Inputs",
+                "Execution",
+                "Reports and output",
+                "Clusters and registries",
+                "Tuning",
+                parity,
+            ],
+            "{help_flag}:\n{help}"
+        );
+        assert_eq!(sections[0].1, ["--quiet", "--help"], "{help_flag}:\n{help}");
+        let under = |flag: &str| {
+            let found = sections
+                .iter()
+                .find(|(_, flags)| flags.iter().any(|f| f == flag));
+            found.map(|(heading, _)| heading.as_str())
+        };
+        for (flag, heading) in [
+            ("--dataset", "Inputs"),
+            ("--instance-ids", "Inputs"),
+            ("--predictions", "Inputs"),
+            ("--run-id", "Inputs"),
+            ("--output-dir", "Inputs"),
+            ("--max-workers", "Execution"),
+            ("--no-network", "Execution"),
+            ("--repo-mirror", "Execution"),
+            ("--env-provider", "Execution"),
+            ("--no-coverage", "Execution"),
+            ("--events", "Reports and output"),
+            ("--dry-run", "Reports and output"),
+            ("--shard", "Clusters and registries"),
+            ("--registry", "Clusters and registries"),
+            ("--build-workers", "Tuning"),
+            ("--cache-level", "Tuning"),
+            ("--exec-mode", parity),
+            ("--compute-coverage", parity),
+            ("--is-swt", parity),
+            ("--vanilla-style", parity),
+            ("--sympy-strip-bug", parity),
+        ] {
+            assert_eq!(under(flag), Some(heading), "{help_flag} {flag}:\n{help}");
+        }
+        // Inputs come first: --dataset leads them, well before the parity heading.
+        assert_eq!(sections[1].1[0], "--dataset", "{help_flag}:\n{help}");
+    }
+}
