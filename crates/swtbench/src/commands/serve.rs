@@ -22,6 +22,10 @@ use crate::inputs::{apply_env_provider, load_valid};
 use crate::printer::Printer;
 
 pub fn run(args: ServeArgs, printer: &Printer) -> CliResult {
+    // Refused before anything is loaded.
+    if args.token_file.is_none() && !args.listen.ip().is_loopback() {
+        return Err(serve_error(ServeError::NoToken { addr: args.listen }).into());
+    }
     let base = parse_run(&args.run_args, "gold", "serve")?;
     refuse_batch_flags(&base)?;
     settings_from(&base, &HostFacts::default())?;

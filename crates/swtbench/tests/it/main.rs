@@ -28,6 +28,7 @@ mod cli_report_html;
 mod cli_report_pak;
 mod cli_report_path;
 mod cli_run;
+mod cli_serve;
 mod cli_slurm;
 mod cli_spec;
 mod cli_validate;
