@@ -367,7 +367,8 @@ impl Evaluated {
                 }
                 None => run_id.to_string(),
             };
-            let table = leaderboard::render(&self.metrics, &name, leaderboard::Format::Github, None);
+            let table =
+                leaderboard::render(&self.metrics, &name, leaderboard::Format::Github, None);
             lines.push(Line::Data(table));
         }
         lines.push(Line::Info(self.summary()));
@@ -1177,9 +1178,9 @@ mod tests {
         // A run that ended says nothing of the kind.
         let lines = evaluated(None).lines("r");
         assert!(!lines.iter().any(|l| matches!(l, Line::Warn(_))));
-        assert!(lines
-            .iter()
-            .any(|l| matches!(l, Line::Data(t) if t.contains(" r |") && !t.contains("interrupted"))));
+        assert!(lines.iter().any(
+            |l| matches!(l, Line::Data(t) if t.contains(" r |") && !t.contains("interrupted"))
+        ));
     }
 
     #[test]

@@ -130,8 +130,13 @@ pub fn write_run_page(page: RunPage<'_>) -> Result<Option<PathBuf>> {
         .iter()
         .map(|i| (i.instance_id.to_string(), i.clone()))
         .collect();
+    // The page's links are relative to where it is written: every path it is given must be of
+    // the same kind (a relative run report beside an absolute output directory made a link
+    // that climbs to the file system's root).
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let model_path = abs(&model_path);
     let opts = LoadOptions {
-        out_dir: out_dir.clone(),
+        out_dir: abs(&out_dir),
         instances,
         metrics: Some(swtbench_html::Metrics::from(page.metrics)),
         denominator: Some(page.metrics.denominator),
@@ -139,7 +144,7 @@ pub fn write_run_page(page: RunPage<'_>) -> Result<Option<PathBuf>> {
         rules: page.rules.clone(),
         params: run_params(&page),
         generator: format!("swtbench {}", env!("CARGO_PKG_VERSION")),
-        run_report: Some(page.run_report.to_path_buf()),
+        run_report: Some(abs(page.run_report)),
     };
     let view = load_view(&model_path, opts).map_err(|e| Error::input(anyhow!(e)))?;
     let html = swtbench_html::render_run(&view);

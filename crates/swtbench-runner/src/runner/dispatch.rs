@@ -536,6 +536,12 @@ async fn remove_leftovers<B: ContainerBackend>(shared: &Shared<B>, warn_foreign:
     let mut foreign = 0;
     for c in &found {
         let live = c.labels.get(SESSION).map(|l| me.liveness(l));
+        // This process's own containers (at the end of a run, those whose removal is still
+        // under way) are not leftovers: `clean_up` removes them, and saying "left by an earlier
+        // run" of them made a real leftover impossible to tell apart.
+        if live == Some(Liveness::Current) {
+            continue;
+        }
         if matches!(live, Some(Liveness::Alive | Liveness::Unknown)) {
             foreign += 1;
             continue;

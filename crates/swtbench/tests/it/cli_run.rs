@@ -326,6 +326,16 @@ fn skip_eval_errors_give_exit_code_1_and_a_clean_grading_0_without_an_engine() {
         report["not_in_this_report_ids"],
         serde_json::json!(["swtfix__calc-2"])
     );
+    // The run's page, written beside its run report (output directory `.`), links to it there.
+    let page = std::fs::read_to_string(
+        tmp.path()
+            .join("evaluation_results/swtbench-fixture-model.graded-subset.html"),
+    )
+    .unwrap();
+    assert!(
+        page.contains("href=\"swtbench-fixture-model.graded-subset.json\""),
+        "the run report's link climbs out of evaluation_results/"
+    );
 
     // Only the empty prediction: graded without outputs, no error, exit code 0.
     let (code, err) = run("swtfix__calc-5", "graded-clean");

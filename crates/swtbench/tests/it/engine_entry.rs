@@ -46,11 +46,10 @@ fn engine_run_repeat_shards_and_reexecute_write_the_same_reports() {
         &["--instance-ids", &ids, "--repeat", "2"],
     );
     let o = run(&args);
-    assert!(
-        o.status.success(),
-        "run --repeat 2: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "run --repeat 2: {stderr}");
+    // A new run id has no leftovers: its own containers are not reported as an earlier run's.
+    assert!(!stderr.contains("left by an earlier run"), "{stderr}");
     assert_same_reports("repeat 1", &out, &id, &reference);
     assert_same_reports(
         "repeat 2",
