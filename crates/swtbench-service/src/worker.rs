@@ -100,16 +100,17 @@ pub fn work(shared: Arc<Shared>, index: usize) {
 /// Evaluates `job` and says how it ended.
 fn evaluate_job(shared: &Arc<Shared>, engine: &Engine, job: &Job) -> End {
     let run = run_id(&job.id);
+    let request = match shared.template.request(engine, &job.spec, &run) {
+        Ok(r) => r,
+        Err(e) => return End::Failed(e.to_string()),
+    };
+    // Registered only once there is an evaluation to stop (and removed when it ends).
     let cancel = Cancel::new();
     shared
         .cancels
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .insert(job.id.clone(), cancel.clone());
-    let request = match shared.template.request(engine, &job.spec, &run) {
-        Ok(r) => r,
-        Err(e) => return End::Failed(e.to_string()),
-    };
     let observer = JobObserver {
         events: shared.dir.join("events").join(format!("{}.jsonl", job.id)),
         shared: shared.clone(),
