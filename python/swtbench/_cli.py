@@ -22,6 +22,7 @@ SUBCOMMANDS = frozenset(
         "spec",
         "dataset",
         "run",
+        "serve",
         "images",
         "envs",
         "clean",
