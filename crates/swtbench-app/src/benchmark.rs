@@ -220,19 +220,44 @@ pub fn run_report_of(model_dir: &Path) -> Option<PathBuf> {
     ))
 }
 
+/// Why a run has no record [`run_record`] can read: the file looked for, and what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum RunRecordError {
+    #[error("resolving {}: {source}", path.display())]
+    Unresolvable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} names no <logs root>/<run_id>/<model>", .0.display())]
+    NotAModelDir(PathBuf),
+    #[error("{} cannot be read: {source}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is no run report: {source}", path.display())]
+    NotARunReport {
+        path: PathBuf,
+        source: swtbench_grade::run_report::RecordedInstancesError,
+    },
+}
+
 /// The record of the run at `model_dir` ([`run_report_of`]), or why there is none (the file
 /// looked for, and what is wrong with it).
-pub fn run_record(model_dir: &Path) -> std::result::Result<RunRecord, String> {
-    let path = run_report_of(model_dir).ok_or_else(|| {
-        format!(
-            "{} names no <logs root>/<run_id>/<model>",
-            model_dir.display()
-        )
+pub fn run_record(model_dir: &Path) -> std::result::Result<RunRecord, RunRecordError> {
+    let path = run_report_of(model_dir)
+        .ok_or_else(|| RunRecordError::NotAModelDir(model_dir.to_path_buf()))?;
+    let text = std::fs::read_to_string(&path).map_err(|source| RunRecordError::Unreadable {
+        path: path.clone(),
+        source,
     })?;
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
-    let recorded = swtbench_grade::run_report::RecordedInstances::from_json(&text)
-        .map_err(|e| format!("{} is no run report: {e}", path.display()))?;
+    let recorded =
+        swtbench_grade::run_report::RecordedInstances::from_json(&text).map_err(|source| {
+            RunRecordError::NotARunReport {
+                path: path.clone(),
+                source,
+            }
+        })?;
     let skip = filtered_ids();
     Ok(RunRecord {
         instances: recorded.count(&|id| skip.contains(id)),
@@ -270,7 +295,7 @@ pub struct ReportDenominator {
 pub fn report_denominator(
     explicit: Option<u64>,
     benchmark: &Benchmark,
-    run: Option<&std::result::Result<RunRecord, String>>,
+    run: Option<&std::result::Result<RunRecord, RunRecordError>>,
 ) -> Result<ReportDenominator> {
     use crate::lines::Notice;
     let value = denominator(explicit, benchmark.measured())?;
@@ -646,14 +671,17 @@ mod tests {
             "{w:?}"
         );
         // No record: lite's 276, with a warning saying why.
-        let d =
-            report_denominator(None, &default, Some(&Err("x.json cannot be read".into()))).unwrap();
+        let unreadable = RunRecordError::Unreadable {
+            path: PathBuf::from("x.json"),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "gone"),
+        };
+        let d = report_denominator(None, &default, Some(&Err(unreadable))).unwrap();
         assert_eq!(
             (d.value, d.source.clone()),
             (276, DenominatorSource::Default)
         );
         assert!(
-            warnings(&d)[0].contains("(x.json cannot be read)"),
+            warnings(&d)[0].contains("(x.json cannot be read: gone)"),
             "{:?}",
             d.notices
         );
@@ -689,7 +717,10 @@ mod tests {
         );
         let dir = tempfile::tempdir().unwrap();
         let model = dir.path().join("logs/r1/m");
-        assert!(run_record(&model).unwrap_err().contains("cannot be read"));
+        assert!(run_record(&model)
+            .unwrap_err()
+            .to_string()
+            .contains("cannot be read"));
         std::fs::create_dir_all(dir.path().join("evaluation_results")).unwrap();
         // django__django-13658 is in lite's SWT filter list: not counted, as its report is not.
         std::fs::write(

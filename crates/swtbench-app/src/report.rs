@@ -627,7 +627,10 @@ pub fn report(
     let record = match (&main_path, req.denominator) {
         (Some(p), None) => Some(
             std::path::absolute(p)
-                .map_err(|e| format!("resolving {}: {e}", p.display()))
+                .map_err(|source| crate::benchmark::RunRecordError::Unresolvable {
+                    path: p.clone(),
+                    source,
+                })
                 .and_then(|abs| crate::benchmark::run_record(&normalize(&abs))),
         ),
         _ => None,

@@ -441,15 +441,29 @@ pub struct RecordedInstances {
     pub unlisted: usize,
 }
 
+/// What is wrong with a run report's text, as [`RecordedInstances::from_json`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordedInstancesError {
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    #[error("it has no total_instances number")]
+    NoTotal,
+    #[error("its {0} is not a list")]
+    NotAList(&'static str),
+    #[error("its {key} holds a value that is not an id: {value}")]
+    NotAnId { key: &'static str, value: String },
+}
+
 impl RecordedInstances {
     /// Reads a run report's text (this harness's or the original's). An error says what is
     /// wrong with it.
-    pub fn from_json(text: &str) -> Result<RecordedInstances, String> {
-        let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    pub fn from_json(text: &str) -> Result<RecordedInstances, RecordedInstancesError> {
+        let v: Value = serde_json::from_str(text)
+            .map_err(|e| RecordedInstancesError::NotJson(e.to_string()))?;
         let total = v
             .get("total_instances")
             .and_then(Value::as_u64)
-            .ok_or("it has no total_instances number")?;
+            .ok_or(RecordedInstancesError::NoTotal)?;
         let mut ids = std::collections::BTreeSet::new();
         let mut listed = 0usize;
         for key in [
@@ -461,11 +475,12 @@ impl RecordedInstances {
             let Some(list) = v.get(key) else { continue };
             let list = list
                 .as_array()
-                .ok_or_else(|| format!("its {key} is not a list"))?;
+                .ok_or(RecordedInstancesError::NotAList(key))?;
             for id in list {
-                let id = id
-                    .as_str()
-                    .ok_or_else(|| format!("its {key} holds a value that is not an id: {id}"))?;
+                let id = id.as_str().ok_or_else(|| RecordedInstancesError::NotAnId {
+                    key,
+                    value: id.to_string(),
+                })?;
                 if ids.insert(id.to_string()) && key != "not_in_this_report_ids" {
                     listed += 1;
                 }
@@ -543,7 +558,7 @@ mod tests {
             (r#"{"total_instances": 1, "error_ids": [1]}"#, "not an id"),
         ] {
             let e = RecordedInstances::from_json(bad).unwrap_err();
-            assert!(e.contains(why), "{bad}: {e}");
+            assert!(e.to_string().contains(why), "{bad}: {e}");
         }
     }
 
