@@ -585,41 +585,17 @@ impl<'e> Pipeline<'e> {
                 .map_err(Error::environment)?,
             None => ImageInventory::new(),
         };
-        // The Python images uv environments build on are pulled when missing (a dry run only
-        // says so); the plan skips an instance whose image could be neither found nor pulled.
-        let mut base_notes = Vec::new();
-        if let Some(b) = &backend {
-            for tag in python_images_missing(&specs, &images) {
-                if request.dry_run || request.settings.skip_eval {
-                    base_notes.push(format!(
-                        "the Python image {tag} is not local; a run pulls it (or make it with scripts/python-image)"
-                    ));
-                    continue;
-                }
-                match rt.block_on(crate::registry::pull_base_image(b.as_ref(), &tag)) {
-                    Ok(info) => {
-                        base_notes.push(crate::registry::python_image_pulled(&tag));
-                        images.insert(tag, Some(swtbench_plan::plan::ExistingImage::from(&info)));
-                    }
-                    Err(e) => base_notes.push(crate::registry::python_image_not_pulled(&tag, &e)),
-                }
+        let base_notes = match backend {
+            Some(b) => {
+                let only_say = request.dry_run || request.settings.skip_eval;
+                pull_python_images(engine, b, &specs, &mut images, only_say)
             }
-        }
-        // With a registry cache: which of the missing images it holds (the plan pulls those).
-        let registry: Option<swtbench_plan::plan::RegistryInventory> =
-            match (&request.settings.images.registry, &backend) {
-                (Some(reg), Some(_)) => {
-                    let missing: Vec<String> = images
-                        .iter()
-                        .filter(|(_, v)| v.is_none())
-                        .map(|(k, _)| k.clone())
-                        .collect();
-                    let client = crate::registry::client(reg)?;
-                    let found = crate::registry::lookup(&client, &missing, &|_, _| {})?;
-                    Some(found.into_iter().map(|(k, l)| (k, l.present)).collect())
-                }
-                _ => None,
-            };
+            None => Vec::new(),
+        };
+        let registry = match (&request.settings.images.registry, backend) {
+            (Some(reg), Some(_)) => Some(registry_inventory(reg, &images)?),
+            _ => None,
+        };
         // With --instance-image: which prebuilt images are local (their digests), which their
         // registries have.
         let prebuilt: Option<swtbench_plan::prebuilt::PrebuiltInventory> =
@@ -1095,6 +1071,53 @@ async fn watch_signals(cancel: Cancel, on_signal: Arc<dyn Fn(Signal) + Send + Sy
         }
         on_signal(signal);
     }
+}
+
+/// The Python images uv environments build on that the engine lacks, pulled (unless `only_say`:
+/// a dry run or a grading-only run only says so) and added to `images`; what became of each.
+/// The plan skips an instance whose image could be neither found nor pulled.
+fn pull_python_images(
+    engine: &Engine,
+    backend: &Arc<DockerBackend>,
+    specs: &BTreeMap<String, std::result::Result<ExecSpec, swtbench_spec::SpecError>>,
+    images: &mut ImageInventory,
+    only_say: bool,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for tag in python_images_missing(specs, images) {
+        if only_say {
+            notes.push(format!(
+                "the Python image {tag} is not local; a run pulls it (or make it with scripts/python-image)"
+            ));
+            continue;
+        }
+        match engine
+            .rt
+            .block_on(crate::registry::pull_base_image(backend.as_ref(), &tag))
+        {
+            Ok(info) => {
+                notes.push(crate::registry::python_image_pulled(&tag));
+                images.insert(tag, Some(swtbench_plan::plan::ExistingImage::from(&info)));
+            }
+            Err(e) => notes.push(crate::registry::python_image_not_pulled(&tag, &e)),
+        }
+    }
+    notes
+}
+
+/// Which of the images the engine lacks the registry cache holds (the plan pulls those).
+fn registry_inventory(
+    registry: &swtbench_plan::settings::RegistrySettings,
+    images: &ImageInventory,
+) -> Result<swtbench_plan::plan::RegistryInventory> {
+    let missing: Vec<String> = images
+        .iter()
+        .filter(|(_, v)| v.is_none())
+        .map(|(k, _)| k.clone())
+        .collect();
+    let client = crate::registry::client(registry)?;
+    let found = crate::registry::lookup(&client, &missing, &|_, _| {})?;
+    Ok(found.into_iter().map(|(k, l)| (k, l.present)).collect())
 }
 
 /// The Python images (bases of uv environments) that the engine does not have, once each, sorted.
