@@ -1007,14 +1007,22 @@ fn render_specs(
 }
 
 /// Ctrl-C (SIGINT) and, on Unix, SIGTERM: the signals that stop a command.
-pub(crate) struct StopSignals {
+#[derive(Debug)]
+pub struct StopSignals {
     #[cfg(unix)]
     term: Option<tokio::signal::unix::Signal>,
 }
 
+impl Default for StopSignals {
+    /// Starts listening (within a Tokio runtime).
+    fn default() -> StopSignals {
+        StopSignals::new()
+    }
+}
+
 impl StopSignals {
     /// Starts listening (within a Tokio runtime).
-    pub(crate) fn new() -> StopSignals {
+    pub fn new() -> StopSignals {
         StopSignals {
             #[cfg(unix)]
             term: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok(),
@@ -1022,7 +1030,7 @@ impl StopSignals {
     }
 
     /// Waits for the next Ctrl-C or SIGTERM; `false` when Ctrl-C cannot be listened for.
-    pub(crate) async fn next(&mut self) -> bool {
+    pub async fn next(&mut self) -> bool {
         #[cfg(unix)]
         {
             let term = async {

@@ -252,26 +252,11 @@ pub fn serve(
     served
 }
 
+/// Ctrl-C or SIGTERM (the one listener of the stop signals, `swtbench_app`'s).
 async fn stop_signal() {
-    #[cfg(unix)]
-    {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        let term = async {
-            match term.as_mut() {
-                Some(t) => {
-                    t.recv().await;
-                }
-                None => std::future::pending::<()>().await,
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
+    let mut signals = swtbench_app::evaluate::StopSignals::new();
+    if !signals.next().await {
+        // Ctrl-C cannot be listened for: the service runs until it is killed.
+        std::future::pending::<()>().await;
     }
 }
