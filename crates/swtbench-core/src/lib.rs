@@ -11,6 +11,7 @@ pub mod hash;
 pub mod instance;
 pub mod layout;
 pub mod outcome;
+pub mod owner;
 pub mod prediction;
 pub mod py;
 pub mod runs;

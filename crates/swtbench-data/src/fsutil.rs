@@ -11,6 +11,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::owner::{Liveness, Owner, ProcessState};
+
 /// Writing a file failed; says which file and what the system said.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot write {}: {source}", path.display())]
@@ -72,6 +74,18 @@ impl AtomicFile {
         })
     }
 
+    /// [`AtomicFile::create`] for a long write (a run's output, written while its script runs):
+    /// the temporary file is also listed in this process's journal under `root` (the output
+    /// tree's root), so that when the process is killed before the write ends, the next process
+    /// that starts on the tree removes it ([`sweep_journals`]), whichever directory it is in.
+    /// A journal that cannot be written costs only that: the file is then found as before, when
+    /// its directory is written again ([`remove_stale_temp_files`]).
+    pub fn create_listed(path: &Path, root: &Path) -> Result<AtomicFile, WriteError> {
+        let file = AtomicFile::create(path)?;
+        let _ = journal_append(root, file.tmp.path());
+        Ok(file)
+    }
+
     /// The temporary file, to write, seek or truncate.
     pub fn file(&mut self) -> &mut std::fs::File {
         self.tmp.as_file_mut()
@@ -116,53 +130,84 @@ pub const TEMP_PREFIX: &str = ".swtbench-tmp-";
 /// output goes to is modified whenever the script prints).
 pub const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(600);
 
-/// This machine's name, as the owner part of temporary file names (`/proc/sys/kernel/hostname`,
-/// else `HOSTNAME`, else empty), without the characters a file name cannot hold.
-fn host_name() -> String {
-    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_default();
-    name.trim()
-        .chars()
+/// A machine's name as the owner part of temporary file names: without the characters a file
+/// name part cannot hold (only letters, digits and `-` stay).
+fn file_host(host: &str) -> String {
+    host.chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
         .take(64)
         .collect()
 }
 
-/// The prefix of this process's temporary files: [`TEMP_PREFIX`], the host and the process id
-/// (`.swtbench-tmp-<host>.<pid>.`), so that a sweep can tell a dead owner's file from a live
-/// one's at once ([`temp_owner_gone`]).
-pub fn owned_temp_prefix() -> String {
-    format!("{TEMP_PREFIX}{}.{}.", host_name(), std::process::id())
+/// The owner part of this process's temporary file names: `<host>.<pid>-<start>`.
+fn owner_part() -> String {
+    let me = crate::owner::current();
+    format!("{}.{}-{}", file_host(&me.host), me.pid, me.start)
 }
 
-/// Whether the owner named in a temporary file's name (after [`TEMP_PREFIX`]) is a process of
-/// this machine that no longer runs. `false` when the name names no owner (an older version's
-/// file), another machine (shared output directories), or when this machine cannot tell (no
-/// `/proc`): those wait for [`STALE_TEMP_AGE`].
-pub fn temp_owner_gone(file_name: &str) -> bool {
+/// The prefix of this process's temporary files: [`TEMP_PREFIX`] and the owner (host, process id
+/// and the process's start time: `.swtbench-tmp-<host>.<pid>-<start>.`), so that a sweep can tell
+/// a dead owner's file from a live one's at once, and a new process that reused the pid from
+/// the owner ([`temp_owner_gone`]).
+pub fn owned_temp_prefix() -> String {
+    format!("{TEMP_PREFIX}{}.", owner_part())
+}
+
+/// The owner named by the owner part of a temporary file's or a journal's name (`<host>.<pid>`,
+/// an older version's, or `<host>.<pid>-<start>`), with the host as file names spell it.
+fn owner_of_part(host: &str, pid: &str) -> Option<Owner> {
+    let (pid, start) = match pid.split_once('-') {
+        Some((pid, start)) => (pid, start.parse().ok()?),
+        None => (pid, 0),
+    };
+    Some(Owner::new(host, pid.parse().ok()?, start))
+}
+
+/// This process as file names spell it (the host without dots).
+fn me_in_file_names() -> Owner {
+    let me = crate::owner::current();
+    Owner::new(&file_host(&me.host), me.pid, me.start)
+}
+
+/// Whether the owner of a temporary file (its name after [`TEMP_PREFIX`]) still runs, seen from
+/// this process; [`Liveness::Unknown`] when the name names no owner.
+fn temp_owner(file_name: &str) -> Liveness {
     let Some(rest) = file_name.strip_prefix(TEMP_PREFIX) else {
-        return false;
+        return Liveness::Unknown;
     };
     let mut parts = rest.splitn(3, '.');
     let (Some(host), Some(pid), Some(_)) = (parts.next(), parts.next(), parts.next()) else {
-        return false;
+        return Liveness::Unknown;
     };
-    let Ok(pid) = pid.parse::<u32>() else {
-        return false;
-    };
-    if host != host_name() || !Path::new("/proc/self").exists() {
-        return false;
+    match owner_of_part(host, pid) {
+        Some(owner) => decide(&owner),
+        None => Liveness::Unknown,
     }
-    pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists()
+}
+
+fn decide(owner: &Owner) -> Liveness {
+    let me = me_in_file_names();
+    let state = if owner.host == me.host && *owner != me {
+        crate::owner::process_state(owner.pid)
+    } else {
+        ProcessState::Unknowable
+    };
+    swtbench_core::owner::liveness(owner, &me, state)
+}
+
+/// Whether the owner named in a temporary file's name (after [`TEMP_PREFIX`]) is a process of
+/// this machine that no longer runs (or whose pid another process now has). `false` when the
+/// name names no owner, another machine (shared output directories), or when this machine cannot
+/// tell (no `/proc`): those wait for [`STALE_TEMP_AGE`].
+pub fn temp_owner_gone(file_name: &str) -> bool {
+    temp_owner(file_name) == Liveness::Dead
 }
 
 /// Removes the temporary files [`write_atomic`] left in `dir` (not below it) when its process was
 /// killed mid-write: those whose owner process on this machine is gone ([`temp_owner_gone`]),
-/// and any older than [`STALE_TEMP_AGE`]; a write in progress in another live process (shared
-/// gold/base directories) is never touched. Returns how many went; errors are ignored (the next
-/// start tries again).
+/// and those older than [`STALE_TEMP_AGE`] whose owner is not a live process of this machine; a
+/// write in progress in another live process (shared gold/base directories) is never touched,
+/// however quiet. Returns how many went; errors are ignored (the next start tries again).
 pub fn remove_stale_temp_files(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
@@ -182,11 +227,104 @@ pub fn remove_stale_temp_files(dir: &Path) -> usize {
             .ok()
             .and_then(|t| now.duration_since(t).ok())
             .is_some_and(|age| age >= STALE_TEMP_AGE);
-        if (old || temp_owner_gone(name)) && std::fs::remove_file(e.path()).is_ok() {
+        let goes = match temp_owner(name) {
+            Liveness::Dead => true,
+            Liveness::Current | Liveness::Alive => false,
+            Liveness::OtherHost | Liveness::Unknown => old,
+        };
+        if goes && std::fs::remove_file(e.path()).is_ok() {
             removed += 1;
         }
     }
     removed
+}
+
+/// The directory, under an output tree's root, where each process lists the temporary files of
+/// its long writes ([`AtomicFile::create_listed`]): one journal per process, named by its owner
+/// (`<host>.<pid>-<start>`), a line per temporary file.
+pub const JOURNAL_DIR: &str = ".swtbench-writing";
+
+/// The path of this process's journal under `root`.
+fn journal_path(root: &Path) -> PathBuf {
+    root.join(JOURNAL_DIR).join(owner_part())
+}
+
+/// Appends `temp` (made absolute) to this process's journal under `root`.
+fn journal_append(root: &Path, temp: &Path) -> std::io::Result<()> {
+    let path = journal_path(root);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let temp = std::path::absolute(temp)?;
+    let mut line = temp.into_os_string().into_encoded_bytes();
+    line.push(b'\n');
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)?;
+    // One write of the whole line: lines of concurrent writers of this process never interleave.
+    f.write_all(&line)
+}
+
+/// What [`sweep_journals`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JournalSweep {
+    /// Temporary files of dead processes' unfinished writes that were removed.
+    pub removed: Vec<PathBuf>,
+    /// Journals of dead processes removed (those that ended normally leave theirs too).
+    pub journals: usize,
+}
+
+/// Removes what processes of this machine that have ended left unfinished under `root`: every
+/// temporary file their journals list that is still there (a write a kill interrupted; one that
+/// finished was renamed away), then the journal. Journals of live processes, of other machines
+/// and of owners that cannot be checked are left alone. Only files whose name is the journal
+/// owner's temporary file name are removed, whatever else a journal may say.
+pub fn sweep_journals(root: &Path) -> JournalSweep {
+    let mut sweep = JournalSweep::default();
+    let Ok(entries) = std::fs::read_dir(root.join(JOURNAL_DIR)) else {
+        return sweep;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some((host, pid)) = name.split_once('.') else {
+            continue;
+        };
+        let Some(owner) = owner_of_part(host, pid) else {
+            continue;
+        };
+        if decide(&owner) != Liveness::Dead {
+            continue;
+        }
+        let prefix = format!("{TEMP_PREFIX}{name}.");
+        let listed = std::fs::read(e.path()).unwrap_or_default();
+        for line in listed.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let path = PathBuf::from(bytes_to_os(line));
+            let named = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&prefix));
+            if named && std::fs::remove_file(&path).is_ok() {
+                sweep.removed.push(path);
+            }
+        }
+        if std::fs::remove_file(e.path()).is_ok() {
+            sweep.journals += 1;
+        }
+    }
+    sweep
+}
+
+#[cfg(unix)]
+fn bytes_to_os(bytes: &[u8]) -> std::ffi::OsString {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::OsStr::from_bytes(bytes).to_os_string()
+}
+
+#[cfg(not(unix))]
+fn bytes_to_os(bytes: &[u8]) -> std::ffi::OsString {
+    String::from_utf8_lossy(bytes).into_owned().into()
 }
 
 /// Creates `dir` if needed and checks that a file can be created in it, so that an unwritable
@@ -256,7 +394,7 @@ mod tests {
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let dead = child.id();
         child.wait().unwrap();
-        let host = host_name();
+        let host = file_host(&crate::owner::host_name());
         let mine = dir.path().join(format!("{}abc", owned_temp_prefix()));
         let gone = dir.path().join(format!("{TEMP_PREFIX}{host}.{dead}.abc"));
         let elsewhere = dir
@@ -280,6 +418,116 @@ mod tests {
         assert!(!temp_owner_gone(&name));
         f.file().write_all(b"y").unwrap();
         f.commit().unwrap();
+    }
+
+    /// A child that has ended (its pid free, reused only after the pid space wraps) and one that
+    /// runs, with their start times.
+    fn ended_and_running() -> ((u32, u64), (std::process::Child, u64)) {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        let dead_start = crate::owner::start_time(dead).unwrap_or(1);
+        child.wait().unwrap();
+        let sleeper = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let start = crate::owner::start_time(sleeper.id()).unwrap();
+        ((dead, dead_start), (sleeper, start))
+    }
+
+    #[test]
+    fn the_start_time_in_a_temporary_name_tells_a_reused_pid_and_a_quiet_live_writer_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = file_host(&crate::owner::host_name());
+        let ((dead, dead_start), (mut sleeper, start)) = ended_and_running();
+        let live = sleeper.id();
+        let old = std::time::SystemTime::now() - STALE_TEMP_AGE - std::time::Duration::from_secs(5);
+        let make = |name: String, stale: bool| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, b"x").unwrap();
+            if stale {
+                let f = std::fs::File::options().write(true).open(&p).unwrap();
+                f.set_modified(old).unwrap();
+            }
+            p
+        };
+        let gone = make(format!("{TEMP_PREFIX}{host}.{dead}-{dead_start}.a"), false);
+        // The live child's pid, but recorded with another start time: an earlier process.
+        let reused = make(format!("{TEMP_PREFIX}{host}.{live}-{}.b", start - 1), false);
+        // The live child's: a write whose script has printed nothing for longer than the age.
+        let quiet = make(format!("{TEMP_PREFIX}{host}.{live}-{start}.c"), true);
+        // Another machine's, stale and fresh.
+        let far_old = make(format!("{TEMP_PREFIX}far.{live}-{start}.d"), true);
+        let far_new = make(format!("{TEMP_PREFIX}far.{live}-{start}.e"), false);
+        assert_eq!(remove_stale_temp_files(dir.path()), 3);
+        assert!(!gone.exists() && !reused.exists() && !far_old.exists());
+        assert!(quiet.exists() && far_new.exists());
+        sleeper.kill().unwrap();
+        sleeper.wait().unwrap();
+        // Its owner ended now: the quiet write is a leftover.
+        assert!(temp_owner_gone(
+            quiet.file_name().unwrap().to_str().unwrap()
+        ));
+    }
+
+    #[test]
+    fn a_dead_writers_journal_leads_to_its_unfinished_files_in_any_directory() {
+        let root = tempfile::tempdir().unwrap();
+        let host = file_host(&crate::owner::host_name());
+        let ((dead, dead_start), (mut sleeper, start)) = ended_and_running();
+        let live = sleeper.id();
+        let deep = root.path().join("run/model/inst/gold_pre");
+        std::fs::create_dir_all(&deep).unwrap();
+        let journal_dir = root.path().join(JOURNAL_DIR);
+        std::fs::create_dir_all(&journal_dir).unwrap();
+        // A killed writer: one unfinished file, one finished (renamed away), and a line naming a
+        // file that is not its temporary file (never removed, whatever a journal says).
+        let owner = format!("{host}.{dead}-{dead_start}");
+        let unfinished = deep.join(format!("{TEMP_PREFIX}{owner}.x1"));
+        let not_temp = deep.join("test_output.txt");
+        let others = deep.join(format!("{TEMP_PREFIX}{host}.{live}-{start}.x2"));
+        for p in [&unfinished, &not_temp, &others] {
+            std::fs::write(p, b"partial").unwrap();
+        }
+        let finished = deep.join(format!("{TEMP_PREFIX}{owner}.x3"));
+        let lines = [&unfinished, &finished, &not_temp, &others]
+            .map(|p| p.display().to_string())
+            .join("\n");
+        std::fs::write(journal_dir.join(&owner), lines).unwrap();
+        // A live writer's journal, listing its file in progress.
+        let live_journal = journal_dir.join(format!("{host}.{live}-{start}"));
+        std::fs::write(&live_journal, format!("{}\n", others.display())).unwrap();
+
+        let sweep = sweep_journals(root.path());
+        assert_eq!(sweep.removed, vec![unfinished.clone()]);
+        assert_eq!(sweep.journals, 1);
+        assert!(!unfinished.exists() && !journal_dir.join(&owner).exists());
+        assert!(not_temp.exists() && others.exists() && live_journal.exists());
+
+        // Once the live writer has ended, its journal and its file go.
+        sleeper.kill().unwrap();
+        sleeper.wait().unwrap();
+        let sweep = sweep_journals(root.path());
+        assert_eq!((sweep.removed, sweep.journals), (vec![others.clone()], 1));
+        assert_eq!(sweep_journals(root.path()), JournalSweep::default());
+    }
+
+    #[test]
+    fn a_listed_write_is_in_this_processs_journal_and_not_swept_while_it_runs() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("a/b/test_output.txt");
+        let mut f = AtomicFile::create_listed(&target, root.path()).unwrap();
+        f.file().write_all(b"so far").unwrap();
+        let tmp = f.tmp.path().to_path_buf();
+        let journal = std::fs::read_to_string(journal_path(root.path())).unwrap();
+        assert_eq!(
+            journal,
+            format!("{}\n", std::path::absolute(&tmp).unwrap().display())
+        );
+        assert_eq!(sweep_journals(root.path()), JournalSweep::default());
+        assert!(tmp.exists());
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"so far");
     }
 
     #[test]

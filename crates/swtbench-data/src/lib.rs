@@ -12,6 +12,7 @@
 //! - [`repo_files`]: the requirement files the spec renderer reads, from mirrors or GitHub raw.
 //! - [`build_files`]: `--build-files`, the trees copied onto checkouts before the install.
 //! - [`fsutil`]: the one atomic write every output goes through, and its small neighbours.
+//! - [`owner`]: this process as the owner of what it creates, and whether another owner runs.
 //!
 //! Parsing and validation of single records happen in `swtbench-core`; this crate finds the
 //! bytes, hands them over and reports where they came from. It must not depend on terminal or
@@ -25,6 +26,7 @@ pub mod fsutil;
 pub mod git_mirror;
 pub mod http;
 pub mod hub;
+pub mod owner;
 pub mod predictions;
 pub mod registry;
 pub mod repo_files;
