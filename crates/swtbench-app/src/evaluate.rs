@@ -1095,7 +1095,7 @@ fn pull_python_images(
     for tag in python_images_missing(specs, images) {
         if only_say {
             notes.push(format!(
-                "the Python image {tag} is not local; a run pulls it (or make it with scripts/python-image)"
+                "the Python image {tag} is not local; a run pulls it (or make it with `swtbench images python`)"
             ));
             continue;
         }

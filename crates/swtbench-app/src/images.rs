@@ -262,7 +262,7 @@ pub enum ImageChainError {
     #[error("{0}")]
     Build(BuildFailure),
     #[error(
-        "base image {tag} does not exist (build it first, e.g. scripts/base-image, or scripts/python-image for a Python image)"
+        "base image {tag} does not exist (make it first: `swtbench images base IMAGE`, or `swtbench images python VERSION` for a Python image)"
     )]
     MissingBase { tag: String },
     #[error("no base image")]

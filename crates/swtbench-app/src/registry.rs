@@ -320,8 +320,12 @@ pub fn python_image_pulled(tag: &str) -> String {
 
 /// What `run` and `images build` say of a missing Python image they could not pull, and what to do.
 pub fn python_image_not_pulled(tag: &str, why: &dyn std::fmt::Display) -> String {
+    let version = tag
+        .strip_prefix("python:")
+        .and_then(|rest| rest.split('-').next())
+        .unwrap_or("VERSION");
     format!(
-        "the Python image {tag} is not local and could not be pulled ({why}); make it with scripts/python-image or name another with --python-image"
+        "the Python image {tag} is not local and could not be pulled ({why}); make it with `swtbench images python {version}` or name another with --python-image"
     )
 }
 

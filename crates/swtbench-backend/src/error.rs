@@ -105,7 +105,7 @@ impl BackendError {
                     .to_string(),
             ),
             BackendError::ImageNotFound(_) => Some(
-                "build or import the image first (for the fixture base image: scripts/base-image)"
+                "build or import the image first (the fixture base image: `swtbench images base`; a Python image: `swtbench images python VERSION`)"
                     .to_string(),
             ),
             BackendError::EngineHung { .. } => Some(

@@ -38,6 +38,16 @@ pub struct GlobalArgs {
     /// Print only warnings, errors and data.
     #[arg(long, short, global = true)]
     pub quiet: bool,
+
+    /// Read flag values from this TOML file (default: ./swtbench.toml, else the [tool.swtbench]
+    /// table of ./pyproject.toml; also SWTBENCH_CONFIG). The command line and environment
+    /// variables win over the file; see docs/configuration.md.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Read no configuration file.
+    #[arg(long, global = true, conflicts_with = "config")]
+    pub no_config: bool,
 }
 
 /// Which dataset to evaluate, and which of its instances.
@@ -322,7 +332,7 @@ pub struct EnvProviderArgs {
     /// The Python image uv environments build on, `{version}` standing for the entry's Python
     /// version (default python:{version}-slim-bookworm). `run` and `images build` pull a missing
     /// one (with the credentials of Docker's config file); without a registry, make them with
-    /// scripts/python-image.
+    /// `swtbench images python`.
     #[arg(long, value_name = "TEMPLATE")]
     pub python_image: Option<String>,
 

@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 pub mod args;
 pub mod cluster;
 pub mod commands;
+pub mod config;
 pub mod settings;
 
 pub use crate::args::GlobalArgs;

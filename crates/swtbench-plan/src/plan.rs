@@ -174,7 +174,7 @@ pub const NO_PARSER_HINT: &str = "set log_parser for it in the spec table";
 /// What a missing local base image is fixed with (part of [`SkipCause::BaseImageMissing`]'s
 /// text).
 pub const BASE_IMAGE_HINT: &str =
-    "build it first, e.g. scripts/base-image, or scripts/python-image for a Python image";
+    "make it first: `swtbench images base IMAGE`, or `swtbench images python VERSION` for a Python image";
 
 /// The text of a missing local base image (a skip at plan time, an error when it went missing
 /// since).
@@ -1618,7 +1618,7 @@ mod tests {
             (
                 SkipCause::BaseImageMissing("base:1".into()),
                 r#"{"kind":"base_image_missing","detail":"base:1"}"#,
-                "base image base:1 does not exist (build it first, e.g. scripts/base-image, or scripts/python-image for a Python image)",
+                "base image base:1 does not exist (make it first: `swtbench images base IMAGE`, or `swtbench images python VERSION` for a Python image)",
             ),
             (
                 SkipCause::ExtractionFailed("no patch type produced a change".into()),

@@ -751,7 +751,7 @@ mod tests {
                 InstanceError::Images(ImageError::BaseImageMissing {
                     tag: "acme-base:1".into(),
                 }),
-                "base image acme-base:1 does not exist (build it first, e.g. scripts/base-image, or scripts/python-image for a Python image)",
+                "base image acme-base:1 does not exist (make it first: `swtbench images base IMAGE`, or `swtbench images python VERSION` for a Python image)",
             ),
             (
                 InstanceError::Images(ImageError::Recipe(RecipeError::Mirror {

@@ -1,4 +1,4 @@
-//! `swtbench images build|list|rm|check|push|pull`'s flags, and the options of an image build
+//! `swtbench images build|list|rm|check|push|pull|base|python`'s flags, and the options of an image build
 //! they give.
 
 use std::path::PathBuf;
@@ -30,6 +30,84 @@ pub enum ImagesCommand {
     Push(Box<TransferArgs>),
     /// Pull the images of the selected instances that are missing locally from --registry.
     Pull(Box<TransferArgs>),
+    /// Make a Debian bookworm base image without any registry (debootstrap + docker import;
+    /// needs root): the fixture benchmark's base by default.
+    Base(MakeBaseArgs),
+    /// Make the Python images `--env-provider uv` builds on (python:<version>-slim-bookworm)
+    /// from the CPython builds on this machine, without Docker Hub.
+    Python(MakePythonArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MakeBaseArgs {
+    /// The image to make.
+    #[arg(value_name = "IMAGE", default_value = "swtbench-fixture-base:bookworm")]
+    pub image: String,
+
+    /// Comma-separated Debian packages instead of the fixture's own (python3, git, gcc, ...).
+    #[arg(long, value_name = "LIST")]
+    pub packages: Option<String>,
+
+    /// No `nonroot` user in the image.
+    #[arg(long)]
+    pub no_nonroot: bool,
+
+    /// Make it again even when an image of the same recipe exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl MakeBaseArgs {
+    /// The recipe's own arguments.
+    pub fn script_args(&self) -> Vec<String> {
+        let mut a = Vec::new();
+        if self.force {
+            a.push("--force".to_string());
+        }
+        if let Some(p) = &self.packages {
+            a.extend(["--packages".to_string(), p.clone()]);
+        }
+        if self.no_nonroot {
+            a.push("--no-nonroot".to_string());
+        }
+        a.push(self.image.clone());
+        a
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MakePythonArgs {
+    /// major.minor (3.9) or a full version (3.9.18); default: every version under --from.
+    #[arg(value_name = "VERSION")]
+    pub versions: Vec<String>,
+
+    /// A directory of CPython builds, one per version (default: `pyenv root`/versions).
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+
+    /// Image name; `{version}` is major.minor.
+    #[arg(long, value_name = "TEMPLATE", default_value = "python:{version}-slim-bookworm")]
+    pub tag: String,
+
+    /// Make them again even when an image of the same recipe exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl MakePythonArgs {
+    /// The recipe's own arguments.
+    pub fn script_args(&self) -> Vec<String> {
+        let mut a = Vec::new();
+        if self.force {
+            a.push("--force".to_string());
+        }
+        if let Some(f) = &self.from {
+            a.extend(["--from".to_string(), f.display().to_string()]);
+        }
+        a.extend(["--tag".to_string(), self.tag.clone()]);
+        a.extend(self.versions.iter().cloned());
+        a
+    }
 }
 
 #[derive(Debug, clap::Args)]

@@ -21,6 +21,10 @@ pub fn run(args: ImagesArgs, printer: &Printer) -> CliResult {
         ImagesCommand::Check(a) => check(*a, printer),
         ImagesCommand::Push(a) => transfer(*a, true, printer),
         ImagesCommand::Pull(a) => transfer(*a, false, printer),
+        ImagesCommand::Base(a) => make(swtbench_app::image_scripts::Recipe::Base, a.script_args()),
+        ImagesCommand::Python(a) => {
+            make(swtbench_app::image_scripts::Recipe::Python, a.script_args())
+        }
     }
 }
 
@@ -103,4 +107,10 @@ fn build(args: BuildArgs, printer: &Printer) -> CliResult {
         app::build_outcome(&engine.build(specs, options, sink)),
         printer,
     )
+}
+
+/// `images base` and `images python`: the embedded recipe, its output straight to the terminal.
+fn make(recipe: swtbench_app::image_scripts::Recipe, args: Vec<String>) -> CliResult {
+    swtbench_app::image_scripts::make(recipe, &args)?;
+    Ok(ExitCode::Success)
 }

@@ -3,7 +3,7 @@
 //! to a real Distribution registry on loopback behind basic auth and removed locally; `run
 //! --dry-run` says it would pull it, and the run pulls it, builds on it and resolves the fixture
 //! instance. `images build` pulls it the same way. A Python image that is neither local nor in its
-//! registry skips the instance with a reason naming scripts/python-image (`run`), or fails its
+//! registry skips the instance with a reason naming `swtbench images python` (`run`), or fails its
 //! images with one (`images build`).
 //!
 //! Needs Docker, the fixture base image and `docker-registry`; without them it says why it is
@@ -188,13 +188,13 @@ fn engine_a_missing_python_image_is_pulled_with_the_configs_credentials() {
     assert!(
         build_refused_err.contains(&format!(
             "the Python image {image} is not local and could not be pulled"
-        )) && build_refused_err.contains("scripts/python-image for a Python image"),
+        )) && build_refused_err.contains("`swtbench images python VERSION` for a Python image"),
         "{build_refused_err}"
     );
     assert!(
         refused_err.contains(&format!(
             "the Python image {image} is not local and could not be pulled"
-        )) && refused_err.contains("scripts/python-image"),
+        )) && refused_err.contains("`swtbench images python"),
         "{refused_err}"
     );
     assert!(

@@ -12,6 +12,7 @@ mod engine_fixture;
 #[path = "../support/mod.rs"]
 mod support;
 
+mod cli_config;
 mod cli_dataset;
 mod cli_docs;
 mod cli_envlock;
