@@ -276,7 +276,8 @@ fn with_default(root: Command, path: &[String], id: &str, values: &[String]) -> 
                 .iter()
                 .map(|v| ClapOsStr::from(clap::builder::Str::from(v.clone())))
                 .collect();
-            root.mut_arg(id, |a| a.default_values(owned))
+            // A required flag the file gives is no longer required on the command line.
+            root.mut_arg(id, |a| a.default_values(owned).required(false))
         }
         Some((first, rest)) => {
             root.mut_subcommand(first, |sub| with_default(sub, rest, id, values))

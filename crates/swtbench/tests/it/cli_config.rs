@@ -32,7 +32,7 @@ fn stderr(out: &Output) -> String {
 /// A file that names everything `run --dry-run` needs (relative paths: relative to the file).
 fn fixture_config(dir: &Path) -> String {
     let table = workspace().join("fixtures/benchmark/spec-table.toml");
-    make_fixture(&dir.join("fx"));
+    make_fixture(dir);
     format!(
         "[run]\n\
          dataset = \"fx/dataset.jsonl\"\n\
