@@ -16,8 +16,10 @@ Command line (compatible with the SWT-Bench evaluation script):
 Design notes (docs/tracer.md has the long form):
 - Python 3.12 and later use ``sys.monitoring`` (LINE events on included code objects only, plus
   JUMP events so that backward jumps within one line count as the line-tracing protocol counts
-  them); older Pythons use ``sys.settrace`` and ``threading.settrace``. Both give the hit counts
-  a plain ``sys.settrace`` line counter gives.
+  them); older Pythons use ``sys.settrace`` and ``threading.settrace``, through the native line
+  counter ``_swtbench_lines`` (a C trace function, built in the environment image from
+  swtbench_lines.c) when it is there, else with Python trace functions. All give the hit counts a
+  plain ``sys.settrace`` line counter gives.
 - Python programs started through ``subprocess`` are run under this tracer too, with the same
   options; each process appends its own lines to the cover file with one ``write`` on an
   ``O_APPEND`` descriptor, under an ``flock`` that the kernel drops when its holder dies and that
@@ -34,7 +36,7 @@ import os
 import re
 import sys
 
-TRACER_VERSION = "1.2.0"
+TRACER_VERSION = "1.3.0"
 PROG = "trace.py"
 USAGE = (
     "usage: trace.py --count -C FILE [--include-pattern REGEX]... "
@@ -46,6 +48,14 @@ CHILD_FLAG = "--swtbench-child"
 BACKEND_ENV = "SWTBENCH_TRACE_BACKEND"
 # "0" (or false/no/off) turns off the original tracer's process behaviour (see compat_mode).
 COMPAT_ENV = "SWTBENCH_TRACE_COMPAT"
+# "0" (or false/no/off) counts with the Python trace functions even where the native line counter
+# is installed; "require" makes a missing native counter an error (exit status 2).
+NATIVE_ENV = "SWTBENCH_TRACE_NATIVE"
+NATIVE_MODULE = "_swtbench_lines"
+NATIVE_VERSION = "1"
+# Where environment images keep the native counter (built for the image's Python); the tracer's
+# own directory is looked at first.
+NATIVE_DIR = "/opt/swtbench-tracer"
 LOCK_TIMEOUT_SECONDS = 5.0
 
 # Options of the original trace command line that are accepted and have no effect here.
@@ -150,6 +160,9 @@ def _print_help():
 
 _hits = {}
 _stop_tracing = None
+# The native module when it is used, and its tracer once counting started (it holds the hits).
+_native_module = None
+_native_tracer = None
 _main_pid = os.getpid()
 
 
@@ -212,6 +225,61 @@ def _start_settrace(matcher):
         threading.settrace(None)
 
     return stop
+
+
+def _start_native(module, matcher):
+    """The native counter: the same decisions and counts as _start_settrace, in C."""
+    global _native_tracer
+    import threading
+
+    tracer = _native_tracer = module.Tracer(matcher)
+    threading.settrace(tracer)
+    tracer.start()
+
+    def stop():
+        sys.settrace(None)
+        threading.settrace(None)
+
+    return stop
+
+
+def load_native():
+    """Returns the native line counter module, or None to count with Python trace functions.
+
+    None when SWTBENCH_TRACE_NATIVE is 0, on Python 3.12 and later (sys.monitoring is used), and
+    when no module built for this interpreter is found next to this file or in NATIVE_DIR.
+    Raises UsageError when SWTBENCH_TRACE_NATIVE=require and it cannot be loaded.
+    """
+    choice = os.environ.get(NATIVE_ENV, "").strip().lower()
+    if choice in ("0", "false", "no", "off"):
+        return None
+    module = None
+    reason = "Python %d.%d has no native counter" % sys.version_info[:2]
+    if (3, 5) <= sys.version_info[:2] < (3, 12):
+        try:
+            import importlib.machinery
+
+            name = NATIVE_MODULE + importlib.machinery.EXTENSION_SUFFIXES[0]
+            reason = "no %s in %s or %s" % (name, os.path.dirname(_TRACER_PATH), NATIVE_DIR)
+            for directory in (os.path.dirname(_TRACER_PATH), NATIVE_DIR):
+                path = os.path.join(directory, name)
+                if os.path.isfile(path):
+                    # Loaded by path, not imported: sys.path and sys.modules stay as they were.
+                    loader = importlib.machinery.ExtensionFileLoader(NATIVE_MODULE, path)
+                    spec = importlib.machinery.ModuleSpec(NATIVE_MODULE, loader, origin=path)
+                    found = loader.create_module(spec)
+                    loader.exec_module(found)
+                    if getattr(found, "VERSION", None) == NATIVE_VERSION:
+                        module = found
+                    else:
+                        reason = "%s is version %s, not %s" % (
+                            path, getattr(found, "VERSION", None), NATIVE_VERSION)
+                    break
+        except Exception as err:
+            reason = "%s: %s" % (type(err).__name__, err)
+    if module is None and choice == "require":
+        raise UsageError("%s=require: cannot load the native line counter: %s" % (NATIVE_ENV, reason))
+    return module
 
 
 def _free_tool_id(monitoring):
@@ -312,12 +380,16 @@ def start_tracing(patterns):
     stop = None
     if backend != "settrace" and hasattr(sys, "monitoring"):
         stop = _start_monitoring(matcher)
+    if stop is None and _native_module is not None:
+        stop = _start_native(_native_module, matcher)
     if stop is None:
         stop = _start_settrace(matcher)
     return stop
 
 
 def _forget_parent_hits():
+    if _native_tracer is not None:
+        _native_tracer.clear()
     for counter in list(_hits.values()):
         counter.clear()
 
@@ -477,6 +549,8 @@ def _unlock(fd):
 
 
 def _snapshot_hits():
+    if _native_tracer is not None:
+        return _native_tracer.snapshot()
     for _attempt in range(10):
         try:
             return dict((name, dict(counter)) for name, counter in list(_hits.items()))
@@ -1052,7 +1126,7 @@ def _pattern_error(patterns):
 
 
 def main(argv=None):
-    global _stop_tracing
+    global _stop_tracing, _native_module
     if argv is None:
         argv = sys.argv[1:]
     try:
@@ -1063,6 +1137,14 @@ def main(argv=None):
     except UsageError as err:
         sys.stderr.write("%s\n%s: error: %s\n" % (USAGE, PROG, err))
         return 2
+    if opts.patterns and opts.cover_file is not None:
+        # Nothing is said about which counter is used: the counts are the same, and output a test
+        # could see (a child's stderr) must not change.
+        try:
+            _native_module = load_native()
+        except UsageError as err:
+            sys.stderr.write("%s: error: %s\n" % (PROG, err))
+            return 2
     if compat:
         return run_like_original(opts, words)
     pattern_error = _pattern_error(opts.patterns)

@@ -14,6 +14,12 @@
 //! `python3 /root/trace.py --count -C coverage.cover --include-pattern '/testbed/(…)' …` and then
 //! prints the cover file after `+ cat coverage.cover` (see `docs/tracer.md`).
 //!
+//! On Python 3.5–3.11 the script counts through a native line counter when the environment image
+//! has one: a small C extension ([`NATIVE_C`]) that the environment image compiles against its own
+//! Python with [`NATIVE_BUILD_SH`] into [`NATIVE_DIR`] (see [`native_dockerfile_lines`]). It counts
+//! exactly what the Python trace functions count; without it (no compiler, an image built before
+//! it existed, [`NATIVE_ENV`]`=0`) the script counts in Python.
+//!
 //! This crate only carries the script and facts about it. It must not run Python, touch
 //! containers or parse cover files (parsing belongs to the grading crate).
 
@@ -22,10 +28,34 @@ pub const TRACER_PY: &str = include_str!("../../../assets/tracer/trace.py");
 
 /// Version of the tracer script (`TRACER_VERSION` inside it). Bump it with every behaviour change
 /// so that cached results produced by an older tracer can be told apart.
-pub const TRACER_VERSION: &str = "1.2.0";
+pub const TRACER_VERSION: &str = "1.3.0";
 
 /// Where the eval script expects the tracer inside the container.
 pub const CONTAINER_PATH: &str = "/root/trace.py";
+
+/// C source of the native line counter (the extension module `_swtbench_lines`, CPython 3.5–3.11).
+pub const NATIVE_C: &str = include_str!("../../../assets/tracer/swtbench_lines.c");
+
+/// Shell script that compiles [`NATIVE_C`] for a Python interpreter (`python3` by default) into its
+/// own directory; it never fails (it says why nothing was built and exits 0).
+pub const NATIVE_BUILD_SH: &str = include_str!("../../../assets/tracer/build-native.sh");
+
+/// File names of [`NATIVE_C`] and [`NATIVE_BUILD_SH`] next to each other (the build script
+/// compiles the source of that name in its own directory).
+pub const NATIVE_C_NAME: &str = "swtbench_lines.c";
+pub const NATIVE_BUILD_SH_NAME: &str = "build-native.sh";
+
+/// Directory of the environment image holding the native counter (the tracer looks there).
+pub const NATIVE_DIR: &str = "/opt/swtbench-tracer";
+
+/// Directory of the environment image's build context that is copied to [`NATIVE_DIR`].
+pub const NATIVE_CONTEXT_DIR: &str = "swtbench-tracer";
+
+/// Environment variable read by the tracer: `0` (or `false`/`no`/`off`) counts with Python trace
+/// functions even where the native counter is installed; `require` makes a missing native
+/// counter an error (exit status 2), for checks that it is used. The counts are the same either
+/// way.
+pub const NATIVE_ENV: &str = "SWTBENCH_TRACE_NATIVE";
 
 /// The cover file name the eval script passes with `-C`, relative to `/testbed`.
 pub const COVER_FILE: &str = "coverage.cover";
@@ -118,6 +148,43 @@ pub fn tracer_digest() -> String {
     swtbench_core::hash::sha256_hex(TRACER_PY)
 }
 
+/// SHA-256 (hex) of the native counter's source and build script.
+pub fn native_digest() -> String {
+    swtbench_core::hash::sha256_hex(format!("{NATIVE_C}\0{NATIVE_BUILD_SH}"))
+}
+
+/// The files of [`NATIVE_CONTEXT_DIR`] in an environment image's build context: (path in the
+/// context, text, mode).
+pub fn native_context_files() -> [(String, &'static str, u32); 2] {
+    [
+        (
+            format!("{NATIVE_CONTEXT_DIR}/{NATIVE_C_NAME}"),
+            NATIVE_C,
+            0o644,
+        ),
+        (
+            format!("{NATIVE_CONTEXT_DIR}/{NATIVE_BUILD_SH_NAME}"),
+            NATIVE_BUILD_SH,
+            0o755,
+        ),
+    ]
+}
+
+/// The instructions an environment Dockerfile ends with to build the native counter for the
+/// environment's Python: the context's [`NATIVE_CONTEXT_DIR`] copied to [`NATIVE_DIR`] and the
+/// build script run in the activated environment (`~/.bashrc`, as the eval scripts' `python3`
+/// is that environment's). The digest of the source and script is part of the text, so that an
+/// image key taken over the Dockerfile changes with them. The build never fails the image.
+pub fn native_dockerfile_lines() -> String {
+    format!(
+        "\n# The coverage tracer's native line counter, compiled for the environment's Python \
+         (sha256 of its source and build script: {digest})\n\
+         COPY ./{NATIVE_CONTEXT_DIR}/ {NATIVE_DIR}/\n\
+         RUN /bin/bash -c \"source ~/.bashrc && /bin/sh {NATIVE_DIR}/{NATIVE_BUILD_SH_NAME}\"\n",
+        digest = native_digest(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +203,39 @@ mod tests {
         assert!(TRACER_PY.contains(&format!("CHILD_FLAG = \"{CHILD_FLAG}\"")));
         assert!(TRACER_PY.contains(&format!("BACKEND_ENV = \"{BACKEND_ENV}\"")));
         assert!(TRACER_PY.contains(&format!("COMPAT_ENV = \"{COMPAT_ENV}\"")));
+        assert!(TRACER_PY.contains(&format!("NATIVE_ENV = \"{NATIVE_ENV}\"")));
+        assert!(TRACER_PY.contains(&format!("NATIVE_DIR = \"{NATIVE_DIR}\"")));
+    }
+
+    #[test]
+    fn native_module_version_matches_the_script() {
+        let version = |text: &str, prefix: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(prefix))
+                .map(|rest| rest.trim().trim_matches('"').to_string())
+                .expect("version line")
+        };
+        assert_eq!(
+            version(NATIVE_C, "#define MODULE_VERSION "),
+            version(TRACER_PY, "NATIVE_VERSION = "),
+            "bump both: the tracer only loads the native module of its own version"
+        );
+        assert!(NATIVE_C.contains("\"_swtbench_lines\""));
+        assert!(TRACER_PY.contains("NATIVE_MODULE = \"_swtbench_lines\""));
+        assert!(NATIVE_BUILD_SH.contains(&format!("\"$dir/{NATIVE_C_NAME}\"")));
+    }
+
+    #[test]
+    fn native_files_are_plain_ascii_and_the_dockerfile_names_their_digest() {
+        for (path, text, _) in native_context_files() {
+            assert!(text.is_ascii() && !text.contains('\r'), "{path}");
+            assert!(path.starts_with(NATIVE_CONTEXT_DIR));
+        }
+        assert!(NATIVE_BUILD_SH.starts_with("#!/bin/sh\n"));
+        let lines = native_dockerfile_lines();
+        assert!(lines.contains(&native_digest()));
+        assert!(lines.contains(&format!("COPY ./{NATIVE_CONTEXT_DIR}/ {NATIVE_DIR}/\n")));
+        assert!(lines.ends_with(&format!("{NATIVE_DIR}/{NATIVE_BUILD_SH_NAME}\"\n")));
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! with a deadline, and reading cover files.
 //!
 //! The tests run the embedded tracer (`TRACER_PY`) with every CPython found under
-//! `$(pyenv root)/versions`; a version that is not installed is skipped with a printed note.
+//! `$(pyenv root)/versions`; a version that is not installed is skipped with a printed note. On
+//! Python 3.5–3.11 the tracer counts with its native line counter, built for each interpreter by
+//! the build script the environment images run (`native_module`), unless a test says otherwise.
 #![allow(dead_code, clippy::print_stdout, clippy::print_stderr)]
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -11,7 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use swtbench_tracer::{PythonVersion, MIN_PYTHON, TRACER_PY};
+use swtbench_tracer::{
+    PythonVersion, MIN_PYTHON, NATIVE_BUILD_SH, NATIVE_BUILD_SH_NAME, NATIVE_C, NATIVE_C_NAME,
+    TRACER_PY,
+};
 
 /// `{file: {line: hits}}`, duplicate entries for one file summed as the grading side does.
 pub type Hits = BTreeMap<String, BTreeMap<u32, u64>>;
@@ -175,6 +180,110 @@ impl Sandbox {
     pub fn cover(&self) -> PathBuf {
         self.path().join("coverage.cover")
     }
+
+    /// Puts the native line counter built for `py` next to `trace.py`, where the tracer looks
+    /// first; false when there is none for it (3.12+, or it cannot be built here).
+    pub fn install_native(&self, py: &Path) -> bool {
+        let Some(module) = native_module(py) else {
+            return false;
+        };
+        let name = module.file_name().expect("module file name");
+        let target = self.path().join(name);
+        if !target.exists() {
+            std::fs::copy(&module, &target)
+                .unwrap_or_else(|e| panic!("copy {}: {e}", module.display()));
+        }
+        true
+    }
+}
+
+/// True when a component a test needs (a C compiler for the native counter) must be there: CI
+/// sets SWTBENCH_REQUIRE_ENGINE=1, and the test then fails instead of skipping.
+pub fn components_required() -> bool {
+    std::env::var("SWTBENCH_REQUIRE_ENGINE").as_deref() == Ok("1")
+}
+
+/// Whether the tracer has a native counter for this Python version (3.5–3.11).
+pub fn has_native(version: PythonVersion) -> bool {
+    version >= MIN_PYTHON && version < swtbench_tracer::MONITORING_PYTHON
+}
+
+/// The native line counter for the interpreter `py`, built by `build-native.sh` (the script
+/// environment images run) and kept under the target directory per interpreter and source
+/// digest. None for versions without one, and, after a printed note, when this machine cannot
+/// build it (no compiler): then the tests count with the Python trace functions, unless
+/// `components_required()`, which makes it a failure.
+pub fn native_module(py: &Path) -> Option<PathBuf> {
+    let real = std::fs::canonicalize(py).unwrap_or_else(|e| panic!("{}: {e}", py.display()));
+    // versions/<name>/bin/pythonX.Y; a virtualenv's interpreter links there.
+    let install = real
+        .parent()
+        .and_then(Path::parent)
+        .expect("interpreter in a bin directory");
+    let version = PythonVersion::parse(&install.file_name()?.to_string_lossy())?;
+    if !has_native(version) {
+        return None;
+    }
+    let digest = swtbench_tracer::native_digest();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("swtbench-tracer-native")
+        .join(format!(
+            "{}-{}",
+            install.file_name()?.to_string_lossy(),
+            &digest[..16]
+        ));
+    if let Some(found) = module_in(&dir) {
+        return Some(found);
+    }
+    // Built beside the final directory and renamed into place: tests run in parallel.
+    let parent = dir.parent().expect("cache parent");
+    std::fs::create_dir_all(parent).expect("create the native module cache");
+    let work = tempfile::Builder::new()
+        .prefix(".build-")
+        .tempdir_in(parent)
+        .expect("temporary build directory");
+    std::fs::write(work.path().join(NATIVE_C_NAME), NATIVE_C).expect("write the C source");
+    std::fs::write(work.path().join(NATIVE_BUILD_SH_NAME), NATIVE_BUILD_SH)
+        .expect("write the build script");
+    let out = Command::new("sh")
+        .arg(work.path().join(NATIVE_BUILD_SH_NAME))
+        .arg(&real)
+        .output()
+        .expect("run sh build-native.sh");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "build-native.sh failed: {said}");
+    if module_in(work.path()).is_none() {
+        assert!(
+            !components_required(),
+            "no native line counter for {}: {said}",
+            real.display()
+        );
+        println!(
+            "SKIPPED: native line counter for {}: {said}",
+            real.display()
+        );
+        return None;
+    }
+    let built = work.keep();
+    if std::fs::rename(&built, &dir).is_err() {
+        // Another test put its build there first.
+        let _ = std::fs::remove_dir_all(&built);
+    }
+    module_in(&dir)
+}
+
+fn module_in(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .find_map(|entry| {
+            let name = entry.file_name().to_string_lossy().to_string();
+            (name.starts_with("_swtbench_lines") && name.ends_with(".so")).then(|| entry.path())
+        })
 }
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -229,6 +338,7 @@ pub fn run(mut cmd: Command, deadline: Duration) -> Outcome {
         "PYTHONPATH",
         swtbench_tracer::BACKEND_ENV,
         swtbench_tracer::COMPAT_ENV,
+        swtbench_tracer::NATIVE_ENV,
     ] {
         if !cmd.get_envs().any(|(key, _)| key == name) {
             cmd.env_remove(name);
@@ -279,8 +389,22 @@ fn read_in_background(mut pipe: impl Read + Send + 'static) -> std::sync::mpsc::
     receive
 }
 
-/// `python trace.py --count -C <cover> --include-pattern <pattern> <program...>` in `cwd`.
+/// `python trace.py --count -C <cover> --include-pattern <pattern> <program...>` in `cwd`, with
+/// the native line counter beside `trace.py` where there is one for `py`.
 pub fn tracer_command(
+    py: &Path,
+    sandbox: &Sandbox,
+    cover: &Path,
+    pattern: &str,
+    program: &[&str],
+    cwd: &Path,
+) -> Command {
+    sandbox.install_native(py);
+    tracer_command_without_native(py, sandbox, cover, pattern, program, cwd)
+}
+
+/// [`tracer_command`] without putting the native counter beside `trace.py`.
+pub fn tracer_command_without_native(
     py: &Path,
     sandbox: &Sandbox,
     cover: &Path,

@@ -9,6 +9,7 @@ mod common;
 mod grade_join;
 mod lines;
 mod modes;
+mod native;
 mod processes;
 mod pytest_mode;
 mod rewrite;
