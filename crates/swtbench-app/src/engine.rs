@@ -15,6 +15,8 @@ use crate::{env_vars, Error, Result};
 pub async fn connect() -> Result<DockerBackend> {
     let mut options = engine_options(env_vars::var)?;
     options.host = env_vars::var(env_vars::DOCKER_HOST);
+    // Every container this process creates, and the network it may make, name it as their owner.
+    options.owner = Some(swtbench_data::owner::current().label());
     DockerBackend::connect(options).await.map_err(|e| {
         let hint = e.hint();
         let err = Error::environment(e);

@@ -68,6 +68,13 @@ pub struct DockerOptions {
     /// make one network, not one each; `None` (or a directory that cannot hold the lock): no lock,
     /// and duplicates are resolved as [`DockerBackend`] describes.
     pub network_lock_dir: Option<std::path::PathBuf>,
+    /// The process this connection works for, as an owner label (`<host>/<pid>/<start>`, see
+    /// `swtbench_core::owner`): every container it creates carries it as
+    /// [`crate::labels::SESSION`] unless its spec names an owner itself (build containers of
+    /// commit builds, `envs lock` containers and test containers alike), and so does the
+    /// isolated network it makes. A later process removes what a dead owner left by it. `None`
+    /// (tests of this crate): no owner label is added.
+    pub owner: Option<String>,
 }
 
 impl Default for DockerOptions {
@@ -81,6 +88,7 @@ impl Default for DockerOptions {
             kill_grace: Duration::from_secs(5),
             isolated_network: ISOLATED_NETWORK.to_string(),
             network_lock_dir: Some(std::path::PathBuf::from("/tmp")),
+            owner: None,
         }
     }
 }
@@ -305,10 +313,7 @@ impl DockerBackend {
                         "com.docker.network.bridge.enable_icc".to_string(),
                         "false".to_string(),
                     )])),
-                    labels: Some(HashMap::from([
-                        ("swtbench.kind".to_string(), "network".to_string()),
-                        ("swtbench.image".to_string(), name.to_string()),
-                    ])),
+                    labels: Some(network_labels(name, self.options.owner.as_deref())),
                     ..Default::default()
                 };
                 let made = self
@@ -1512,7 +1517,10 @@ impl ContainerBackend for DockerBackend {
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
             user: spec.user.clone(),
-            labels: Some(hashmap(&spec.labels)),
+            labels: Some(hashmap(&owned_labels(
+                &spec.labels,
+                self.options.owner.as_deref(),
+            ))),
             env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
             working_dir: spec.working_dir.clone(),
             cmd: Some(spec.command.clone()),
@@ -1955,6 +1963,36 @@ impl DockerBackend {
             .map_err(|e| self.err(operation(), e))?;
         Ok(())
     }
+}
+
+/// A container's labels: its spec's, and the connection's owner as [`crate::labels::SESSION`]
+/// unless the spec names one.
+fn owned_labels(
+    labels: &BTreeMap<String, String>,
+    owner: Option<&str>,
+) -> BTreeMap<String, String> {
+    let mut labels = labels.clone();
+    if let Some(owner) = owner {
+        labels
+            .entry(crate::labels::SESSION.to_string())
+            .or_insert_with(|| owner.to_string());
+    }
+    labels
+}
+
+/// The isolated network's labels: what it is, and who made it. The network is shared by every
+/// process on the engine and kept (as cached images are); its owner label only says who made
+/// it, no sweep removes it.
+fn network_labels(name: &str, owner: Option<&str>) -> HashMap<String, String> {
+    let mut labels = HashMap::from([
+        (crate::labels::MANAGED.to_string(), "true".to_string()),
+        (crate::labels::KIND.to_string(), "network".to_string()),
+        (crate::labels::IMAGE.to_string(), name.to_string()),
+    ]);
+    if let Some(owner) = owner {
+        labels.insert(crate::labels::SESSION.to_string(), owner.to_string());
+    }
+    labels
 }
 
 /// `host/ns/name:tag` → (`host/ns/name`, `tag`); no tag → `latest`.

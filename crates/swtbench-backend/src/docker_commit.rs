@@ -5,9 +5,10 @@
 //! The build log reads like the classic builder's (`Step i/N : …` and each step's output), so
 //! failures are read the same way, and a failed step ends the build with
 //! [`BackendError::BuildFailed`] and the log's last lines. The container is labelled like the
-//! image it makes and lives at most as long as the build may (its main process is `sleep` for the
-//! build's time limit, and the engine removes it when that ends), so a killed process leaves
-//! nothing behind for long.
+//! image it makes, and with its owner (the process building): a process that starts after the
+//! builder was killed removes it as a dead owner's leftover. It also lives at most as long as
+//! the build may (its main process is `sleep` for the build's time limit, and the engine removes
+//! it when that ends), for the case where no swtbench process starts again.
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -17,6 +18,7 @@ use crate::backend::{ContainerBackend, LogSink};
 use crate::commit_build::{cmd_change, CommitPlan, CommitStep};
 use crate::docker::DockerBackend;
 use crate::error::{BackendError, Result};
+use crate::labels::{BUILD_CONTAINER_PREFIX, SESSION};
 use crate::model::{BuildRequest, ContainerSpec, ExecRequest, ImageInfo, NetworkAccess};
 use crate::output::{strip_ansi, LineSplitter, OutputSink};
 
@@ -142,7 +144,14 @@ impl DockerBackend {
         } else {
             NetworkAccess::Enabled
         };
-        spec.name = Some(format!("swtbench-build-{}", crate::docker::unique_token()));
+        spec.name = Some(format!(
+            "{BUILD_CONTAINER_PREFIX}{}",
+            crate::docker::unique_token()
+        ));
+        // Labelled with this process as its owner (by `container_create`), so that a process
+        // that starts after this one was killed removes it (and the image it holds) at once,
+        // instead of it living out its `sleep`.
+        let owned = self.options().owner.is_some() || spec.labels.contains_key(SESSION);
         let mut guard = BuildContainer {
             id: spec.name.clone().unwrap_or_default(),
             options: self.options().clone(),
@@ -154,8 +163,9 @@ impl DockerBackend {
             Err(e) => {
                 // A refused creation made nothing. One the engine did not answer in time may still
                 // make a container later; it is not waited for here (the engine is slow or hung,
-                // and the caller ends the build): that container, never started, stays until it
-                // is removed by hand (it carries the image's labels and a `swtbench-build-` name).
+                // and the caller ends the build): that container, never started, stays until
+                // this process has ended and another one sweeps its owner's leftovers (it carries
+                // the owner, the image's labels and a `swtbench-build-` name).
                 guard.done = true;
                 return Err(e);
             }
@@ -196,6 +206,12 @@ impl DockerBackend {
             self.exec(&id, &tidy).await?;
             let mut changes: Vec<String> = cmd_change(parent_cmd.as_deref()).into_iter().collect();
             changes.extend(plan.changes.iter().cloned());
+            if owned {
+                // The container's owner is not the image's: a commit keeps every label of the
+                // container, and a container made from the image (by a user, say) would inherit
+                // the owner and look like a dead process's leftover once the builder has ended.
+                changes.push(format!("LABEL {SESSION}=\"\""));
+            }
             lines.line(&format!(
                 "swtbench: committing as {tag} ({})",
                 if changes.is_empty() {

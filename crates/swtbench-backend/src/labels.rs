@@ -13,8 +13,11 @@ pub const RUN_ID: &str = "swtbench.run_id";
 pub const INSTANCE_ID: &str = "swtbench.instance_id";
 /// Which of the six runs (`pred_pre`, `gold_post`, …) a container executes.
 pub const RUN: &str = "swtbench.run";
-/// The process that created a container (`<host>/<pid>/<start time>`), so that a process removes
-/// only its own containers and the leftovers of dead ones, never those of another live process.
+/// The process that created a container (`<host>/<pid>/<start time>`, see
+/// `swtbench_core::owner`), so that a process removes only its own containers and the leftovers
+/// of dead ones, never those of another live process. Every container swtbench creates carries
+/// it (the Docker backend adds its connection's owner), and so does the isolated network; an
+/// image never does (a commit build sets it to the empty value, which names no owner).
 pub const SESSION: &str = "swtbench.session";
 /// What kind of image this is: `base`, `env`, `instance`, or a test's own kind.
 pub const KIND: &str = "swtbench.kind";
@@ -22,6 +25,10 @@ pub const KIND: &str = "swtbench.kind";
 /// one of swtbench's carries all of the above, so only an image that still has the tag this label
 /// names is swtbench's own (see [`owned_tag`]).
 pub const IMAGE: &str = "swtbench.image";
+
+/// The name of every commit build's container starts with this (the container's [`IMAGE`] label
+/// names the image it builds).
+pub const BUILD_CONTAINER_PREFIX: &str = "swtbench-build-";
 
 /// The tag of an image swtbench made, when it still carries it: the image's [`IMAGE`] label, when
 /// that is one of `tags`. `None` for an image swtbench did not make, such as one built `FROM`
