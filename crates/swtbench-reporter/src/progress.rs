@@ -84,8 +84,13 @@ impl Renderer {
     pub fn render(&mut self, event: &Event) -> Vec<Draw> {
         match event {
             Event::EvaluationStarted { .. } => self.line(evaluation_started(event)),
-            Event::LeftoversRemoved { containers } => self.line(format!(
-                "removed {containers} container(s) left by an earlier run of this id"
+            Event::LeftoversRemoved {
+                left,
+                partial_files,
+                ..
+            } => self.line(swtbench_runner::leftovers::removed_line(
+                left,
+                *partial_files,
             )),
             Event::InstanceStarted { instance_id } => self.instance_started(instance_id),
             Event::InstancePhase { instance_id, phase } => self.instance_phase(instance_id, phase),

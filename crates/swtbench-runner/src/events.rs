@@ -246,9 +246,16 @@ pub enum Event {
         runs_to_execute: usize,
         images_to_build: usize,
     },
-    /// Containers labelled with this run id, left by an earlier process that has ended (killed,
-    /// crashed), were removed.
-    LeftoversRemoved { containers: usize },
+    /// What swtbench processes that have ended (killed, crashed) left was removed: containers of
+    /// dead owners, whatever their run id, and containers of this run id without an owner (an
+    /// earlier version's); `left` says what each container was and who left it. `partial_files`
+    /// counts the unfinished output files of dead processes removed from the output tree. Never
+    /// sent for this process's own containers.
+    LeftoversRemoved {
+        containers: usize,
+        left: Vec<crate::leftovers::Leftover>,
+        partial_files: usize,
+    },
     /// A worker took the instance (only instances that need containers).
     InstanceStarted { instance_id: String },
     /// The instance moves on to `phase`.

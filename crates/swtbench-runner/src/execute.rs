@@ -602,8 +602,8 @@ async fn run_in_container<B: ContainerBackend>(
     request.disk_limit = limits.disk_bytes;
     // Straight to disk (head and tail when capped): a test may print more than fits in memory.
     let path = job.run.dir.join(TEST_OUTPUT_FILE);
-    let mut output =
-        OutputFile::create(&path, request.output_limit).map_err(|e| io_err(&path)(e.source))?;
+    let mut output = OutputFile::create_listed(&path, &settings.outputs.logs, request.output_limit)
+        .map_err(|e| io_err(&path)(e.source))?;
     let out = backend
         .exec_to(id, &request, &mut output)
         .await
@@ -747,7 +747,7 @@ pub fn copy_run(
     let copied = crate::keys::scan_output(
         from,
         Some(&job.run.key),
-        || OutputFile::create(&dest, None),
+        || OutputFile::create_listed(&dest, &settings.outputs.logs, None),
         |out, bytes| {
             if let Ok(out) = out {
                 swtbench_backend::OutputSink::push(out, bytes);

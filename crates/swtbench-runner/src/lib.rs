@@ -28,6 +28,7 @@ pub mod execute;
 pub mod fsutil;
 pub mod images;
 pub mod keys;
+pub mod leftovers;
 mod lock;
 pub mod offline;
 pub mod outcome;

@@ -6,7 +6,9 @@
 //! computed on the way, and the timeout marker is appended at the end.
 //!
 //! The file is written next to its target and renamed over it by [`OutputFile::finish`]
-//! ([`swtbench_data::fsutil::AtomicFile`]): a run that fails or is cancelled leaves no output.
+//! ([`swtbench_data::fsutil::AtomicFile`]): a run that fails or is cancelled leaves no output,
+//! and a killed one only a temporary file, which its process's journal leads the next process to
+//! ([`swtbench_data::fsutil::sweep_journals`]).
 
 use std::collections::VecDeque;
 use std::io::{Seek, SeekFrom, Write};
@@ -50,12 +52,27 @@ pub struct WrittenOutput {
 impl OutputFile {
     /// Starts the output for `path`; `limit: None` keeps everything (on disk).
     pub fn create(path: &Path, limit: Option<usize>) -> Result<OutputFile, WriteError> {
+        Self::with_file(AtomicFile::create(path)?, limit)
+    }
+
+    /// [`OutputFile::create`], its temporary file listed in this process's journal under the
+    /// output tree's `root` ([`AtomicFile::create_listed`]): if the process is killed while the
+    /// script prints, the next process that starts on the tree removes the unfinished file.
+    pub fn create_listed(
+        path: &Path,
+        root: &Path,
+        limit: Option<usize>,
+    ) -> Result<OutputFile, WriteError> {
+        Self::with_file(AtomicFile::create_listed(path, root)?, limit)
+    }
+
+    fn with_file(file: AtomicFile, limit: Option<usize>) -> Result<OutputFile, WriteError> {
         let (head_cap, tail_cap) = match limit {
             Some(l) => ((l - l / 2) as u64, l / 2),
             None => (u64::MAX, 0),
         };
         Ok(OutputFile {
-            file: AtomicFile::create(path)?,
+            file,
             head_cap,
             tail_cap,
             head_len: 0,

@@ -19,50 +19,18 @@ use std::path::{Path, PathBuf};
 
 /// Label on every container swtbench creates: the [`Session`] of the process that created it.
 pub use swtbench_backend::labels::SESSION;
+/// Whether the process behind a session label still runs.
+pub use swtbench_core::owner::Liveness;
+use swtbench_core::owner::Owner;
 
-/// The identity of one swtbench process.
+/// The identity of one swtbench process: its owner label ([`swtbench_core::owner::Owner`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session(String);
-
-/// Whether the process behind a session label still runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Liveness {
-    /// This process.
-    Current,
-    /// Another process on this host that is still running.
-    Alive,
-    /// A process on this host that has ended (killed, crashed).
-    Dead,
-    /// Another host, or a label this version cannot read.
-    Unknown,
-}
-
-fn host_name() -> String {
-    let name = rustix::system::uname()
-        .nodename()
-        .to_string_lossy()
-        .into_owned();
-    // `/` separates the fields of a session id.
-    name.replace('/', "_")
-}
-
-/// Start time of a process in clock ticks since boot (field 22 of `/proc/<pid>/stat`).
-fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) is in parentheses and may contain spaces: count after it.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
 
 impl Session {
     /// The session of this process.
     pub fn current() -> Session {
-        let pid = std::process::id();
-        Session(format!(
-            "{}/{pid}/{}",
-            host_name(),
-            start_time(pid).unwrap_or(0)
-        ))
+        Session(swtbench_data::owner::current().label())
     }
 
     pub fn as_str(&self) -> &str {
@@ -74,27 +42,14 @@ impl Session {
         label.split('/').nth(1)?.parse().ok()
     }
 
-    /// Whether the process that wrote `label` still runs, seen from this session.
+    /// Whether the process that wrote `label` still runs, seen from this session (the decision
+    /// is [`swtbench_core::owner::liveness`]; `/proc` says what became of the pid).
     pub fn liveness(&self, label: &str) -> Liveness {
         if label == self.0 {
             return Liveness::Current;
         }
-        let mut parts = label.split('/');
-        let (Some(host), Some(pid), Some(start), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return Liveness::Unknown;
-        };
-        let (Ok(pid), Ok(start)) = (pid.parse::<u32>(), start.parse::<u64>()) else {
-            return Liveness::Unknown;
-        };
-        if host != host_name() {
-            return Liveness::Unknown;
-        }
-        match start_time(pid) {
-            Some(now) if start == 0 || now == start => Liveness::Alive,
-            _ => Liveness::Dead,
-        }
+        let me = Owner::parse(&self.0).unwrap_or_else(|| swtbench_data::owner::current().clone());
+        swtbench_core::owner::liveness_of_label(label, &me, swtbench_data::owner::process_state)
     }
 }
 
@@ -235,9 +190,9 @@ mod tests {
         // A child that has ended: its pid is gone (or reused with another start time).
         let mut child = std::process::Command::new("true").spawn().expect("spawn");
         let pid = child.id();
-        let started = start_time(pid);
+        let started = swtbench_data::owner::start_time(pid);
         child.wait().expect("wait");
-        let host = host_name();
+        let host = swtbench_data::owner::host_name();
         let label = format!("{host}/{pid}/{}", started.unwrap_or(1));
         assert_eq!(me.liveness(&label), Liveness::Dead);
 
@@ -247,7 +202,10 @@ mod tests {
             .spawn()
             .expect("spawn");
         let pid = sleeper.id();
-        let label = format!("{host}/{pid}/{}", start_time(pid).expect("stat"));
+        let label = format!(
+            "{host}/{pid}/{}",
+            swtbench_data::owner::start_time(pid).expect("stat")
+        );
         assert_eq!(me.liveness(&label), Liveness::Alive);
         // The same pid with another start time is a different process.
         let reused = format!("{host}/{pid}/1");
@@ -255,7 +213,7 @@ mod tests {
         sleeper.kill().expect("kill");
         sleeper.wait().expect("wait");
 
-        assert_eq!(me.liveness("other-host/1/1"), Liveness::Unknown);
+        assert_eq!(me.liveness("other-host/1/1"), Liveness::OtherHost);
         assert_eq!(me.liveness("garbage"), Liveness::Unknown);
     }
 

@@ -13,6 +13,7 @@ use swtbench_runner::events::{
     CancelReason, EvaluationStats, Event, ImageOutcome, InstanceOutcome, Phase, RunOutcome,
     TransferDirection,
 };
+use swtbench_runner::leftovers::{Leftover, LeftoverKind};
 use swtbench_runner::outcome::{AbortReason, BuildFailure, ExecError, InstanceError};
 
 use crate::Buffer;
@@ -36,7 +37,29 @@ fn shown_events() -> Vec<Event> {
             runs_to_execute: 12,
             images_to_build: 2,
         },
-        Event::LeftoversRemoved { containers: 2 },
+        Event::LeftoversRemoved {
+            containers: 2,
+            left: vec![
+                Leftover {
+                    container: "0123456789ab".into(),
+                    what: LeftoverKind::TestRun {
+                        instance_id: ASTROPY.into(),
+                        run: "gold_pre".into(),
+                    },
+                    owner: "other-machine/4242/7".into(),
+                    run_id: Some("r0".into()),
+                },
+                Leftover {
+                    container: "ba9876543210".into(),
+                    what: LeftoverKind::ImageBuild {
+                        image: ENV_TAG.into(),
+                    },
+                    owner: "other-machine/4242/7".into(),
+                    run_id: None,
+                },
+            ],
+            partial_files: 1,
+        },
         Event::InstanceStarted {
             instance_id: ASTROPY.into(),
         },
@@ -281,7 +304,7 @@ const BUILD_FAILURE: &str = "image sweb.eval.x86_64.django__django-11099:latest 
 fn lines_show_each_notable_event_and_warning() {
     let expected = "\
 run r1: 3 instance(s), 2 to evaluate, 12 run(s) to execute, 2 image(s) to build
-removed 2 container(s) left by an earlier run of this id
+removed 2 container(s) left by swtbench processes that have ended: pid 4242 on other-machine (run id r0): 1 test run, 1 image build (sweb.env.x86_64.abc123:latest); removed 1 unfinished output file(s) of swtbench processes that have ended
 building env image sweb.env.x86_64.abc123:latest
 built env image sweb.env.x86_64.abc123:latest in 61.2 s
 pulling sweb.eval.x86_64.astropy__astropy-12907:latest from registry.example:5000/swtbench/k1
@@ -329,7 +352,7 @@ warning: stopping the run: writing logs/run_evaluation/r1: No space left on devi
 fn bars_show_builds_pulls_and_running_instances_beside_the_bar() {
     let expected = "\
 line   run r1: 3 instance(s), 2 to evaluate, 12 run(s) to execute, 2 image(s) to build
-line   removed 2 container(s) left by an earlier run of this id
+line   removed 2 container(s) left by swtbench processes that have ended: pid 4242 on other-machine (run id r0): 1 test run, 1 image build (sweb.env.x86_64.abc123:latest); removed 1 unfinished output file(s) of swtbench processes that have ended
 bar+   astropy__astropy-12907
 bar    astropy__astropy-12907: images
 status building env image sweb.env.x86_64.abc123:latest

@@ -26,6 +26,7 @@ use super::slots::Opener;
 use super::watch::{Stopped, Watch, CANCELLED_CLEANUP_LIMIT};
 use crate::cancel::Cancel;
 use crate::events::{CancelReason, EvaluationStats, Event, EventSink, InstanceOutcome};
+use crate::leftovers::{self, Leftover, SweepScope};
 use crate::outcome::{AbortReason, InstanceError};
 use crate::report::{reported_ids, run_parameters, write_run_report};
 use crate::session::{Liveness, SESSION};
@@ -521,44 +522,73 @@ fn write_report<B: ContainerBackend>(
     }
 }
 
-/// Containers of this run id left by an earlier process of the same run (killed with -9). Those
-/// of a process that is still running (the same run id in another output directory) are left
-/// alone.
+/// What processes that have ended left: the containers of dead owners on the engine (any run
+/// id: test runs, commit builds, …; [`crate::leftovers::sweep`]), this run id's containers without
+/// an owner (an earlier version's), and the unfinished output files of dead processes in the
+/// output tree. Said in one event, and only when there was something. This process's own
+/// containers (at the end of a run, those whose removal is still under way) are never
+/// leftovers: `clean_up` removes them. Containers of this run id of another process that may
+/// still run (the same run id in another output directory, or on another host) are left alone,
+/// with a warning when `warn_foreign`.
 async fn remove_leftovers<B: ContainerBackend>(shared: &Shared<B>, warn_foreign: bool) {
     let run_id = shared.settings.run_id.as_str();
+    let me = shared.registry.session();
+    let mut left = Vec::new();
+    match leftovers::sweep(shared.backend.as_ref(), me, SweepScope::default()).await {
+        Ok(sweep) => {
+            left.extend(sweep.removed);
+            if let Some((first, e)) = sweep.failed.first() {
+                shared.warn(format!(
+                    "{} container(s) left by ended swtbench processes could not be removed \
+                     (first: {}: {e}); `swtbench clean` tries again",
+                    sweep.failed.len(),
+                    first.container
+                ));
+            }
+        }
+        Err(e) => shared.warn(format!("listing leftover containers failed: {e}")),
+    }
     let filter = LabelFilter::new(RUN_ID, run_id);
     let found = match shared.backend.containers_with_label(&filter).await {
         Ok(found) => found,
-        Err(e) => return shared.warn(format!("listing leftover containers failed: {e}")),
+        Err(e) => {
+            shared.warn(format!("listing leftover containers failed: {e}"));
+            Vec::new()
+        }
     };
-    let me = shared.registry.session();
-    let mut n = 0;
     let mut foreign = 0;
     for c in &found {
-        let live = c.labels.get(SESSION).map(|l| me.liveness(l));
-        // This process's own containers (at the end of a run, those whose removal is still
-        // under way) are not leftovers: `clean_up` removes them, and saying "left by an earlier
-        // run" of them made a real leftover impossible to tell apart.
-        if live == Some(Liveness::Current) {
-            continue;
-        }
-        if matches!(live, Some(Liveness::Alive | Liveness::Unknown)) {
-            foreign += 1;
-            continue;
-        }
-        // A commit build's container carries its image's labels (the run id, for an image above
-        // the cache level) and no session: it may be another live process's build of the same run
-        // id, and it ends by itself after its lifetime. Only run containers (they name their run)
-        // without a session are taken for an earlier process's.
-        if live.is_none() && !c.labels.contains_key(RUN) {
-            continue;
-        }
-        if shared.backend.container_remove(&c.id).await.is_ok() {
-            n += 1;
+        match c.labels.get(SESSION) {
+            // An earlier version's container of this run id: only run containers (they name
+            // their run) are taken for an earlier process's; a commit build's container of then
+            // carries only its image's labels and ends by itself after its lifetime.
+            None if c.labels.contains_key(RUN) => {
+                if matches!(shared.backend.container_remove(&c.id).await, Ok(true)) {
+                    left.push(Leftover::of(c));
+                }
+            }
+            None => {}
+            // Empty: a container made from a commit-built image (a user's), not swtbench's.
+            Some(label) if label.is_empty() => {}
+            Some(label) => {
+                if matches!(
+                    me.liveness(label),
+                    Liveness::Alive | Liveness::OtherHost | Liveness::Unknown
+                ) {
+                    foreign += 1;
+                }
+            }
         }
     }
-    if n > 0 {
-        shared.emit(Event::LeftoversRemoved { containers: n });
+    let partial_files = swtbench_data::fsutil::sweep_journals(&shared.settings.outputs.logs)
+        .removed
+        .len();
+    if !left.is_empty() || partial_files > 0 {
+        shared.emit(Event::LeftoversRemoved {
+            containers: left.len(),
+            left,
+            partial_files,
+        });
     }
     if foreign > 0 && warn_foreign {
         shared.warn(format!(

@@ -919,7 +919,32 @@ async fn leftovers_of_dead_processes_are_removed_and_those_of_live_ones_kept() {
     let unlabelled = make(None, "r1").await;
     let live = make(Some(&live_label), "r1").await;
     let other_host = make(Some("elsewhere/1/1"), "r1").await;
+    // A dead process's container of another run id: a leftover all the same.
     let other_run = make(Some(&ended_label), "r2").await;
+    // A dead process's commit build (its image's labels, no run id: below the cache level).
+    let dead_build = {
+        let mut spec = ContainerSpec::new("acme-base:1");
+        spec.name = Some("swtbench-build-k1".into());
+        spec.labels = [
+            (labels::MANAGED, "true"),
+            (labels::KIND, "env"),
+            (labels::IMAGE, "exec.env.y:latest"),
+            (SESSION, ended_label.as_str()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        fake.container_create(&spec).await.unwrap()
+    };
+    // A user's container of an image a commit build made: it inherits the empty owner.
+    let users = {
+        let mut spec = ContainerSpec::new("acme-base:1");
+        spec.labels = [(labels::IMAGE, "exec.env.y:latest"), (SESSION, "")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        fake.container_create(&spec).await.unwrap()
+    };
     // A commit build's container: its image's labels (run id included, for an image above the
     // cache level), no session, no run: possibly another live process's build, kept.
     let build = {
@@ -942,13 +967,33 @@ async fn leftovers_of_dead_processes_are_removed_and_those_of_live_ones_kept() {
     sleeper.wait().unwrap();
     let mut left: Vec<String> = fake.containers().into_iter().map(|c| c.id).collect();
     left.sort();
-    let mut want = vec![live, other_host, other_run, build];
+    let mut want = vec![live, other_host, build, users];
     want.sort();
-    assert_eq!(left, want, "removed: {dead} and {unlabelled}");
+    assert_eq!(
+        left, want,
+        "removed: {dead}, {unlabelled}, {other_run} and {dead_build}"
+    );
     let events = sink.events();
-    assert!(events
+    let removed: Vec<&Event> = events
         .iter()
-        .any(|e| matches!(e, Event::LeftoversRemoved { containers: 2 })));
+        .filter(|e| matches!(e, Event::LeftoversRemoved { .. }))
+        .collect();
+    assert_eq!(removed.len(), 1, "said once: {removed:?}");
+    let Event::LeftoversRemoved {
+        containers, left, ..
+    } = removed[0]
+    else {
+        unreachable!()
+    };
+    assert_eq!(*containers, 4);
+    let pid = ended_label.split('/').nth(1).unwrap();
+    let line = swtbench_runner::leftovers::removed_line(left, 0);
+    assert!(
+        line.contains(&format!(
+            "pid {pid} (run ids r1, r2): 2 test runs, 1 image build (exec.env.y:latest)"
+        )) && line.contains("an earlier version (run id r1): 1 test run"),
+        "{line}"
+    );
     assert!(events.iter().any(|e| matches!(
         e,
         Event::Warning { message } if message.contains("2 container(s) of run id r1 belong to another swtbench process")
