@@ -1,15 +1,26 @@
-//! `clean`: removes what a run left behind (after `kill -9`, a third Ctrl-C or a crash): its
-//! containers and its temporary images (images above its cache level), found by the
-//! `swtbench.run_id` label. Outputs on disk are never touched. Containers of a swtbench process
-//! that may still be running are left alone unless forced.
+//! `clean`: removes what swtbench processes left behind when they ended without cleaning up
+//! (`kill -9`, a third Ctrl-C, a crash).
+//!
+//! Always: the containers of dead owners on the engine, whatever their run id (test runs, commit
+//! builds, `envs lock` containers: [`swtbench_runner::leftovers`]), and the unfinished output
+//! files dead processes left under the output directory (their journals,
+//! [`swtbench_data::fsutil::sweep_journals`]). Containers of a live process, of this one, and of
+//! other machines (unless `all_hosts`) are left alone. With a run id: also that run's containers
+//! (found by the `swtbench.run_id` label; those of a process that may still be running only when
+//! forced) and its temporary images (images above its cache level). Finished outputs on disk are
+//! never touched.
 //!
 //! Each removal is reported to a callback as it happens (the binary prints it); the totals come
 //! back as a [`CleanSummary`].
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 use anyhow::anyhow;
 use swtbench_backend::labels::{LabelFilter, KIND, RUN_ID};
 use swtbench_backend::{BackendError, ContainerBackend, ImageInfo};
 use swtbench_runner::images::own_tag;
+use swtbench_runner::leftovers::{self, removed_line, Leftover, SweepScope};
 use swtbench_runner::session::{Liveness, Session, SESSION};
 
 use crate::error::Failures;
@@ -18,19 +29,38 @@ use crate::{Error, Result};
 /// What to clean.
 #[derive(Debug, Clone)]
 pub struct CleanOptions {
-    pub run_id: String,
-    /// Remove containers only.
+    /// Also the containers and temporary images of this run.
+    pub run_id: Option<String>,
+    /// Remove the run's containers only, not its images.
     pub keep_images: bool,
     /// Report what would be removed, remove nothing.
     pub dry_run: bool,
-    /// Also remove containers of a swtbench process that may still be running.
+    /// Also remove the run's containers of a swtbench process that may still be running.
     pub force: bool,
+    /// Also remove the containers of swtbench processes of other machines sharing the engine
+    /// (their liveness cannot be checked from here).
+    pub all_hosts: bool,
+    /// The output directory (`run --output-dir`) whose unfinished files of dead processes go.
+    pub output_dir: PathBuf,
+}
+
+impl Default for CleanOptions {
+    fn default() -> Self {
+        CleanOptions {
+            run_id: None,
+            keep_images: false,
+            dry_run: false,
+            force: false,
+            all_hosts: false,
+            output_dir: PathBuf::from("."),
+        }
+    }
 }
 
 impl CleanOptions {
     /// Refuses options that cannot name a run (before the engine is needed).
     pub fn check(&self) -> Result<()> {
-        if self.run_id.trim().is_empty() {
+        if self.run_id.as_deref().is_some_and(|r| r.trim().is_empty()) {
             return Err(Error::input(anyhow!("--run-id must not be empty")));
         }
         Ok(())
@@ -42,6 +72,8 @@ impl CleanOptions {
 pub enum Item {
     Container,
     Image,
+    /// An unfinished output file of a dead process.
+    File,
 }
 
 /// What happened to one container or image.
@@ -59,8 +91,13 @@ pub enum Cleaned {
 /// Totals.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CleanSummary {
+    /// The run's containers found (besides the leftovers of dead owners among them).
     pub containers: usize,
     pub images: usize,
+    /// Containers of ended processes removed (or that would be), with what each was.
+    pub leftovers: Vec<Leftover>,
+    /// Unfinished output files of ended processes removed (or that would be).
+    pub partial_files: usize,
     /// The removals that failed; the engine went away when one says so (the command then ends
     /// as an environment failure after its summary).
     pub failures: Failures,
@@ -74,6 +111,7 @@ impl Cleaned {
         let noun = match item {
             Item::Container => "container",
             Item::Image => "image",
+            Item::File => "file",
         };
         match self {
             Cleaned::Removed => Line::Data(format!("removed {noun} {name}")),
@@ -94,19 +132,48 @@ impl CleanSummary {
         }
     }
 
-    /// The closing line of `clean`.
-    pub fn text(&self, options: &CleanOptions) -> String {
-        format!(
-            "run {}: {} container(s), {} image(s) {}",
-            options.run_id,
-            self.containers,
-            self.images,
-            if options.dry_run {
-                "would be removed"
-            } else {
-                "found"
+    /// The closing lines of `clean`: what ended processes left, and the run's totals.
+    pub fn texts(&self, options: &CleanOptions) -> Vec<String> {
+        let mut lines = Vec::new();
+        let left = if options.dry_run {
+            let mut parts = Vec::new();
+            if !self.leftovers.is_empty() {
+                parts.push(format!(
+                    "{} container(s) left by swtbench processes that have ended would be \
+                     removed: {}",
+                    self.leftovers.len(),
+                    leftovers::summary(&self.leftovers)
+                ));
             }
-        )
+            if self.partial_files > 0 {
+                parts.push(format!(
+                    "{} unfinished output file(s) of swtbench processes that have ended would be \
+                     removed",
+                    self.partial_files
+                ));
+            }
+            parts.join("; ")
+        } else {
+            removed_line(&self.leftovers, self.partial_files)
+        };
+        lines.push(if left.is_empty() {
+            "nothing left by swtbench processes that have ended".to_string()
+        } else {
+            left
+        });
+        if let Some(run_id) = &options.run_id {
+            lines.push(format!(
+                "run {run_id}: {} container(s), {} image(s) {}",
+                self.containers,
+                self.images,
+                if options.dry_run {
+                    "would be removed"
+                } else {
+                    "found"
+                }
+            ));
+        }
+        lines
     }
 }
 
@@ -120,29 +187,54 @@ pub fn clean(
     rt.block_on(clean_run(&backend, options, report))
 }
 
-/// Removes the run's containers, then (unless `keep_images`) its temporary images, children
-/// first; `report(item, name, what)` is called for each.
+/// Removes the leftovers of dead owners (containers, then unfinished files); with a run id, then
+/// the run's containers and (unless `keep_images`) its temporary images, children first;
+/// `report(item, name, what)` is called for each.
 pub async fn clean_run<B: ContainerBackend>(
     backend: &B,
     options: &CleanOptions,
     report: &mut dyn FnMut(Item, &str, &Cleaned),
 ) -> Result<CleanSummary> {
     options.check()?;
-    let filter = LabelFilter::new(RUN_ID, options.run_id.as_str());
-    let containers = backend
+    let me = Session::current();
+    let mut summary = CleanSummary::default();
+    let handled = sweep_leftovers(backend, &me, options, &mut summary, report).await?;
+    let logs = swtbench_plan::settings::OutputRoots::under(&options.output_dir).logs;
+    let files = if options.dry_run {
+        swtbench_data::fsutil::dead_writers_files(&logs)
+    } else {
+        swtbench_data::fsutil::sweep_journals(&logs)
+    };
+    summary.partial_files = files.removed.len();
+    for f in &files.removed {
+        let what = if options.dry_run {
+            Cleaned::WouldRemove
+        } else {
+            Cleaned::Removed
+        };
+        report(Item::File, &f.display().to_string(), &what);
+    }
+    let Some(run_id) = options.run_id.as_deref() else {
+        return Ok(summary);
+    };
+    let filter = LabelFilter::new(RUN_ID, run_id);
+    let containers: Vec<_> = backend
         .containers_with_label(&filter)
         .await
-        .map_err(Error::environment)?;
-    let mut summary = CleanSummary {
-        containers: containers.len(),
-        ..CleanSummary::default()
-    };
-    let me = Session::current();
+        .map_err(Error::environment)?
+        .into_iter()
+        .filter(|c| !handled.contains(&c.id))
+        .collect();
+    summary.containers = containers.len();
     for c in &containers {
         let name = c.names.first().cloned().unwrap_or_else(|| c.id.clone());
         let owner = c.labels.get(SESSION);
         let live = owner.map(|l| me.liveness(l));
-        let what = if !options.force && matches!(live, Some(Liveness::Alive | Liveness::Unknown)) {
+        let what = if !options.force
+            && matches!(
+                live,
+                Some(Liveness::Alive | Liveness::OtherHost | Liveness::Unknown)
+            ) {
             let owner = owner
                 .and_then(|l| Session::pid_of(l))
                 .map(|p| format!("pid {p}"))
@@ -195,6 +287,57 @@ pub async fn clean_run<B: ContainerBackend>(
     Ok(summary)
 }
 
+/// Removes (or, in a dry run, lists) the containers of dead owners, and of other machines' with
+/// `all_hosts`; returns the ids it handled.
+async fn sweep_leftovers<B: ContainerBackend>(
+    backend: &B,
+    me: &Session,
+    options: &CleanOptions,
+    summary: &mut CleanSummary,
+    report: &mut dyn FnMut(Item, &str, &Cleaned),
+) -> Result<BTreeSet<String>> {
+    let scope = SweepScope {
+        all_hosts: options.all_hosts,
+    };
+    let mut handled = BTreeSet::new();
+    let owned = leftovers::owned_containers(backend, me)
+        .await
+        .map_err(Error::environment)?;
+    for c in owned
+        .into_iter()
+        .filter(|c| leftovers::removes(c.live, scope))
+    {
+        let left = Leftover::of(&c.info);
+        let name = c
+            .info
+            .names
+            .first()
+            .cloned()
+            .unwrap_or_else(|| left.container.clone());
+        let what = if options.dry_run {
+            Cleaned::WouldRemove
+        } else {
+            match backend.container_remove(&c.info.id).await {
+                Ok(true) => Cleaned::Removed,
+                // Gone meanwhile (another process's sweep, or its own lifetime).
+                Ok(false) => continue,
+                Err(e) => Cleaned::Failed(e),
+            }
+        };
+        handled.insert(c.info.id.clone());
+        summary.count_failure(&what);
+        report(
+            Item::Container,
+            &format!("{name} ({})", left.describe()),
+            &what,
+        );
+        if !matches!(what, Cleaned::Failed(_)) {
+            summary.leftovers.push(left);
+        }
+    }
+    Ok(handled)
+}
+
 /// Removes swtbench's own tag of an image ([`own_tag`]): the image goes with it unless it has
 /// other tags (a user's, which keep it). An image swtbench does not own is left alone.
 pub async fn remove_image<B: ContainerBackend>(
@@ -228,10 +371,11 @@ mod tests {
             fake.container_create(&spec).await.unwrap();
         }
         let options = CleanOptions {
-            run_id: "r1".into(),
+            run_id: Some("r1".into()),
             keep_images: true,
-            dry_run: false,
             force: true,
+            output_dir: tempfile::tempdir().unwrap().path().to_path_buf(),
+            ..CleanOptions::default()
         };
         let mut seen = Vec::new();
         let summary = clean_run(&fake, &options, &mut |_, name, what| {
@@ -259,5 +403,141 @@ mod tests {
             (1, None)
         );
         assert!(other.failures.engine_error().is_none());
+    }
+
+    /// An ended child's owner label and a running child (with its label), on this machine.
+    fn ended_and_running() -> (String, std::process::Child, String) {
+        let me = swtbench_data::owner::current();
+        let mut ended = std::process::Command::new("true").spawn().unwrap();
+        let start = swtbench_data::owner::start_time(ended.id()).unwrap_or(1);
+        let dead = format!("{}/{}/{start}", me.host, ended.id());
+        ended.wait().unwrap();
+        let live = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let start = swtbench_data::owner::start_time(live.id()).unwrap();
+        let label = format!("{}/{}/{start}", me.host, live.id());
+        (dead, live, label)
+    }
+
+    async fn container(
+        fake: &FakeBackend,
+        run_id: &str,
+        owner: &str,
+        name: Option<&str>,
+    ) -> String {
+        let mut spec = ContainerSpec::new("img:1");
+        spec.labels = run_labels(run_id, "a__b-1", "gold_pre");
+        if let Some(n) = name {
+            // A commit build's container: its image's labels, no run.
+            spec.name = Some(n.to_string());
+            spec.labels = [(swtbench_backend::labels::IMAGE, "exec.env.e:latest")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        }
+        spec.labels.insert(SESSION.into(), owner.into());
+        fake.container_create(&spec).await.unwrap()
+    }
+
+    fn ids(fake: &FakeBackend) -> BTreeSet<String> {
+        fake.containers().into_iter().map(|c| c.id).collect()
+    }
+
+    #[tokio::test]
+    async fn clean_removes_what_dead_owners_left_of_any_run_and_nothing_of_the_living() {
+        let fake = FakeBackend::new();
+        fake.add_image("img:1", Default::default());
+        let (dead, mut sleeper, live) = ended_and_running();
+        let dead_run = container(&fake, "r1", &dead, None).await;
+        let dead_build = container(&fake, "r2", &dead, Some("swtbench-build-x")).await;
+        let live_run = container(&fake, "r1", &live, None).await;
+        let far = container(&fake, "r3", "elsewhere/1/1", None).await;
+        let users = container(&fake, "r3", "", None).await;
+        let out = tempfile::tempdir().unwrap();
+        let options = CleanOptions {
+            output_dir: out.path().to_path_buf(),
+            ..CleanOptions::default()
+        };
+        let all = ids(&fake);
+
+        // A dry run says what would go and removes nothing.
+        let mut seen = Vec::new();
+        let dry = CleanOptions {
+            dry_run: true,
+            ..options.clone()
+        };
+        let summary = clean_run(&fake, &dry, &mut |_, name, what| {
+            seen.push(format!("{:?}", what.line(Item::Container, name)));
+        })
+        .await
+        .unwrap();
+        assert_eq!(ids(&fake), all);
+        assert_eq!(summary.leftovers.len(), 2, "{seen:?}");
+        assert!(summary.texts(&dry)[0].contains(
+            "2 container(s) left by swtbench processes that have ended would be removed"
+        ));
+
+        let mut lines = Vec::new();
+        let summary = clean_run(&fake, &options, &mut |item, name, what| {
+            lines.push(format!("{:?}", what.line(item, name)));
+        })
+        .await
+        .unwrap();
+        let left = ids(&fake);
+        assert!(
+            !left.contains(&dead_run) && !left.contains(&dead_build),
+            "{lines:?}"
+        );
+        assert_eq!(
+            left,
+            BTreeSet::from([live_run.clone(), far.clone(), users.clone()])
+        );
+        let pid = dead.split('/').nth(1).unwrap();
+        assert!(
+            lines.iter().any(|l| l.contains(&format!(
+                "swtbench-build-x (image build of exec.env.e:latest, left by pid {pid})"
+            ))),
+            "{lines:?}"
+        );
+        assert_eq!(
+            summary.texts(&options),
+            vec![format!(
+                "removed 2 container(s) left by swtbench processes that have ended: pid {pid} \
+                 (run id r1): 1 test run, 1 image build (exec.env.e:latest)"
+            )]
+        );
+
+        // Again: nothing left by the dead, and the run's live container is left alone unless
+        // forced.
+        let r1 = CleanOptions {
+            run_id: Some("r1".into()),
+            ..options.clone()
+        };
+        let mut lines = Vec::new();
+        let summary = clean_run(&fake, &r1, &mut |item, name, what| {
+            lines.push(format!("{:?}", what.line(item, name)));
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            summary.texts(&r1),
+            vec![
+                "nothing left by swtbench processes that have ended".to_string(),
+                "run r1: 1 container(s), 0 image(s) found".to_string()
+            ]
+        );
+        assert!(ids(&fake).contains(&live_run), "{lines:?}");
+
+        // Other machines' only when asked.
+        let wide = CleanOptions {
+            all_hosts: true,
+            ..options.clone()
+        };
+        clean_run(&fake, &wide, &mut |_, _, _| {}).await.unwrap();
+        assert_eq!(ids(&fake), BTreeSet::from([live_run, users]));
+        sleeper.kill().unwrap();
+        sleeper.wait().unwrap();
     }
 }

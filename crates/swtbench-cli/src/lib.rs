@@ -61,7 +61,8 @@ pub enum Command {
     /// Show the Python environment an instance gets (provider, frozen pins and their source), or
     /// lock the environments of a selection into a file that --env-lock installs exactly.
     Envs(commands::envs::EnvsArgs),
-    /// Remove the containers and temporary images a run left behind.
+    /// Remove what swtbench processes that have ended left behind (containers, unfinished
+    /// files), and with --run-id a run's containers and temporary images.
     Clean(commands::clean::CleanArgs),
     /// Evaluate on a Slurm cluster: the run's shards as an array job and a merge job after it.
     Slurm(commands::slurm::SlurmArgs),
