@@ -47,6 +47,18 @@ pub fn metrics_of(m: &leaderboard::Metrics) -> Metrics {
         coverage_delta_unresolved: cov.map(|c| c.unresolved),
         instances: m.instances,
         denominator: m.denominator,
+        coverage_missing: m.coverage.as_ref().err().map(|why| match why {
+            leaderboard::NoCoverage::NoGoldRun => "n/a: the Δ coverage rows compare each \
+                prediction's coverage gain with the gold tests' and need a gold run of the same \
+                instances under the same logs root (swtbench run --predictions gold); none was \
+                found. The run report's \"Mean coverage delta\" below is another figure: this \
+                run's own mean gain, as a fraction."
+                .to_string(),
+            leaderboard::NoCoverage::NoGoldCoverage => "n/a: the gold run has no coverage of \
+                the gold tests (coverage_delta_gold) for these instances, so there is nothing to \
+                divide by (the original harness fails here)."
+                .to_string(),
+        }),
     }
 }
 

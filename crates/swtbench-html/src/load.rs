@@ -377,6 +377,47 @@ pub fn load_run(
     ))
 }
 
+/// The run report's counts follow the original harness, which counts differently from the page's
+/// outcome table; each field whose meaning differs is annotated, so that the page's numbers agree
+/// or say why they differ (pure).
+pub fn explain_report_fields(fields: &mut [(String, String)], outcomes: &[crate::model::Outcome]) {
+    use crate::model::Outcome;
+    let count = |o: Outcome| outcomes.iter().filter(|x| **x == o).count();
+    let (unresolved, not_applied, empty) = (
+        count(Outcome::Unresolved),
+        count(Outcome::NotApplied),
+        count(Outcome::EmptyPatch),
+    );
+    for (key, value) in fields.iter_mut() {
+        let note = match key.as_str() {
+            "completed_instances" => Some(
+                "reports reused from an earlier invocation of this run id, as the original counts; \
+                 instances evaluated now are not in it"
+                    .to_string(),
+            ),
+            "unresolved_instances" if value.trim() != unresolved.to_string() => Some(format!(
+                "the original's count, which includes not applied and empty patches: {unresolved} \
+                 unresolved, {not_applied} not applied, {empty} empty patch{}",
+                if empty == 1 { "" } else { "es" }
+            )),
+            "Mean coverage" => Some(
+                "a fraction, not a percentage: the mean coverage of the changed lines over the \
+                 instances with coverage"
+                    .to_string(),
+            ),
+            "Mean coverage delta" => Some(
+                "a fraction: this run's mean coverage gain over the instances with coverage; not \
+                 the leaderboard's Δ coverage rows, which are relative to the gold run"
+                    .to_string(),
+            ),
+            _ => None,
+        };
+        if let Some(note) = note {
+            *value = format!("{value} ({note})");
+        }
+    }
+}
+
 /// The page's run-level parts around the instances: parameters, counts, links and warnings.
 fn run_view(
     loc: &RunLocation,
@@ -401,6 +442,8 @@ fn run_view(
             params.push((k, v));
         }
     }
+    let outcomes: Vec<crate::model::Outcome> = instances.iter().map(|i| i.outcome).collect();
+    explain_report_fields(&mut report_fields, &outcomes);
     let mut links = Vec::new();
     let mut warnings = Vec::new();
     if run_report.value.is_some() {
@@ -614,6 +657,39 @@ pub fn compare(a: &RunView, b: &RunView, generator: &str) -> CompareView {
 #[expect(clippy::unwrap_used, reason = "a failed unwrap fails the test")]
 mod tests {
     use super::*;
+
+    /// The run report box agrees with the outcome table or says why not (the fixture run's
+    /// numbers: 3 resolved, 5 unresolved, 1 not applied, 1 empty patch, all evaluated now).
+    #[test]
+    fn the_run_report_fields_say_how_the_original_counts() {
+        use crate::model::Outcome::*;
+        let outcomes = [
+            Resolved, Resolved, Resolved, Unresolved, Unresolved, Unresolved, Unresolved,
+            Unresolved, NotApplied, EmptyPatch,
+        ];
+        let field = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let mut fields = vec![
+            field("total_instances", "10"),
+            field("completed_instances", "0"),
+            field("resolved_instances", "3"),
+            field("unresolved_instances", "7"),
+            field("Mean coverage delta", "0.625"),
+        ];
+        explain_report_fields(&mut fields, &outcomes);
+        assert_eq!(fields[0].1, "10");
+        assert_eq!(fields[2].1, "3");
+        assert!(fields[1].1.starts_with("0 (reports reused from an earlier invocation"), "{}", fields[1].1);
+        assert_eq!(
+            fields[3].1,
+            "7 (the original's count, which includes not applied and empty patches: 5 \
+             unresolved, 1 not applied, 1 empty patch)"
+        );
+        assert!(fields[4].1.contains("not the leaderboard's Δ coverage rows"), "{}", fields[4].1);
+        // A count that already agrees is left as it is.
+        let mut same = vec![field("unresolved_instances", "5")];
+        explain_report_fields(&mut same, &[Unresolved; 5]);
+        assert_eq!(same[0].1, "5");
+    }
 
     #[test]
     fn relative_paths() {

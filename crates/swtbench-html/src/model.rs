@@ -48,6 +48,9 @@ pub struct Metrics {
     /// Reports counted (after the SWT filter).
     pub instances: usize,
     pub denominator: usize,
+    /// Why the Δ coverage rows are n/a, shown under the table (`None` when they have values).
+    #[serde(skip)]
+    pub coverage_missing: Option<String>,
 }
 
 /// What happened to one instance, most severe first.

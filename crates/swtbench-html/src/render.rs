@@ -389,6 +389,9 @@ fn metrics_table(out: &mut String, m: &Metrics) {
          </tbody></table>",
         m.instances, m.instances, m.denominator, m.denominator
     );
+    if let Some(why) = &m.coverage_missing {
+        let _ = write!(out, "<p class=\"note\" id=\"coverage-note\">{}</p>", html(why));
+    }
 }
 
 fn outcome_counts(instances: &[InstanceView]) -> [usize; 5] {
@@ -714,6 +717,25 @@ fn details_json(instances: &[InstanceView], encoding: DetailEncoding) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// n/a Δ coverage rows say why, next to the table.
+    #[test]
+    fn missing_coverage_rows_are_explained_on_the_page() {
+        let mut out = String::new();
+        let m = Metrics {
+            coverage_missing: Some("n/a: no gold run <here>".into()),
+            ..Metrics::default()
+        };
+        metrics_table(&mut out, &m);
+        assert!(out.contains("<td class=\"num na\""), "{out}");
+        assert!(
+            out.contains("<p class=\"note\" id=\"coverage-note\">n/a: no gold run &lt;here&gt;</p>"),
+            "{out}"
+        );
+        let mut out = String::new();
+        metrics_table(&mut out, &Metrics::default());
+        assert!(!out.contains("coverage-note"), "{out}");
+    }
 
     #[test]
     fn base64_matches_known_vectors() {
