@@ -187,6 +187,12 @@ pub fn serve(
     }
     let queue = Queue::open(&config.dir)?;
     let shared = Arc::new(Shared::new(queue, template, config.clone(), note));
+    // What processes killed before this one left (containers, unfinished files) goes first.
+    if let Ok(Some(removed)) =
+        swtbench_app::clean::sweep_ended_processes(&shared.template.logs_root())
+    {
+        shared.note(removed);
+    }
     let workers: Vec<_> = (0..config.workers)
         .map(|i| {
             let s = shared.clone();
