@@ -56,6 +56,9 @@ pub enum Command {
     /// Run the evaluation service: an HTTP/JSON API that evaluates one prediction or a batch as
     /// `run` does, with a durable queue and workers (docs/service.md).
     Serve(Box<commands::serve::ServeArgs>),
+    /// Evaluate the jobs of a service's PostgreSQL queue on this host: a worker of a pool that
+    /// spans several machines (docs/service.md).
+    Worker(Box<commands::worker::WorkerArgs>),
     /// Pre-build images for a dataset selection, list or remove the images swtbench made.
     Images(commands::images::ImagesArgs),
     /// Show the Python environment an instance gets (provider, frozen pins and their source), or

@@ -547,9 +547,15 @@ async fn report(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let job = job_of(&s, &id).await?;
+    // Stored with the job by whichever host ran it; a job of an earlier version has it on disk.
+    let stored = s
+        .queue
+        .report(&job.id)
+        .map_err(internal)?
+        .map(String::into_bytes);
     let path = instance_dir(&s.template.logs_root(), &job.id, &job.spec)
         .join(swtbench_core::layout::REPORT_FILE);
-    match std::fs::read(&path) {
+    match stored.map_or_else(|| std::fs::read(&path), Ok) {
         Ok(bytes) => Ok(([(header::CONTENT_TYPE, "application/json")], bytes).into_response()),
         Err(_) => Err(ApiError::new(
             StatusCode::NOT_FOUND,

@@ -1,6 +1,7 @@
 //! `swtbench serve`: the evaluation service for agent, CI and training loops. An HTTP/JSON API
 //! ([`api`], versioned under `/v1`) in front of a durable queue ([`queue`]: SQLite in WAL mode in
-//! the service's directory) and worker threads ([`worker`]) that evaluate each accepted
+//! the service's directory, or a PostgreSQL database shared with `swtbench worker` processes on
+//! other hosts, [`pool`]) and worker threads ([`worker`]) that evaluate each accepted
 //! prediction with the one evaluation entry point, `swtbench_app::evaluate::evaluate`, as
 //! `swtbench run` does. What the service evaluates with (dataset, spec table, run flags) comes
 //! from a [`worker::Template`] the binary makes from its command line.
@@ -11,6 +12,7 @@
 pub mod api;
 pub mod metrics;
 pub mod openapi;
+pub mod pool;
 pub mod queue;
 pub mod worker;
 
@@ -24,7 +26,8 @@ use std::time::Duration;
 use swtbench_runner::events::CancelReason;
 use swtbench_runner::Cancel;
 
-pub use queue::{Job, JobSpec, Queue, QueueError, State};
+pub use pool::Pool;
+pub use queue::{Job, JobSpec, Queue, QueueError, QueueLocation, State};
 pub use worker::Template;
 
 /// The directory under the output directory that holds the service's queue and job files.
@@ -81,6 +84,8 @@ pub struct Shared {
     pub stopping: AtomicBool,
     /// The cancel handles of the running jobs.
     pub cancels: Mutex<HashMap<String, Cancel>>,
+    /// How long a worker of this process holds a job without renewing its lease.
+    pub lease: Duration,
     changed: tokio::sync::watch::Sender<u64>,
     work: (Mutex<u64>, Condvar),
     note: Box<dyn Fn(String) + Send + Sync>,
@@ -112,11 +117,18 @@ impl Shared {
             config,
             stopping: AtomicBool::new(false),
             cancels: Mutex::new(HashMap::new()),
+            lease: queue::DEFAULT_LEASE,
             changed: tokio::sync::watch::channel(0).0,
             work: (Mutex::new(0), Condvar::new()),
             note,
             rate: Mutex::new(api::RateWindow::default()),
         }
+    }
+
+    /// The same state, its workers holding their jobs under leases of `lease`.
+    pub fn with_lease(mut self, lease: Duration) -> Shared {
+        self.lease = lease;
+        self
     }
 
     /// Says what happened (the binary prints it).
@@ -172,11 +184,13 @@ impl Shared {
     }
 }
 
-/// Runs the service until SIGINT or SIGTERM: opens the queue in `config.dir` (refused while
-/// another service holds it), starts the workers, listens. On a stop signal it stops taking jobs,
-/// interrupts the running ones (they are queued again and resume at the next start) and returns.
+/// Runs the service until SIGINT or SIGTERM: opens the queue at `pool.queue` (the SQLite file in
+/// `config.dir`, refused while another service holds it, or a PostgreSQL database), starts the
+/// workers, listens. On a stop signal it stops taking jobs, interrupts the running ones (they are
+/// queued again and resume at the next start) and returns.
 pub fn serve(
     config: Config,
+    pool: Pool,
     template: Arc<dyn Template>,
     note: Box<dyn Fn(String) + Send + Sync>,
 ) -> Result<(), ServeError> {
@@ -185,23 +199,18 @@ pub fn serve(
             addr: config.listen,
         });
     }
-    let queue = Queue::open(&config.dir)?;
-    let shared = Arc::new(Shared::new(queue, template, config.clone(), note));
+    let queue = pool.open(template.as_ref())?;
+    let shown = queue.display();
+    let shared =
+        Arc::new(Shared::new(queue, template, config.clone(), note).with_lease(pool.lease));
     // What processes killed before this one left (containers, unfinished files) goes first.
     if let Ok(Some(removed)) =
         swtbench_app::clean::sweep_ended_processes(&shared.template.logs_root())
     {
         shared.note(removed);
     }
-    let workers: Vec<_> = (0..config.workers)
-        .map(|i| {
-            let s = shared.clone();
-            std::thread::Builder::new()
-                .name(format!("swtbench-worker-{i}"))
-                .spawn(move || worker::work(s, i))
-        })
-        .collect::<Result<_, _>>()
-        .map_err(|source| ServeError::Io {
+    let mut workers =
+        pool::start(&shared, config.workers, true).map_err(|source| ServeError::Io {
             what: "starting a worker thread".into(),
             source,
         })?;
@@ -232,9 +241,8 @@ pub fn serve(
             }
         })?;
         shared.note(format!(
-            "listening on http://{addr} ({} worker(s); queue {})",
+            "listening on http://{addr} ({} worker(s); queue {shown})",
             config.workers,
-            config.dir.join(queue::DB_FILE).display()
         ));
         let app = api::router(shared.clone());
         let stop = shared.clone();
@@ -251,15 +259,16 @@ pub fn serve(
             })
     });
     shared.stop();
-    for w in workers {
+    for w in workers.drain(..) {
         let _ = w.join();
     }
     let _ = std::fs::remove_file(config.dir.join(ADDRESS_FILE));
+    drop(rt);
     served
 }
 
 /// Ctrl-C or SIGTERM (the one listener of the stop signals, `swtbench_app`'s).
-async fn stop_signal() {
+pub(crate) async fn stop_signal() {
     let mut signals = swtbench_app::evaluate::StopSignals::new();
     if !signals.next().await {
         // Ctrl-C cannot be listened for: the service runs until it is killed.

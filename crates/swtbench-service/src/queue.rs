@@ -1,22 +1,43 @@
-//! The durable queue of the service: every accepted prediction is a row of an SQLite database
-//! (WAL mode) in the service's directory before the service answers, and a job is marked done
-//! only after its evaluation wrote its reports. Identical submissions (the same content key) are
-//! one job. One service owns a queue at a time (a lock file beside the database); at start-up it
-//! puts back the jobs a killed service left running, which resume: their finished runs are reused
-//! by their keys, so nothing that had finished executes twice.
+//! The durable queue of the service: every accepted prediction is a row of a database before the
+//! service answers, and a job is marked done only after its evaluation wrote its reports (its
+//! verdict and its `report.json` are stored with it). Identical submissions (the same content key)
+//! are one job.
+//!
+//! Two databases hold it, behind one [`Queue`]; the API and the workers do not know which:
+//!
+//! - **SQLite** (the default, [`sqlite`]): a file in the service's directory, WAL mode. One
+//!   service owns it at a time (a lock file beside the database); at start-up it puts back the
+//!   jobs a killed service left running.
+//! - **PostgreSQL** ([`postgres`], `--queue postgres://…`): shared by the service and by
+//!   `swtbench worker` processes on other hosts. Workers claim jobs with `FOR UPDATE SKIP LOCKED`.
+//!
+//! In both, a running job is **leased**: its worker ([`Holder`]: host, pid, process start time)
+//! renews the lease while it evaluates ([`Queue::heartbeat`]); a lease that runs out (the worker
+//! died, or lost the database) puts the job back in the queue, and after [`MAX_ATTEMPTS`] takes
+//! the job fails instead. A job put back resumes: its finished runs are reused by their keys on
+//! the host that made them.
 //!
 //! It must not evaluate anything or know about HTTP: the workers and the API call it.
 
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+pub mod postgres;
+pub mod sqlite;
 
-use rusqlite::{params, Connection, OptionalExtension};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
-/// The database file in the service's directory.
-pub const DB_FILE: &str = "queue.sqlite";
-/// The lock file that keeps a second service off the same queue.
-pub const LOCK_FILE: &str = "queue.lock";
+/// The database file in the service's directory (the SQLite queue).
+pub const DB_FILE: &str = sqlite::DB_FILE;
+/// The lock file that keeps a second service off the same SQLite queue.
+pub const LOCK_FILE: &str = sqlite::LOCK_FILE;
+
+/// How many times a job is taken before an infrastructure fault (the engine unreachable, its
+/// worker dead) makes it fail.
+pub const MAX_ATTEMPTS: u32 = 3;
+
+/// How long a worker holds a job without renewing its lease, unless told otherwise.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
 
 /// What went wrong with the queue.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +48,13 @@ pub enum QueueError {
         #[source]
         source: rusqlite::Error,
     },
+    #[error("the PostgreSQL queue {url}: {source}")]
+    Postgres {
+        /// The URL without its password.
+        url: String,
+        #[source]
+        source: ::postgres::Error,
+    },
     #[error("another service holds the queue in {dir} (its lock file {lock} is taken)")]
     Busy { dir: PathBuf, lock: PathBuf },
     #[error("the queue's lock file {path}: {source}")]
@@ -35,6 +63,66 @@ pub enum QueueError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "the queue {queue} has schema version {found}, newer than this swtbench knows ({known})"
+    )]
+    NewerSchema {
+        queue: String,
+        found: i64,
+        known: i64,
+    },
+    #[error("--queue {given:?}: {why}")]
+    Location { given: String, why: String },
+    #[error("the queue {queue}: {what}")]
+    Corrupt { queue: String, what: String },
+}
+
+/// Where the queue is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueueLocation {
+    /// The SQLite file in the service's directory, owned by one service.
+    Sqlite { dir: PathBuf },
+    /// A PostgreSQL database, shared by the service and its workers on other hosts.
+    Postgres { url: String },
+}
+
+impl QueueLocation {
+    /// The location `--queue` gives (`None`: the SQLite file in `dir`). A PostgreSQL URL is
+    /// `postgres://` or `postgresql://`; its `sslmode` may be `disable` or `prefer` (no TLS).
+    pub fn parse(queue: Option<&str>, dir: &Path) -> Result<QueueLocation, QueueError> {
+        let Some(given) = queue else {
+            return Ok(QueueLocation::Sqlite {
+                dir: dir.to_path_buf(),
+            });
+        };
+        let bad = |why: &str| QueueError::Location {
+            given: postgres::without_password(given),
+            why: why.to_string(),
+        };
+        if given.starts_with("postgres://") || given.starts_with("postgresql://") {
+            postgres::check_url(given).map_err(|why| bad(&why))?;
+            return Ok(QueueLocation::Postgres {
+                url: given.to_string(),
+            });
+        }
+        Err(bad(
+            "not a PostgreSQL URL (postgres://USER@HOST[:PORT]/DATABASE); leave --queue out for \
+             the service's own SQLite queue",
+        ))
+    }
+
+    /// How notes and errors name it (a URL without its password).
+    pub fn display(&self) -> String {
+        match self {
+            QueueLocation::Sqlite { dir } => dir.join(DB_FILE).display().to_string(),
+            QueueLocation::Postgres { url } => postgres::without_password(url),
+        }
+    }
+
+    /// Whether processes on other hosts can share it.
+    pub fn is_shared(&self) -> bool {
+        matches!(self, QueueLocation::Postgres { .. })
+    }
 }
 
 /// Where a job is.
@@ -61,7 +149,7 @@ impl State {
         }
     }
 
-    fn parse(s: &str) -> State {
+    pub(crate) fn parse(s: &str) -> State {
         match s {
             "running" => State::Running,
             "done" => State::Done,
@@ -128,6 +216,12 @@ pub struct Job {
     pub finished: Option<i64>,
 }
 
+impl Job {
+    pub(crate) fn parse_spec(text: &str) -> Result<JobSpec, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
 /// How many jobs are in each state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
@@ -138,146 +232,164 @@ pub struct Counts {
     pub cancelled: u64,
 }
 
-/// The queue: one SQLite database, shared by the API and the workers of this process.
-#[derive(Debug)]
-pub struct Queue {
-    path: PathBuf,
-    conn: Mutex<Connection>,
-    _lock: std::fs::File,
+impl Counts {
+    pub(crate) fn add(&mut self, state: &str, n: u64) {
+        match State::parse(state) {
+            State::Queued => self.queued = n,
+            State::Running => self.running = n,
+            State::Done => self.done = n,
+            State::Failed => self.failed = n,
+            State::Cancelled => self.cancelled = n,
+        }
+    }
 }
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS jobs (
-    id TEXT PRIMARY KEY,
-    key TEXT NOT NULL UNIQUE,
-    spec TEXT NOT NULL,
-    state TEXT NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    verdict TEXT,
-    error TEXT,
-    created INTEGER NOT NULL,
-    started INTEGER,
-    finished INTEGER,
-    seq INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, seq);
-CREATE TABLE IF NOT EXISTS batches (
-    id TEXT PRIMARY KEY,
-    created INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS batch_jobs (
-    batch TEXT NOT NULL,
-    pos INTEGER NOT NULL,
-    job TEXT NOT NULL,
-    PRIMARY KEY (batch, pos)
-);
-";
+/// The worker that holds a running job, and how long its lease lasts each time it is taken or
+/// renewed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// `<host>/<pid>/<process start time>#<worker index>`: the process's session id (as the
+    /// containers' labels carry it) and which of its workers.
+    pub id: String,
+    pub lease: Duration,
+}
 
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+impl Holder {
+    /// Worker `index` of this process.
+    pub fn of_this_process(index: usize, lease: Duration) -> Holder {
+        Holder {
+            id: format!(
+                "{}#{index}",
+                swtbench_runner::session::Session::current().as_str()
+            ),
+            lease,
+        }
+    }
+
+    /// The host the worker runs on.
+    pub fn host(&self) -> &str {
+        self.id.split('/').next().unwrap_or_default()
+    }
+
+    /// How often the worker renews its lease: a quarter of it, between 0.2 and 10 seconds.
+    pub fn heartbeat_every(&self) -> Duration {
+        (self.lease / 4).clamp(Duration::from_millis(200), Duration::from_secs(10))
+    }
+
+    pub(crate) fn lease_ms(&self) -> i64 {
+        i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)
+    }
+}
+
+/// How a worker ends a job.
+#[derive(Debug, Clone)]
+pub enum End {
+    /// Evaluated: the verdict, and the instance's `report.json` as the evaluation wrote it (its
+    /// exact text), which the API serves whichever host ran the job.
+    Done {
+        verdict: serde_json::Value,
+        report: Option<String>,
+    },
+    /// Final: the evaluation could not be made (a planning error of the prediction, a fault
+    /// after its attempts, a cancellation).
+    Failed(String),
+    /// An infrastructure fault: queued again, this take counted among its attempts.
+    Requeue,
+    /// Interrupted by its worker's stop: queued again, this take not counted.
+    Interrupted,
+}
+
+/// A job's lease ran out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expired {
+    pub id: String,
+    /// `Queued` (taken again later) or `Failed` (it had its attempts).
+    pub state: State,
+    /// The worker that held it.
+    pub holder: Option<String>,
+}
+
+/// The error of a job whose lease ran out for the last time.
+pub(crate) fn expired_error(holder: &str, attempts: i64) -> String {
+    format!(
+        "its worker {holder} stopped renewing its lease (it died, or lost the queue) on take \
+         {attempts} of {MAX_ATTEMPTS}"
+    )
+}
+
+/// The queue, whichever database holds it. A queue may be bound to a settings context
+/// ([`Queue::with_context`]): it then records that context with every job it adds and takes only
+/// jobs of that context (or of none), so a worker never evaluates a job under other run flags
+/// than the ones it was submitted under.
+#[derive(Debug)]
+pub struct Queue {
+    backend: Backend,
+    context: Option<String>,
+}
+
+#[derive(Debug)]
+enum Backend {
+    Sqlite(sqlite::SqliteQueue),
+    Postgres(postgres::PgQueue),
+}
+
+macro_rules! each {
+    ($self:ident, $q:ident => $e:expr) => {
+        match &$self.backend {
+            Backend::Sqlite($q) => $e,
+            Backend::Postgres($q) => $e,
+        }
+    };
 }
 
 impl Queue {
-    /// Opens (creating) the queue in `dir` and takes it for this process: refused while another
-    /// service holds it. Jobs a killed service left running are queued again.
+    /// Opens (creating) the SQLite queue in `dir` and takes it for this process: refused while
+    /// another service holds it. Jobs a killed service left running are queued again (or fail,
+    /// when they have had their attempts).
     pub fn open(dir: &Path) -> Result<Queue, QueueError> {
-        std::fs::create_dir_all(dir).map_err(|source| QueueError::Lock {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let lock_path = dir.join(LOCK_FILE);
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|source| QueueError::Lock {
-                path: lock_path.clone(),
-                source,
-            })?;
-        rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).map_err(
-            |_| QueueError::Busy {
-                dir: dir.to_path_buf(),
-                lock: lock_path.clone(),
-            },
-        )?;
-        let path = dir.join(DB_FILE);
-        let db = |source| QueueError::Db {
-            path: path.clone(),
-            source,
-        };
-        let conn = Connection::open(&path).map_err(db)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(db)?;
-        // Every commit reaches the disk before the service answers.
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(db)?;
-        conn.busy_timeout(std::time::Duration::from_secs(30))
-            .map_err(db)?;
-        conn.execute_batch(SCHEMA).map_err(db)?;
-        // The lock is ours: whatever is still running was left by a process that is gone.
-        conn.execute(
-            "UPDATE jobs SET state = 'queued', started = NULL WHERE state = 'running'",
-            [],
-        )
-        .map_err(db)?;
         Ok(Queue {
-            path,
-            conn: Mutex::new(conn),
-            _lock: lock,
+            backend: Backend::Sqlite(sqlite::SqliteQueue::open(dir)?),
+            context: None,
         })
     }
 
-    fn with<T>(
-        &self,
-        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
-    ) -> Result<T, QueueError> {
-        let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        f(&mut conn).map_err(|source| QueueError::Db {
-            path: self.path.clone(),
-            source,
-        })
+    /// Opens the queue at `location`: the SQLite file (as [`Queue::open`]) or a PostgreSQL
+    /// database (connected, its schema created or migrated).
+    pub fn connect(location: &QueueLocation) -> Result<Queue, QueueError> {
+        match location {
+            QueueLocation::Sqlite { dir } => Queue::open(dir),
+            QueueLocation::Postgres { url } => Ok(Queue {
+                backend: Backend::Postgres(postgres::PgQueue::connect(url)?),
+                context: None,
+            }),
+        }
+    }
+
+    /// This queue, bound to the settings context `context` (see [`Queue`]).
+    pub fn with_context(mut self, context: &str) -> Queue {
+        self.context = Some(context.to_string());
+        self
+    }
+
+    /// How notes name it.
+    pub fn display(&self) -> String {
+        each!(self, q => q.display())
+    }
+
+    /// The PostgreSQL queue, if it is one (its notifications).
+    pub fn postgres(&self) -> Option<&postgres::PgQueue> {
+        match &self.backend {
+            Backend::Postgres(q) => Some(q),
+            Backend::Sqlite(_) => None,
+        }
     }
 
     /// Adds the job of `spec` (content key `key`) unless one with that key exists; returns its
-    /// id and whether it was new. A cancelled or failed job of the same key is queued again.
+    /// id and whether it was new. A cancelled or failed job of the same key is queued again (with
+    /// its attempts from zero).
     pub fn submit(&self, spec: &JobSpec, key: &str) -> Result<(String, bool), QueueError> {
-        let id = job_id(key);
-        let text = serde_json::to_string(spec).unwrap_or_default();
-        self.with(|c| {
-            let tx = c.transaction()?;
-            let state: Option<String> = tx
-                .query_row("SELECT state FROM jobs WHERE id = ?1", [&id], |r| r.get(0))
-                .optional()?;
-            let new = match state.as_deref() {
-                None => {
-                    let seq: i64 =
-                        tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM jobs", [], |r| {
-                            r.get(0)
-                        })?;
-                    tx.execute(
-                        "INSERT INTO jobs (id, key, spec, state, created, seq) \
-                         VALUES (?1, ?2, ?3, 'queued', ?4, ?5)",
-                        params![id, key, text, now(), seq],
-                    )?;
-                    true
-                }
-                Some("cancelled") | Some("failed") => {
-                    tx.execute(
-                        "UPDATE jobs SET state = 'queued', error = NULL, verdict = NULL, \
-                         started = NULL, finished = NULL WHERE id = ?1",
-                        [&id],
-                    )?;
-                    true
-                }
-                Some(_) => false,
-            };
-            tx.commit()?;
-            Ok((id.clone(), new))
-        })
+        let context = self.context.as_deref();
+        each!(self, q => q.submit(spec, key, context))
     }
 
     /// Records a batch of jobs (already submitted), in order; returns its id (stable for the
@@ -287,258 +399,118 @@ impl Queue {
             "run{}",
             &swtbench_core::hash::sha256_hex(jobs.join("\n"))[..24]
         );
-        self.with(|c| {
-            let tx = c.transaction()?;
-            tx.execute(
-                "INSERT OR IGNORE INTO batches (id, created) VALUES (?1, ?2)",
-                params![id, now()],
-            )?;
-            for (pos, job) in jobs.iter().enumerate() {
-                tx.execute(
-                    "INSERT OR IGNORE INTO batch_jobs (batch, pos, job) VALUES (?1, ?2, ?3)",
-                    params![id, pos as i64, job],
-                )?;
-            }
-            tx.commit()?;
-            Ok(id.clone())
-        })
+        each!(self, q => q.add_batch(&id, jobs))?;
+        Ok(id)
     }
 
     /// The jobs of a batch, in order; `None` for an unknown batch.
     pub fn batch(&self, id: &str) -> Result<Option<Vec<Job>>, QueueError> {
-        let ids: Option<Vec<String>> = self.with(|c| {
-            let exists: Option<String> = c
-                .query_row("SELECT id FROM batches WHERE id = ?1", [id], |r| r.get(0))
-                .optional()?;
-            if exists.is_none() {
-                return Ok(None);
-            }
-            let mut st = c.prepare("SELECT job FROM batch_jobs WHERE batch = ?1 ORDER BY pos")?;
-            let rows = st.query_map([id], |r| r.get::<_, String>(0))?;
-            Ok(Some(rows.collect::<rusqlite::Result<Vec<_>>>()?))
-        })?;
-        let Some(ids) = ids else { return Ok(None) };
-        let mut jobs = Vec::with_capacity(ids.len());
-        for j in ids {
-            if let Some(job) = self.get(&j)? {
-                jobs.push(job);
-            }
-        }
-        Ok(Some(jobs))
+        each!(self, q => q.batch(id))
     }
 
     /// The job `id`, if there is one.
     pub fn get(&self, id: &str) -> Result<Option<Job>, QueueError> {
-        self.with(|c| {
-            c.query_row(
-                "SELECT id, spec, state, attempts, verdict, error, created, started, finished \
-                 FROM jobs WHERE id = ?1",
-                [id],
-                row_job,
-            )
-            .optional()
-        })
+        each!(self, q => q.get(id))
     }
 
-    /// Takes the oldest queued job for a worker (it is running from now on).
-    pub fn claim(&self) -> Result<Option<Job>, QueueError> {
-        self.with(|c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let id: Option<String> = tx
-                .query_row(
-                    "SELECT id FROM jobs WHERE state = 'queued' ORDER BY seq LIMIT 1",
-                    [],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            let Some(id) = id else {
-                return Ok(None);
-            };
-            tx.execute(
-                "UPDATE jobs SET state = 'running', attempts = attempts + 1, started = ?2 \
-                 WHERE id = ?1",
-                params![id, now()],
-            )?;
-            let job = tx.query_row(
-                "SELECT id, spec, state, attempts, verdict, error, created, started, finished \
-                 FROM jobs WHERE id = ?1",
-                [&id],
-                row_job,
-            )?;
-            tx.commit()?;
-            Ok(Some(job))
-        })
+    /// The `report.json` of job `id` as its evaluation wrote it, if it is done and had one.
+    pub fn report(&self, id: &str) -> Result<Option<String>, QueueError> {
+        each!(self, q => q.report(id))
     }
 
-    /// Ends a running job: done with its verdict, failed with its error, or queued again (an
-    /// evaluation the service's stop interrupted). A job cancelled meanwhile stays cancelled.
-    pub fn finish(&self, id: &str, end: &End) -> Result<(), QueueError> {
-        self.with(|c| {
-            let (state, verdict, error) = match end {
-                End::Done(v) => ("done", Some(v.to_string()), None),
-                End::Failed(e) => ("failed", None, Some(e.clone())),
-                End::Requeue => ("queued", None, None),
-            };
-            let finished = (state != "queued").then(now);
-            c.execute(
-                "UPDATE jobs SET state = ?2, verdict = ?3, error = ?4, finished = ?5 \
-                 WHERE id = ?1 AND state = 'running'",
-                params![id, state, verdict, error, finished],
-            )?;
-            Ok(())
-        })
+    /// Takes the oldest queued job (of this queue's context) for `holder`: it is running from now
+    /// on, leased to `holder` for `holder.lease`. Leases that ran out are put back first.
+    pub fn claim(&self, holder: &Holder) -> Result<Option<Job>, QueueError> {
+        self.expire()?;
+        let context = self.context.as_deref();
+        each!(self, q => q.claim(holder, context))
+    }
+
+    /// Records where the running job `id` writes its logs (`<host>:<directory>`).
+    pub fn record_logs(&self, id: &str, holder: &Holder, logs: &str) -> Result<(), QueueError> {
+        each!(self, q => q.record_logs(id, holder, logs))
+    }
+
+    /// Renews `holder`'s lease of the running job `id`; `false` when the job is no longer
+    /// `holder`'s (cancelled, or its lease ran out and it was put back): its evaluation should
+    /// stop.
+    pub fn heartbeat(&self, id: &str, holder: &Holder) -> Result<bool, QueueError> {
+        each!(self, q => q.heartbeat(id, holder))
+    }
+
+    /// Ends the running job `id` that `holder` holds (see [`End`]); `false` when it was not
+    /// `holder`'s any more (cancelled meanwhile, or put back after its lease ran out): nothing
+    /// changes then.
+    pub fn finish(&self, id: &str, holder: &Holder, end: &End) -> Result<bool, QueueError> {
+        each!(self, q => q.finish(id, holder, end))
+    }
+
+    /// Puts back the running jobs whose lease ran out: queued again, or failed when they have
+    /// had [`MAX_ATTEMPTS`] takes. Returns them.
+    pub fn expire(&self) -> Result<Vec<Expired>, QueueError> {
+        each!(self, q => q.expire())
     }
 
     /// Cancels a job that has not finished; returns its state afterwards (`None`: no such job).
+    /// A worker running it (in any process) stops at its next heartbeat, or at once when it
+    /// listens for the queue's notifications.
     pub fn cancel(&self, id: &str) -> Result<Option<State>, QueueError> {
-        self.with(|c| {
-            c.execute(
-                "UPDATE jobs SET state = 'cancelled', finished = ?2 \
-                 WHERE id = ?1 AND state IN ('queued', 'running')",
-                params![id, now()],
-            )?;
-            c.query_row("SELECT state FROM jobs WHERE id = ?1", [id], |r| {
-                r.get::<_, String>(0)
-            })
-            .optional()
-            .map(|s| s.map(|s| State::parse(&s)))
-        })
+        each!(self, q => q.cancel(id))
     }
 
     /// How many jobs are in each state.
     pub fn counts(&self) -> Result<Counts, QueueError> {
-        self.with(|c| {
-            let mut st = c.prepare("SELECT state, COUNT(*) FROM jobs GROUP BY state")?;
-            let mut counts = Counts::default();
-            let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
-            for row in rows {
-                let (state, n) = row?;
-                let n = n as u64;
-                match State::parse(&state) {
-                    State::Queued => counts.queued = n,
-                    State::Running => counts.running = n,
-                    State::Done => counts.done = n,
-                    State::Failed => counts.failed = n,
-                    State::Cancelled => counts.cancelled = n,
-                }
-            }
-            Ok(counts)
-        })
+        each!(self, q => q.counts())
     }
-}
 
-/// How a worker ends a job.
-#[derive(Debug, Clone)]
-pub enum End {
-    Done(serde_json::Value),
-    Failed(String),
-    /// Interrupted by the service's stop: evaluated again later.
-    Requeue,
-}
-
-fn row_job(r: &rusqlite::Row<'_>) -> rusqlite::Result<Job> {
-    let spec: String = r.get(1)?;
-    let state: String = r.get(2)?;
-    let verdict: Option<String> = r.get(4)?;
-    Ok(Job {
-        id: r.get(0)?,
-        spec: serde_json::from_str(&spec).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(1, rusqlite::types::Type::Text, Box::new(e))
-        })?,
-        state: State::parse(&state),
-        attempts: r.get::<_, i64>(3)? as u32,
-        verdict: verdict.and_then(|v| serde_json::from_str(&v).ok()),
-        error: r.get(5)?,
-        created: r.get(6)?,
-        started: r.get(7)?,
-        finished: r.get(8)?,
-    })
+    /// How many queued jobs were submitted under another settings context than this queue's:
+    /// a worker bound to this context takes none of them.
+    pub fn queued_elsewhere(&self) -> Result<u64, QueueError> {
+        match &self.context {
+            None => Ok(0),
+            Some(c) => each!(self, q => q.queued_elsewhere(c)),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn spec(patch: &str) -> JobSpec {
-        JobSpec {
-            instance_id: "swtfix__calc-1".into(),
-            model: "m".into(),
-            model_patch: patch.into(),
-            no_coverage: false,
-        }
-    }
-
     #[test]
-    fn identical_submissions_are_one_job_and_the_oldest_is_claimed_first() {
-        let dir = tempfile::tempdir().unwrap();
-        let q = Queue::open(dir.path()).unwrap();
-        let (a, new_a) = q.submit(&spec("A"), &spec("A").key("ctx")).unwrap();
-        let (b, new_b) = q.submit(&spec("B"), &spec("B").key("ctx")).unwrap();
-        let (a2, new_a2) = q.submit(&spec("A"), &spec("A").key("ctx")).unwrap();
-        assert!(new_a && new_b && !new_a2);
-        assert_eq!(a, a2);
-        assert_ne!(a, b);
-        // Another context (other settings) is another job.
-        let (c, _) = q.submit(&spec("A"), &spec("A").key("other")).unwrap();
-        assert_ne!(a, c);
-        let first = q.claim().unwrap().unwrap();
+    fn a_queue_location_is_sqlite_by_default_and_a_postgres_url_otherwise() {
+        let dir = Path::new("/srv/out/service");
         assert_eq!(
-            (first.id.as_str(), first.state, first.attempts),
-            (a.as_str(), State::Running, 1)
+            QueueLocation::parse(None, dir).expect("sqlite"),
+            QueueLocation::Sqlite {
+                dir: dir.to_path_buf()
+            }
         );
-        assert_eq!(q.counts().unwrap().queued, 2);
-        q.finish(&a, &End::Done(serde_json::json!({"resolved": true})))
-            .unwrap();
-        let done = q.get(&a).unwrap().unwrap();
-        assert_eq!(done.state, State::Done);
-        assert_eq!(done.verdict, Some(serde_json::json!({"resolved": true})));
-        assert_eq!(q.claim().unwrap().unwrap().id, b);
+        let pg = QueueLocation::parse(Some("postgres://sw:secret@db:5433/queue"), dir)
+            .expect("postgres");
+        assert!(pg.is_shared());
+        assert_eq!(pg.display(), "postgres://sw@db:5433/queue");
+        let e = QueueLocation::parse(Some("mysql://db/q"), dir).expect_err("refused");
+        assert!(e.to_string().contains("not a PostgreSQL URL"), "{e}");
+        let e = QueueLocation::parse(Some("postgres://sw:secret@db/q?sslmode=require"), dir)
+            .expect_err("no TLS");
+        assert!(
+            e.to_string().contains("sslmode=require") && !e.to_string().contains("secret"),
+            "{e}"
+        );
     }
 
     #[test]
-    fn a_second_service_is_refused_and_a_killed_ones_running_jobs_are_queued_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let q = Queue::open(dir.path()).unwrap();
-        let (a, _) = q.submit(&spec("A"), &spec("A").key("ctx")).unwrap();
-        assert_eq!(q.claim().unwrap().unwrap().id, a);
-        assert!(matches!(
-            Queue::open(dir.path()),
-            Err(QueueError::Busy { .. })
-        ));
-        drop(q);
-        let q = Queue::open(dir.path()).unwrap();
-        let job = q.get(&a).unwrap().unwrap();
-        assert_eq!(job.state, State::Queued);
-        let again = q.claim().unwrap().unwrap();
-        assert_eq!((again.id, again.attempts), (a, 2));
-    }
-
-    #[test]
-    fn a_cancelled_job_stays_cancelled_when_its_worker_ends_and_comes_back_when_resubmitted() {
-        let dir = tempfile::tempdir().unwrap();
-        let q = Queue::open(dir.path()).unwrap();
-        let (a, _) = q.submit(&spec("A"), &spec("A").key("ctx")).unwrap();
-        q.claim().unwrap();
-        assert_eq!(q.cancel(&a).unwrap(), Some(State::Cancelled));
-        q.finish(&a, &End::Done(serde_json::json!({}))).unwrap();
-        assert_eq!(q.get(&a).unwrap().unwrap().state, State::Cancelled);
-        assert_eq!(q.cancel("nope").unwrap(), None);
-        let (again, new) = q.submit(&spec("A"), &spec("A").key("ctx")).unwrap();
-        assert!(new);
-        assert_eq!(q.get(&again).unwrap().unwrap().state, State::Queued);
-    }
-
-    #[test]
-    fn a_batch_keeps_its_order_and_is_found_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let q = Queue::open(dir.path()).unwrap();
-        let (b, _) = q.submit(&spec("B"), &spec("B").key("ctx")).unwrap();
-        let (a, _) = q.submit(&spec("A"), &spec("A").key("ctx")).unwrap();
-        let id = q.add_batch(&[b.clone(), a.clone()]).unwrap();
-        assert_eq!(q.add_batch(&[b.clone(), a.clone()]).unwrap(), id);
-        let jobs = q.batch(&id).unwrap().unwrap();
-        let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
-        assert_eq!(ids, [b.as_str(), a.as_str()]);
-        assert!(q.batch("runnope").unwrap().is_none());
+    fn a_holder_is_this_process_session_and_its_worker() {
+        let h = Holder::of_this_process(3, Duration::from_secs(60));
+        let session = swtbench_runner::session::Session::current();
+        assert_eq!(h.id, format!("{}#3", session.as_str()));
+        assert_eq!(Some(h.host()), session.as_str().split('/').next());
+        assert_eq!(h.heartbeat_every(), Duration::from_secs(10));
+        let short = Holder {
+            lease: Duration::from_secs(2),
+            ..h
+        };
+        assert_eq!(short.heartbeat_every(), Duration::from_millis(500));
     }
 }

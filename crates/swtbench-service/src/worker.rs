@@ -4,7 +4,12 @@
 //! every job it takes. A job's runs are keyed by content, so the gold and base runs one job made
 //! are reused by the next job of the same instance; only the runs that depend on the prediction
 //! execute. The verdict is made from what the evaluation wrote (`report.json`) and stored with
-//! the job; then waiting requests are woken.
+//! the job, with the `report.json` itself and where the logs are (host and directory): the API
+//! serves them whichever host ran the job. Then waiting requests are woken.
+//!
+//! A worker holds its job under a lease that it renews while the evaluation runs (a heartbeat
+//! thread); when the job stops being its own (cancelled by any process, or its lease ran out and
+//! it was put back), the evaluation is stopped.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -12,15 +17,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use swtbench_app::evaluate::{self, Engine, EngineUse, Finished, Observer, Request, Stopping};
-use swtbench_runner::events::{EventSink, FanOut, JsonlWriter};
+use swtbench_runner::events::{CancelReason, EventSink, FanOut, JsonlWriter};
 use swtbench_runner::{Cancel, Event};
 
-use crate::queue::{End, Job, JobSpec};
+pub use crate::queue::MAX_ATTEMPTS;
+use crate::queue::{End, Holder, Job, JobSpec};
 use crate::Shared;
-
-/// How many times a job whose evaluation met an infrastructure fault (the engine, the disk) is
-/// taken again before it fails.
-pub const MAX_ATTEMPTS: u32 = 3;
 
 /// What the service evaluates with: the run settings it was started with, made into a request
 /// for one job. The binary implements it (it owns the command line's flags).
@@ -55,8 +57,10 @@ pub fn instance_dir(logs: &Path, job_id: &str, spec: &JobSpec) -> PathBuf {
         .join(&spec.instance_id)
 }
 
-/// Runs one worker until the service stops.
+/// Runs worker `index` of this process until the service (or the worker process) stops: takes a
+/// job, leased to it ([`Holder`]), evaluates it while renewing the lease, stores how it ended.
 pub fn work(shared: Arc<Shared>, index: usize) {
+    let holder = Holder::of_this_process(index, shared.lease);
     let mut engine: Option<Engine> = None;
     while !shared.stopping.load(Ordering::SeqCst) {
         if engine.is_none() {
@@ -69,7 +73,7 @@ pub fn work(shared: Arc<Shared>, index: usize) {
                 }
             }
         }
-        let job = match shared.queue.claim() {
+        let job = match shared.queue.claim(&holder) {
             Ok(Some(job)) => job,
             Ok(None) => {
                 shared.wait_for_work(Duration::from_millis(500));
@@ -83,25 +87,91 @@ pub fn work(shared: Arc<Shared>, index: usize) {
         };
         let Some(eng) = engine.as_ref() else { continue };
         let started = Instant::now();
-        let end = evaluate_job(&shared, eng, &job);
+        let end = evaluate_job(&shared, eng, &job, &holder);
         if let End::Failed(reason) = &end {
             shared.metrics.failed(reason);
         }
-        if let End::Done(_) = &end {
+        if let End::Done { .. } = &end {
             shared.metrics.verdict(started.elapsed());
         }
-        if let Err(e) = shared.queue.finish(&job.id, &end) {
-            shared.note(format!("worker {index}: {e}"));
-        }
+        finish(&shared, &job, &holder, &end);
         shared.job_changed();
     }
 }
 
+/// Stores how `job` ended, retrying while the queue cannot be reached (within the job's lease: a
+/// result that does not reach the queue by then is made again by the next worker).
+fn finish(shared: &Shared, job: &Job, holder: &Holder, end: &End) {
+    let deadline = Instant::now() + holder.lease;
+    let mut wait = Duration::from_millis(250);
+    loop {
+        match shared.queue.finish(&job.id, holder, end) {
+            Ok(true) => return,
+            Ok(false) => {
+                shared.note(format!(
+                    "{}: no longer this worker's (cancelled, or its lease ran out); its result \
+                     is not stored",
+                    job.id
+                ));
+                return;
+            }
+            Err(e) if Instant::now() + wait < deadline => {
+                shared.note(format!("{}: storing its result: {e}; trying again", job.id));
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(Duration::from_secs(5));
+            }
+            Err(e) => {
+                shared.note(format!("{}: its result could not be stored: {e}", job.id));
+                return;
+            }
+        }
+    }
+}
+
+/// Renews `holder`'s lease of job `id` until `done` says the evaluation ended; when the job is
+/// no longer `holder`'s (cancelled by any process, or its lease ran out), stops the evaluation.
+fn heartbeat(
+    shared: &Shared,
+    id: &str,
+    holder: &Holder,
+    cancel: &Cancel,
+    done: &std::sync::mpsc::Receiver<()>,
+) {
+    use std::sync::mpsc::RecvTimeoutError;
+    loop {
+        match done.recv_timeout(holder.heartbeat_every()) {
+            Err(RecvTimeoutError::Timeout) => {}
+            _ => return,
+        }
+        match shared.queue.heartbeat(id, holder) {
+            Ok(true) => {}
+            Ok(false) => {
+                shared.note(format!(
+                    "{id}: cancelled, or its lease ran out: its evaluation stops"
+                ));
+                cancel.request(CancelReason::Interrupt);
+                return;
+            }
+            // The lease may run out meanwhile; then the job is taken again elsewhere.
+            Err(e) => shared.note(format!("{id}: renewing its lease: {e}")),
+        }
+    }
+}
+
 /// Evaluates `job` and says how it ended.
-fn evaluate_job(shared: &Arc<Shared>, engine: &Engine, job: &Job) -> End {
+fn evaluate_job(shared: &Arc<Shared>, engine: &Engine, job: &Job, holder: &Holder) -> End {
     let run = run_id(&job.id);
+    let logs = absolute(&shared.template.logs_root());
+    let dir = instance_dir(&logs, &job.id, &job.spec);
+    let place = format!("{}:{}", holder.host(), dir.display());
+    if let Err(e) = shared.queue.record_logs(&job.id, holder, &place) {
+        shared.note(format!("{}: recording where its logs are: {e}", job.id));
+    }
     let request = match shared.template.request(engine, &job.spec, &run) {
         Ok(r) => r,
+        Err(e) if e.fault == swtbench_app::Fault::Environment => {
+            return infrastructure(job, e.to_string())
+        }
         Err(e) => return End::Failed(e.to_string()),
     };
     // Registered only once there is an evaluation to stop (and removed when it ends).
@@ -115,7 +185,19 @@ fn evaluate_job(shared: &Arc<Shared>, engine: &Engine, job: &Job) -> End {
         events: shared.dir.join("events").join(format!("{}.jsonl", job.id)),
         shared: shared.clone(),
     };
-    let result = evaluate::evaluate(engine, request, &Stopping::Handle(cancel), &observer);
+    let (done, beats) = std::sync::mpsc::channel::<()>();
+    let result = std::thread::scope(|scope| {
+        let beating = cancel.clone();
+        scope.spawn(move || heartbeat(shared, &job.id, holder, &beating, &beats));
+        let result = evaluate::evaluate(
+            engine,
+            request,
+            &Stopping::Handle(cancel.clone()),
+            &observer,
+        );
+        drop(done);
+        result
+    });
     shared
         .cancels
         .lock()
@@ -128,18 +210,27 @@ fn evaluate_job(shared: &Arc<Shared>, engine: &Engine, job: &Job) -> End {
             }
             if done.output.cancelled.is_some() {
                 return match shared.stopping.load(Ordering::SeqCst) {
-                    true => End::Requeue,
+                    true => End::Interrupted,
+                    // Cancelled, or no longer this worker's: the queue keeps what it has.
                     false => End::Failed("cancelled".into()),
                 };
             }
-            let logs = shared.template.logs_root();
-            End::Done(verdict(&done, &logs, &job.id, &job.spec))
+            let report = std::fs::read_to_string(dir.join(swtbench_core::layout::REPORT_FILE)).ok();
+            let mut verdict = verdict(&done, report.as_deref(), &job.id, &job.spec);
+            verdict["worker"] = serde_json::json!(holder.id);
+            verdict["logs"] = serde_json::json!(place);
+            End::Done { verdict, report }
         }
-        Ok(Finished::Killed) => End::Requeue,
+        Ok(Finished::Killed) => End::Interrupted,
         Ok(Finished::Planned(_)) => End::Failed("the request was a dry run".into()),
         Err(e) if e.fault == swtbench_app::Fault::Environment => infrastructure(job, e.to_string()),
         Err(e) => End::Failed(e.to_string()),
     }
+}
+
+/// `path` from the file system's root (as other hosts are told where it is).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// An infrastructure fault: taken again unless the job has had its attempts.
@@ -153,7 +244,7 @@ fn infrastructure(job: &Job, reason: String) -> End {
 /// The verdict of a job: the instance's outcome and its `report.json` as `run` wrote it.
 fn verdict(
     done: &evaluate::Evaluated,
-    logs: &Path,
+    report: Option<&str>,
     job_id: &str,
     spec: &JobSpec,
 ) -> serde_json::Value {
@@ -162,10 +253,7 @@ fn verdict(
         .results
         .iter()
         .find(|r| r.instance_id == spec.instance_id);
-    let dir = instance_dir(logs, job_id, spec);
-    let report = std::fs::read_to_string(dir.join(swtbench_core::layout::REPORT_FILE))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    let report = report.and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok());
     let outcome = result.map(|r| serde_json::to_value(&r.outcome).unwrap_or_default());
     let kind = result.map(|r| r.outcome.kind().as_str().to_string());
     serde_json::json!({

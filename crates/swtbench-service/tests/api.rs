@@ -381,12 +381,17 @@ async fn the_live_stream_sends_each_event_then_the_verdict_and_ends() {
         "{\"event\":\"evaluation_started\"}\n{\"event\":\"instance_finished\"}\n{\"event\":\"hal",
     )
     .unwrap();
-    let job = s.shared.queue.claim().unwrap().unwrap();
+    let holder = swtbench_service::queue::Holder::of_this_process(0, s.shared.lease);
+    let job = s.shared.queue.claim(&holder).unwrap().unwrap();
     s.shared
         .queue
         .finish(
             &job.id,
-            &swtbench_service::queue::End::Done(json!({"resolved": true})),
+            &holder,
+            &swtbench_service::queue::End::Done {
+                verdict: json!({"resolved": true}),
+                report: None,
+            },
         )
         .unwrap();
     let r = api::router(s.shared.clone())

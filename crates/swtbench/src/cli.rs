@@ -20,6 +20,7 @@ pub fn dispatch(cli: Cli, printer: &Printer) -> CliResult {
         Command::Dataset(args) => dataset::run(args, printer),
         Command::Run(args) => run::run(*args, printer),
         Command::Serve(args) => serve::run(*args, printer),
+        Command::Worker(args) => worker::run(*args, printer),
         Command::Images(args) => images::run(args, printer),
         Command::Envs(args) => envs::run(args, printer),
         Command::Clean(args) => clean::run(args, printer),

@@ -17,3 +17,4 @@ pub mod slurm;
 pub mod spec;
 pub mod validate;
 pub mod verify;
+pub mod worker;

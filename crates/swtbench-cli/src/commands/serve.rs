@@ -16,9 +16,21 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8787")]
     pub listen: SocketAddr,
 
-    /// Worker threads evaluating in this process (0: accept and queue only).
+    /// Worker threads evaluating in this process (0: accept and queue only, for `swtbench
+    /// worker` processes on other hosts).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub workers: usize,
+
+    /// The queue: a PostgreSQL database shared with `swtbench worker` processes on other hosts
+    /// (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE; no TLS). Without it, the service's own
+    /// SQLite file in <output dir>/service/.
+    #[arg(long, value_name = "URL")]
+    pub queue: Option<String>,
+
+    /// Seconds a worker holds a job without renewing its lease; a job whose worker died is queued
+    /// again after it (at most 3 takes).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(2..=3600))]
+    pub lease: u64,
 
     /// File of accepted bearer tokens, one SHA-256 digest (64 hex digits) per line (`printf %s
     /// "$TOKEN" | sha256sum`); lines starting with # are comments.

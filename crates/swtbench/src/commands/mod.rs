@@ -18,3 +18,4 @@ pub mod slurm;
 pub mod spec;
 pub mod validate;
 pub mod verify;
+pub mod worker;

@@ -1,10 +1,13 @@
 //! `swtbench serve`: the evaluation service (`swtbench_service::serve`) with the run flags given
 //! after `--` as its template: each job is `run`'s evaluation of one prediction, its arguments
-//! those flags with the job's predictions, run id and instance set field by field.
+//! those flags with the job's predictions, run id and instance set field by field. `swtbench
+//! worker` ([`super::worker`]) makes its template here too ([`template`]), so that a worker on
+//! another host resolves the same flags the same way.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::anyhow;
 use clap::Parser;
@@ -14,9 +17,9 @@ use swtbench_cli::args::RunArgs;
 use swtbench_cli::commands::serve::{token_digests, ServeArgs};
 use swtbench_cli::commands::verify::{FreshRun, FreshRunCommand};
 use swtbench_cli::settings::settings_from;
-use swtbench_service::{JobSpec, ServeError, Template};
+use swtbench_service::{JobSpec, Pool, QueueLocation, ServeError, Template};
 
-use crate::error::{CliResult, ExitCode};
+use crate::error::{CliError, CliResult, ExitCode};
 use crate::evaluation::Inputs;
 use crate::inputs::{apply_env_provider, load_valid};
 use crate::printer::Printer;
@@ -26,16 +29,47 @@ pub fn run(args: ServeArgs, printer: &Printer) -> CliResult {
     if args.token_file.is_none() && !args.listen.ip().is_loopback() {
         return Err(serve_error(ServeError::NoToken { addr: args.listen }).into());
     }
+    // The flags are checked before anything is loaded.
     let base = parse_run(&args.run_args, "gold", "serve")?;
-    refuse_batch_flags(&base)?;
-    settings_from(&base, &HostFacts::default())?;
-    let table = apply_env_provider(&base.env_provider, base.table.load()?, printer)?;
-    let dataset = load_valid(&base.dataset, printer)?;
     let dir = base.output_dir.join(swtbench_service::SERVICE_DIR);
+    let queue =
+        QueueLocation::parse(args.queue.as_deref(), &dir).map_err(|e| serve_error(e.into()))?;
     let tokens = match &args.token_file {
         Some(path) => Some(read_tokens(path)?),
         None => None,
     };
+    let template = template(&args.run_args, printer)?;
+    let config = swtbench_service::Config {
+        listen: args.listen,
+        workers: args.workers,
+        dir: template.dir.clone(),
+        tokens,
+        max_body: args.max_body,
+        rate_limit: args.rate_limit,
+    };
+    let pool = Pool {
+        queue,
+        lease: Duration::from_secs(args.lease),
+    };
+    let p = *printer;
+    let note = Box::new(move |text: String| p.info(&format!("serve: {text}")));
+    swtbench_service::serve(config, pool, Arc::new(template), note).map_err(serve_error)?;
+    Ok(ExitCode::Success)
+}
+
+/// What every job is evaluated with, from `run`'s flags given after `--` (`serve`'s and
+/// `worker`'s): the flags checked, the spec table and the dataset loaded, and the settings
+/// context that makes the jobs' content keys. The context leaves out `--output-dir`, the one
+/// flag that may differ between the service and its workers on other hosts.
+pub(crate) fn template(
+    run_args: &[String],
+    printer: &Printer,
+) -> Result<ServeTemplate, CliError> {
+    let base = parse_run(run_args, "gold", "serve")?;
+    refuse_batch_flags(&base)?;
+    settings_from(&base, &HostFacts::default())?;
+    let table = apply_env_provider(&base.env_provider, base.table.load()?, printer)?;
+    let dataset = load_valid(&base.dataset, printer)?;
     let ids: BTreeSet<String> = dataset
         .instances
         .iter()
@@ -45,33 +79,39 @@ pub fn run(args: ServeArgs, printer: &Printer) -> CliResult {
         "swtbench {}\n{}\n{}",
         env!("CARGO_PKG_VERSION"),
         dataset.name,
-        args.run_args.join("\0")
+        settings_flags(run_args).join("\0")
     ));
-    let template = ServeTemplate {
-        run_args: args.run_args.clone(),
+    Ok(ServeTemplate {
+        run_args: run_args.to_vec(),
         dataset_name: base.dataset.dataset.clone(),
         table,
         dataset,
         ids,
         context,
-        dir: dir.clone(),
+        dir: base.output_dir.join(swtbench_service::SERVICE_DIR),
         logs: base.output_dir.join(swtbench_core::layout::LOGS_ROOT_DIR),
-    };
-    let config = swtbench_service::Config {
-        listen: args.listen,
-        workers: args.workers,
-        dir,
-        tokens,
-        max_body: args.max_body,
-        rate_limit: args.rate_limit,
-    };
-    let p = *printer;
-    let note = Box::new(move |text: String| p.info(&format!("serve: {text}")));
-    swtbench_service::serve(config, Arc::new(template), note).map_err(serve_error)?;
-    Ok(ExitCode::Success)
+    })
 }
 
-fn serve_error(e: ServeError) -> swtbench_app::Error {
+/// The run flags that make a job's settings: all but `--output-dir` (where this host writes).
+fn settings_flags(run_args: &[String]) -> Vec<&str> {
+    let mut out = Vec::with_capacity(run_args.len());
+    let mut skip_value = false;
+    for a in run_args {
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        let flag = a.split('=').next().unwrap_or_default().replace('_', "-");
+        if flag == "--output-dir" {
+            skip_value = !a.contains('=');
+            continue;
+        }
+        out.push(a.as_str());
+    }
+    out
+}
+
+pub(crate) fn serve_error(e: ServeError) -> swtbench_app::Error {
     match e {
         ServeError::NoToken { .. } => swtbench_app::Error::input(e).with_hint(
             "give --token-file FILE (SHA-256 digests of the tokens), or listen on 127.0.0.1",
@@ -82,6 +122,15 @@ fn serve_error(e: ServeError) -> swtbench_app::Error {
         }
         ServeError::Bind { .. } => {
             swtbench_app::Error::environment(e).with_hint("choose another --listen address or port")
+        }
+        ServeError::Queue(swtbench_service::QueueError::Location { .. }) => {
+            swtbench_app::Error::input(e)
+        }
+        ServeError::Queue(swtbench_service::QueueError::Postgres { .. }) => {
+            swtbench_app::Error::environment(e).with_hint(
+                "check that the database server is reachable from this host, and the URL's user, \
+                 password (or PGPASSWORD) and database",
+            )
         }
         _ => swtbench_app::Error::environment(e),
     }
@@ -162,14 +211,15 @@ fn read_tokens(path: &Path) -> swtbench_app::Result<Vec<[u8; 32]>> {
 }
 
 /// What every job is evaluated with.
-struct ServeTemplate {
+pub(crate) struct ServeTemplate {
     run_args: Vec<String>,
     dataset_name: String,
     table: swtbench_spec::SpecTable,
     dataset: swtbench_data::dataset::LoadedDataset,
     ids: BTreeSet<String>,
     context: String,
-    dir: PathBuf,
+    /// This host's directory of the service's files (`<output dir>/service`).
+    pub(crate) dir: PathBuf,
     logs: PathBuf,
 }
 
@@ -224,5 +274,30 @@ impl Template for ServeTemplate {
 
     fn logs_root(&self) -> PathBuf {
         self.logs.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_settings_flags_are_the_run_flags_but_the_output_directory() {
+        let args: Vec<String> = [
+            "--dataset",
+            "lite",
+            "--output-dir",
+            "/a",
+            "--timeout",
+            "20",
+            "--output_dir=/b",
+            "--no-network",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            settings_flags(&args),
+            ["--dataset", "lite", "--timeout", "20", "--no-network"]
+        );
     }
 }
