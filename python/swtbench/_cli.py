@@ -23,6 +23,7 @@ SUBCOMMANDS = frozenset(
         "dataset",
         "run",
         "serve",
+        "worker",
         "images",
         "envs",
         "clean",
