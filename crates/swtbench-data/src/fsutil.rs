@@ -281,6 +281,16 @@ pub struct JournalSweep {
 /// and of owners that cannot be checked are left alone. Only files whose name is the journal
 /// owner's temporary file name are removed, whatever else a journal may say.
 pub fn sweep_journals(root: &Path) -> JournalSweep {
+    visit_journals(root, true)
+}
+
+/// What [`sweep_journals`] would remove under `root` now, without removing anything (`journals`
+/// counts the dead processes' journals).
+pub fn dead_writers_files(root: &Path) -> JournalSweep {
+    visit_journals(root, false)
+}
+
+fn visit_journals(root: &Path, remove: bool) -> JournalSweep {
     let mut sweep = JournalSweep::default();
     let Ok(entries) = std::fs::read_dir(root.join(JOURNAL_DIR)) else {
         return sweep;
@@ -305,11 +315,19 @@ pub fn sweep_journals(root: &Path) -> JournalSweep {
                 .file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with(&prefix));
-            if named && std::fs::remove_file(&path).is_ok() {
+            if !named {
+                continue;
+            }
+            let found = if remove {
+                std::fs::remove_file(&path).is_ok()
+            } else {
+                path.is_file()
+            };
+            if found {
                 sweep.removed.push(path);
             }
         }
-        if std::fs::remove_file(e.path()).is_ok() {
+        if !remove || std::fs::remove_file(e.path()).is_ok() {
             sweep.journals += 1;
         }
     }
@@ -498,6 +516,12 @@ mod tests {
         let live_journal = journal_dir.join(format!("{host}.{live}-{start}"));
         std::fs::write(&live_journal, format!("{}\n", others.display())).unwrap();
 
+        let would = dead_writers_files(root.path());
+        assert_eq!(
+            (would.removed, would.journals),
+            (vec![unfinished.clone()], 1)
+        );
+        assert!(unfinished.exists());
         let sweep = sweep_journals(root.path());
         assert_eq!(sweep.removed, vec![unfinished.clone()]);
         assert_eq!(sweep.journals, 1);
