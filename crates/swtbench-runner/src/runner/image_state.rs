@@ -483,7 +483,23 @@ async fn remove_image<B: ContainerBackend>(cx: &ImageCx<'_, B>, tag: &str, kind:
             });
         }
         Ok(false) => {}
-        Err(e) => cx.books.warn(format!("could not remove image {tag}: {e}")),
+        Err(e) => cx.books.warn(removal_warning(tag, &e.to_string())),
+    }
+}
+
+/// What a run says of an image it meant to remove and could not. The engine refuses (HTTP 409)
+/// while another run on the same engine uses the image (its containers, or images built on it):
+/// that is the normal case of concurrent runs, said as such, with where it is documented.
+fn removal_warning(tag: &str, error: &str) -> String {
+    if error.contains("(HTTP 409)") {
+        format!(
+            "kept image {tag}: another run on this engine is still using it (the engine refused \
+             to remove it: HTTP 409); once that run has ended, `swtbench images rm --run-id` of \
+             this run or `swtbench clean` removes it (docs/usage.md, \"Several runs on one \
+             engine\")"
+        )
+    } else {
+        format!("could not remove image {tag}: {error}")
     }
 }
 
@@ -550,6 +566,19 @@ mod tests {
             path: "/m".into(),
             message: "must not be made".into(),
         })
+    }
+
+    #[test]
+    fn an_image_in_use_by_another_run_is_said_to_be_kept() {
+        let w = removal_warning(
+            "exec.eval.x:latest",
+            "removing image exec.eval.x:latest failed: conflict: unable to remove repository \
+             reference (must force) - container 1a2b is using its referenced image (HTTP 409)",
+        );
+        assert!(w.starts_with("kept image exec.eval.x:latest: another run on this engine"), "{w}");
+        assert!(w.contains("Several runs on one engine"), "{w}");
+        let w = removal_warning("t:1", "removing image t:1 failed: engine gone");
+        assert_eq!(w, "could not remove image t:1: removing image t:1 failed: engine gone");
     }
 
     #[test]
