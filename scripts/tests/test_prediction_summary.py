@@ -246,7 +246,7 @@ class Causes(unittest.TestCase):
             ps.check_causes({"a__a-1": {"class": "cosmic rays", "evidence": "x"}}, "causes.json")
         self.assertEqual(str(e.exception), "causes.json: a__a-1: class 'cosmic rays' is not one of: environment drift, "
                                            "network use, flaky test, deviation of the original reproduced/fixed, "
-                                           "swtbench defect, unexplained; fix the entry")
+                                           "swtbench defect, self-check is not the harness, unexplained; fix the entry")
         with self.assertRaises(ps.SummaryError) as e:
             ps.check_causes({"a__a-1": {"class": "unexplained", "evidence": " "}}, "causes.json")
         self.assertEqual(str(e.exception), "causes.json: a__a-1: no evidence; say what shows the class (a log line, "
