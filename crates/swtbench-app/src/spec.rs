@@ -278,6 +278,10 @@ fn render_instance(
     ));
     out.push(("env.Dockerfile".into(), spec.env_dockerfile.clone()));
     out.push(("setup_env.sh".into(), spec.setup_env_sh.clone()));
+    // What env.Dockerfile copies in at its end (the coverage tracer's native line counter).
+    for (path, text, _mode) in swtbench_spec::env_context_files() {
+        out.push((path, text.to_string()));
+    }
     out.push((
         "instance.Dockerfile".into(),
         spec.instance_dockerfile.clone(),

@@ -134,6 +134,12 @@ pub fn recipes(
     env_ctx
         .add_file("setup_env.sh", spec.setup_env_sh.clone(), 0o755)
         .map_err(ctx_err(env_tag))?;
+    // The coverage tracer's native line counter, which the env Dockerfile builds at its end.
+    for (path, text, mode) in swtbench_spec::env_context_files() {
+        env_ctx
+            .add_file(&path, text, mode)
+            .map_err(ctx_err(env_tag))?;
+    }
     let mut env = request(settings, spec, env_tag, ImageKind::Env, env_ctx);
     env.request.by_commit = !settings.images.step_builds;
     if let Some(id) = base_image_id {

@@ -46,8 +46,8 @@ pub use eval::{
 pub use lock::{EnvLock, LockEntry, LockError, LockSource};
 pub use pins::{FrozenPins, PinChoice};
 pub use render::{
-    insert_after_from, system_pre_install, Arch, EnvPins, ExecSpec, FileSource, ImageKeys,
-    SubmoduleSource, MIRROR_CONTEXT_DIR, SUBMODULES_CONTEXT_DIR, UV_VERSION,
+    env_context_files, insert_after_from, system_pre_install, Arch, EnvPins, ExecSpec, FileSource,
+    ImageKeys, SubmoduleSource, MIRROR_CONTEXT_DIR, SUBMODULES_CONTEXT_DIR, UV_VERSION,
 };
 pub use table::{
     BaseImage, Provider, RepoSpec, SpecTable, TableSyntax, VersionSpec, DEFAULT_PYTHON_IMAGE,

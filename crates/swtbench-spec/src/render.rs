@@ -3,9 +3,13 @@
 //!
 //! For table entries that use conda on the default base image (every entry of the embedded table)
 //! the text is byte-identical to the original harness's, so keys match and images built by either
-//! tool are interchangeable. Entries with another provider or base image render their own text
-//! and hash it with the same rule (see [`ImageKeys`]). Nothing here touches Docker or the network:
-//! requirement files come in through a [`FileSource`].
+//! tool are interchangeable, apart from the lines every env Dockerfile ends with here: the build of
+//! the coverage tracer's native line counter ([`swtbench_tracer::native_dockerfile_lines`], files
+//! from [`env_context_files`]), which is outside the original's key rule (an env image without it
+//! gives the same coverage, counted in Python). Entries with another provider or base image render
+//! their own text and hash it with the same rule (see [`ImageKeys`]), so their keys change with the
+//! native counter's source. Nothing here touches Docker or the network: requirement files come in
+//! through a [`FileSource`].
 
 use swtbench_core::hash::sha256_prefix;
 use swtbench_core::Instance;
@@ -469,7 +473,8 @@ impl ExecSpec {
         };
         let env_dockerfile = env_template
             .replace("{platform}", platform)
-            .replace("{base_image_name}", &base_key);
+            .replace("{base_image_name}", &base_key)
+            + &swtbench_tracer::native_dockerfile_lines();
         let env_hash = if spec.is_reference() {
             sha256_prefix(&setup_env_sh, KEY_HASH_LEN)
         } else {
@@ -644,6 +649,15 @@ impl ExecSpec {
             Provider::Venv | Provider::Uv => &["source /opt/swtbench-venv/bin/activate"],
         }
     }
+}
+
+/// The files an env image's build context holds besides `setup_env.sh`: (path in the context,
+/// text, mode). They are what the end of every env Dockerfile copies in (the coverage tracer's
+/// native line counter and its build script).
+pub fn env_context_files() -> Vec<(String, &'static str, u32)> {
+    swtbench_tracer::native_context_files()
+        .into_iter()
+        .collect()
 }
 
 /// Inserts `lines` right after the first `FROM` line of a Dockerfile (which must have one), for

@@ -111,6 +111,8 @@ fn venv_on_a_local_base_image() {
          COPY ./setup_env.sh /root/\nRUN chmod +x /root/setup_env.sh\nRUN /bin/bash /root/setup_env.sh\n\n\
          WORKDIR /testbed/\n\n# Automatically activate the testbed environment\n\
          RUN echo \"source /opt/swtbench-venv/bin/activate\" > /root/.bashrc\n"
+            .to_string()
+            + &swtbench_tracer::native_dockerfile_lines()
     );
     assert_eq!(
         s.setup_repo_sh,

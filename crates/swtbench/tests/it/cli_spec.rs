@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use swtbench_core::hash::sha256_hex;
 use swtbench_spec::SpecTable;
 
-const FILES: [&str; 13] = [
+const FILES: [&str; 15] = [
     "base.Dockerfile",
     "directives.json",
     "env.Dockerfile",
@@ -27,6 +27,9 @@ const FILES: [&str; 13] = [
     "keys.json",
     "setup_env.sh",
     "setup_repo.sh",
+    // What env.Dockerfile copies in at its end: the tracer's native line counter.
+    "swtbench-tracer/build-native.sh",
+    "swtbench-tracer/swtbench_lines.c",
 ];
 
 /// Runs the binary with private cache directories and no proxies or mirror settings.
@@ -176,9 +179,20 @@ fn offline_lite_renders_every_instance_that_needs_no_download() {
         if !ours.join("keys.json").exists() {
             continue;
         }
-        assert_eq!(files_under(&snap), files_under(&ours), "{id}");
+        // Apart from the build of the tracer's native line counter that swtbench adds at the end
+        // of env.Dockerfile, and the two files it copies in.
+        let native = &FILES[13..];
+        let ours_files: Vec<String> = files_under(&ours)
+            .into_iter()
+            .filter(|f| !native.contains(&f.as_str()))
+            .collect();
+        assert_eq!(files_under(&snap), ours_files, "{id}");
         for f in files_under(&snap) {
-            assert_eq!(read(&snap, &f), read(&ours, &f), "{id}/{f}");
+            let mut expected = read(&snap, &f);
+            if f == "env.Dockerfile" {
+                expected.push_str(&swtbench_tracer::native_dockerfile_lines());
+            }
+            assert_eq!(expected, read(&ours, &f), "{id}/{f}");
         }
         compared += 1;
     }
