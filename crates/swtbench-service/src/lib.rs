@@ -234,12 +234,13 @@ pub fn serve(
             source,
         })?;
         let address_file = config.dir.join(ADDRESS_FILE);
-        std::fs::write(&address_file, format!("http://{addr}\n")).map_err(|source| {
-            ServeError::Io {
+        // The SQLite queue made the directory; a PostgreSQL one did not.
+        std::fs::create_dir_all(&config.dir)
+            .and_then(|()| std::fs::write(&address_file, format!("http://{addr}\n")))
+            .map_err(|source| ServeError::Io {
                 what: format!("writing {}", address_file.display()),
                 source,
-            }
-        })?;
+            })?;
         shared.note(format!(
             "listening on http://{addr} ({} worker(s); queue {shown})",
             config.workers,
