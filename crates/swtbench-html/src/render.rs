@@ -301,6 +301,12 @@ fn page(title: &str, body: &str, data_json: &str) -> String {
     out
 }
 
+/// The `sha256-<base64>` sources of the inline style and script every page carries, as its
+/// Content Security Policy lists them: (style, script).
+pub fn inline_hashes() -> (String, String) {
+    (csp_hash(CSS), csp_hash(JS))
+}
+
 /// `sha256-<base64>` of an inline block, as the page's Content Security Policy lists it.
 pub fn csp_hash(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());

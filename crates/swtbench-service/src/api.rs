@@ -15,10 +15,12 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::Extension;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use crate::queue::{Job, JobSpec, State as JobState};
+use crate::quota::{Limits, Token};
 use crate::worker::instance_dir;
 use crate::Shared;
 
@@ -35,6 +37,8 @@ pub struct ApiError {
     pub message: String,
     pub field: Option<String>,
     pub hint: Option<String>,
+    /// Seconds a client should wait before it sends the request again (`Retry-After`).
+    pub retry_after: Option<u32>,
 }
 
 impl ApiError {
@@ -45,6 +49,7 @@ impl ApiError {
             message: message.into(),
             field: None,
             hint: None,
+            retry_after: None,
         }
     }
 
@@ -55,6 +60,11 @@ impl ApiError {
 
     pub fn hint(mut self, hint: impl Into<String>) -> ApiError {
         self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn retry_after(mut self, seconds: u32) -> ApiError {
+        self.retry_after = Some(seconds);
         self
     }
 
@@ -71,7 +81,12 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, Json(self.body())).into_response()
+        let mut r = (self.status, Json(self.body())).into_response();
+        if let Some(secs) = self.retry_after {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        r
     }
 }
 
@@ -87,9 +102,10 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/evaluations", post(submit))
         .route("/v1/evaluations/{id}", get(get_evaluation).delete(cancel))
         .route("/v1/evaluations/{id}/report", get(report))
+        .route("/v1/evaluations/{id}/report.html", get(report_html))
         .route("/v1/evaluations/{id}/events", get(events))
         .route("/v1/evaluations/{id}/stream", get(stream))
-        .route("/v1/batches", post(submit_batch))
+        .route("/v1/batches", post(submit_batch).get(list_batches))
         .route("/v1/batches/{id}", get(get_batch))
         .route("/v1/batches/{id}/leaderboard", get(batch_leaderboard))
         .route("/v1/openapi.json", get(openapi))
@@ -97,6 +113,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route_layer(axum::middleware::from_fn_with_state(shared.clone(), guard));
     Router::new()
         .route("/healthz", get(healthz))
+        .merge(crate::web::routes())
         .merge(v1)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -138,11 +155,22 @@ impl RateWindow {
     }
 }
 
-/// The caller of a request: the digest of its bearer token, checked against the service's
-/// tokens when it has any; "anonymous" otherwise.
-pub fn caller(headers: &HeaderMap, tokens: Option<&[[u8; 32]]>) -> Result<String, ApiError> {
+/// Who sent a request: the first 16 hex digits of its token's digest ("anonymous" when the
+/// service asks for no token) and that token's limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub name: String,
+    pub limits: Limits,
+}
+
+/// The caller of a request: its bearer token, checked against the service's tokens when it has
+/// any; the anonymous caller (no limits of its own) otherwise.
+pub fn caller(headers: &HeaderMap, tokens: Option<&[Token]>) -> Result<Caller, ApiError> {
     let Some(tokens) = tokens else {
-        return Ok("anonymous".into());
+        return Ok(Caller {
+            name: "anonymous".into(),
+            limits: Limits::default(),
+        });
     };
     let presented = headers
         .get(header::AUTHORIZATION)
@@ -157,18 +185,25 @@ pub fn caller(headers: &HeaderMap, tokens: Option<&[[u8; 32]]>) -> Result<String
         return Err(unauthorized("this service needs a bearer token"));
     };
     let digest = token_digest(token);
-    // Compared in full, whatever matches first, so the time says nothing of the tokens.
-    let mut found = false;
+    // Compared in full, each of them, whatever matches, so the time says nothing of the tokens.
+    let mut found: Option<&Token> = None;
     for t in tokens {
-        found |= t
+        let equal = t
+            .digest
             .iter()
             .zip(digest.iter())
             .fold(0u8, |acc, (a, b)| acc | (a ^ b))
             == 0;
+        if equal {
+            found = Some(t);
+        }
     }
     match found {
-        true => Ok(hex::encode(&digest[..8])),
-        false => Err(unauthorized(
+        Some(t) => Ok(Caller {
+            name: hex::encode(&digest[..8]),
+            limits: t.limits,
+        }),
+        None => Err(unauthorized(
             "the bearer token is not one of this service's",
         )),
     }
@@ -180,7 +215,7 @@ pub fn token_digest(token: &str) -> [u8; 32] {
     sha2::Sha256::digest(token.as_bytes()).into()
 }
 
-async fn guard(State(s): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+async fn guard(State(s): State<Arc<Shared>>, mut request: Request, next: Next) -> Response {
     let who = match caller(request.headers(), s.config.tokens.as_deref()) {
         Ok(w) => w,
         Err(e) => {
@@ -196,25 +231,50 @@ async fn guard(State(s): State<Arc<Shared>>, request: Request, next: Next) -> Re
         s.rate
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .admit(&who, now, s.config.rate_limit);
+            .admit(&who.name, now, s.config.rate_limit);
     if !admitted {
         s.metrics.rejected();
-        let mut r = ApiError::new(
+        return ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
             "rate_limited",
             format!("more than {} requests in one second", s.config.rate_limit),
         )
         .hint("wait a second; use ?wait= or a batch instead of polling fast")
+        .retry_after(1)
         .into_response();
-        r.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return r;
     }
+    // A token's own bound on bodies: refused at once when the length is announced, and the body
+    // cut at the bound when it is not (the handler then answers 413).
+    if let Some(max) = who.limits.max_body.filter(|m| *m < s.config.max_body) {
+        let announced = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if announced.is_some_and(|n| n > max as u64) {
+            s.metrics.rejected();
+            return token_body_too_large(max).into_response();
+        }
+        request =
+            request.map(|body| axum::body::Body::new(http_body_util::Limited::new(body, max)));
+    }
+    request.extensions_mut().insert(who);
     let response = next.run(request).await;
     if response.status().is_client_error() || response.status().is_server_error() {
         s.metrics.rejected();
     }
     response
+}
+
+/// A body over its token's `max_body`.
+fn token_body_too_large(max: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+        format!("the request body is larger than this token's limit of {max} bytes"),
+    )
+    .field("max_body")
+    .hint("split a batch into smaller ones (the token's max_body in the service's token file sets the bound)")
 }
 
 /// `?wait=SECONDS` of a query string (0 without); any other parameter is refused.
@@ -272,17 +332,17 @@ pub fn check_id(id: &str, prefix: &str) -> Result<(), ApiError> {
 }
 
 /// A prediction of a request body, checked: what a job evaluates, or the error that names the
-/// field (and, in a batch, the line). A single prediction with an empty patch is refused
-/// (`empty_patch`); in a batch (a predictions file) it is evaluated as `run` evaluates it: graded
-/// as an empty patch without running anything.
+/// field (and, in a batch, where the prediction is: `line 3`, `item 2`, `key "…"`). A single
+/// prediction with an empty patch is refused (`empty_patch`); in a batch (a predictions file) it
+/// is evaluated as `run` evaluates it: graded as an empty patch without running anything.
 pub fn prediction(
     value: &Value,
     shared_dataset: &dyn Fn(&str) -> bool,
     dataset_name: Option<&str>,
-    line: Option<usize>,
+    location: Option<&str>,
 ) -> Result<JobSpec, ApiError> {
-    let at = |f: &str| match line {
-        Some(n) => format!("line {n}: {f}"),
+    let at = |f: &str| match location {
+        Some(l) => format!("{l}: {f}"),
         None => f.to_string(),
     };
     let Some(obj) = value.as_object() else {
@@ -346,7 +406,7 @@ pub fn prediction(
         )
         .field("model_patch")
     })?;
-    if patch.trim().is_empty() && line.is_none() {
+    if patch.trim().is_empty() && location.is_none() {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "empty_patch",
@@ -400,7 +460,7 @@ fn body_error(e: BytesRejection) -> ApiError {
             "body_too_large",
             "the request body is larger than the service takes",
         )
-        .hint("split a batch into smaller ones (--max-body sets the bound)"),
+        .hint("split a batch into smaller ones (the bound is the service's --max-body, or the token's max_body in its token file)"),
         status => ApiError::new(status, "unreadable_body", e.body_text()),
     }
 }
@@ -434,7 +494,9 @@ pub fn job_json(job: &Job) -> Value {
         "links": {
             "self": base,
             "report": format!("{base}/report"),
+            "report_html": format!("{base}/report.html"),
             "events": format!("{base}/events"),
+            "stream": format!("{base}/stream"),
         },
     })
 }
@@ -473,8 +535,76 @@ fn answer(job: &Job) -> Response {
     r
 }
 
+/// Queues `specs` for `who`, within its `max_running` when it has one: each one's id, in order,
+/// and whether any was new (a worker must be woken).
+fn enqueue(
+    s: &Arc<Shared>,
+    who: &Caller,
+    specs: &[JobSpec],
+) -> Result<(Vec<String>, bool), ApiError> {
+    let context = s.template.context();
+    let state_of = |id: &str| s.queue.get(id).ok().flatten().map(|j| j.state);
+    // Held from the count to the record, so that two requests of one token cannot both pass.
+    let mut running = match who.limits.max_running {
+        Some(limit) => {
+            let mut running = s.running.lock().unwrap_or_else(|e| e.into_inner());
+            // A done evaluation submitted again is answered from the queue: it does not run.
+            let adding: Vec<String> = specs
+                .iter()
+                .map(|spec| crate::queue::job_id(&spec.key(context)))
+                .filter(|id| state_of(id) != Some(JobState::Done))
+                .collect();
+            let is_final = |id: &str| state_of(id).is_none_or(JobState::is_final);
+            running
+                .check(&who.name, limit, &adding, &is_final)
+                .map_err(over_quota)?;
+            Some(running)
+        }
+        None => None,
+    };
+    let mut ids = Vec::with_capacity(specs.len());
+    let mut any_new = false;
+    for spec in specs {
+        let (id, new) = s.queue.submit(spec, &spec.key(context)).map_err(internal)?;
+        any_new |= new;
+        ids.push(id);
+    }
+    if let Some(running) = running.as_mut() {
+        let unfinished = ids
+            .iter()
+            .filter(|id| state_of(id).is_some_and(|st| !st.is_final()))
+            .cloned();
+        running.add(&who.name, unfinished.collect::<Vec<_>>());
+    }
+    Ok((ids, any_new))
+}
+
+/// The answer to a submission over its token's `max_running`.
+fn over_quota(o: crate::quota::OverQuota) -> ApiError {
+    let e = ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "quota_exceeded",
+        format!(
+            "this token may have {} evaluations queued or running at once; it has {} and the \
+             request adds {}",
+            o.limit, o.unfinished, o.adding
+        ),
+    )
+    .field("max_running");
+    if o.adding > o.limit {
+        e.hint(format!(
+            "send at most {} predictions at a time (max_running in the service's token file)",
+            o.limit
+        ))
+    } else {
+        e.hint("wait for the token's evaluations to finish (or cancel some), then send it again")
+            .retry_after(10)
+    }
+}
+
 async fn submit(
     State(s): State<Arc<Shared>>,
+    Extension(who): Extension<Caller>,
     RawQuery(query): RawQuery,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
@@ -483,11 +613,11 @@ async fn submit(
     let value = parse_json(&body)?;
     let t = s.template.clone();
     let spec = prediction(&value, &|i| t.has_instance(i), Some(t.dataset_name()), None)?;
-    let key = spec.key(s.template.context());
-    let (id, new) = s.queue.submit(&spec, &key).map_err(internal)?;
+    let (ids, new) = enqueue(&s, &who, std::slice::from_ref(&spec))?;
     if new {
         s.work_added();
     }
+    let id = ids.into_iter().next().unwrap_or_default();
     let job = wait_job(&s, &id, wait).await?;
     Ok(answer(&job))
 }
@@ -567,6 +697,90 @@ async fn report(
         )
         .hint("a report is written once the instance is graded; wait for the verdict")),
     }
+}
+
+/// The HTML page a job's run wrote beside its run report: `<output dir>/evaluation_results/
+/// <model dir>.<run id>.html` (the results directory is the logs root's sibling, as `run` lays
+/// them out).
+pub fn report_page_path(
+    logs: &std::path::Path,
+    job_id: &str,
+    spec: &JobSpec,
+) -> std::path::PathBuf {
+    let out = logs.parent().unwrap_or(logs);
+    out.join(swtbench_core::layout::EVALUATION_RESULTS_DIR)
+        .join(format!(
+            "{}.{}.html",
+            swtbench_core::layout::model_dir_name(&spec.model),
+            crate::worker::run_id(job_id)
+        ))
+}
+
+/// The policy a served report page runs under: the one its own `<meta>` states (the hashes of
+/// its inline style and script, written by the renderer in the head, before any run data),
+/// and no framing. A page without one is shown without scripts.
+pub fn report_page_csp(page: &str) -> String {
+    const META: &str = "<meta http-equiv=\"Content-Security-Policy\" content=\"";
+    let head = &page[..page.find("</head>").unwrap_or(0)];
+    let own = head.find(META).and_then(|i| {
+        let rest = &head[i + META.len()..];
+        let policy = &rest[..rest.find('"')?];
+        let plain = policy
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b',' || b == b' ');
+        (plain && policy.contains("default-src 'none'")).then_some(policy)
+    });
+    let policy = own.unwrap_or(
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'",
+    );
+    format!("{policy}; frame-ancestors 'none'")
+}
+
+/// An HTML page as the service serves it: with its Content-Security-Policy header, not sniffed,
+/// not cached, no referrer.
+pub fn html_page(page: String, csp: &str) -> Response {
+    let mut r = ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response();
+    let h = r.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(csp) {
+        h.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// The HTML report of a done evaluation: the page its run wrote (`swtbench run`'s page of the
+/// run, with the instance's details), under its own Content-Security-Policy.
+async fn report_html(
+    State(s): State<Arc<Shared>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let job = job_of(&s, &id).await?;
+    let path = report_page_path(&s.template.logs_root(), &job.id, &job.spec);
+    let page = match job.state {
+        JobState::Done => std::fs::read_to_string(&path).ok(),
+        _ => None,
+    };
+    let Some(page) = page else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no_report",
+            format!(
+                "evaluation {id} has no HTML report ({})",
+                job.state.as_str()
+            ),
+        )
+        .hint("the page is written once the evaluation is done; an empty patch, an evaluation in error, or a service started with --no-html has none"));
+    };
+    let csp = report_page_csp(&page);
+    Ok(html_page(page, &csp))
 }
 
 async fn events(
@@ -663,8 +877,75 @@ async fn stream(
         .into_response())
 }
 
+/// The predictions of a batch's body, each with where it is, in the shapes `swtbench run
+/// --predictions` reads: JSON Lines (`line 3`), a JSON array (`item 2`), or an object keyed by
+/// instance id (`key "…"`, whose records may leave `instance_id` out).
+pub fn batch_records(text: &str) -> Result<Vec<(String, Value)>, ApiError> {
+    let shapes = "a batch is JSON Lines (one prediction per line), a JSON array of predictions, \
+                  or an object keyed by instance id";
+    let start = text.trim_start();
+    if start.starts_with('[') {
+        let items: Vec<Value> = serde_json::from_str(text).map_err(|e| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_json",
+                format!("the body is not a JSON array: {e}"),
+            )
+            .hint(shapes)
+        })?;
+        return Ok(items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (format!("item {i}"), v))
+            .collect());
+    }
+    if start.starts_with('{') {
+        if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(text) {
+            // Keyed by instance id: every value a record (one prediction's values are strings).
+            if !map.is_empty() && map.values().all(Value::is_object) {
+                let mut out = Vec::with_capacity(map.len());
+                for (key, mut v) in map {
+                    let at = format!("key {key:?}");
+                    match v.get("instance_id") {
+                        None | Some(Value::Null) => v["instance_id"] = Value::String(key.clone()),
+                        Some(Value::String(id)) if *id == key => {}
+                        Some(_) => {
+                            return Err(ApiError::new(
+                                StatusCode::UNPROCESSABLE_ENTITY,
+                                "invalid_field",
+                                format!("{at}: instance_id is not its key"),
+                            )
+                            .field("instance_id")
+                            .hint("in an object keyed by instance id, leave instance_id out or give the key"))
+                        }
+                    }
+                    out.push((at, v));
+                }
+                return Ok(out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: Value = serde_json::from_str(line).map_err(|e| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_json",
+                format!("line {}: not JSON: {e}", n + 1),
+            )
+            .hint(shapes)
+        })?;
+        out.push((format!("line {}", n + 1), value));
+    }
+    Ok(out)
+}
+
 async fn submit_batch(
     State(s): State<Arc<Shared>>,
+    Extension(who): Extension<Caller>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body = body.map_err(body_error)?;
@@ -677,23 +958,12 @@ async fn submit_batch(
     })?;
     let t = s.template.clone();
     let mut specs = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value: Value = serde_json::from_str(line).map_err(|e| {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "invalid_json",
-                format!("line {}: not JSON: {e}", n + 1),
-            )
-            .hint("a batch is JSON Lines: one prediction object per line")
-        })?;
+    for (at, value) in batch_records(text)? {
         specs.push(prediction(
             &value,
             &|i| t.has_instance(i),
             Some(t.dataset_name()),
-            Some(n + 1),
+            Some(&at),
         )?);
     }
     if specs.is_empty() {
@@ -704,25 +974,135 @@ async fn submit_batch(
         )
         .hint("one JSON object per line"));
     }
-    let mut ids = Vec::with_capacity(specs.len());
-    for spec in &specs {
-        let (id, _) = s
-            .queue
-            .submit(spec, &spec.key(s.template.context()))
-            .map_err(internal)?;
-        ids.push(id);
-    }
+    let (ids, _) = enqueue(&s, &who, &specs)?;
     let batch = s.queue.add_batch(&ids).map_err(internal)?;
     s.work_added();
     let mut r = (
         StatusCode::ACCEPTED,
-        Json(json!({"id": batch, "evaluations": ids, "links": {"self": format!("/v1/batches/{batch}")}})),
+        Json(json!({"id": batch, "evaluations": ids, "links": batch_links(&batch)})),
     )
         .into_response();
     if let Ok(v) = HeaderValue::from_str(&format!("/v1/batches/{batch}")) {
         r.headers_mut().insert(header::LOCATION, v);
     }
     Ok(r)
+}
+
+/// The links of batch `id`.
+fn batch_links(id: &str) -> Value {
+    let base = format!("/v1/batches/{id}");
+    json!({
+        "self": base,
+        "leaderboard": format!("{base}/leaderboard"),
+    })
+}
+
+/// The largest page of `GET /v1/batches`.
+pub const MAX_PAGE: usize = 100;
+
+/// `?limit=N&before=ID` of a listing: the page size (default 20, at most [`MAX_PAGE`]) and the
+/// batch the page starts after; any other parameter is refused.
+pub fn page_of(query: Option<&str>) -> Result<(usize, Option<String>), ApiError> {
+    let (mut limit, mut before) = (20, None);
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        match k {
+            "limit" => {
+                limit = v
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=MAX_PAGE).contains(n))
+                    .ok_or_else(|| {
+                        ApiError::new(
+                            StatusCode::BAD_REQUEST,
+                            "invalid_parameter",
+                            format!("limit={v:?} is not a number from 1 to {MAX_PAGE}"),
+                        )
+                        .field("limit")
+                    })?;
+            }
+            "before" => {
+                check_id(v, "run").map_err(|_| {
+                    ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_parameter",
+                        format!("before={v:?} is not a batch id"),
+                    )
+                    .field("before")
+                    .hint("use the `next` link of the previous page")
+                })?;
+                before = Some(v.to_string());
+            }
+            _ => {
+                return Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "unknown_parameter",
+                    format!("unknown query parameter {k:?}"),
+                )
+                .field(k.to_string())
+                .hint("the parameters are limit=N and before=BATCH_ID"))
+            }
+        }
+    }
+    Ok((limit, before))
+}
+
+/// A batch's state as a listing shows it: its size, counts per state, resolved count, whether
+/// it is over.
+fn batch_summary(id: &str, created: i64, jobs: &[Job]) -> Value {
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for j in jobs {
+        *counts.entry(j.state.as_str()).or_default() += 1;
+    }
+    json!({
+        "id": id,
+        "created": created,
+        "size": jobs.len(),
+        "done": jobs.iter().all(|j| j.state.is_final()),
+        "counts": counts,
+        "resolved": jobs.iter().filter(|j| resolved(j)).count(),
+        "links": batch_links(id),
+    })
+}
+
+/// Whether a job's verdict says resolved.
+fn resolved(j: &Job) -> bool {
+    j.verdict
+        .as_ref()
+        .and_then(|v| v.get("resolved"))
+        .and_then(Value::as_bool)
+        == Some(true)
+}
+
+async fn list_batches(
+    State(s): State<Arc<Shared>>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let (limit, before) = page_of(query.as_deref())?;
+    let mut rows = s
+        .queue
+        .batch_ids(limit + 1, before.as_deref())
+        .map_err(internal)?
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("no batch {}", before.as_deref().unwrap_or_default()),
+            )
+            .field("before")
+        })?;
+    let more = rows.len() > limit;
+    rows.truncate(limit);
+    let mut batches = Vec::with_capacity(rows.len());
+    for (id, created) in &rows {
+        let jobs = s.queue.batch(id).map_err(internal)?.unwrap_or_default();
+        batches.push(batch_summary(id, *created, &jobs));
+    }
+    let next = match (more, rows.last()) {
+        (true, Some((last, _))) => json!(format!("/v1/batches?limit={limit}&before={last}")),
+        _ => Value::Null,
+    };
+    Ok(Json(json!({"batches": batches, "next": next})).into_response())
 }
 
 /// The jobs of batch `id`, or the answer for a bad or unknown id.
@@ -739,25 +1119,17 @@ async fn get_batch(
 ) -> Result<Response, ApiError> {
     let jobs = batch_of(&s, &id)?;
     let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
-    let mut resolved = 0;
     for j in &jobs {
         *counts.entry(j.state.as_str()).or_default() += 1;
-        if j.verdict
-            .as_ref()
-            .and_then(|v| v.get("resolved"))
-            .and_then(Value::as_bool)
-            == Some(true)
-        {
-            resolved += 1;
-        }
     }
     let done = jobs.iter().all(|j| j.state.is_final());
     Ok(Json(json!({
         "id": id,
         "done": done,
         "counts": counts,
-        "resolved": resolved,
+        "resolved": jobs.iter().filter(|j| resolved(j)).count(),
         "evaluations": jobs.iter().map(job_json).collect::<Vec<_>>(),
+        "links": batch_links(&id),
     }))
     .into_response())
 }

@@ -14,6 +14,8 @@ pub mod metrics;
 pub mod openapi;
 pub mod pool;
 pub mod queue;
+pub mod quota;
+pub mod web;
 pub mod worker;
 
 use std::collections::HashMap;
@@ -44,8 +46,9 @@ pub struct Config {
     pub workers: usize,
     /// The service's directory: queue, job events, predictions.
     pub dir: PathBuf,
-    /// SHA-256 digests of the accepted bearer tokens; `None`: no token asked (loopback only).
-    pub tokens: Option<Vec<[u8; 32]>>,
+    /// The accepted bearer tokens (their SHA-256 digests and quotas); `None`: no token asked
+    /// (loopback only).
+    pub tokens: Option<Vec<quota::Token>>,
     /// The largest request body, in bytes.
     pub max_body: usize,
     /// Requests per second one token (or the anonymous caller) may make.
@@ -90,6 +93,7 @@ pub struct Shared {
     work: (Mutex<u64>, Condvar),
     note: Box<dyn Fn(String) + Send + Sync>,
     rate: Mutex<api::RateWindow>,
+    running: Mutex<quota::Running>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -122,6 +126,7 @@ impl Shared {
             work: (Mutex::new(0), Condvar::new()),
             note,
             rate: Mutex::new(api::RateWindow::default()),
+            running: Mutex::new(quota::Running::default()),
         }
     }
 

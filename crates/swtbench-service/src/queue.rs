@@ -408,6 +408,16 @@ impl Queue {
         each!(self, q => q.batch(id))
     }
 
+    /// The batches and when each was made, newest first: at most `limit` of them, those after
+    /// batch `before` in that order when it is given (`None`: there is no batch `before`).
+    pub fn batch_ids(
+        &self,
+        limit: usize,
+        before: Option<&str>,
+    ) -> Result<Option<Vec<(String, i64)>>, QueueError> {
+        each!(self, q => q.batch_ids(limit, before))
+    }
+
     /// The job `id`, if there is one.
     pub fn get(&self, id: &str) -> Result<Option<Job>, QueueError> {
         each!(self, q => q.get(id))

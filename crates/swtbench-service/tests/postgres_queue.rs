@@ -344,3 +344,41 @@ fn the_queue_answers_again_after_the_server_restarts() {
     let down = service.get(&a);
     assert!(matches!(down, Err(QueueError::Postgres { .. })), "{down:?}");
 }
+
+#[test]
+fn batches_are_listed_newest_first_page_by_page() {
+    let Some(pg) = Postgres::start_or_skip() else {
+        return;
+    };
+    let q = open(&pg);
+    let mut made = BTreeSet::new();
+    for n in 0..5 {
+        let a = submit(&q, &format!("B{n}a"));
+        let b = submit(&q, &format!("B{n}b"));
+        made.insert(q.add_batch(&[a, b]).unwrap());
+    }
+    let mut seen: Vec<(String, i64)> = Vec::new();
+    let mut before: Option<String> = None;
+    loop {
+        let page = q.batch_ids(2, before.as_deref()).unwrap().unwrap();
+        assert!(page.len() <= 2, "{page:?}");
+        let Some(last) = page.last() else { break };
+        before = Some(last.0.clone());
+        seen.extend(page);
+    }
+    assert_eq!(
+        seen.iter()
+            .map(|(id, _)| id.clone())
+            .collect::<BTreeSet<_>>(),
+        made
+    );
+    assert_eq!(seen.len(), 5, "{seen:?}");
+    // Newest first; in the same second, by id (bytes), descending.
+    for w in seen.windows(2) {
+        assert!((w[0].1, &w[0].0) > (w[1].1, &w[1].0), "{seen:?}");
+    }
+    assert!(q
+        .batch_ids(2, Some("run000000000000000000000000"))
+        .unwrap()
+        .is_none());
+}

@@ -33,7 +33,9 @@ pub struct ServeArgs {
     pub lease: u64,
 
     /// File of accepted bearer tokens, one SHA-256 digest (64 hex digits) per line (`printf %s
-    /// "$TOKEN" | sha256sum`); lines starting with # are comments.
+    /// "$TOKEN" | sha256sum`), optionally followed by the token's quotas: `max_running=N`
+    /// (evaluations queued or running at once) and `max_body=SIZE` (e.g. 10MB); lines starting
+    /// with # are comments.
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
 
@@ -49,46 +51,4 @@ pub struct ServeArgs {
     /// `swtbench run`'s flags for every evaluation (after `--`).
     #[arg(last = true, value_name = "RUN FLAGS", allow_hyphen_values = true)]
     pub run_args: Vec<String>,
-}
-
-/// The digests of a token file's text: one SHA-256 digest in hex per line; blank lines and
-/// comments (`#`) skipped. The error names the line.
-pub fn token_digests(text: &str) -> Result<Vec<[u8; 32]>, String> {
-    let mut out = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let hex_part = line.split_whitespace().next().unwrap_or("");
-        let bytes = hex::decode(hex_part)
-            .ok()
-            .and_then(|b| <[u8; 32]>::try_from(b).ok())
-            .ok_or_else(|| format!("line {}: not a SHA-256 digest (64 hex digits)", n + 1))?;
-        out.push(bytes);
-    }
-    if out.is_empty() {
-        return Err("no token digest in it".into());
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn digests_are_read_line_by_line_and_a_bad_line_is_named() {
-        let d = "ab".repeat(32);
-        let text = format!("# tokens\n\n{d}  -\n");
-        assert_eq!(token_digests(&text).expect("digests"), vec![[0xab; 32]]);
-        assert_eq!(
-            token_digests("# only\n").expect_err("an error"),
-            "no token digest in it"
-        );
-        assert_eq!(
-            token_digests(&format!("{d}\nsecret\n")).expect_err("an error"),
-            "line 2: not a SHA-256 digest (64 hex digits)"
-        );
-    }
 }

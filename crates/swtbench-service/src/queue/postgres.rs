@@ -299,6 +299,35 @@ impl PgQueue {
         })
     }
 
+    pub fn batch_ids(
+        &self,
+        limit: usize,
+        before: Option<&str>,
+    ) -> Result<Option<Vec<(String, i64)>>, QueueError> {
+        let limit = limit as i64;
+        self.with(|c| {
+            let (created, id) = match before {
+                None => (i64::MAX, String::new()),
+                Some(b) => {
+                    let row =
+                        c.query_opt("SELECT created FROM swtbench_batches WHERE id = $1", &[&b])?;
+                    match row {
+                        Some(r) => (r.get::<_, i64>(0), b.to_string()),
+                        None => return Ok(None),
+                    }
+                }
+            };
+            // Byte order for the ids, whatever the database's collation.
+            let rows = c.query(
+                "SELECT id, created FROM swtbench_batches \
+                 WHERE created < $1 OR (created = $1 AND id COLLATE \"C\" < $2) \
+                 ORDER BY created DESC, id COLLATE \"C\" DESC LIMIT $3",
+                &[&created, &id, &limit],
+            )?;
+            Ok(Some(rows.iter().map(|r| (r.get(0), r.get(1))).collect()))
+        })
+    }
+
     pub fn batch(&self, id: &str) -> Result<Option<Vec<Job>>, QueueError> {
         let rows = self.with(|c| {
             let exists = c

@@ -200,6 +200,38 @@ impl SqliteQueue {
         })
     }
 
+    pub fn batch_ids(
+        &self,
+        limit: usize,
+        before: Option<&str>,
+    ) -> Result<Option<Vec<(String, i64)>>, QueueError> {
+        self.with(|c| {
+            let (created, id) = match before {
+                None => (i64::MAX, String::new()),
+                Some(b) => {
+                    let created: Option<i64> = c
+                        .query_row("SELECT created FROM batches WHERE id = ?1", [b], |r| {
+                            r.get(0)
+                        })
+                        .optional()?;
+                    match created {
+                        Some(t) => (t, b.to_string()),
+                        None => return Ok(None),
+                    }
+                }
+            };
+            let mut st = c.prepare(
+                "SELECT id, created FROM batches \
+                 WHERE created < ?1 OR (created = ?1 AND id < ?2) \
+                 ORDER BY created DESC, id DESC LIMIT ?3",
+            )?;
+            let rows = st.query_map(params![created, id, limit as i64], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })?;
+            Ok(Some(rows.collect::<rusqlite::Result<Vec<_>>>()?))
+        })
+    }
+
     pub fn batch(&self, id: &str) -> Result<Option<Vec<Job>>, QueueError> {
         self.with(|c| {
             let exists: Option<String> = c

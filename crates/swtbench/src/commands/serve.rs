@@ -14,7 +14,7 @@ use clap::Parser;
 use swtbench_app::evaluate::{Engine, Request};
 use swtbench_app::limits::HostFacts;
 use swtbench_cli::args::RunArgs;
-use swtbench_cli::commands::serve::{token_digests, ServeArgs};
+use swtbench_cli::commands::serve::ServeArgs;
 use swtbench_cli::commands::verify::{FreshRun, FreshRunCommand};
 use swtbench_cli::settings::settings_from;
 use swtbench_service::{JobSpec, Pool, QueueLocation, ServeError, Template};
@@ -201,12 +201,14 @@ fn refuse_batch_flags(run: &RunArgs) -> swtbench_app::Result<()> {
     }
 }
 
-fn read_tokens(path: &Path) -> swtbench_app::Result<Vec<[u8; 32]>> {
+fn read_tokens(path: &Path) -> swtbench_app::Result<Vec<swtbench_service::quota::Token>> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| swtbench_app::Error::input(anyhow!("--token-file {}: {e}", path.display())))?;
-    token_digests(&text).map_err(|e| {
-        swtbench_app::Error::input(anyhow!("--token-file {}: {e}", path.display()))
-            .with_hint("one SHA-256 digest per line: printf %s \"$TOKEN\" | sha256sum >> FILE")
+    swtbench_service::quota::parse_token_file(&text).map_err(|e| {
+        swtbench_app::Error::input(anyhow!("--token-file {}: {e}", path.display())).with_hint(
+            "one SHA-256 digest per line (printf %s \"$TOKEN\" | sha256sum >> FILE), optionally \
+             followed by max_running=N and max_body=SIZE",
+        )
     })
 }
 
@@ -269,7 +271,9 @@ impl Template for ServeTemplate {
             table: self.table.clone(),
             dataset: self.dataset.clone(),
         };
-        crate::evaluation::request(&args, settings, inputs, false)
+        // The run's HTML page, which GET /v1/evaluations/{id}/report.html serves.
+        let html = !args.no_html;
+        crate::evaluation::request(&args, settings, inputs, html)
     }
 
     fn logs_root(&self) -> PathBuf {
