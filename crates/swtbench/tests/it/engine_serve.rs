@@ -16,9 +16,9 @@ use crate::engine_fixture::{self, containers_of, reference_run, reports_of, Fixt
 
 /// The service as a child process over `out`, listening on a free loopback port (killed when
 /// dropped, should the test fail).
-struct Serve {
-    child: Child,
-    url: String,
+pub(crate) struct Serve {
+    pub(crate) child: Child,
+    pub(crate) url: String,
 }
 
 impl Drop for Serve {
@@ -28,7 +28,7 @@ impl Drop for Serve {
     }
 }
 
-fn start(fx: &Fixture, out: &Path, workers: usize) -> Serve {
+pub(crate) fn start(fx: &Fixture, out: &Path, workers: usize) -> Serve {
     let address = out.join("service").join("address");
     let _ = std::fs::remove_file(&address);
     let mut cmd = engine_fixture::swtbench_command();
