@@ -26,9 +26,10 @@ Errors: an error answer of the service raises :class:`ServiceError` with the ser
 ``field`` and ``hint`` (docs/service.md, *Errors*) and the HTTP ``status``; the client's own codes
 are ``connection_failed`` (no answer, after the retries; ``status`` is ``None``),
 ``invalid_response`` (an answer that is not the API's JSON) and ``http_error`` (an error status
-without the service's JSON error, e.g. from a proxy). ``429 rate_limited`` is sent again after its
-``Retry-After``, and a request that got no answer (or 502/503/504) after a short back-off, up to
-``retries`` times. Sending again is safe: identical submissions are one evaluation on the service
+without the service's JSON error, e.g. from a proxy). A 429 with a ``Retry-After`` (``rate_limited``,
+or ``quota_exceeded`` while the token's evaluations fill its quota) is sent again after it, and a
+request that got no answer (or 502/503/504) after a short back-off, up to ``retries`` times; a 429
+without one (a batch larger than the token's whole quota) is not. Sending again is safe: identical submissions are one evaluation on the service
 (a batch sent twice is two batches of the same evaluations).
 
 An evaluation that could not be made is not an error answer: its :class:`Verdict` has ``state``
@@ -324,7 +325,7 @@ class Client:
                     data = e.read()
                 except (OSError, http.client.HTTPException):
                     data = b""
-                if attempt < self.retries and e.code == 429:
+                if attempt < self.retries and e.code == 429 and e.headers.get("Retry-After"):
                     time.sleep(_retry_after(e.headers.get("Retry-After")))
                 elif attempt < self.retries and e.code in (502, 503, 504):
                     retry_after = e.headers.get("Retry-After")

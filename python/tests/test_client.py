@@ -88,6 +88,7 @@ class FakeService:
         self.log: List[Logged] = []
         self.token: Optional[str] = None
         self.throttle = 0
+        self.over_quota = False
         self.drop = 0
         self.clock = 1_700_000_000
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -277,7 +278,7 @@ class Handler(BaseHTTPRequestHandler):
                         "hint": e.hint,
                     }
                 }
-                if e.status == 429:
+                if e.code == "rate_limited":
                     headers["Retry-After"] = "1"
             entry.status = status
         data = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
@@ -321,6 +322,15 @@ class Handler(BaseHTTPRequestHandler):
             fake.throttle -= 1
             raise ApiError(
                 429, "rate_limited", "more than 200 requests in one second", hint="wait a second"
+            )
+        if fake.over_quota and method == "POST":
+            raise ApiError(
+                429,
+                "quota_exceeded",
+                "this token may have 2 evaluations queued or running at once; it has 0 and the "
+                "request adds 3",
+                "max_running",
+                hint="send at most 2 predictions at a time",
             )
         if query:
             k, _, v = query.partition("=")
@@ -595,6 +605,15 @@ def test_429_is_sent_again_after_retry_after(service: FakeService) -> None:
     with pytest.raises(ServiceError) as e:
         Client(service.url, retries=0).get(v.id)
     assert (e.value.status, e.value.code, e.value.hint) == (429, "rate_limited", "wait a second")
+
+
+def test_a_batch_over_the_whole_quota_is_not_sent_again(service: FakeService) -> None:
+    service.over_quota = True
+    client = Client(service.url, poll_interval=FAST)
+    with pytest.raises(ServiceError) as e:
+        list(client.evaluate_many([{"instance_id": A, "model_patch": "diff"}] * 3))
+    assert (e.value.status, e.value.code, e.value.field) == (429, "quota_exceeded", "max_running")
+    assert [r.key() for r in service.requests()] == [("POST", "/v1/batches", "", 429)]
 
 
 def test_a_request_without_an_answer_is_sent_again(service: FakeService) -> None:
