@@ -363,6 +363,32 @@ class OfficialReportCampaign(unittest.TestCase):
                                       "--run-id r2")
         self.assertFalse(os.path.exists(self.md))
 
+    def test_a_set_without_logs_here_is_carried_over_from_the_earlier_json(self):
+        code, err = self.run_it()
+        self.assertEqual(code, 0, err)
+        with open(self.json) as f:
+            first = json.load(f)["sets"][0]
+        # The same run id in another campaign directory that has none of its logs.
+        other = campaign(os.path.join(self.tmp.name, "other"), ROWS, {"a__a-1": ("resolved", graded(True))},
+                         run_id="r9", reachable=["a__a-1"])
+        code, err = run_main(["--out", other, "--run-id", "r1", "--official", self.official, "--name", "Tool X",
+                              "--causes", self.causes, "--md", self.md, "--json", self.json])
+        self.assertEqual(code, 0, err)
+        self.assertIn("r1: no logs under", err)
+        self.assertIn("1 entries of", err, "the carried set's causes count as used, the stale one does not")
+        with open(self.json) as f:
+            (again,) = json.load(f)["sets"]
+        self.assertEqual(again["instances"], first["instances"])
+        self.assertEqual(again["figures"], first["figures"])
+        self.assertIn("carried over from page.json", again["carried_over"])
+        with open(self.md) as f:
+            self.assertIn("*This set is carried over from page.json", f.read())
+        # Without an earlier file it is the missing run it was.
+        code, err = run_main(["--out", other, "--run-id", "r1", "--official", self.official,
+                              "--md", self.md, "--json", os.path.join(self.tmp.name, "new.json")])
+        self.assertEqual(code, 2, err)
+        self.assertIn("no such run", err)
+
     def test_a_regraded_tree_is_summarised_by_its_reports(self):
         d = os.path.join(self.out, "runs", "run_instance_swt_logs", "r1", "M", "a__a-1")
         write(os.path.join(d, "report.json"), {"a__a-1": graded(False)})
