@@ -12,6 +12,8 @@
 
 use std::collections::VecDeque;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::backend::{ContainerBackend, LogSink};
@@ -42,6 +44,9 @@ struct BuildContainer {
     options: crate::docker::DockerOptions,
     created: bool,
     done: bool,
+    /// Set when the guard is dropped before the creation was answered: the creating task then
+    /// removes the container itself once the engine has made it.
+    abandoned: Arc<AtomicBool>,
 }
 
 /// How long a cancelled build waits for its container's removal.
@@ -54,6 +59,7 @@ impl Drop for BuildContainer {
         if self.done {
             return;
         }
+        self.abandoned.store(true, Ordering::SeqCst);
         let (id, options, created) = (self.id.clone(), self.options.clone(), self.created);
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -152,13 +158,15 @@ impl DockerBackend {
         // that starts after this one was killed removes it (and the image it holds) at once,
         // instead of it living out its `sleep`.
         let owned = self.options().owner.is_some() || spec.labels.contains_key(SESSION);
+        let abandoned = Arc::new(AtomicBool::new(false));
         let mut guard = BuildContainer {
             id: spec.name.clone().unwrap_or_default(),
             options: self.options().clone(),
             created: false,
             done: false,
+            abandoned: abandoned.clone(),
         };
-        let id = match self.container_create(&spec).await {
+        let id = match self.create_build_container(spec, abandoned).await {
             Ok(id) => id,
             Err(e) => {
                 // A refused creation made nothing. One the engine did not answer in time may still
@@ -268,6 +276,37 @@ impl DockerBackend {
                 message: "the commit ended without producing the image".into(),
                 log_tail: Vec::new(),
             })
+    }
+
+    /// Creates the build container in a task of its own, which runs to its end even when the
+    /// build is dropped meanwhile (Ctrl-C): the engine finishes a creation whose client has gone
+    /// away, so the task removes the container it made when the build was `abandoned` by then.
+    /// The task counts as background work of the connection, which
+    /// [`ContainerBackend::settle_background`] (the clean-up after a Ctrl-C) waits for.
+    async fn create_build_container(
+        &self,
+        spec: ContainerSpec,
+        abandoned: Arc<AtomicBool>,
+    ) -> Result<String> {
+        let working = self.background.clone().read_owned().await;
+        let backend = self.clone();
+        let image = spec.image.clone();
+        let task = tokio::spawn(async move {
+            let _working = working;
+            let created = backend.container_create(&spec).await;
+            if let Ok(id) = &created {
+                if abandoned.load(Ordering::SeqCst) {
+                    let _ = backend.container_remove(id).await;
+                }
+            }
+            created
+        });
+        task.await.unwrap_or_else(|e| {
+            Err(BackendError::Engine {
+                operation: format!("creating the build container from {image}"),
+                message: format!("the creating task ended: {e}"),
+            })
+        })
     }
 
     async fn commit_step(

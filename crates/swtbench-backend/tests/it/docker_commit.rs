@@ -299,6 +299,113 @@ async fn docker_a_commit_build_cancelled_while_its_container_is_created_leaves_n
         .expect("inspect"));
 }
 
+/// A build cancelled (Ctrl-C) while the engine is slow to create its container: the container
+/// appears after the build is gone, later than the dropped build's own look for it by name; the
+/// creation's task removes it once made, and `settle_background` (the clean-up after a Ctrl-C)
+/// waits for that. Its owner label is on it meanwhile, and the image it would have made carries
+/// none.
+#[tokio::test(flavor = "multi_thread")]
+async fn docker_a_commit_build_cancelled_before_a_slow_creation_leaves_no_container() {
+    let Some((direct, _dir, proxy)) = engine_and_proxy("docker_commit_slow_create").await else {
+        return;
+    };
+    let scope = Scope::new("commit-slow-create");
+    let mut options = crate::support::engine_options();
+    options.host = Some(proxy.host());
+    options.owner = Some("test-host/1/1".into());
+    let backend = swtbench_backend::DockerBackend::connect(options)
+        .await
+        .expect("connect through the proxy");
+    proxy.delay_creations(Duration::from_secs(8));
+    let mut request = commit_request(
+        &scope,
+        "slow-create",
+        format!("FROM {BASE_IMAGE}\nRUN echo never\n"),
+    );
+    request.timeout = Some(Duration::from_secs(300));
+    let building = backend.clone();
+    let build = tokio::spawn(async move { building.image_build(request, &mut Vec::new()).await });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while proxy.creations_seen() == 0 {
+        assert!(Instant::now() < deadline, "no creation was asked for");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let asked = Instant::now();
+    build.abort();
+    assert!(build.await.expect_err("cancelled").is_cancelled());
+    // The engine has not made it yet.
+    scope.assert_no_leftover_containers(&direct).await;
+    tokio::time::timeout(Duration::from_secs(60), backend.settle_background())
+        .await
+        .expect("settle_background ends");
+    scope.assert_no_leftover_containers(&direct).await;
+    // Nothing turns up later either, once the engine has had the request (the build's own look
+    // for it by name gave up before).
+    tokio::time::sleep((asked + Duration::from_secs(12)).saturating_duration_since(Instant::now()))
+        .await;
+    scope.assert_no_leftover_containers(&direct).await;
+    assert!(!direct
+        .image_exists(&scope.tag("slow-create"))
+        .await
+        .expect("inspect"));
+}
+
+/// A commit build's container names the connection's owner while it runs; the image it makes
+/// names none (the empty value), so a container made from the image is nobody's leftover.
+#[tokio::test]
+async fn docker_a_commit_build_container_carries_its_owner_and_its_image_does_not() {
+    let Some((direct, _dir, proxy)) = engine_and_proxy("docker_commit_owner").await else {
+        return;
+    };
+    let scope = Scope::new("commit-owner");
+    let mut options = crate::support::engine_options();
+    options.host = Some(proxy.host());
+    options.owner = Some("test-host/42/7".into());
+    let backend = swtbench_backend::DockerBackend::connect(options)
+        .await
+        .expect("connect through the proxy");
+    // The build's container is made and waits (its answer held) while its labels are read.
+    proxy.hold_creations();
+    let request = commit_request(
+        &scope,
+        "owned",
+        format!("FROM {BASE_IMAGE}\nRUN echo owned > /owned.txt\n"),
+    );
+    let building = backend.clone();
+    let build = tokio::spawn(async move { building.image_build(request, &mut Vec::new()).await });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let made = loop {
+        let found = direct
+            .containers_with_label(&scope.filter())
+            .await
+            .expect("list");
+        if let Some(c) = found.into_iter().next() {
+            break c;
+        }
+        assert!(Instant::now() < deadline, "no build container appeared");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        made.labels
+            .get(swtbench_backend::labels::SESSION)
+            .map(String::as_str),
+        Some("test-host/42/7"),
+        "{made:?}"
+    );
+    proxy.resume();
+    let built = build.await.expect("join").expect("build");
+    assert_eq!(
+        built
+            .labels
+            .get(swtbench_backend::labels::SESSION)
+            .map(String::as_str),
+        Some(""),
+        "{:?}",
+        built.labels
+    );
+    scope.assert_no_leftover_containers(&direct).await;
+}
+
 /// With `remove_container_later`, the image is returned while the engine still removes the build's
 /// container (its removal is held here), and `settle_background` returns only once that removal
 /// has ended.

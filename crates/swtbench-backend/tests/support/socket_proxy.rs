@@ -8,14 +8,15 @@
 //! engine's 409 "removal … is already in progress" and forwards the request only a moment later,
 //! on a connection of its own (the container goes after the client heard the answer); switched to
 //! holding pushes, it keeps back the engine's answers on a connection that asked to push an image
-//! (the push never ends for the client). Shared by
+//! (the push never ends for the client); switched to delaying creations, it forwards a request to
+//! create a container only a while later (an engine slow to create). Shared by
 //! the backend's and the binary's hung-engine tests (the binary's includes this file by path).
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,6 +30,10 @@ pub struct Proxy {
     hold_removals: Arc<AtomicBool>,
     removals_under_way: Arc<AtomicBool>,
     hold_pushes: Arc<AtomicBool>,
+    /// How long a request to create a container waits before it is forwarded (ms; 0: none).
+    creation_delay: Arc<AtomicU64>,
+    /// Requests to create a container seen so far.
+    creations_seen: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
 }
 
@@ -44,10 +49,13 @@ impl Proxy {
         let hold_removals = Arc::new(AtomicBool::new(false));
         let removals_under_way = Arc::new(AtomicBool::new(false));
         let hold_pushes = Arc::new(AtomicBool::new(false));
+        let creation_delay = Arc::new(AtomicU64::new(0));
+        let creations_seen = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let (h, hc, s) = (hold.clone(), hold_creations.clone(), stop.clone());
         let (hr, ru) = (hold_removals.clone(), removals_under_way.clone());
         let hp = hold_pushes.clone();
+        let (cd, cs) = (creation_delay.clone(), creations_seen.clone());
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 if s.load(Ordering::SeqCst) {
@@ -62,6 +70,8 @@ impl Proxy {
                     under_way: ru.clone(),
                     pushes: hp.clone(),
                     pushing: Arc::new(AtomicBool::new(false)),
+                    creation_delay: cd.clone(),
+                    creations_seen: cs.clone(),
                 };
                 std::thread::spawn(move || connect(client, holds));
             }
@@ -73,6 +83,8 @@ impl Proxy {
             hold_removals,
             removals_under_way,
             hold_pushes,
+            creation_delay,
+            creations_seen,
             stop,
         }
     }
@@ -109,12 +121,25 @@ impl Proxy {
         self.hold_pushes.store(true, Ordering::SeqCst);
     }
 
+    /// From now on a request to create a container is forwarded `delay` after it arrived (as by
+    /// an engine slow to create it).
+    pub fn delay_creations(&self, delay: Duration) {
+        self.creation_delay
+            .store(delay.as_millis() as u64, Ordering::SeqCst);
+    }
+
+    /// How many requests to create a container the proxy has seen.
+    pub fn creations_seen(&self) -> u64 {
+        self.creations_seen.load(Ordering::SeqCst)
+    }
+
     pub fn resume(&self) {
         self.hold.store(false, Ordering::SeqCst);
         self.hold_creations.store(false, Ordering::SeqCst);
         self.hold_removals.store(false, Ordering::SeqCst);
         self.removals_under_way.store(false, Ordering::SeqCst);
         self.hold_pushes.store(false, Ordering::SeqCst);
+        self.creation_delay.store(0, Ordering::SeqCst);
     }
 }
 
@@ -139,6 +164,8 @@ struct Holds {
     pushes: Arc<AtomicBool>,
     /// This connection asked to push an image.
     pushing: Arc<AtomicBool>,
+    creation_delay: Arc<AtomicU64>,
+    creations_seen: Arc<AtomicU64>,
 }
 
 impl Holds {
@@ -213,6 +240,11 @@ fn pump(mut from: UnixStream, mut to: UnixStream, holds: &Holds, mut reply: Opti
             let text = String::from_utf8_lossy(&buf[..n]);
             if text.starts_with("POST ") && text.contains("/containers/create") {
                 holds.creating.store(true, Ordering::SeqCst);
+                holds.creations_seen.fetch_add(1, Ordering::SeqCst);
+                let delay = holds.creation_delay.load(Ordering::SeqCst);
+                if delay > 0 {
+                    std::thread::sleep(Duration::from_millis(delay));
+                }
             }
             if text.starts_with("POST ") && text.contains("/push") {
                 holds.pushing.store(true, Ordering::SeqCst);
