@@ -48,6 +48,7 @@ mod engine_registry;
 mod engine_repeat;
 mod engine_run;
 mod engine_serve;
+mod engine_serve_clients;
 mod engine_serve_web;
 mod engine_shared;
 mod engine_slurm;
