@@ -363,10 +363,15 @@ pub async fn remove_image<B: ContainerBackend>(
     image: &ImageInfo,
     force: bool,
 ) -> std::result::Result<(), BackendError> {
-    match own_tag(image) {
-        Some(tag) => backend.image_remove(&tag, force).await.map(|_| ()),
-        None => Ok(()),
+    let Some(tag) = own_tag(image) else {
+        return Ok(());
+    };
+    backend.image_remove(&tag, force).await?;
+    // An env image's compiler cache (`--compiler-cache`) goes with it.
+    if image.labels.get(KIND).map(String::as_str) == Some("env") {
+        swtbench_runner::images::remove_compiler_cache(backend, &tag).await?;
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -33,6 +33,8 @@ pub struct EnvChoice {
     pub no_env_lock: bool,
     /// `--build-files`: the directory of per-repository trees copied onto checkouts.
     pub build_files: Option<std::path::PathBuf>,
+    /// `--compiler-cache`: env images get ccache, instance builds share a cache per env image.
+    pub compiler_cache: bool,
 }
 
 impl EnvChoice {
@@ -66,7 +68,7 @@ pub fn apply_env_choice(
     choice: &EnvChoice,
     notices: &mut Vec<Notice>,
 ) -> Result<SpecTable> {
-    let table = apply_provider(table, choice, notices)?;
+    let table = apply_provider(table, choice, notices)?.with_compiler_cache(choice.compiler_cache);
     let table = match &choice.env_lock {
         Some(path) => apply_lock_file(table, path)?,
         None if choice.no_env_lock => table,

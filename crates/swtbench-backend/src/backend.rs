@@ -182,4 +182,20 @@ pub trait ContainerBackend: Send + Sync + 'static {
         &self,
         filter: &LabelFilter,
     ) -> impl Future<Output = Result<Vec<ContainerInfo>>> + Send;
+
+    /// The names of the named volumes carrying the labels (compiler caches). Engines without
+    /// volumes have none.
+    fn volumes_with_label(
+        &self,
+        filter: &LabelFilter,
+    ) -> impl Future<Output = Result<Vec<String>>> + Send {
+        let _ = filter;
+        async { Ok(Vec::new()) }
+    }
+
+    /// Removes a named volume. `Ok(false)`: there was none.
+    fn volume_remove(&self, name: &str) -> impl Future<Output = Result<bool>> + Send {
+        let _ = name;
+        async { Ok(false) }
+    }
 }

@@ -1512,6 +1512,17 @@ impl ContainerBackend for DockerBackend {
                 .filter(|_| self.disk_quota.load(Ordering::Relaxed))
                 .map(|b| HashMap::from([("size".to_string(), b.to_string())])),
             auto_remove: Some(spec.auto_remove),
+            mounts: (!spec.volumes.is_empty()).then(|| {
+                spec.volumes
+                    .iter()
+                    .map(|(name, target)| bollard::models::Mount {
+                        typ: Some(bollard::models::MountType::VOLUME),
+                        source: Some(name.clone()),
+                        target: Some(target.clone()),
+                        ..Default::default()
+                    })
+                    .collect()
+            }),
             ..Default::default()
         };
         let body = ContainerCreateBody {
@@ -1914,9 +1925,64 @@ impl ContainerBackend for DockerBackend {
             })
             .collect())
     }
+
+    async fn volumes_with_label(&self, filter: &LabelFilter) -> Result<Vec<String>> {
+        let options = bollard::query_parameters::ListVolumesOptions {
+            filters: Some(label_filters(filter)?),
+        };
+        let list = self
+            .bounded(
+                || "listing volumes".to_string(),
+                self.client.list_volumes(Some(options)),
+            )
+            .await?
+            .map_err(|e| self.err("listing volumes", e))?;
+        Ok(list
+            .volumes
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| v.name)
+            .collect())
+    }
+
+    async fn volume_remove(&self, name: &str) -> Result<bool> {
+        let operation = || format!("removing volume {name}");
+        match self
+            .bounded(
+                operation,
+                self.client
+                    .remove_volume(name, None::<bollard::query_parameters::RemoveVolumeOptions>),
+            )
+            .await?
+        {
+            Ok(()) => Ok(true),
+            Err(e) if status(&e) == Some(404) => Ok(false),
+            Err(e) => Err(self.err(operation(), e)),
+        }
+    }
 }
 
 impl DockerBackend {
+    /// Creates the named volume `name` with `labels` (an existing one is kept as it is).
+    pub(crate) async fn volume_create(
+        &self,
+        name: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        let request = bollard::models::VolumeCreateRequest {
+            name: Some(name.to_string()),
+            labels: Some(hashmap(labels)),
+            ..Default::default()
+        };
+        self.bounded(
+            || format!("creating volume {name}"),
+            self.client.create_volume(request),
+        )
+        .await?
+        .map(|_| ())
+        .map_err(|e| self.err(format!("creating volume {name}"), e))
+    }
+
     /// How this backend connected (for a second connection on another runtime).
     pub(crate) fn options(&self) -> &DockerOptions {
         &self.options

@@ -150,6 +150,13 @@ impl DockerBackend {
         } else {
             NetworkAccess::Enabled
         };
+        // A cache volume (a compiler cache) is mounted in the build container only: the commit
+        // leaves it out of the image.
+        if let Some(cache) = &request.cache_volume {
+            self.volume_create(&cache.name, &cache.labels).await?;
+            spec.volumes
+                .push((cache.name.clone(), cache.target.clone()));
+        }
         spec.name = Some(format!(
             "{BUILD_CONTAINER_PREFIX}{}",
             crate::docker::unique_token()
@@ -201,7 +208,7 @@ impl DockerBackend {
             for (i, step) in plan.steps.iter().enumerate() {
                 lines.line(&format!("Step {}/{total} : {}", i + 2, step.instruction()));
                 let step_started = Instant::now();
-                self.commit_step(&id, &tag, step, request.timeout, started, &mut lines)
+                self.commit_step(&id, &tag, step, request, started, &mut lines)
                     .await?;
                 // Where a slow build spends its time, step by step.
                 let took = step_started.elapsed().as_secs_f64();
@@ -314,10 +321,12 @@ impl DockerBackend {
         id: &str,
         tag: &str,
         step: &CommitStep,
-        limit: Option<Duration>,
+        request: &BuildRequest,
         started: Instant,
         lines: &mut LogLines<'_, '_>,
     ) -> Result<()> {
+        // A cache volume's variables and PATH directories reach every RUN step.
+        let (limit, cache) = (request.timeout, request.cache_volume.as_ref());
         let remaining = match limit {
             Some(l) => match l.checked_sub(started.elapsed()) {
                 Some(r) if !r.is_zero() => Some(r),
@@ -353,8 +362,17 @@ impl DockerBackend {
                 working_dir,
                 ..
             } => {
+                let script = match cache {
+                    Some(c) if !c.path_prepend.is_empty() => format!(
+                        "PATH=\"{}:$PATH\"; export PATH\n{script}",
+                        c.path_prepend.join(":")
+                    ),
+                    _ => script.clone(),
+                };
                 let mut r = ExecRequest::new(["/bin/sh", "-c", script.as_str()]);
                 r.env = env.clone();
+                r.env
+                    .extend(cache.iter().flat_map(|c| c.env.iter().cloned()));
                 r.working_dir = working_dir.clone();
                 r
             }

@@ -41,7 +41,7 @@ pub use error::{BackendError, Result};
 pub use fake::{FakeBackend, FakeCall, FakeExec, FakeExecContext};
 pub use labels::LabelFilter;
 pub use model::{
-    BuildRequest, ContainerFile, ContainerInfo, ContainerSpec, EngineHost, EngineInfo, EngineKind,
+    BuildRequest, CacheVolume, ContainerFile, ContainerInfo, ContainerSpec, EngineHost, EngineInfo, EngineKind,
     ExecOutput, ExecRequest, ImageInfo, ImportRequest, NetworkAccess, ProgressSink, RegistryAuth,
     ResourceLimits, RootfsSource, TransferProgress, Written,
 };

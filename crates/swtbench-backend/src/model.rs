@@ -106,6 +106,22 @@ pub struct BuildRequest {
     /// [`crate::ContainerBackend::settle_background`] before it removes the build's parent image or
     /// ends.
     pub remove_container_later: bool,
+    /// A cache volume a commit build mounts in its container (never committed: a commit leaves
+    /// volumes out) and its steps use; a step-by-step build ignores it.
+    pub cache_volume: Option<CacheVolume>,
+}
+
+/// A named volume of the engine that a commit build's steps share with other builds (a compiler
+/// cache): created with its labels when missing, mounted at `target`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheVolume {
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub target: String,
+    /// Variables of every `RUN` step.
+    pub env: Vec<(String, String)>,
+    /// Directories put first on every `RUN` step's `PATH`.
+    pub path_prepend: Vec<String>,
 }
 
 impl BuildRequest {
@@ -121,6 +137,7 @@ impl BuildRequest {
             host_network: false,
             by_commit: false,
             remove_container_later: false,
+            cache_volume: None,
         }
     }
 }
@@ -182,6 +199,8 @@ pub struct ContainerSpec {
     pub platform: Option<String>,
     /// The engine removes the container as soon as it stops (`--rm`).
     pub auto_remove: bool,
+    /// Named volumes mounted in the container: (volume, path in the container).
+    pub volumes: Vec<(String, String)>,
 }
 
 impl ContainerSpec {
@@ -200,6 +219,7 @@ impl ContainerSpec {
             init: true,
             platform: None,
             auto_remove: false,
+            volumes: Vec::new(),
         }
     }
 

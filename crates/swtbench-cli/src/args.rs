@@ -355,6 +355,14 @@ pub struct EnvProviderArgs {
     /// Their digest is part of the instance keys.
     #[arg(long, value_name = "DIR")]
     pub build_files: Option<std::path::PathBuf>,
+
+    /// Give the instance builds of each env image one shared compiler cache: env images get
+    /// ccache from Debian (their keys change), and instance builds by commit compile through it,
+    /// with the cache in a Docker volume per env image (at most 2 GB, mounted in build containers
+    /// only, removed with its env image). The instance images hold the same files. See
+    /// docs/scheduling.md for what it saves.
+    #[arg(long)]
+    pub compiler_cache: bool,
 }
 
 impl EnvProviderArgs {
@@ -366,6 +374,7 @@ impl EnvProviderArgs {
             env_lock: self.env_lock.clone(),
             no_env_lock: self.no_env_lock,
             build_files: self.build_files.clone(),
+            compiler_cache: self.compiler_cache,
         }
     }
 }

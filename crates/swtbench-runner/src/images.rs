@@ -21,8 +21,8 @@ use swtbench_plan::settings::build_log_dir;
 use std::sync::Arc;
 use swtbench_backend::labels::{owned_tag, IMAGE, KIND, MANAGED, RUN_ID};
 use swtbench_backend::{
-    BuildContext, BuildRequest, ContainerBackend, ImageInfo, ImageRecipe, RegistryCache,
-    RegistryNote,
+    BuildContext, BuildRequest, CacheVolume, ContainerBackend, ImageInfo, ImageRecipe,
+    RegistryCache, RegistryNote,
 };
 
 use crate::events::{Event, TransferDirection};
@@ -184,11 +184,41 @@ pub fn recipes(
     }
     let mut instance = request(settings, spec, inst_tag, ImageKind::Instance, inst_ctx);
     instance.request.by_commit = !settings.images.step_builds;
+    instance.request.cache_volume = spec.compiler_cache.as_ref().map(|c| CacheVolume {
+        name: c.volume.clone(),
+        labels: c
+            .labels
+            .iter()
+            .cloned()
+            .chain([(MANAGED.to_string(), "true".to_string())])
+            .collect(),
+        target: c.target.clone(),
+        env: c.env.clone(),
+        path_prepend: c.path_prepend.clone(),
+    });
     Ok(InstanceRecipes {
         base,
         env,
         instance,
     })
+}
+
+/// Removes the compiler cache volume of the env image `env_tag` (`--compiler-cache`), if it has
+/// one: the volumes labelled as its compiler cache. Returns how many were removed.
+pub async fn remove_compiler_cache<B: ContainerBackend>(
+    backend: &B,
+    env_tag: &str,
+) -> Result<usize, swtbench_backend::BackendError> {
+    use swtbench_spec::compiler_cache::{ENV_LABEL, KIND_LABEL, VOLUME_KIND};
+    let filter =
+        swtbench_backend::LabelFilter::new(KIND_LABEL, VOLUME_KIND).and(ENV_LABEL, env_tag);
+    let mut removed = 0;
+    for name in backend.volumes_with_label(&filter).await? {
+        if backend.volume_remove(&name).await? {
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 /// The submodules of `repo` at `base_commit` (its `.gitmodules`) whose GitHub repositories have a
@@ -519,6 +549,63 @@ pub fn note_events(sink: Arc<dyn crate::events::EventSink>) -> impl Fn(RegistryN
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn spec_of(compiler_cache: bool) -> ExecSpec {
+        let row = serde_json::json!({
+            "instance_id": "matplotlib__matplotlib-23913", "repo": "matplotlib/matplotlib",
+            "version": "3.6", "base_commit": "b0b0", "environment_setup_commit": "e0e0",
+            "patch": "", "test_patch": "",
+        });
+        let instance =
+            swtbench_core::Instance::from_row(&row, swtbench_core::PatchLayout::Swebench)
+                .expect("a row");
+        let table = swtbench_spec::SpecTable::embedded()
+            .with_env_provider(swtbench_spec::Provider::Uv, None)
+            .0
+            .with_compiler_cache(compiler_cache);
+        let no_files =
+            |_: &str, _: &str, p: &str| -> Result<Option<String>, swtbench_spec::ReadError> {
+                Err(format!("no file should be read, asked for {p}").into())
+            };
+        ExecSpec::new(&instance, &table, swtbench_spec::Arch::X86_64, &no_files).expect("a spec")
+    }
+
+    #[test]
+    fn the_compiler_cache_volume_is_mounted_by_the_instance_build_only() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let settings = RunSettings::new("r1", dir.path());
+        let off = recipes(&settings, &spec_of(false), None, false).expect("recipes");
+        assert!(off.env.request.cache_volume.is_none());
+        assert!(off.instance.request.cache_volume.is_none());
+        let spec = spec_of(true);
+        let on = recipes(&settings, &spec, None, false).expect("recipes");
+        assert!(
+            on.env.request.cache_volume.is_none(),
+            "the env build has no cache"
+        );
+        let cache = on
+            .instance
+            .request
+            .cache_volume
+            .as_ref()
+            .expect("the instance build mounts the cache");
+        let expected = spec.compiler_cache.as_ref().expect("a cache");
+        assert_eq!(cache.name, expected.volume);
+        assert_eq!(cache.target, swtbench_spec::compiler_cache::CACHE_DIR);
+        assert_eq!(
+            cache.labels.get(KIND).map(String::as_str),
+            Some("compiler-cache")
+        );
+        assert_eq!(cache.labels.get(IMAGE), Some(&spec.keys.env));
+        assert_eq!(cache.labels.get(MANAGED).map(String::as_str), Some("true"));
+        assert_eq!(cache.path_prepend, vec!["/usr/lib/ccache".to_string()]);
+        // The image's own settings are not the cache's: nothing of it is committed.
+        let dockerfile = |r: &ImageRecipe| r.request.context.dockerfile().unwrap_or("").to_string();
+        assert!(dockerfile(&on.instance).contains("FROM"));
+        assert!(!dockerfile(&on.instance).contains("ccache"));
+        assert!(dockerfile(&on.env).contains("ccache"));
+        assert!(!dockerfile(&off.env).contains("ccache"));
+    }
 
     fn git(dir: &Path, args: &[&str]) -> String {
         let out = std::process::Command::new("git")

@@ -26,6 +26,7 @@
 //! ```
 
 pub mod build_files;
+pub mod compiler_cache;
 mod error;
 pub mod eval;
 pub mod lock;
@@ -39,6 +40,7 @@ pub mod table;
 pub mod validation;
 
 pub use build_files::{BuildFiles, BUILD_FILES_CONTEXT_DIR};
+pub use compiler_cache::CompilerCache;
 pub use error::{ReadError, SpecError};
 pub use eval::{
     EvalOptions, ExecMode, ExecSpecJsonContext, RenderedRun, RunInputs, TEST_EXIT_FILE,

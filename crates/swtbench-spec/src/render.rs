@@ -290,6 +290,9 @@ pub struct ExecSpec {
     /// [`BUILD_FILES_CONTEXT_DIR`](crate::BUILD_FILES_CONTEXT_DIR) and `setup_repo.sh` copies
     /// them onto the checkout.
     pub build_files: Option<BuildFiles>,
+    /// `--compiler-cache`: the cache volume the instance build mounts, and how its steps use it
+    /// (`None` without the flag).
+    pub compiler_cache: Option<crate::compiler_cache::CompilerCache>,
     pub keys: ImageKeys,
     /// The environment-creating part of `setup_env.sh` (the original's `req_install_commands`).
     pub req_install_commands: Vec<String>,
@@ -474,8 +477,14 @@ impl ExecSpec {
         let env_dockerfile = env_template
             .replace("{platform}", platform)
             .replace("{base_image_name}", &base_key)
-            + &swtbench_tracer::native_dockerfile_lines();
-        let env_hash = if spec.is_reference() {
+            + &swtbench_tracer::native_dockerfile_lines()
+            + if table.compiler_cache {
+                crate::compiler_cache::INSTALL_LINES
+            } else {
+                ""
+            };
+        // The compiler cache's install line changes the key of every entry, reference ones too.
+        let env_hash = if spec.is_reference() && !table.compiler_cache {
             sha256_prefix(&setup_env_sh, KEY_HASH_LEN)
         } else {
             sha256_prefix(format!("{env_dockerfile}{setup_env_sh}"), KEY_HASH_LEN)
@@ -493,6 +502,9 @@ impl ExecSpec {
             .replace("{platform}", platform)
             .replace("{env_image_name}", &env_key);
 
+        let compiler_cache = table
+            .compiler_cache
+            .then(|| crate::compiler_cache::CompilerCache::for_env(&env_key));
         let validation_warning = crate::validation::Validation::embedded().warning(
             instance.instance_id.as_str(),
             spec.provider,
@@ -527,6 +539,7 @@ impl ExecSpec {
             instance_dockerfile,
             setup_repo_sh,
             build_files,
+            compiler_cache,
             keys: ImageKeys {
                 base: base_key,
                 env: env_key,

@@ -162,6 +162,9 @@ pub struct SpecTable {
     /// `--build-files`: per repository, the files copied onto its checkouts before the install
     /// (see [`crate::build_files`]).
     pub build_files: BTreeMap<String, BuildFiles>,
+    /// `--compiler-cache`: env images get ccache and instance builds share a cache per env image
+    /// (see [`crate::compiler_cache`]).
+    pub compiler_cache: bool,
 }
 
 /// A successful lookup.
@@ -301,6 +304,7 @@ impl SpecTable {
             repos: BTreeMap::new(),
             env_lock: None,
             build_files: BTreeMap::new(),
+            compiler_cache: false,
         };
         for (repo, frepo) in file.repos {
             let mut rs = RepoSpec {
@@ -447,6 +451,12 @@ impl SpecTable {
     }
 
     /// This table with build files for the repositories of `files` (see [`crate::build_files`]).
+    /// The table with `--compiler-cache` on or off (see [`crate::compiler_cache`]).
+    pub fn with_compiler_cache(mut self, on: bool) -> SpecTable {
+        self.compiler_cache = on;
+        self
+    }
+
     pub fn with_build_files(mut self, files: BTreeMap<String, BuildFiles>) -> SpecTable {
         self.build_files.extend(files);
         self

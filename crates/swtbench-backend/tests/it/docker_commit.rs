@@ -461,3 +461,100 @@ async fn docker_a_commit_build_leaves_its_container_to_a_removal_that_settle_wai
         .await
         .expect("inspect"));
 }
+
+/// A cache volume (`--compiler-cache`'s): mounted in each commit build's container, with its
+/// variables and `PATH` directory in every step, shared by the builds that name it, and nothing
+/// of it in the images (no file under the mount point, no variable); removed by its labels.
+#[tokio::test]
+async fn docker_commit_builds_share_a_cache_volume_that_no_image_keeps() {
+    let Some(backend) = connect("docker_commit_cache_volume").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let scope = Scope::new("commit-cache");
+    let volume = format!(
+        "swtbench-test-cache-{}",
+        scope.tag("v").replace([':', '/'], "-")
+    );
+    let mut labels = scope.labels();
+    labels.insert("swtbench.kind".into(), "compiler-cache".into());
+    let cache = swtbench_backend::CacheVolume {
+        name: volume.clone(),
+        labels,
+        target: "/var/cache/test-cache".into(),
+        env: vec![("TEST_CACHE_DIR".into(), "/var/cache/test-cache".into())],
+        path_prepend: vec!["/opt/wrap".into()],
+    };
+    let dockerfile = format!(
+        "FROM {BASE_IMAGE}\n\
+         RUN mkdir -p /opt/wrap /opt/made && printf '#!/bin/sh\\necho wrapped \"$@\" >> \"$TEST_CACHE_DIR/calls\"\\n' > /opt/wrap/tool && chmod +x /opt/wrap/tool\n\
+         RUN tool build && cp \"$TEST_CACHE_DIR/calls\" /opt/made/calls-seen && echo \"$PATH\" > /opt/made/path-seen\n"
+    );
+    let build = |name: &str| {
+        let mut r = commit_request(&scope, name, dockerfile.clone());
+        r.cache_volume = Some(cache.clone());
+        r
+    };
+    let cat = |image: &str, path: &str| {
+        docker(&[
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "--entrypoint",
+            "/bin/sh",
+            image,
+            "-c",
+            &format!("cat {path} 2>/dev/null; true"),
+        ])
+    };
+    let mut log = Vec::new();
+    let first = backend.image_build(build("first"), &mut log).await;
+    let mut log2 = Vec::new();
+    let second = backend.image_build(build("second"), &mut log2).await;
+    let listed = backend
+        .volumes_with_label(&scope.filter().and("swtbench.kind", "compiler-cache"))
+        .await
+        .expect("volumes listed");
+    let removed = backend
+        .volume_remove(&volume)
+        .await
+        .expect("volume removed");
+    let gone = backend
+        .volumes_with_label(&scope.filter())
+        .await
+        .expect("volumes listed");
+    first.unwrap_or_else(|e| panic!("first build: {e}\n{}", String::from_utf8_lossy(&log)));
+    second.unwrap_or_else(|e| panic!("second build: {e}\n{}", String::from_utf8_lossy(&log2)));
+    assert_eq!(
+        listed,
+        vec![volume.clone()],
+        "the volume carries its labels"
+    );
+    assert!(removed && gone.is_empty(), "removed by name: {gone:?}");
+    // The second build saw what the first left in the volume.
+    assert_eq!(
+        cat(&scope.tag("first"), "/opt/made/calls-seen"),
+        "wrapped build\n"
+    );
+    assert_eq!(
+        cat(&scope.tag("second"), "/opt/made/calls-seen"),
+        "wrapped build\nwrapped build\n"
+    );
+    assert!(cat(&scope.tag("second"), "/opt/made/path-seen").starts_with("/opt/wrap:"));
+    // Nothing of the cache is in the image: not its files, not its variables or PATH.
+    assert_eq!(cat(&scope.tag("second"), "/var/cache/test-cache/calls"), "");
+    let env = config(&scope.tag("second"), "Env");
+    assert!(
+        !env.contains("TEST_CACHE_DIR") && !env.contains("/opt/wrap"),
+        "{env}"
+    );
+    let mounts = docker(&[
+        "image",
+        "inspect",
+        "-f",
+        "{{json .Config.Volumes}}",
+        &scope.tag("second"),
+    ]);
+    assert_eq!(mounts.trim(), "null", "no volume declared in the image");
+}

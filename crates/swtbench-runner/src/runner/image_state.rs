@@ -474,6 +474,14 @@ async fn remove_image<B: ContainerBackend>(cx: &ImageCx<'_, B>, tag: &str, kind:
     }
     match cx.backend.image_remove(tag, false).await {
         Ok(true) => {
+            // An env image's compiler cache goes with it.
+            if kind == ImageKind::Env {
+                if let Err(e) = crate::images::remove_compiler_cache(cx.backend.as_ref(), tag).await
+                {
+                    cx.books
+                        .warn(format!("could not remove the compiler cache of {tag}: {e}"));
+                }
+            }
             // The builder keeps its answer for the tag, so a late prefetch cannot build it
             // again for nobody.
             cx.books.stats(|s| s.images_removed += 1);

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 mod build_files;
+mod compiler_cache;
 mod lock;
 mod providers;
 mod snapshots;
