@@ -53,5 +53,6 @@ mod engine_serve_web;
 mod engine_shared;
 mod engine_slurm;
 mod engine_uv;
+mod engine_workers;
 mod layers;
 mod registry_token;

@@ -11,3 +11,6 @@ pub use crate::engine_fixture::binary;
 // The backend's Unix-socket proxy in front of the engine, which can stop answering.
 #[path = "../../../swtbench-backend/tests/support/socket_proxy.rs"]
 pub mod socket_proxy;
+// A real PostgreSQL server started by the test (the service's queue shared by workers).
+#[path = "../../../swtbench-service/tests/support/postgres.rs"]
+pub mod postgres;
