@@ -22,6 +22,7 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
 use k8s_openapi::api::batch::v1::{
     Job, JobSpec, PodFailurePolicy, PodFailurePolicyOnPodConditionsPattern, PodFailurePolicyRule,
 };
@@ -29,12 +30,14 @@ use k8s_openapi::api::core::v1::{
     AppArmorProfile, Container, EmptyDirVolumeSource, EnvVar, ExecAction, HostPathVolumeSource,
     PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource, PodSpec,
     PodTemplateSpec, Probe, ResourceRequirements, SELinuxOptions, SeccompProfile, SecurityContext,
-    ServiceAccount, Volume, VolumeMount, VolumeResourceRequirements,
+    Service, ServiceAccount, Volume, VolumeMount, VolumeResourceRequirements,
 };
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
+
+pub mod service;
 
 /// The label every object carries, with the base name as its value.
 pub const NAME_LABEL: &str = "swtbench.io/evaluation";
@@ -74,6 +77,9 @@ pub enum ManifestError {
         "--name {0}: not a name Kubernetes takes (lowercase letters, digits and -, at most {MAX_BASE_NAME} characters)"
     )]
     BadName(String),
+    /// A flag's value that Kubernetes would not take (the flag is named by the caller).
+    #[error("`{value}`: {why}")]
+    BadValue { value: String, why: String },
     /// The serializer's account (YAML or JSON).
     #[error("{0}")]
     Render(String),
@@ -190,6 +196,9 @@ pub enum Object {
     RoleBinding(Box<RoleBinding>),
     PersistentVolumeClaim(Box<PersistentVolumeClaim>),
     Job(Box<Job>),
+    Deployment(Box<Deployment>),
+    Service(Box<Service>),
+    DaemonSet(Box<DaemonSet>),
 }
 
 /// The objects, in the order they are to be applied.
@@ -463,17 +472,19 @@ struct EngineParts {
     in_pod: bool,
 }
 
-fn engine_parts(spec: &ManifestSpec) -> EngineParts {
-    let s = &spec.sizing;
+/// The engine side of a pod running `sizing`'s test containers on `engine` (the shard pods of
+/// [`manifest`] and the worker pods of [`service::service_manifest`]).
+fn engine_parts(engine: Engine, sizing: &Sizing, helpers: &HelperImages) -> EngineParts {
+    let s = sizing;
     let res = resources(s.engine_memory(), s.engine_millicpus(), s.cpus.is_some());
     let sock_mount = mount("engine-socket", SOCKET_DIR);
-    match spec.engine {
+    match engine {
         Engine::Dind => {
             let sock = format!("{SOCKET_DIR}/docker.sock");
             EngineParts {
                 sidecars: vec![Container {
                     name: "engine".to_string(),
-                    image: Some(spec.helpers.dind.clone()),
+                    image: Some(helpers.dind.clone()),
                     restart_policy: Some("Always".to_string()),
                     // The image's `dind` wrapper (cgroup and mount set-up) around dockerd on the
                     // shared socket only. The image's entrypoint is left out: without TLS
@@ -511,7 +522,7 @@ fn engine_parts(spec: &ManifestSpec) -> EngineParts {
             EngineParts {
                 sidecars: vec![Container {
                     name: "engine".to_string(),
-                    image: Some(spec.helpers.podman.clone()),
+                    image: Some(helpers.podman.clone()),
                     restart_policy: Some("Always".to_string()),
                     command: Some(vec![
                         "podman".to_string(),
@@ -570,6 +581,21 @@ fn engine_parts(spec: &ManifestSpec) -> EngineParts {
     }
 }
 
+/// The resources of the swtbench container beside an engine ([`EngineParts::in_pod`]).
+fn swtbench_resources(engine_in_pod: bool, sizing: &Sizing) -> ResourceRequirements {
+    if engine_in_pod {
+        resources(SWTBENCH_MEMORY, 500, false)
+    } else {
+        // The test containers run beside the pod, not in its cgroup: the request reserves
+        // their share of the node for the scheduler; the limit is swtbench's and theirs.
+        resources(
+            SWTBENCH_MEMORY + sizing.engine_memory(),
+            sizing.engine_millicpus(),
+            false,
+        )
+    }
+}
+
 /// The pod of a shard or of the merge: swtbench in the working directory on the claim, with its
 /// engine; `command` is its shell command.
 fn pod(spec: &ManifestSpec, command: String, merge: bool) -> PodSpec {
@@ -601,23 +627,12 @@ fn pod(spec: &ManifestSpec, command: String, merge: bool) -> PodSpec {
         });
         resources(SWTBENCH_MEMORY * 4, 1000, false)
     } else {
-        let parts = engine_parts(spec);
+        let parts = engine_parts(spec.engine, &spec.sizing, &spec.helpers);
         init.extend(parts.sidecars);
         volumes.extend(parts.volumes);
         mounts.extend(parts.mounts);
         env_vars.push(env("DOCKER_HOST", &parts.docker_host));
-        if parts.in_pod {
-            resources(SWTBENCH_MEMORY, 500, false)
-        } else {
-            // The test containers run beside the pod, not in its cgroup: the request reserves
-            // their share of the node for the scheduler; the limit is swtbench's and theirs.
-            let s = &spec.sizing;
-            resources(
-                SWTBENCH_MEMORY + s.engine_memory(),
-                s.engine_millicpus(),
-                false,
-            )
-        }
+        swtbench_resources(parts.in_pod, &spec.sizing)
     };
     let main = Container {
         name: "swtbench".to_string(),
@@ -782,8 +797,13 @@ pub fn manifest(spec: &ManifestSpec) -> Manifest {
 /// The objects as a YAML stream (`---` between documents), the form people read and edit and
 /// `kubectl apply -f` takes.
 pub fn to_yaml(manifest: &Manifest) -> Result<String, ManifestError> {
+    objects_yaml(&manifest.objects)
+}
+
+/// `objects` as a YAML stream (`---` before each document).
+pub fn objects_yaml(objects: &[Object]) -> Result<String, ManifestError> {
     let mut out = String::new();
-    for object in &manifest.objects {
+    for object in objects {
         out.push_str("---\n");
         out.push_str(
             &serde_yaml_ng::to_string(object).map_err(|e| ManifestError::Render(e.to_string()))?,
@@ -794,10 +814,15 @@ pub fn to_yaml(manifest: &Manifest) -> Result<String, ManifestError> {
 
 /// The objects as one `v1/List` in JSON (for tools: jq, `kubectl apply -f`).
 pub fn to_json_list(manifest: &Manifest) -> Result<String, ManifestError> {
+    objects_json_list(&manifest.objects)
+}
+
+/// `objects` as one `v1/List` in JSON.
+pub fn objects_json_list(objects: &[Object]) -> Result<String, ManifestError> {
     let list = serde_json::json!({
         "apiVersion": "v1",
         "kind": "List",
-        "items": manifest.objects,
+        "items": objects,
     });
     serde_json::to_string_pretty(&list).map_err(|e| ManifestError::Render(e.to_string()))
 }

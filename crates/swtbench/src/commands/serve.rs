@@ -139,7 +139,7 @@ pub(crate) fn serve_error(e: ServeError) -> swtbench_app::Error {
 /// `run`'s arguments from the service's run flags, with `predictions` and `run_id`. The
 /// service's own default: every image is kept (`--cache-level instance`), so that the next
 /// prediction of an instance finds its image warm, unless the flags say otherwise.
-fn parse_run(
+pub(crate) fn parse_run(
     run_args: &[String],
     predictions: &str,
     run_id: &str,
@@ -179,7 +179,7 @@ fn parse_run(
 }
 
 /// The flags of a batch run that have no meaning for a service.
-fn refuse_batch_flags(run: &RunArgs) -> swtbench_app::Result<()> {
+pub(crate) fn refuse_batch_flags(run: &RunArgs) -> swtbench_app::Result<()> {
     let given: Vec<&str> = [
         ("--dry-run", run.dry_run),
         ("--repeat", run.repeat > 1),
