@@ -202,6 +202,13 @@ pub fn run_workers(
              it takes none of them (give it the service's run flags after `--`)"
         ));
     }
+    // What processes killed on this host before this one left (a dead worker's containers and
+    // unfinished files) goes first, as the service does.
+    if let Ok(Some(removed)) =
+        swtbench_app::clean::sweep_ended_processes(&shared.template.logs_root())
+    {
+        shared.note(removed);
+    }
     let handles = start(&shared, config.workers, false).map_err(|source| ServeError::Io {
         what: "starting a worker thread".into(),
         source,
