@@ -383,7 +383,7 @@ pub fn run_denominator(benchmark: Option<Dataset>, evaluated: usize) -> usize {
 
 /// Where the gold run `run_id` of a logs root keeps its reports: `<root>/<run_id>/gold`.
 pub fn gold_run_dir(logs_root: &Path, run_id: &str) -> PathBuf {
-    logs_root.join(run_id).join(GOLD_MODEL_DIR)
+    swtbench_core::layout::LogsRoot::new(logs_root).model_reports_dir(run_id, GOLD_MODEL_DIR)
 }
 
 /// The reports of the gold run `run_id` under `logs_root`, skipping the ids `skip` names;

@@ -115,11 +115,8 @@ fn run_params(page: &RunPage<'_>) -> Vec<(String, String)> {
 /// (interrupted before any instance had a report: nothing to show).
 pub fn write_run_page(page: RunPage<'_>) -> Result<Option<PathBuf>> {
     let settings = page.settings;
-    let model_path = settings
-        .outputs
-        .logs
-        .join(&settings.run_id)
-        .join(page.model_dir);
+    let model_path = swtbench_core::layout::LogsRoot::new(&settings.outputs.logs)
+        .model_reports_dir(&settings.run_id, page.model_dir);
     if !model_path.is_dir() {
         return Ok(None);
     }

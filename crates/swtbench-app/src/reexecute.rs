@@ -8,7 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
-use swtbench_core::layout::{EVAL_SCRIPT_FILE, MODEL_PATCH_FILE, REPORT_FILE};
+use swtbench_core::layout::{LogsRoot, EVAL_SCRIPT_FILE, MODEL_PATCH_FILE, REPORT_FILE};
+use swtbench_core::runs::RunKind;
 use swtbench_core::prediction::model_dir_name;
 
 use crate::lines::Line;
@@ -62,7 +63,7 @@ pub fn sample(
     dataset_ids: &[String],
     k: usize,
 ) -> Vec<String> {
-    let dir = run_dir.join(model_dir_name(model));
+    let dir = logs_of(run_dir).model_reports_dir(run_id, &model_dir_name(model));
     let mut ids: Vec<(String, String)> = dataset_ids
         .iter()
         .filter(|id| dir.join(id.as_str()).join(REPORT_FILE).is_file())
@@ -96,7 +97,9 @@ pub fn prepare(
         .prefix("swtbench-reexecute-")
         .tempdir()
         .map_err(|e| Error::input(anyhow!("a temporary directory: {e}")))?;
-    let pred_pre = run_dir.join(format!("pred_pre__{}", model_dir_name(model)));
+    let logs = logs_of(run_dir);
+    let model_dir = model_dir_name(model);
+    let pred_pre = logs.pred_runs_dir(run_id, &model_dir, RunKind::PredPre);
     let predictions = tmp.path().join("predictions.jsonl");
     write_predictions(&pred_pre, model, &ids, &predictions)?;
     let coverage = std::fs::read_to_string(pred_pre.join(&ids[0]).join(EVAL_SCRIPT_FILE))
@@ -108,9 +111,18 @@ pub fn prepare(
         predictions,
         run_id: format!("{run_id}-reexecute"),
         coverage,
-        submitted: run_dir.join(model_dir_name(model)),
+        submitted: logs.model_reports_dir(run_id, &model_dir),
         model: model.to_string(),
     }))
+}
+
+/// The logs root of `run_dir` (`<logs root>/<run id>`), whose path rules ([`LogsRoot`]) name the
+/// run's directories.
+fn logs_of(run_dir: &Path) -> LogsRoot {
+    match run_dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => LogsRoot::new(p),
+        _ => LogsRoot::new("."),
+    }
 }
 
 /// The model patch each instance executed (`model_patch.diff` of its pred_pre run), as a
@@ -173,11 +185,8 @@ fn compared_line(id: &str, compared: &Compared) -> Option<String> {
 impl Reexecution {
     /// Each sampled instance's fresh report compared with the submitted one, in sample order.
     pub fn compare(&self) -> Vec<(String, Compared)> {
-        let fresh = self
-            .output_dir
-            .join(swtbench_core::layout::LOGS_ROOT_DIR)
-            .join(&self.run_id)
-            .join(model_dir_name(&self.model));
+        let fresh = LogsRoot::new(self.output_dir.join(swtbench_core::layout::LOGS_ROOT_DIR))
+            .model_reports_dir(&self.run_id, &model_dir_name(&self.model));
         self.ids
             .iter()
             .map(|id| {

@@ -42,7 +42,7 @@ pub fn read_reports(
     run_id: &str,
     model_dir: &str,
 ) -> Result<BTreeMap<String, InstanceReport>> {
-    let dir = logs_root.join(run_id).join(model_dir);
+    let dir = swtbench_core::layout::LogsRoot::new(logs_root).model_reports_dir(run_id, model_dir);
     let mut out = BTreeMap::new();
     for id in swtbench_runner::report::reported_ids(&dir) {
         let path = dir.join(&id).join(swtbench_core::layout::REPORT_FILE);

@@ -219,7 +219,8 @@ pub fn status(
     let Some(record) = read(&path)? else {
         return Ok(None);
     };
-    let reports_dir = logs_root.join(run_id).join(model_dir);
+    let reports_dir =
+        swtbench_core::layout::LogsRoot::new(logs_root).model_reports_dir(run_id, model_dir);
     let mut out = Vec::with_capacity(record.count);
     for index in 1..=record.count {
         let shard = Shard {

@@ -182,7 +182,7 @@ pub fn apply(cmd: Command, config: &Config) -> Result<(Command, Vec<Applied>), C
     // Tables named after a command.
     for (key, value) in &config.table {
         if let (toml::Value::Table(t), Some(_)) = (value, cmd.find_subcommand(key)) {
-            cmd = apply_table(cmd, &[key.clone()], t, config, &base, &mut applied)?;
+            cmd = apply_table(cmd, std::slice::from_ref(key), t, config, &base, &mut applied)?;
         }
     }
     Ok((cmd, applied))

@@ -280,11 +280,16 @@ impl LogsRoot {
         kind: RunKind,
         instance_id: &str,
     ) -> PathBuf {
+        self.pred_runs_dir(run_id, model_dir, kind).join(instance_id)
+    }
+
+    /// `<root>/<run_id>/<kind>__<model>`: one prediction run of every instance of the model.
+    ///
+    /// # Panics
+    /// If `kind` is a shared run (use [`LogsRoot::shared_run_dir`]).
+    pub fn pred_runs_dir(&self, run_id: &str, model_dir: &str, kind: RunKind) -> PathBuf {
         assert!(!kind.is_shared(), "{kind} is a shared run");
-        self.root
-            .join(run_id)
-            .join(kind.patch_id(model_dir))
-            .join(instance_id)
+        self.root.join(run_id).join(kind.patch_id(model_dir))
     }
 
     /// `<root>/<kind>/<instance>/<directives hash>` for the four shared (cached) runs.

@@ -159,9 +159,7 @@ impl<'a> RunTree<'a> {
         let mut ids = BTreeSet::new();
         let pred_pre = self
             .root
-            .path()
-            .join(self.run_id)
-            .join(RunKind::PredPre.patch_id(self.model_dir));
+            .pred_runs_dir(self.run_id, self.model_dir, RunKind::PredPre);
         for dir in [pred_pre, self.reports_dir()] {
             let names = self
                 .tree

@@ -483,11 +483,8 @@ fn write_report<B: ContainerBackend>(
 ) -> (Option<RunReport>, Option<PathBuf>) {
     let settings = &shared.settings;
     // A rerun of the run id on other instances replaces the run report: say so, in it and aloud.
-    let model_reports = settings
-        .outputs
-        .logs
-        .join(&settings.run_id)
-        .join(&shared.model_dir);
+    let model_reports = swtbench_core::layout::LogsRoot::new(&settings.outputs.logs)
+        .model_reports_dir(&settings.run_id, &shared.model_dir);
     report.not_in_this_report_ids = reported_ids(&model_reports)
         .into_iter()
         .filter(|id| !report.outcomes.contains_key(id))
