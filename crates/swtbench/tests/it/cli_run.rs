@@ -554,7 +554,11 @@ fn run_help_groups_its_flags_under_headings() {
             ],
             "{help_flag}:\n{help}"
         );
-        assert_eq!(sections[0].1, ["--quiet", "--help"], "{help_flag}:\n{help}");
+        assert_eq!(
+            sections[0].1,
+            ["--quiet", "--config", "--no-config", "--help"],
+            "{help_flag}:\n{help}"
+        );
         let under = |flag: &str| {
             let found = sections
                 .iter()
