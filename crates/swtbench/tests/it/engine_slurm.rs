@@ -19,7 +19,7 @@ use crate::engine_fixture::{
 use serde_json::Value;
 
 /// The cluster's configuration file, starting the cluster when it is not up; `None` to skip.
-fn slurm_conf() -> Option<PathBuf> {
+pub(crate) fn slurm_conf() -> Option<PathBuf> {
     let required = engine_fixture::engine_required()
         || std::env::var("SWTBENCH_REQUIRE_SLURM").is_ok_and(|v| v == "1");
     let have = Command::new("sbatch").arg("--version").output().is_ok();

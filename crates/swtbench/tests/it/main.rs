@@ -52,6 +52,7 @@ mod engine_serve_clients;
 mod engine_serve_web;
 mod engine_shared;
 mod engine_slurm;
+mod engine_slurm_worker;
 mod engine_uv;
 mod engine_workers;
 mod layers;
