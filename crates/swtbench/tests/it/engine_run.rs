@@ -348,11 +348,18 @@ fn engine_ctrl_c_stops_cleans_up_and_writes_partial_reports() {
 #[test]
 fn engine_clean_removes_the_containers_of_a_killed_run() {
     require_engine!();
+    // Under a host name of its own: a run that another test starts meanwhile on this machine
+    // would otherwise sweep the killed run's containers before `clean` does.
+    if let Some(why) = crate::engine_leftovers::no_uts_namespace() {
+        skip(&why);
+        return;
+    }
+    let host = crate::engine_leftovers::test_host("clean-run-id");
     let fx = Fixture::new();
     let run_id = unique_run_id("clean");
     let out_dir = fx.root.join("out");
     let args = fx.run_args(&run_id, &out_dir, "predictions.jsonl", &["--no-coverage"]);
-    let mut child = spawn(&args);
+    let mut child = crate::engine_leftovers::spawn_under(&host, &args);
     // Kill while a container exists.
     let deadline = Instant::now() + Duration::from_secs(600);
     while containers_of(&run_id).is_empty() {
@@ -365,7 +372,10 @@ fn engine_clean_removes_the_containers_of_a_killed_run() {
         !containers_of(&run_id).is_empty(),
         "kill -9 leaves its containers"
     );
-    let out = run(&["clean".into(), "--run-id".into(), run_id.clone()]);
+    let out = crate::engine_leftovers::run_under(
+        &host,
+        &["clean".into(), "--run-id".into(), run_id.clone()],
+    );
     assert_eq!(out.status.code(), Some(0));
     assert!(containers_of(&run_id).is_empty(), "clean removed them");
 }

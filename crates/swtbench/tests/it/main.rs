@@ -39,6 +39,7 @@ mod engine_evidence;
 mod engine_grade;
 mod engine_hung;
 mod engine_integrity;
+mod engine_leftovers;
 mod engine_limits;
 mod engine_memory;
 mod engine_mirror;
