@@ -13,6 +13,9 @@ use serde_json::json;
 use swtbench_service::queue::{End, Expired, Holder, QueueLocation, MAX_ATTEMPTS};
 use swtbench_service::{JobSpec, Queue, QueueError, State};
 
+// The engine layer's skip rule, which the server's helper follows.
+#[path = "../../swtbench/tests/support/layer.rs"]
+mod layer;
 #[path = "support/postgres.rs"]
 mod postgres_server;
 use postgres_server::Postgres;

@@ -7,15 +7,16 @@
 //! [`Postgres::start_or_skip`] follows the engine layer's rule: when the server cannot be started
 //! the test skips (`SKIPPED: <why>`), or fails when `SWTBENCH_REQUIRE_ENGINE=1`.
 //!
-//! Included by path by the tests of `swtbench-service` and of the binary (`tests/it`).
+//! Included by path by the tests of `swtbench-service` and of the binary (`tests/it`), each of
+//! which has the engine layer's rule (`crates/swtbench/tests/support/layer.rs`) as a sibling
+//! module `layer`.
 #![allow(dead_code, clippy::unwrap_used, clippy::print_stderr)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "../../../swtbench/tests/support/layer.rs"]
-mod layer;
+use super::layer;
 
 /// The superuser the cluster is made with (trust authentication on loopback).
 pub const USER: &str = "swtbench";

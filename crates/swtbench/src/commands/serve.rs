@@ -61,10 +61,7 @@ pub fn run(args: ServeArgs, printer: &Printer) -> CliResult {
 /// `worker`'s): the flags checked, the spec table and the dataset loaded, and the settings
 /// context that makes the jobs' content keys. The context leaves out `--output-dir`, the one
 /// flag that may differ between the service and its workers on other hosts.
-pub(crate) fn template(
-    run_args: &[String],
-    printer: &Printer,
-) -> Result<ServeTemplate, CliError> {
+pub(crate) fn template(run_args: &[String], printer: &Printer) -> Result<ServeTemplate, CliError> {
     let base = parse_run(run_args, "gold", "serve")?;
     refuse_batch_flags(&base)?;
     settings_from(&base, &HostFacts::default())?;
