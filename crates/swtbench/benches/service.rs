@@ -11,8 +11,14 @@
 //! read). The two prediction runs execute at once, so the critical path is the longer one.
 //! Prints each and the medians (target: the service's share p50 ≤ 1 s).
 //!
+//! With `SWTBENCH_BENCH_THROUGHPUT=1,2,4` it measures throughput instead: for each worker count a
+//! service on the same output directory (images and gold/base runs warm after the first), a batch of
+//! `SWTBENCH_BENCH_PREDICTIONS` (default 24) new predictions spread over the fixture's evaluable
+//! instances (each a renamed test: its two prediction runs execute), submitted at once through
+//! `POST /v1/batches`; prints the time to the last verdict and the predictions per minute.
+//!
 //! Run with `cargo bench -p swtbench --bench service` on a quiet machine; needs Docker and the
-//! fixture base image (`scripts/base-image`).
+//! fixture base image (`swtbench images base`).
 
 #![allow(clippy::print_stderr, clippy::print_stdout, clippy::unwrap_used)]
 
@@ -89,12 +95,114 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
+/// Starts `swtbench serve --workers N` over `out`; its URL.
+fn serve(fx: &Fixture, out: &Path, workers: usize) -> (Serve, String) {
+    let address = out.join("service").join("address");
+    let _ = std::fs::remove_file(&address);
+    let mut cmd = engine_fixture::swtbench_command();
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--workers", &workers.to_string(), "--"])
+        .args(["--dataset", &fx.dataset(), "--repo-mirror", &fx.mirrors()])
+        .arg("--spec-table")
+        .arg(engine_fixture::spec_table())
+        .args(["--timeout", "20", "--output-dir"])
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let child = Serve(cmd.spawn().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(t) = std::fs::read_to_string(&address) {
+            if !t.trim().is_empty() {
+                return (child, t.trim().to_string());
+            }
+        }
+        assert!(Instant::now() < deadline, "no address");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Predictions per minute at each worker count of `counts`.
+fn throughput(fx: &Fixture, counts: &[usize]) {
+    let n: usize = env_or("SWTBENCH_BENCH_PREDICTIONS", "24").parse().unwrap();
+    let out = fx.root.join("served-throughput");
+    let predictions: Vec<Value> = std::fs::read_to_string(fx.data.join("predictions.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|p| p["instance_id"] != engine_fixture::HANGING)
+        .filter(|p| p["model_patch"].as_str().is_some_and(|t| t.contains("def test_")))
+        .collect();
+    // Warm-up: every instance once (images, gold and base runs).
+    {
+        let (_s, url) = serve(fx, &out, 2);
+        let t = Instant::now();
+        batch(&url, &predictions);
+        println!(
+            "warm-up: {} instances evaluated once in {:.1} s",
+            predictions.len(),
+            t.elapsed().as_secs_f64()
+        );
+    }
+    for &workers in counts {
+        let (_s, url) = serve(fx, &out, workers);
+        let batch_predictions: Vec<Value> = (0..n)
+            .map(|k| {
+                let mut p = predictions[k % predictions.len()].clone();
+                let patch = p["model_patch"].as_str().unwrap().to_string();
+                p["model_patch"] =
+                    Value::String(patch.replacen("def test_", &format!("def test_w{workers}_{k}_"), 1));
+                p
+            })
+            .collect();
+        let t = Instant::now();
+        batch(&url, &batch_predictions);
+        let secs = t.elapsed().as_secs_f64();
+        println!(
+            "{workers} worker(s): {n} predictions in {secs:.1} s, {:.1} predictions per minute",
+            n as f64 * 60.0 / secs
+        );
+    }
+}
+
+/// Submits `predictions` as one batch and waits for its last verdict.
+fn batch(url: &str, predictions: &[Value]) {
+    let body: String = predictions.iter().map(|p| format!("{p}\n")).collect();
+    let mut r = agent()
+        .post(format!("{url}/v1/batches"))
+        .send(body.as_bytes())
+        .unwrap();
+    let text = r.body_mut().read_to_string().unwrap();
+    assert_eq!(r.status().as_u16(), 202, "{text}");
+    let id = serde_json::from_str::<Value>(&text).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let deadline = Instant::now() + Duration::from_secs(3600);
+    loop {
+        let mut r = agent().get(format!("{url}/v1/batches/{id}")).call().unwrap();
+        let b: Value = serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap();
+        if b["done"] == true {
+            return;
+        }
+        assert!(Instant::now() < deadline, "batch {id} not done in an hour: {b}");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
 fn main() {
     if let Some(why) = engine_fixture::engine_missing() {
         eprintln!("service bench skipped: {why}");
         return;
     }
     let fx = Fixture::new();
+    if let Ok(counts) = std::env::var("SWTBENCH_BENCH_THROUGHPUT") {
+        let counts: Vec<usize> = counts
+            .split(',')
+            .map(|c| c.trim().parse().expect("SWTBENCH_BENCH_THROUGHPUT: worker counts, e.g. 1,2,4"))
+            .collect();
+        throughput(&fx, &counts);
+        return;
+    }
     let n: usize = env_or("SWTBENCH_BENCH_PREDICTIONS", "10").parse().unwrap();
     let instance = env_or("SWTBENCH_BENCH_INSTANCE", "swtfix__calc-1");
     let out = fx.root.join("served");
