@@ -62,7 +62,8 @@ pub(crate) fn start(fx: &Fixture, out: &Path, workers: usize) -> Serve {
     }
 }
 
-fn agent() -> ureq::Agent {
+/// An HTTP client that returns every status as an answer (the tests check them).
+pub(crate) fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(120)))
@@ -70,7 +71,8 @@ fn agent() -> ureq::Agent {
         .into()
 }
 
-fn get(url: &str) -> (u16, String) {
+/// GET `url`: its status and body.
+pub(crate) fn get(url: &str) -> (u16, String) {
     let mut r = agent().get(url).call().unwrap();
     let status = r.status().as_u16();
     (status, r.body_mut().read_to_string().unwrap())

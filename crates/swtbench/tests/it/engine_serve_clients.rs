@@ -16,25 +16,15 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::engine_fixture::{reference_run, reports_of, Fixture, HANGING};
-use crate::engine_serve::start;
+use crate::engine_serve::{agent, get, start};
 
 const CLIENTS: usize = 20;
 const PER_CLIENT: usize = 10;
 const MODELS: usize = 4;
 
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(120)))
-        .build()
-        .into()
-}
-
 fn get_json(url: &str) -> Value {
-    let mut r = agent().get(url).call().unwrap();
-    let text = r.body_mut().read_to_string().unwrap();
+    let (status, text) = get(url);
     // 202 while the job is queued or running (after ?wait=), 200 with its verdict.
-    let status = r.status().as_u16();
     assert!(status == 200 || status == 202, "{url}: {status} {text}");
     serde_json::from_str(&text).unwrap()
 }
@@ -151,11 +141,7 @@ fn engine_serve_twenty_clients_get_every_verdict_once() {
     // Reports equal swtbench run's; no job taken twice.
     for (id, instance) in &jobs {
         assert_eq!(finished[id]["attempts"].as_u64(), Some(1), "{id}: {}", finished[id]);
-        let mut r = agent()
-            .get(format!("{}/v1/evaluations/{id}/report", serve.url))
-            .call()
-            .unwrap();
-        let served = r.body_mut().read_to_string().unwrap();
+        let (_, served) = get(&format!("{}/v1/evaluations/{id}/report", serve.url));
         assert_eq!(
             Some(&served),
             reference.get(instance.as_str()),
