@@ -19,6 +19,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::engine_fixture::*;
+use crate::engine_serve::temporary_files;
 use crate::support::binary;
 
 fn docker(args: &[&str]) -> Option<String> {
@@ -227,30 +228,6 @@ fn is_build(c: &Listed) -> bool {
     c.name.starts_with("swtbench-build-")
 }
 
-/// The temporary files (`.swtbench-tmp-*`) under `dir`, at any depth.
-fn temp_files(dir: &Path) -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p
-                .file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(".swtbench-tmp-"))
-            {
-                out.push(p);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, &mut out);
-    out.sort();
-    out
-}
-
 /// What two killed runs left: one killed while its env image was built by commit, one while its
 /// test ran.
 struct Killed {
@@ -272,7 +249,7 @@ fn kill_two(fx: &Fixture, host: &str, table: &Path, out: &Path, tag: &str) -> Ki
     wait_for_the_hanging_test(host, &mut tester);
     let logs = out.join("run_instance_swt_logs");
     let deadline = Instant::now() + Duration::from_secs(60);
-    while temp_files(&logs.join(&test_run_id)).is_empty() {
+    while temporary_files(&logs.join(&test_run_id)).is_empty() {
         assert!(Instant::now() < deadline, "no output being written");
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -302,7 +279,7 @@ fn kill_two(fx: &Fixture, host: &str, table: &Path, out: &Path, tag: &str) -> Ki
         1,
         "kill -9 leaves its test container: {tests:?}"
     );
-    let partial = temp_files(&logs.join(&test_run_id));
+    let partial = temporary_files(&logs.join(&test_run_id));
     assert_eq!(partial.len(), 1, "the half-written output: {partial:?}");
     assert!(
         std::fs::read_dir(logs.join(".swtbench-writing"))
@@ -379,7 +356,7 @@ fn engine_leftovers_of_runs_killed_in_a_build_and_in_a_test_are_removed_by_the_n
         "the next run removed its own"
     );
     assert!(!killed.partial.exists(), "{}", killed.partial.display());
-    assert!(temp_files(&out.join("run_instance_swt_logs")).is_empty());
+    assert!(temporary_files(&out.join("run_instance_swt_logs")).is_empty());
 
     // The event says what each was.
     let ev: Vec<serde_json::Value> =
@@ -543,7 +520,7 @@ fn engine_leftovers_ctrl_c_in_a_build_or_a_test_leaves_no_container_of_the_proce
             owned(&host, Some(pid))
         );
         assert!(
-            temp_files(&out.join("run_instance_swt_logs")).is_empty(),
+            temporary_files(&out.join("run_instance_swt_logs")).is_empty(),
             "{when}"
         );
     };
@@ -607,7 +584,7 @@ fn engine_leftovers_a_live_runs_containers_are_left_alone_by_other_processes_swe
         "{stderr}"
     );
     still_running("after clean");
-    assert_eq!(temp_files(&out.join("run_instance_swt_logs")).len(), 1);
+    assert_eq!(temporary_files(&out.join("run_instance_swt_logs")).len(), 1);
 
     // Another run at the same time, in the same output directory.
     let other_id = unique_run_id("other");

@@ -105,8 +105,9 @@ fn done_count(batch: &Value) -> u64 {
     batch["counts"]["done"].as_u64().unwrap_or(0)
 }
 
-/// Files a killed process leaves half-written (`swtbench_data::fsutil::TEMP_PREFIX`).
-fn temporary_files(root: &Path) -> Vec<PathBuf> {
+/// Files a killed process leaves half-written (`swtbench_data::fsutil::TEMP_PREFIX`) under
+/// `root`, at any depth, sorted.
+pub(crate) fn temporary_files(root: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         let Ok(rd) = std::fs::read_dir(dir) else {
             return;
@@ -125,6 +126,7 @@ fn temporary_files(root: &Path) -> Vec<PathBuf> {
     }
     let mut out = Vec::new();
     walk(root, &mut out);
+    out.sort();
     out
 }
 
