@@ -61,6 +61,12 @@ pub fn instance_dir(logs: &Path, job_id: &str, spec: &JobSpec) -> PathBuf {
 /// job, leased to it ([`Holder`]), evaluates it while renewing the lease, stores how it ended.
 pub fn work(shared: Arc<Shared>, index: usize) {
     let holder = Holder::of_this_process(index, shared.lease);
+    // An idle worker looks for a job this often; on PostgreSQL the queue's notifications wake it
+    // at once, so it looks less often, sparing the database the polls of a large pool.
+    let idle = match shared.queue.postgres() {
+        Some(_) => Duration::from_secs(5),
+        None => Duration::from_millis(500),
+    };
     let mut engine: Option<Engine> = None;
     while !shared.stopping.load(Ordering::SeqCst) {
         if engine.is_none() {
@@ -76,7 +82,7 @@ pub fn work(shared: Arc<Shared>, index: usize) {
         let job = match shared.queue.claim(&holder) {
             Ok(Some(job)) => job,
             Ok(None) => {
-                shared.wait_for_work(Duration::from_millis(500));
+                shared.wait_for_work(idle);
                 continue;
             }
             Err(e) => {
