@@ -175,8 +175,21 @@ impl Browser {
             .call(None, "Target.createTarget", json!({"url": "about:blank"}))
             .unwrap();
         let session = self.attach(target["targetId"].as_str().unwrap());
-        self.call(Some(&session), "Page.navigate", json!({"url": url}))
-            .unwrap();
+        // Chromium aborts a navigation with ERR_NETWORK_CHANGED when the machine's interfaces
+        // change meanwhile (the container engine makes and removes its veths as tests run): the
+        // page is asked for again, a few times.
+        for attempt in 1.. {
+            let r = self
+                .call(Some(&session), "Page.navigate", json!({"url": url}))
+                .unwrap();
+            match r["errorText"].as_str() {
+                Some(e) if e.contains("ERR_NETWORK_CHANGED") && attempt < 5 => {
+                    std::thread::sleep(Duration::from_millis(300));
+                }
+                // Any other outcome is the test's to judge, as before.
+                _ => break,
+            }
+        }
         session
     }
 
