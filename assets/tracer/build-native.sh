@@ -28,7 +28,7 @@ esac
 include=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null) \
     || skip "no include path from sysconfig"
 [ -f "$include/Python.h" ] || skip "no Python.h in $include (the interpreter's headers are missing)"
-suffix=$("$py" -c 'import importlib.machinery as m; print(m.EXTENSION_SUFFIXES[0])' 2>/dev/null) \
+suffix=$("$py" -c 'import _imp; print(_imp.extension_suffixes()[0])' 2>/dev/null) \
     || skip "no extension suffix"
 command -v "$cc" >/dev/null 2>&1 || skip "no C compiler ($cc)"
 
@@ -42,14 +42,18 @@ fi
 rm -f "$partial.log"
 # The same loading as trace.py's, and a line counted, before the module is put in place.
 if ! "$py" - "$partial" <<'EOF'
-import importlib.machinery
+import _imp
 import sys
 
-path = sys.argv[1]
-loader = importlib.machinery.ExtensionFileLoader("_swtbench_lines", path)
-spec = importlib.machinery.ModuleSpec("_swtbench_lines", loader, origin=path)
-module = loader.create_module(spec)
-loader.exec_module(module)
+
+class Spec(object):
+    def __init__(self, name, origin):
+        self.name = name
+        self.origin = origin
+
+
+module = _imp.create_dynamic(Spec("_swtbench_lines", sys.argv[1]))
+_imp.exec_dynamic(module)
 namespace = {"__file__": "probe.py"}
 exec(compile("def probe():\n    return 1\n", "probe.py", "exec"), namespace)
 tracer = module.Tracer(lambda name: name if name == "probe.py" else None)

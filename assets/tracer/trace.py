@@ -243,6 +243,14 @@ def _start_native(module, matcher):
     return stop
 
 
+class _NativeSpec(object):
+    """What _imp.create_dynamic reads of a module spec."""
+
+    def __init__(self, name, origin):
+        self.name = name
+        self.origin = origin
+
+
 def load_native():
     """Returns the native line counter module, or None to count with Python trace functions.
 
@@ -257,18 +265,18 @@ def load_native():
     reason = "Python %d.%d has no native counter" % sys.version_info[:2]
     if (3, 5) <= sys.version_info[:2] < (3, 12):
         try:
-            import importlib.machinery
+            # _imp is built in and already loaded: importing importlib.machinery here would
+            # change what the program's own imports do (meta path finders it would consult).
+            import _imp
 
-            name = NATIVE_MODULE + importlib.machinery.EXTENSION_SUFFIXES[0]
+            name = NATIVE_MODULE + _imp.extension_suffixes()[0]
             reason = "no %s in %s or %s" % (name, os.path.dirname(_TRACER_PATH), NATIVE_DIR)
             for directory in (os.path.dirname(_TRACER_PATH), NATIVE_DIR):
                 path = os.path.join(directory, name)
                 if os.path.isfile(path):
                     # Loaded by path, not imported: sys.path and sys.modules stay as they were.
-                    loader = importlib.machinery.ExtensionFileLoader(NATIVE_MODULE, path)
-                    spec = importlib.machinery.ModuleSpec(NATIVE_MODULE, loader, origin=path)
-                    found = loader.create_module(spec)
-                    loader.exec_module(found)
+                    found = _imp.create_dynamic(_NativeSpec(NATIVE_MODULE, path))
+                    _imp.exec_dynamic(found)
                     if getattr(found, "VERSION", None) == NATIVE_VERSION:
                         module = found
                     else:
