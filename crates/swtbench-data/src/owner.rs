@@ -7,15 +7,30 @@ use std::sync::OnceLock;
 
 pub use swtbench_core::owner::{Liveness, Owner, ProcessState};
 
-/// This machine's name (`/proc/sys/kernel/hostname`, the kernel's node name; else `HOSTNAME`;
-/// else empty), with `/` replaced.
+/// Where this process's pids mean something: the machine's name (`/proc/sys/kernel/hostname`, the
+/// kernel's node name; else `HOSTNAME`; else empty) and, where `/proc` tells it, its pid namespace
+/// (`<name>@pidns<inode>`), with `/` replaced. A pid can only be checked from its own namespace: a
+/// swtbench in a container that shares the machine's name (`docker run --network host` gives the
+/// host's) is another "host" to the swtbench processes outside it, and they to it, so neither
+/// takes the other's live containers for a dead process's.
 pub fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_default()
         .trim()
-        .replace('/', "_")
+        .replace('/', "_");
+    match pid_namespace() {
+        Some(ns) => format!("{name}@pidns{ns}"),
+        None => name,
+    }
+}
+
+/// The inode of this process's pid namespace (`/proc/self/ns/pid` → `pid:[4026531836]`).
+fn pid_namespace() -> Option<u64> {
+    let link = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    let text = link.to_str()?;
+    text.strip_prefix("pid:[")?.strip_suffix(']')?.parse().ok()
 }
 
 /// Start time of process `pid` in clock ticks since boot (field 22 of `/proc/<pid>/stat`).
@@ -56,6 +71,22 @@ pub fn liveness(label: &str) -> Liveness {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A process in another pid namespace with the same machine name (a container run with the
+    /// host's network) is another host: its owners are never judged by pids of this namespace.
+    #[test]
+    fn the_host_names_the_pid_namespace_too() {
+        let host = host_name();
+        if let Some(ns) = pid_namespace() {
+            assert!(host.ends_with(&format!("@pidns{ns}")), "{host}");
+            let plain = host.split("@pidns").next().unwrap_or_default().to_string();
+            let other = Owner::new(&format!("{plain}@pidns1"), 1, 1);
+            assert_eq!(
+                swtbench_core::owner::liveness(&other, current(), ProcessState::Gone),
+                Liveness::OtherHost
+            );
+        }
+    }
 
     #[test]
     fn this_process_is_current_a_running_one_alive_an_ended_one_dead() {
