@@ -21,6 +21,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub workers: usize,
 
+    // `[:PASSWORD]`, `[:PORT]` are help text (clap prints it verbatim), not intra-doc links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// The queue: a PostgreSQL database shared with `swtbench worker` processes on other hosts
     /// (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE; no TLS). Without it, the service's own
     /// SQLite file in <output dir>/service/.

@@ -10,6 +10,8 @@ swtbench worker --queue postgres://swtbench@db-host/swtbench --workers 2 -- --da
 Several machines, leases and Slurm: docs/service.md."
 )]
 pub struct WorkerArgs {
+    // `[:PASSWORD]`, `[:PORT]` are help text (clap prints it verbatim), not intra-doc links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     /// The service's PostgreSQL queue (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE; no TLS;
     /// a password missing from it is taken from PGPASSWORD).
     #[arg(long, value_name = "URL")]
