@@ -103,9 +103,13 @@ struct Listed {
 /// Every container whose owner is on `host` (`pid`: of that process only).
 fn owned(host: &str, pid: Option<u32>) -> Vec<Listed> {
     let format = "{{.ID}}\t{{.Names}}\t{{.Label \"swtbench.session\"}}\t{{.Label \"swtbench.image\"}}\t{{.Label \"swtbench.run\"}}";
-    let prefix = match pid {
-        Some(p) => format!("{host}/{p}/"),
-        None => format!("{host}/"),
+    // An owner is `<host>@pidns<inode>/<pid>/<start>` (`<host>/<pid>/<start>` where the pid
+    // namespace cannot be read).
+    let owned_by = |owner: &str| {
+        let mut parts = owner.split('/');
+        let machine = parts.next().unwrap_or_default();
+        let on_host = machine == host || machine.starts_with(&format!("{host}@pidns"));
+        on_host && pid.is_none_or(|p| parts.next() == Some(p.to_string().as_str()))
     };
     docker(&[
         "ps",
@@ -120,7 +124,7 @@ fn owned(host: &str, pid: Option<u32>) -> Vec<Listed> {
     .lines()
     .filter_map(|l| {
         let f: Vec<&str> = l.split('\t').collect();
-        (f.len() == 5 && f[2].starts_with(&prefix)).then(|| Listed {
+        (f.len() == 5 && owned_by(f[2])).then(|| Listed {
             id: f[0].into(),
             name: f[1].into(),
             owner: f[2].into(),
