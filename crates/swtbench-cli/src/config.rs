@@ -188,6 +188,28 @@ pub fn apply(cmd: Command, config: &Config) -> Result<(Command, Vec<Applied>), C
     Ok((cmd, applied))
 }
 
+/// The part of `config` that applies to `swtbench <name>`: the top-level keys that are flags of
+/// that command and its own table (`whole` is the whole `swtbench` command). Applied to a command
+/// line made of that command only, as `serve` and `worker` parse the run flags after `--`, it
+/// gives the flags the defaults `swtbench <name>` would get from the file. `None` when
+/// `whole` has no such command.
+pub fn for_command(config: &Config, whole: &Command, name: &str) -> Option<Config> {
+    let sub = whole.find_subcommand(name)?;
+    let table = config
+        .table
+        .iter()
+        .filter(|(key, value)| match value {
+            toml::Value::Table(_) => key.as_str() == name,
+            _ => whole.find_subcommand(key.as_str()).is_none() && arg_id(sub, key).is_some(),
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Some(Config {
+        path: config.path.clone(),
+        table,
+    })
+}
+
 fn apply_table(
     root: Command,
     path: &[String],
@@ -488,6 +510,17 @@ mod tests {
         "--run-id",
         "x",
     ];
+
+    #[test]
+    fn the_run_part_of_a_file_is_its_top_level_run_flags_and_its_run_table() {
+        let c = config(
+            "no-network = true\ntoken-file = \"t\"\n[run]\nmax-workers = 3\n[serve]\nlisten = \"127.0.0.1:1\"\n",
+        );
+        let part = for_command(&c, &crate::Cli::command(), "run").expect("run exists");
+        let keys: Vec<&String> = part.table.keys().collect();
+        assert_eq!(keys, ["no-network", "run"], "{part:?}");
+        assert!(for_command(&c, &crate::Cli::command(), "no-such-command").is_none());
+    }
 
     #[test]
     fn a_command_table_sets_defaults_and_the_command_line_wins() {

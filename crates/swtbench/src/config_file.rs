@@ -4,9 +4,24 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use anyhow::anyhow;
 use swtbench_cli::config::{self, Config, CONFIG_ENV, FILE_NAME, PYPROJECT};
+
+/// The configuration this process read ([`remember`]), for the commands that parse command lines
+/// of their own: the run flags after `serve --` and `worker --` get `[run]`'s defaults from it.
+static LOADED: OnceLock<Config> = OnceLock::new();
+
+/// Keeps `config` as the process's configuration (the first one kept stays).
+pub fn remember(config: &Config) {
+    let _ = LOADED.set(config.clone());
+}
+
+/// The configuration the process read, if it read one.
+pub fn loaded() -> Option<&'static Config> {
+    LOADED.get()
+}
 
 /// The configuration that applies to the command line `argv`, if any.
 pub fn find(argv: &[OsString]) -> swtbench_app::Result<Option<Config>> {
@@ -65,7 +80,7 @@ pub fn matches(
     config: &Config,
     argv: &[OsString],
 ) -> swtbench_app::Result<(clap::ArgMatches, Vec<config::Applied>)> {
-    let (cmd, applied) = config::apply(cmd, config).map_err(invalid)?;
+    let (cmd, applied) = apply(cmd, config)?;
     match cmd.try_get_matches_from(argv) {
         Ok(m) => Ok((m, applied)),
         Err(e) => match config::blame(&e, &applied, config) {
@@ -75,7 +90,17 @@ pub fn matches(
     }
 }
 
-fn invalid(e: config::ConfigError) -> swtbench_app::Error {
+/// `config`'s values as the defaults of `cmd`'s flags, and what it set; an error names the file
+/// and the key.
+pub fn apply(
+    cmd: clap::Command,
+    config: &Config,
+) -> swtbench_app::Result<(clap::Command, Vec<config::Applied>)> {
+    config::apply(cmd, config).map_err(invalid)
+}
+
+/// A configuration error as the command's input error, with its hint.
+pub fn invalid(e: config::ConfigError) -> swtbench_app::Error {
     let hint = e.hint();
     swtbench_app::Error::input(e).with_hint(hint)
 }

@@ -42,6 +42,7 @@ fn parse(argv: &[std::ffi::OsString]) -> swtbench_app::Result<(cli::Cli, Option<
     let Some(config) = config_file::find(argv)? else {
         return Ok((cli::Cli::parse_from(argv), None));
     };
+    config_file::remember(&config);
     let (matches, applied) = config_file::matches(cli::Cli::command(), &config, argv)?;
     let cli = cli::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let mut path = Vec::new();

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::anyhow;
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
+use swtbench_cli::config;
 use swtbench_app::evaluate::{Engine, Request};
 use swtbench_app::limits::HostFacts;
 use swtbench_cli::args::RunArgs;
@@ -153,15 +154,39 @@ pub(crate) fn parse_run(
         .into_iter()
         .map(str::to_string)
         .chain(run_args.iter().cloned());
-    match FreshRun::try_parse_from(argv) {
+    // The configuration file's `[run]` table (and its top-level run flags) are the defaults of
+    // these flags, as of `swtbench run`'s.
+    let (parsed, file_cache_level) = match crate::config_file::loaded()
+        .and_then(|c| config::for_command(c, &swtbench_cli::Cli::command(), "run"))
+    {
+        Some(part) => {
+            let (cmd, applied) = crate::config_file::apply(FreshRun::command(), &part)?;
+            let from_file = applied.iter().any(|a| a.id == "cache_level");
+            let parsed = cmd
+                .try_get_matches_from(argv)
+                .and_then(|m| FreshRun::from_arg_matches(&m));
+            // A value of the file that the flag rejects names the file and the key.
+            if let Some(err) = parsed
+                .as_ref()
+                .err()
+                .and_then(|e| config::blame(e, &applied, &part))
+            {
+                return Err(crate::config_file::invalid(err));
+            }
+            (parsed, from_file)
+        }
+        None => (FreshRun::try_parse_from(argv), false),
+    };
+    match parsed {
         Ok(FreshRun {
             command: FreshRunCommand::Run(run),
             ..
         }) => {
             let mut run = *run;
-            let cache_level_given = run_args
-                .iter()
-                .any(|a| a.starts_with("--cache-level") || a.starts_with("--cache_level"));
+            let cache_level_given = file_cache_level
+                || run_args
+                    .iter()
+                    .any(|a| a.starts_with("--cache-level") || a.starts_with("--cache_level"));
             if !cache_level_given {
                 run.cache_level = swtbench_plan::settings::CacheLevel::Instance;
             }
@@ -194,7 +219,7 @@ pub(crate) fn refuse_batch_flags(run: &RunArgs) -> swtbench_app::Result<()> {
             "{} cannot be given to the service: it evaluates each prediction as it comes",
             given.join(", ")
         ))
-        .with_hint("leave them out of the run flags after `--`")),
+        .with_hint("leave them out of the run flags after `--` (and out of the configuration file's [run] table)")),
     }
 }
 

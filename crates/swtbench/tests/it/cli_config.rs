@@ -148,3 +148,64 @@ fn mistakes_in_the_file_name_the_file_and_the_key() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("nope.toml"), "{}", stderr(&out));
 }
+
+/// `swtbench ARGS` in `cwd`, expected to refuse and exit within 60 s; a service that starts
+/// instead is stopped and the test fails.
+fn refused(cwd: &Path, args: &[&str]) -> Output {
+    let mut cmd = crate::support::binary::command();
+    cmd.args(args)
+        .current_dir(cwd)
+        .env("DOCKER_HOST", NO_ENGINE)
+        .env_remove("SWTBENCH_REPO_MIRROR")
+        .env_remove("SWTBENCH_CONFIG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "swtbench {} did not refuse: it started\n{}",
+                args.join(" "),
+                stderr(&out)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn serve_takes_the_run_table_for_its_run_flags() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The `[run]` table's flags are the defaults of the run flags after `serve --`: a batch flag
+    // there is refused as if it were given after `--`.
+    std::fs::write(
+        tmp.path().join("swtbench.toml"),
+        "[run]\ndataset = \"lite\"\noffline = true\ndry-run = true\n",
+    )
+    .unwrap();
+    let out = refused(tmp.path(), &["serve", "--"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--dry-run cannot be given to the service"),
+        "{}",
+        stderr(&out)
+    );
+    // The command line after `--` wins over the file; a bad value in the file names the file and
+    // the key.
+    std::fs::write(
+        tmp.path().join("swtbench.toml"),
+        "[run]\ndataset = \"lite\"\noffline = true\nmax-workers = \"many\"\n",
+    )
+    .unwrap();
+    let out = refused(tmp.path(), &["serve", "--", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("run.max-workers"),
+        "the file's key is named: {}",
+        stderr(&out)
+    );
+}

@@ -215,6 +215,10 @@ fn engine_an_allocation_is_killed_at_the_default_memory_limit_and_made_again_wit
         let mut args = fx.run_args(&run_id, &out, file, &a);
         let at = args.iter().position(|a| a == "--max-workers").unwrap();
         args[at + 1] = "32".into();
+        // A container at its memory limit without swap evicts its own program's pages before the
+        // kernel kills it: on a loaded machine that can take longer than the fixture's 20 s.
+        let at = args.iter().position(|a| a == "--timeout").unwrap();
+        args[at + 1] = "180".into();
         args
     };
     let probe = base_args("memory.jsonl", &[]);
