@@ -792,6 +792,188 @@ impl DockerBackend {
         }
         None
     }
+
+    /// Creates the exec of `cmd` (the wrapped command of `request`) in container `id` and starts
+    /// it attached; returns the exec's id and the engine's answer to the start.
+    async fn start_exec(
+        &self,
+        id: &str,
+        request: &ExecRequest,
+        cmd: Vec<String>,
+    ) -> Result<(String, StartExecResults)> {
+        let operation = || format!("exec in container {id}");
+        let exec = match self
+            .bounded(
+                operation,
+                self.client.create_exec(
+                    id,
+                    CreateExecOptions {
+                        attach_stdout: Some(true),
+                        attach_stderr: Some(true),
+                        cmd: Some(cmd),
+                        user: request.user.clone(),
+                        working_dir: request.working_dir.clone(),
+                        env: Some(
+                            request
+                                .env
+                                .iter()
+                                .map(|(k, v)| format!("{k}={v}"))
+                                .collect(),
+                        ),
+                        ..Default::default()
+                    },
+                ),
+            )
+            .await?
+        {
+            Ok(e) => e,
+            Err(e) if status(&e) == Some(404) => {
+                return Err(BackendError::ContainerNotFound(id.into()))
+            }
+            Err(e) => return Err(self.err(operation(), e)),
+        };
+        let started_exec = self
+            .bounded(operation, self.client.start_exec(&exec.id, None))
+            .await?
+            .map_err(|e| self.err(operation(), e))?;
+        Ok((exec.id, started_exec))
+    }
+
+    /// The interval at which an exec with a disk limit measures what its container wrote (none
+    /// without a limit); slower when the container's upper directory is not on this host.
+    async fn disk_watch(&self, id: &str, request: &ExecRequest) -> Option<tokio::time::Interval> {
+        match request.disk_limit {
+            Some(_) => {
+                let every = match self.upper_dir(id).await {
+                    Ok(Some(_)) => DISK_WATCH_EVERY,
+                    _ => DISK_WATCH_REMOTE_EVERY,
+                };
+                let mut i = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+                i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                Some(i)
+            }
+            None => None,
+        }
+    }
+
+    /// Reads the output of an exec into `sink` until it ends, its `deadline` passes or its
+    /// container writes more than the request's disk limit (measured at each tick of `watch`);
+    /// returns whether it timed out and whether it hit the disk limit.
+    async fn read_exec_output<S>(
+        &self,
+        id: &str,
+        request: &ExecRequest,
+        output: &mut S,
+        sink: &mut dyn OutputSink,
+        deadline: Option<tokio::time::Instant>,
+        mut watch: Option<tokio::time::Interval>,
+    ) -> Result<(bool, bool)>
+    where
+        S: futures_util::Stream<
+                Item = std::result::Result<bollard::container::LogOutput, BollardError>,
+            > + Unpin,
+    {
+        let mut timed_out = false;
+        let mut disk_limit_hit = false;
+        let read = async {
+            loop {
+                // A command that prints without a pause must not outrun its deadline.
+                if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+                    return Ok(true);
+                }
+                // Tests may print nothing for minutes: silence makes the backend probe the
+                // engine.
+                let next = match self
+                    .next_alive(output, deadline, || {
+                        format!("waiting for the output of a command in container {id}")
+                    })
+                    .await?
+                {
+                    Wait::Item(next) => next,
+                    Wait::Deadline => return Ok(true),
+                    Wait::Lost(_) => unreachable!("next_alive turns a lost engine into an error"),
+                };
+                match next {
+                    None => return Ok(false),
+                    Some(Ok(chunk)) => sink.push(&chunk.into_bytes()),
+                    Some(Err(e)) => {
+                        return Err(self.err(format!("reading output in container {id}"), e))
+                    }
+                }
+            }
+        };
+        // The disk watch runs beside the reading (which keeps its own measure of silence).
+        let over_disk = async {
+            let limit = request.disk_limit.unwrap_or(u64::MAX);
+            loop {
+                tick_opt(&mut watch).await;
+                if let Ok(Some(written)) = self.written_bytes(id, true).await {
+                    if written.total > limit {
+                        return;
+                    }
+                }
+            }
+        };
+        tokio::select! {
+            biased;
+            () = over_disk => disk_limit_hit = true,
+            ended = read => timed_out = ended?,
+        }
+        Ok((timed_out, disk_limit_hit))
+    }
+
+    /// Kills the process group of an exec that ran too long (its pid in `pidfile`) and reads into
+    /// `sink` what it printed before it died; kills the whole container when the group does not
+    /// end within the grace. Returns whether the container was killed.
+    async fn kill_exec<S>(
+        &self,
+        id: &str,
+        pidfile: &str,
+        output: &mut S,
+        sink: &mut dyn OutputSink,
+    ) -> Result<bool>
+    where
+        S: futures_util::Stream<
+                Item = std::result::Result<bollard::container::LogOutput, BollardError>,
+            > + Unpin,
+    {
+        let mut container_killed = false;
+        let killed = self
+            .exec_helper(
+                id,
+                vec![
+                    "/bin/sh".into(),
+                    "-c".into(),
+                    KILL_GROUP.into(),
+                    pidfile.to_string(),
+                ],
+            )
+            .await;
+        // What the tree printed before it died is still in the pipe: read it.
+        let grace = tokio::time::Instant::now() + self.options.kill_grace;
+        let mut ended = false;
+        if killed.is_ok() {
+            while let Ok(next) = tokio::time::timeout_at(grace, output.next()).await {
+                match next {
+                    Some(Ok(chunk)) => sink.push(&chunk.into_bytes()),
+                    _ => {
+                        ended = true;
+                        break;
+                    }
+                }
+            }
+        }
+        if !ended {
+            // A process escaped the group (or the helper could not run): stop everything.
+            self.container_kill(id).await?;
+            container_killed = true;
+            let grace = tokio::time::Instant::now() + self.options.kill_grace;
+            while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(grace, output.next()).await {
+                sink.push(&chunk.into_bytes());
+            }
+        }
+        Ok(container_killed)
+    }
 }
 
 /// Why a pull or push stream ended early: the engine's call (its message kept as before), or the
@@ -1662,41 +1844,7 @@ impl ContainerBackend for DockerBackend {
             pidfile.clone(),
         ];
         cmd.extend(request.cmd.iter().cloned());
-        let operation = || format!("exec in container {id}");
-        let exec = match self
-            .bounded(
-                operation,
-                self.client.create_exec(
-                    id,
-                    CreateExecOptions {
-                        attach_stdout: Some(true),
-                        attach_stderr: Some(true),
-                        cmd: Some(cmd),
-                        user: request.user.clone(),
-                        working_dir: request.working_dir.clone(),
-                        env: Some(
-                            request
-                                .env
-                                .iter()
-                                .map(|(k, v)| format!("{k}={v}"))
-                                .collect(),
-                        ),
-                        ..Default::default()
-                    },
-                ),
-            )
-            .await?
-        {
-            Ok(e) => e,
-            Err(e) if status(&e) == Some(404) => {
-                return Err(BackendError::ContainerNotFound(id.into()))
-            }
-            Err(e) => return Err(self.err(operation(), e)),
-        };
-        let started_exec = self
-            .bounded(operation, self.client.start_exec(&exec.id, None))
-            .await?
-            .map_err(|e| self.err(operation(), e))?;
+        let (exec_id, started_exec) = self.start_exec(id, request, cmd).await?;
         let StartExecResults::Attached { mut output, input } = started_exec else {
             return Err(BackendError::Engine {
                 operation: format!("exec in container {id}"),
@@ -1707,64 +1855,10 @@ impl ContainerBackend for DockerBackend {
         let _input = input;
 
         let deadline = request.timeout.map(|t| tokio::time::Instant::now() + t);
-        let mut timed_out = false;
-        let mut disk_limit_hit = false;
-        let mut watch = match request.disk_limit {
-            Some(_) => {
-                let every = match self.upper_dir(id).await {
-                    Ok(Some(_)) => DISK_WATCH_EVERY,
-                    _ => DISK_WATCH_REMOTE_EVERY,
-                };
-                let mut i = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-                i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                Some(i)
-            }
-            None => None,
-        };
-        let read = async {
-            loop {
-                // A command that prints without a pause must not outrun its deadline.
-                if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
-                    return Ok(true);
-                }
-                // Tests may print nothing for minutes: silence makes the backend probe the
-                // engine.
-                let next = match self
-                    .next_alive(&mut output, deadline, || {
-                        format!("waiting for the output of a command in container {id}")
-                    })
-                    .await?
-                {
-                    Wait::Item(next) => next,
-                    Wait::Deadline => return Ok(true),
-                    Wait::Lost(_) => unreachable!("next_alive turns a lost engine into an error"),
-                };
-                match next {
-                    None => return Ok(false),
-                    Some(Ok(chunk)) => sink.push(&chunk.into_bytes()),
-                    Some(Err(e)) => {
-                        return Err(self.err(format!("reading output in container {id}"), e))
-                    }
-                }
-            }
-        };
-        // The disk watch runs beside the reading (which keeps its own measure of silence).
-        let over_disk = async {
-            let limit = request.disk_limit.unwrap_or(u64::MAX);
-            loop {
-                tick_opt(&mut watch).await;
-                if let Ok(Some(written)) = self.written_bytes(id, true).await {
-                    if written.total > limit {
-                        return;
-                    }
-                }
-            }
-        };
-        tokio::select! {
-            biased;
-            () = over_disk => disk_limit_hit = true,
-            ended = read => timed_out = ended?,
-        }
+        let watch = self.disk_watch(id, request).await;
+        let (timed_out, disk_limit_hit) = self
+            .read_exec_output(id, request, &mut output, sink, deadline, watch)
+            .await?;
 
         let mut container_killed = false;
         // Killing the command needs the engine: one that does not answer a ping is lost now,
@@ -1777,43 +1871,9 @@ impl ContainerBackend for DockerBackend {
             });
         }
         if ended_early {
-            let killed = self
-                .exec_helper(
-                    id,
-                    vec![
-                        "/bin/sh".into(),
-                        "-c".into(),
-                        KILL_GROUP.into(),
-                        pidfile.clone(),
-                    ],
-                )
-                .await;
-            // What the tree printed before it died is still in the pipe: read it.
-            let grace = tokio::time::Instant::now() + self.options.kill_grace;
-            let mut ended = false;
-            if killed.is_ok() {
-                while let Ok(next) = tokio::time::timeout_at(grace, output.next()).await {
-                    match next {
-                        Some(Ok(chunk)) => sink.push(&chunk.into_bytes()),
-                        _ => {
-                            ended = true;
-                            break;
-                        }
-                    }
-                }
-            }
-            if !ended {
-                // A process escaped the group (or the helper could not run): stop everything.
-                self.container_kill(id).await?;
-                container_killed = true;
-                let grace = tokio::time::Instant::now() + self.options.kill_grace;
-                while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(grace, output.next()).await
-                {
-                    sink.push(&chunk.into_bytes());
-                }
-            }
+            container_killed = self.kill_exec(id, &pidfile, &mut output, sink).await?;
         }
-        let exit_code = self.exec_exit_code(&exec.id).await;
+        let exit_code = self.exec_exit_code(&exec_id).await;
         if !timed_out && !disk_limit_hit {
             // A command whose container died under it (`docker rm -f`, the OOM killer taking the
             // init, an engine restart) ends its stream like one that finished; its output is a
