@@ -21,8 +21,8 @@ use bollard::errors::Error as BollardError;
 use bollard::exec::{CreateExecOptions, StartExecResults};
 use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits, SystemInfo};
 use bollard::query_parameters::{
-    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, CreateImageOptionsBuilder,
-    DownloadFromContainerOptionsBuilder, InspectContainerOptionsBuilder,
+    BuildImageOptions, BuildImageOptionsBuilder, CreateContainerOptionsBuilder,
+    CreateImageOptionsBuilder, DownloadFromContainerOptionsBuilder, InspectContainerOptionsBuilder,
     KillContainerOptionsBuilder, ListContainersOptionsBuilder, ListImagesOptionsBuilder,
     PushImageOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
     TagImageOptionsBuilder, UploadToContainerOptionsBuilder,
@@ -793,6 +793,134 @@ impl DockerBackend {
         None
     }
 
+    /// The host configuration of a container of `spec`: its network mode, resource limits (the
+    /// disk limit as a storage quota while the engine takes quotas), removal and volumes.
+    fn host_config(&self, spec: &ContainerSpec) -> HostConfig {
+        HostConfig {
+            init: Some(spec.init),
+            network_mode: match spec.network {
+                NetworkAccess::Disabled => Some("none".to_string()),
+                NetworkAccess::Enabled => None,
+                NetworkAccess::Host => Some("host".to_string()),
+                // Set below, with the endpoint that names the network by id.
+                NetworkAccess::Isolated => None,
+            },
+            memory: spec.limits.memory_bytes.map(|m| m as i64),
+            // No swap beyond the memory limit: a test that outgrows it is killed rather than
+            // slowed down to the timeout.
+            memory_swap: spec.limits.memory_bytes.map(|m| m as i64),
+            pids_limit: spec.limits.pids.map(i64::from),
+            nano_cpus: spec.limits.nano_cpus.map(|n| n as i64),
+            ulimits: spec.limits.file_bytes.map(|b| {
+                vec![ResourcesUlimits {
+                    name: Some("fsize".into()),
+                    soft: Some(b as i64),
+                    hard: Some(b as i64),
+                }]
+            }),
+            storage_opt: spec
+                .limits
+                .disk_bytes
+                .filter(|_| self.disk_quota.load(Ordering::Relaxed))
+                .map(|b| HashMap::from([("size".to_string(), b.to_string())])),
+            auto_remove: Some(spec.auto_remove),
+            mounts: (!spec.volumes.is_empty()).then(|| {
+                spec.volumes
+                    .iter()
+                    .map(|(name, target)| bollard::models::Mount {
+                        typ: Some(bollard::models::MountType::VOLUME),
+                        source: Some(name.clone()),
+                        target: Some(target.clone()),
+                        ..Default::default()
+                    })
+                    .collect()
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// Streams the build of `tar` with `options` into `log` (the images of its finished steps
+    /// into `steps`); a failed build's error keeps the last lines of its log.
+    async fn stream_build(
+        &self,
+        tag: &str,
+        options: BuildImageOptions,
+        tar: Vec<u8>,
+        log: LogSink<'_>,
+        steps: &mut Vec<String>,
+    ) -> Result<()> {
+        let write_err =
+            |e: std::io::Error| BackendError::io(format!("writing the build log of {tag}"), &e);
+        let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+        let remember = |line: &str, tail: &mut std::collections::VecDeque<String>| {
+            if tail.len() == 30 {
+                tail.pop_front();
+            }
+            tail.push_back(line.to_string());
+        };
+
+        let mut stream =
+            self.client
+                .build_image(options, None, Some(bollard::body_full(tar.into())));
+        let mut splitter = LineSplitter::default();
+        loop {
+            let item = match self
+                .next_alive(&mut stream, None, || format!("building image {tag}"))
+                .await
+            {
+                Ok(Wait::Item(Some(item))) => item,
+                Ok(_) => break,
+                Err(e) => {
+                    // The log says why it ends here.
+                    let _ = writeln!(log, "ERROR: {e}");
+                    let _ = log.flush();
+                    return Err(e);
+                }
+            };
+            match item {
+                Ok(info) => {
+                    let mut text = String::new();
+                    if let Some(s) = info.stream {
+                        text.push_str(&s);
+                    }
+                    if let Some(s) = info.status {
+                        text.push_str(&s);
+                        text.push('\n');
+                    }
+                    for line in splitter.push(&strip_ansi(&text)) {
+                        writeln!(log, "{line}").map_err(write_err)?;
+                        if let Some(id) = step_image(&line) {
+                            steps.push(id.to_string());
+                        }
+                        remember(&line, &mut tail);
+                    }
+                }
+                Err(e) => {
+                    if let Some(rest) = std::mem::take(&mut splitter).finish() {
+                        writeln!(log, "{rest}").map_err(write_err)?;
+                        remember(&rest, &mut tail);
+                    }
+                    let message = match e {
+                        BollardError::DockerStreamError { error } => error,
+                        other => describe(&other),
+                    };
+                    writeln!(log, "ERROR: {message}").map_err(write_err)?;
+                    let _ = log.flush();
+                    return Err(BackendError::BuildFailed {
+                        tag: tag.to_string(),
+                        message,
+                        log_tail: tail.iter().cloned().collect(),
+                    });
+                }
+            }
+        }
+        if let Some(rest) = splitter.finish() {
+            writeln!(log, "{rest}").map_err(write_err)?;
+        }
+        log.flush().map_err(write_err)?;
+        Ok(())
+    }
+
     /// Creates the exec of `cmd` (the wrapped command of `request`) in container `id` and starts
     /// it attached; returns the exec's id and the engine's answer to the start.
     async fn start_exec(
@@ -999,6 +1127,44 @@ fn open_client(host: Option<&str>) -> Result<(Docker, String)> {
         endpoint: chosen.unwrap_or_else(|| format!("unix://{DOCKER_SOCKET}")),
         reason: describe(&e),
     })
+}
+
+/// The context of the build of `request` as a tar archive: the request's, its labels added to
+/// the Dockerfile as one LABEL instruction at the end.
+fn build_context_tar(request: &BuildRequest) -> Result<Vec<u8>> {
+    let tag = &request.tag;
+    let mut context = request.context.clone();
+    if !request.labels.is_empty() {
+        // The classic builder turns each label of the `labels` parameter into its own committed
+        // step (seconds each on slow storage); one LABEL instruction at the end is one step and
+        // gives the same image configuration.
+        let Some(dockerfile) = context.dockerfile() else {
+            return Err(BackendError::Invalid(format!(
+                "the build context of {tag} has no UTF-8 Dockerfile"
+            )));
+        };
+        let dockerfile = append_label_instruction(dockerfile, &request.labels);
+        context.set_dockerfile(dockerfile);
+    }
+    context.to_tar()
+}
+
+/// The engine's options for the build of `request` as `tag`.
+fn build_image_options(request: &BuildRequest, tag: &str) -> BuildImageOptions {
+    let mut options = BuildImageOptionsBuilder::default()
+        .dockerfile(crate::context::DOCKERFILE)
+        .t(tag)
+        .rm(true)
+        .forcerm(true)
+        .nocache(request.no_cache)
+        .buildargs(&hashmap(&request.build_args));
+    if let Some(p) = &request.platform {
+        options = options.platform(p);
+    }
+    if request.host_network {
+        options = options.networkmode("host");
+    }
+    options.build()
 }
 
 /// The image id of a finished build step in a legacy builder's log line (` ---> 3f2c1a9b0d4e`);
@@ -1381,111 +1547,13 @@ impl ContainerBackend for DockerBackend {
             }
         }
         let tag = request.tag.clone();
-        let mut context = request.context.clone();
-        if !request.labels.is_empty() {
-            // The classic builder turns each label of the `labels` parameter into its own committed
-            // step (seconds each on slow storage); one LABEL instruction at the end is one step and
-            // gives the same image configuration.
-            let Some(dockerfile) = context.dockerfile() else {
-                return Err(BackendError::Invalid(format!(
-                    "the build context of {tag} has no UTF-8 Dockerfile"
-                )));
-            };
-            let dockerfile = append_label_instruction(dockerfile, &request.labels);
-            context.set_dockerfile(dockerfile);
-        }
-        let tar = context.to_tar()?;
-        let mut options = BuildImageOptionsBuilder::default()
-            .dockerfile(crate::context::DOCKERFILE)
-            .t(&tag)
-            .rm(true)
-            .forcerm(true)
-            .nocache(request.no_cache)
-            .buildargs(&hashmap(&request.build_args));
-        if let Some(p) = &request.platform {
-            options = options.platform(p);
-        }
-        if request.host_network {
-            options = options.networkmode("host");
-        }
-        let write_err =
-            |e: std::io::Error| BackendError::io(format!("writing the build log of {tag}"), &e);
-        let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
-        let remember = |line: &str, tail: &mut std::collections::VecDeque<String>| {
-            if tail.len() == 30 {
-                tail.pop_front();
-            }
-            tail.push_back(line.to_string());
-        };
-
+        let tar = build_context_tar(&request)?;
+        let options = build_image_options(&request, &tag);
         // The images of the steps the build finished (` ---> <id>` lines of the legacy builder):
         // a failed build leaves the last of them untagged, and they are removed then.
         let mut steps: Vec<String> = Vec::new();
         let ticket = self.steps.start();
-        let run = async {
-            let mut stream = self.client.build_image(
-                options.build(),
-                None,
-                Some(bollard::body_full(tar.into())),
-            );
-            let mut splitter = LineSplitter::default();
-            loop {
-                let item = match self
-                    .next_alive(&mut stream, None, || format!("building image {tag}"))
-                    .await
-                {
-                    Ok(Wait::Item(Some(item))) => item,
-                    Ok(_) => break,
-                    Err(e) => {
-                        // The log says why it ends here.
-                        let _ = writeln!(log, "ERROR: {e}");
-                        let _ = log.flush();
-                        return Err(e);
-                    }
-                };
-                match item {
-                    Ok(info) => {
-                        let mut text = String::new();
-                        if let Some(s) = info.stream {
-                            text.push_str(&s);
-                        }
-                        if let Some(s) = info.status {
-                            text.push_str(&s);
-                            text.push('\n');
-                        }
-                        for line in splitter.push(&strip_ansi(&text)) {
-                            writeln!(log, "{line}").map_err(write_err)?;
-                            if let Some(id) = step_image(&line) {
-                                steps.push(id.to_string());
-                            }
-                            remember(&line, &mut tail);
-                        }
-                    }
-                    Err(e) => {
-                        if let Some(rest) = std::mem::take(&mut splitter).finish() {
-                            writeln!(log, "{rest}").map_err(write_err)?;
-                            remember(&rest, &mut tail);
-                        }
-                        let message = match e {
-                            BollardError::DockerStreamError { error } => error,
-                            other => describe(&other),
-                        };
-                        writeln!(log, "ERROR: {message}").map_err(write_err)?;
-                        let _ = log.flush();
-                        return Err(BackendError::BuildFailed {
-                            tag: tag.clone(),
-                            message,
-                            log_tail: tail.iter().cloned().collect(),
-                        });
-                    }
-                }
-            }
-            if let Some(rest) = splitter.finish() {
-                writeln!(log, "{rest}").map_err(write_err)?;
-            }
-            log.flush().map_err(write_err)?;
-            Ok(())
-        };
+        let run = self.stream_build(&tag, options, tar, &mut *log, &mut steps);
         let ended = match request.timeout {
             Some(limit) => match tokio::time::timeout(limit, run).await {
                 Ok(r) => r,
@@ -1666,47 +1734,7 @@ impl ContainerBackend for DockerBackend {
     }
 
     async fn container_create(&self, spec: &ContainerSpec) -> Result<String> {
-        let host_config = HostConfig {
-            init: Some(spec.init),
-            network_mode: match spec.network {
-                NetworkAccess::Disabled => Some("none".to_string()),
-                NetworkAccess::Enabled => None,
-                NetworkAccess::Host => Some("host".to_string()),
-                // Set below, with the endpoint that names the network by id.
-                NetworkAccess::Isolated => None,
-            },
-            memory: spec.limits.memory_bytes.map(|m| m as i64),
-            // No swap beyond the memory limit: a test that outgrows it is killed rather than
-            // slowed down to the timeout.
-            memory_swap: spec.limits.memory_bytes.map(|m| m as i64),
-            pids_limit: spec.limits.pids.map(i64::from),
-            nano_cpus: spec.limits.nano_cpus.map(|n| n as i64),
-            ulimits: spec.limits.file_bytes.map(|b| {
-                vec![ResourcesUlimits {
-                    name: Some("fsize".into()),
-                    soft: Some(b as i64),
-                    hard: Some(b as i64),
-                }]
-            }),
-            storage_opt: spec
-                .limits
-                .disk_bytes
-                .filter(|_| self.disk_quota.load(Ordering::Relaxed))
-                .map(|b| HashMap::from([("size".to_string(), b.to_string())])),
-            auto_remove: Some(spec.auto_remove),
-            mounts: (!spec.volumes.is_empty()).then(|| {
-                spec.volumes
-                    .iter()
-                    .map(|(name, target)| bollard::models::Mount {
-                        typ: Some(bollard::models::MountType::VOLUME),
-                        source: Some(name.clone()),
-                        target: Some(target.clone()),
-                        ..Default::default()
-                    })
-                    .collect()
-            }),
-            ..Default::default()
-        };
+        let host_config = self.host_config(spec);
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
             user: spec.user.clone(),
