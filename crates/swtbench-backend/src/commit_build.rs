@@ -135,10 +135,7 @@ pub fn plan(
     let mut workdir: Option<String> = None;
     for (line, text) in instructions(dockerfile) {
         let err = |message: String| PlanError { line, message };
-        let (keyword, rest) = match text.split_once(char::is_whitespace) {
-            Some((k, r)) => (k.to_ascii_uppercase(), r.trim().to_string()),
-            None => (text.to_ascii_uppercase(), String::new()),
-        };
+        let (keyword, rest) = split_instruction(&text);
         if from.is_none() && keyword != "FROM" && keyword != "ARG" {
             return Err(err(format!("{keyword} before FROM")));
         }
@@ -216,6 +213,14 @@ pub fn plan(
         steps,
         changes,
     })
+}
+
+/// The keyword of the instruction `text` (upper case) and its arguments (trimmed).
+fn split_instruction(text: &str) -> (String, String) {
+    match text.split_once(char::is_whitespace) {
+        Some((k, r)) => (k.to_ascii_uppercase(), r.trim().to_string()),
+        None => (text.to_ascii_uppercase(), String::new()),
+    }
 }
 
 /// The image of a `FROM` instruction's arguments `rest` (a `--platform=` flag dropped); an error
