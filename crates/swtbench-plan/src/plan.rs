@@ -1420,35 +1420,7 @@ impl Plan {
             );
         }
         for i in &self.instances {
-            let what = match &i.action {
-                InstanceAction::Skip { cause } => format!("skip: {cause}"),
-                InstanceAction::EmptyPatch => "empty patch: graded without running".to_string(),
-                InstanceAction::ExtractThenEvaluate => {
-                    "extract the patch, then run the six runs".to_string()
-                }
-                InstanceAction::Evaluate => {
-                    let runs: Vec<String> = i
-                        .runs
-                        .iter()
-                        .map(|r| {
-                            let a = match &r.action {
-                                RunAction::Reuse => "reuse".to_string(),
-                                RunAction::ReuseUnkeyed => "reuse (unkeyed)".to_string(),
-                                RunAction::Execute => "execute".to_string(),
-                                RunAction::SameAs { instance_id, run } => {
-                                    if *instance_id == i.instance_id {
-                                        format!("same as {run}")
-                                    } else {
-                                        format!("same as {instance_id} {run}")
-                                    }
-                                }
-                            };
-                            format!("{}={a}", r.kind)
-                        })
-                        .collect();
-                    runs.join(", ")
-                }
-            };
+            let what = instance_action_text(i);
             let _ = writeln!(s, "  {}: {what}", i.instance_id);
             if let Some(p) = &i.prebuilt {
                 let _ = writeln!(
@@ -1463,17 +1435,7 @@ impl Plan {
         if !self.images.is_empty() {
             let _ = writeln!(s, "images:");
             for img in &self.images {
-                let a = match &img.action {
-                    ImageAction::Reuse => "reuse".to_string(),
-                    ImageAction::Build => "build".to_string(),
-                    ImageAction::Rebuild(why) => format!("rebuild ({why})"),
-                    ImageAction::External => "local base image (used as it is)".to_string(),
-                    ImageAction::Pull(reference) => format!("pull from {reference}"),
-                    ImageAction::Prebuilt(how) if how == "pull" => {
-                        "prebuilt, pulled before its first run".to_string()
-                    }
-                    ImageAction::Prebuilt(_) => "prebuilt, present".to_string(),
-                };
+                let a = image_action_text(&img.action);
                 let _ = writeln!(
                     s,
                     "  {} {}: {a} (used by {} instance(s))",
@@ -1582,6 +1544,55 @@ impl Plan {
 
     pub fn instance(&self, id: &str) -> Option<&InstancePlan> {
         self.instances.iter().find(|i| i.instance_id == id)
+    }
+}
+
+/// What the plan does with instance `i`, for [`Plan::to_text`]: why it is skipped, or what each
+/// of its runs does.
+fn instance_action_text(i: &InstancePlan) -> String {
+    match &i.action {
+        InstanceAction::Skip { cause } => format!("skip: {cause}"),
+        InstanceAction::EmptyPatch => "empty patch: graded without running".to_string(),
+        InstanceAction::ExtractThenEvaluate => {
+            "extract the patch, then run the six runs".to_string()
+        }
+        InstanceAction::Evaluate => {
+            let runs: Vec<String> = i
+                .runs
+                .iter()
+                .map(|r| {
+                    let a = match &r.action {
+                        RunAction::Reuse => "reuse".to_string(),
+                        RunAction::ReuseUnkeyed => "reuse (unkeyed)".to_string(),
+                        RunAction::Execute => "execute".to_string(),
+                        RunAction::SameAs { instance_id, run } => {
+                            if *instance_id == i.instance_id {
+                                format!("same as {run}")
+                            } else {
+                                format!("same as {instance_id} {run}")
+                            }
+                        }
+                    };
+                    format!("{}={a}", r.kind)
+                })
+                .collect();
+            runs.join(", ")
+        }
+    }
+}
+
+/// What the plan does with an image, for [`Plan::to_text`].
+fn image_action_text(action: &ImageAction) -> String {
+    match action {
+        ImageAction::Reuse => "reuse".to_string(),
+        ImageAction::Build => "build".to_string(),
+        ImageAction::Rebuild(why) => format!("rebuild ({why})"),
+        ImageAction::External => "local base image (used as it is)".to_string(),
+        ImageAction::Pull(reference) => format!("pull from {reference}"),
+        ImageAction::Prebuilt(how) if how == "pull" => {
+            "prebuilt, pulled before its first run".to_string()
+        }
+        ImageAction::Prebuilt(_) => "prebuilt, present".to_string(),
     }
 }
 
