@@ -1301,6 +1301,28 @@ fn plan_images(input: &PlanInput<'_>, instances: &[InstancePlan]) -> Vec<ImagePl
             id,
         );
     }
+    rebuild_children(input, instances, &mut by_tag);
+    let mut out: Vec<ImagePlan> = order
+        .into_iter()
+        .filter_map(|t| by_tag.remove(&t))
+        .collect();
+    for i in &mut out {
+        i.used_by.sort();
+        i.used_by.dedup();
+    }
+    out.sort_by(|a, b| a.kind.cmp(&b.kind).then(a.tag.cmp(&b.tag)));
+    out
+}
+
+/// Marks for a rebuild the images of `by_tag` that are reused although their parent is (re)built,
+/// or older than their parent (the builder's staleness rule: the parent was rebuilt by someone
+/// else since).
+fn rebuild_children(
+    input: &PlanInput<'_>,
+    instances: &[InstancePlan],
+    by_tag: &mut BTreeMap<String, ImagePlan>,
+) {
+    let exists = |tag: &str| input.images.get(tag).and_then(Option::as_ref);
     // A child of a (re)built image is rebuilt too, and so is a child older than its parent (the
     // builder's staleness rule: the parent was rebuilt by someone else since).
     let mut rebuilt: Vec<String> = Vec::new();
@@ -1332,16 +1354,6 @@ fn plan_images(input: &PlanInput<'_>, instances: &[InstancePlan]) -> Vec<ImagePl
             }
         }
     }
-    let mut out: Vec<ImagePlan> = order
-        .into_iter()
-        .filter_map(|t| by_tag.remove(&t))
-        .collect();
-    for i in &mut out {
-        i.used_by.sort();
-        i.used_by.dedup();
-    }
-    out.sort_by(|a, b| a.kind.cmp(&b.kind).then(a.tag.cmp(&b.tag)));
-    out
 }
 
 fn count(instances: &[InstancePlan], images: &[ImagePlan]) -> PlanCounts {
