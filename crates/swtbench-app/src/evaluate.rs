@@ -558,27 +558,8 @@ impl<'e> Pipeline<'e> {
             None => &request.files,
         };
         let specs = render_specs(&with_prediction, &request.table, files);
-        let env_warnings: Vec<String> = specs
-            .values()
-            .filter_map(|s| s.as_ref().ok())
-            .flat_map(|s| s.env_warnings.iter().cloned())
-            .collect();
-        let validation_warnings: Vec<String> = specs
-            .values()
-            .filter_map(|s| s.as_ref().ok())
-            .filter_map(|s| s.validation_warning.clone())
-            .collect();
-        let tags: Vec<String> = specs
-            .values()
-            .filter_map(|s| s.as_ref().ok())
-            .flat_map(|s| {
-                [
-                    s.keys.base.clone(),
-                    s.keys.env.clone(),
-                    s.keys.instance.clone(),
-                ]
-            })
-            .collect();
+        let (env_warnings, validation_warnings) = spec_warnings(&specs);
+        let tags = spec_image_tags(&specs);
         let mut images: ImageInventory = match &backend {
             Some(b) => rt
                 .block_on(image_inventory(b.as_ref(), tags))
@@ -598,21 +579,11 @@ impl<'e> Pipeline<'e> {
         };
         // With --instance-image: which prebuilt images are local (their digests), which their
         // registries have.
-        let prebuilt: Option<swtbench_plan::prebuilt::PrebuiltInventory> =
-            match (&mut request.settings.images.prebuilt, &backend) {
-                (Some(pre), Some(b)) => {
-                    let inspect = |reference: &str| {
-                        rt.block_on(b.image_inspect(reference))
-                            .map_err(Error::environment)
-                    };
-                    Some(crate::registry::prebuilt_inventory(
-                        pre,
-                        &with_prediction,
-                        &inspect,
-                    )?)
-                }
-                _ => None,
-            };
+        let prebuilt = prebuilt_inventory(
+            engine,
+            &mut request.settings.images.prebuilt,
+            &with_prediction,
+        )?;
         let tracer = swtbench_tracer::TRACER_PY.to_string();
         let tracer_sha = swtbench_core::hash::sha256_hex(&tracer);
         let plan_with =
@@ -633,29 +604,9 @@ impl<'e> Pipeline<'e> {
                     &DiskOutputs,
                 )
             };
-        let mut plan = plan_with(&request.predictions.predictions);
+        let plan = plan_with(&request.predictions.predictions);
         let whole_plan = request.settings.shard.map(|_| plan.clone());
-        let mut shard_ids = None;
-        if let Some(shard) = request.settings.shard {
-            // The whole plan gives each instance's expected work; the shard's plan has only its
-            // instances (the others have no prediction in it, so no part in its reports).
-            let settings = &request.settings;
-            let logs = &settings.outputs.logs;
-            let (mine, info) =
-                crate::shards::instances_of(logs, &settings.run_id, shard, &plan, false)?;
-            let mine: std::collections::BTreeSet<String> = mine.into_iter().collect();
-            shard_ids = Some(mine.clone());
-            let predictions: BTreeMap<swtbench_core::InstanceId, swtbench_core::Prediction> =
-                request
-                    .predictions
-                    .predictions
-                    .iter()
-                    .filter(|(id, _)| mine.contains(id.as_str()))
-                    .map(|(id, p)| (id.clone(), p.clone()))
-                    .collect();
-            plan = plan_with(&predictions);
-            plan.shard = Some(info);
-        }
+        let (plan, shard_ids) = shard_plan(&request, plan, &plan_with)?;
         let shard_outcomes = match request.merge {
             true => Some(crate::shards::merge_outcomes(
                 &request.settings.outputs.logs,
@@ -986,6 +937,93 @@ fn acquire_lock(settings: &RunSettings) -> Result<RunLock> {
         })?;
     }
     Ok(lock)
+}
+
+/// Exec specs rendered by instance id, or why one could not be rendered.
+type RenderedSpecs = BTreeMap<String, std::result::Result<ExecSpec, swtbench_spec::SpecError>>;
+
+/// The environment warnings and the gold validation's warnings of the rendered specs, in order.
+fn spec_warnings(specs: &RenderedSpecs) -> (Vec<String>, Vec<String>) {
+    let env_warnings: Vec<String> = specs
+        .values()
+        .filter_map(|s| s.as_ref().ok())
+        .flat_map(|s| s.env_warnings.iter().cloned())
+        .collect();
+    let validation_warnings: Vec<String> = specs
+        .values()
+        .filter_map(|s| s.as_ref().ok())
+        .filter_map(|s| s.validation_warning.clone())
+        .collect();
+    (env_warnings, validation_warnings)
+}
+
+/// The base, env and instance image tags of the rendered specs, in order.
+fn spec_image_tags(specs: &RenderedSpecs) -> Vec<String> {
+    specs
+        .values()
+        .filter_map(|s| s.as_ref().ok())
+        .flat_map(|s| {
+            [
+                s.keys.base.clone(),
+                s.keys.env.clone(),
+                s.keys.instance.clone(),
+            ]
+        })
+        .collect()
+}
+
+/// With `--instance-image` and an engine: which prebuilt images of `instances` are local (their
+/// digests), which their registries have.
+fn prebuilt_inventory(
+    engine: &Engine,
+    prebuilt: &mut Option<swtbench_plan::prebuilt::PrebuiltSettings>,
+    instances: &[&Instance],
+) -> Result<Option<swtbench_plan::prebuilt::PrebuiltInventory>> {
+    let (rt, backend) = (&engine.rt, &engine.backend);
+    Ok(match (prebuilt, backend) {
+        (Some(pre), Some(b)) => {
+            let inspect = |reference: &str| {
+                rt.block_on(b.image_inspect(reference))
+                    .map_err(Error::environment)
+            };
+            Some(crate::registry::prebuilt_inventory(
+                pre, instances, &inspect,
+            )?)
+        }
+        _ => None,
+    })
+}
+
+/// With `--shard`: the plan of the shard's instances only (made by `plan_with` from their
+/// predictions, the split of the whole `plan` recorded in it), and their ids; else `plan` as it
+/// is.
+fn shard_plan(
+    request: &Request,
+    plan: Plan,
+    plan_with: &dyn Fn(&BTreeMap<swtbench_core::InstanceId, swtbench_core::Prediction>) -> Plan,
+) -> Result<(Plan, Option<std::collections::BTreeSet<String>>)> {
+    let mut plan = plan;
+    let mut shard_ids = None;
+    if let Some(shard) = request.settings.shard {
+        // The whole plan gives each instance's expected work; the shard's plan has only its
+        // instances (the others have no prediction in it, so no part in its reports).
+        let settings = &request.settings;
+        let logs = &settings.outputs.logs;
+        let (mine, info) =
+            crate::shards::instances_of(logs, &settings.run_id, shard, &plan, false)?;
+        let mine: std::collections::BTreeSet<String> = mine.into_iter().collect();
+        shard_ids = Some(mine.clone());
+        let predictions: BTreeMap<swtbench_core::InstanceId, swtbench_core::Prediction> = request
+            .predictions
+            .predictions
+            .iter()
+            .filter(|(id, _)| mine.contains(id.as_str()))
+            .map(|(id, p)| (id.clone(), p.clone()))
+            .collect();
+        plan = plan_with(&predictions);
+        plan.shard = Some(info);
+    }
+    Ok((plan, shard_ids))
 }
 
 /// Renders every instance's spec (requirement files from the mirror or GitHub raw).

@@ -135,10 +135,7 @@ pub fn plan(
     let mut workdir: Option<String> = None;
     for (line, text) in instructions(dockerfile) {
         let err = |message: String| PlanError { line, message };
-        let (keyword, rest) = match text.split_once(char::is_whitespace) {
-            Some((k, r)) => (k.to_ascii_uppercase(), r.trim().to_string()),
-            None => (text.to_ascii_uppercase(), String::new()),
-        };
+        let (keyword, rest) = split_instruction(&text);
         if from.is_none() && keyword != "FROM" && keyword != "ARG" {
             return Err(err(format!("{keyword} before FROM")));
         }
@@ -149,26 +146,10 @@ pub fn plan(
                         "a second FROM (multi-stage builds are not built by commit)".into(),
                     ));
                 }
-                let words: Vec<&str> = rest
-                    .split_whitespace()
-                    .filter(|w| !w.starts_with("--platform="))
-                    .collect();
-                match words.as_slice() {
-                    [image] => from = Some((image.to_string(), text.clone())),
-                    _ => return Err(err(format!("FROM {rest}: one image, no stage name"))),
-                }
+                from = Some((from_image(&rest).map_err(err)?, text.clone()));
             }
             "ARG" => {
-                for word in rest.split_whitespace() {
-                    let (name, default) = match word.split_once('=') {
-                        Some((n, d)) => (n, Some(unquote(d))),
-                        None => (word, None),
-                    };
-                    if let Some(value) = build_args.get(name).cloned().or(default) {
-                        args.retain(|(n, _)| n != name);
-                        args.push((name.to_string(), value));
-                    }
-                }
+                declare_args(&rest, build_args, &mut args);
                 if from.is_some() {
                     // A step of its own in the log, numbered as the builder numbers it.
                     steps.push(CommitStep::Setting {
@@ -178,48 +159,17 @@ pub fn plan(
                 }
             }
             "COPY" => {
-                if rest.starts_with("--") {
-                    return Err(err(format!("COPY {rest}: flags are not built by commit")));
-                }
-                let words: Vec<&str> = rest.split_whitespace().collect();
-                let [sources @ .., dest] = words.as_slice() else {
-                    return Err(err("COPY needs a source and a destination".into()));
-                };
-                if sources.is_empty() {
-                    return Err(err("COPY needs a source and a destination".into()));
-                }
-                let dest = absolute(dest, workdir.as_deref()).ok_or_else(|| {
-                    err(format!(
-                        "COPY to {dest}: a relative destination without a WORKDIR"
-                    ))
-                })?;
-                let (dirs, files) =
-                    copy_entries(context, sources, &dest).map_err(|e| err(e.to_string()))?;
-                steps.push(CommitStep::Copy {
-                    instruction: text.clone(),
-                    dirs,
-                    files,
-                });
+                let step = copy_step(context, &rest, &text, workdir.as_deref()).map_err(err)?;
+                steps.push(step);
             }
             "RUN" => {
                 if rest.starts_with('[') {
                     return Err(err("RUN in exec form is not built by commit".into()));
                 }
-                let mut run_env: Vec<(String, String)> = Vec::new();
-                for name in PREDEFINED_ARGS {
-                    if let Some(v) = build_args.get(*name) {
-                        run_env.push((name.to_string(), v.clone()));
-                    }
-                }
-                // An ENV of the same name wins over an argument, as in the builder.
-                for (n, v) in args.iter().chain(env.iter()) {
-                    run_env.retain(|(k, _)| k != n);
-                    run_env.push((n.clone(), v.clone()));
-                }
                 steps.push(CommitStep::Run {
                     instruction: text.clone(),
                     script: rest,
-                    env: run_env,
+                    env: run_env(build_args, &args, &env),
                     working_dir: workdir.clone(),
                 });
             }
@@ -234,15 +184,7 @@ pub fn plan(
                 });
             }
             "ENV" => {
-                for word in rest.split_whitespace() {
-                    let Some((k, v)) = word.split_once('=') else {
-                        return Err(err(format!(
-                            "ENV {rest}: only the key=value form is built by commit"
-                        )));
-                    };
-                    env.retain(|(n, _)| n != k);
-                    env.push((k.to_string(), unquote(v)));
-                }
+                set_env(&rest, &mut env).map_err(err)?;
                 changes.push(text.clone());
                 steps.push(CommitStep::Setting {
                     instruction: text.clone(),
@@ -271,6 +213,113 @@ pub fn plan(
         steps,
         changes,
     })
+}
+
+/// The keyword of the instruction `text` (upper case) and its arguments (trimmed).
+fn split_instruction(text: &str) -> (String, String) {
+    match text.split_once(char::is_whitespace) {
+        Some((k, r)) => (k.to_ascii_uppercase(), r.trim().to_string()),
+        None => (text.to_ascii_uppercase(), String::new()),
+    }
+}
+
+/// The image of a `FROM` instruction's arguments `rest` (a `--platform=` flag dropped); an error
+/// message unless it names one image and no stage.
+fn from_image(rest: &str) -> Result<String, String> {
+    let words: Vec<&str> = rest
+        .split_whitespace()
+        .filter(|w| !w.starts_with("--platform="))
+        .collect();
+    match words.as_slice() {
+        [image] => Ok(image.to_string()),
+        _ => Err(format!("FROM {rest}: one image, no stage name")),
+    }
+}
+
+/// Declares the arguments of an `ARG` instruction's `rest` in `args` (name and value, in
+/// declaration order), each with its value from `build_args` or else its default; one with
+/// neither stays undeclared.
+fn declare_args(
+    rest: &str,
+    build_args: &BTreeMap<String, String>,
+    args: &mut Vec<(String, String)>,
+) {
+    for word in rest.split_whitespace() {
+        let (name, default) = match word.split_once('=') {
+            Some((n, d)) => (n, Some(unquote(d))),
+            None => (word, None),
+        };
+        if let Some(value) = build_args.get(name).cloned().or(default) {
+            args.retain(|(n, _)| n != name);
+            args.push((name.to_string(), value));
+        }
+    }
+}
+
+/// The step of the `COPY` instruction `text` (arguments `rest`) from `context`, its destination
+/// relative to `workdir`; an error message for flags, a missing source or destination, or a
+/// relative destination without a WORKDIR.
+fn copy_step(
+    context: &BuildContext,
+    rest: &str,
+    text: &str,
+    workdir: Option<&str>,
+) -> Result<CommitStep, String> {
+    if rest.starts_with("--") {
+        return Err(format!("COPY {rest}: flags are not built by commit"));
+    }
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let [sources @ .., dest] = words.as_slice() else {
+        return Err("COPY needs a source and a destination".into());
+    };
+    if sources.is_empty() {
+        return Err("COPY needs a source and a destination".into());
+    }
+    let dest = absolute(dest, workdir)
+        .ok_or_else(|| format!("COPY to {dest}: a relative destination without a WORKDIR"))?;
+    let (dirs, files) = copy_entries(context, sources, &dest).map_err(|e| e.to_string())?;
+    Ok(CommitStep::Copy {
+        instruction: text.to_string(),
+        dirs,
+        files,
+    })
+}
+
+/// The environment of a `RUN` step: the predefined arguments given in `build_args`, then the
+/// declared `args` and the `env` so far (an ENV of the same name wins over an argument, as in the
+/// builder).
+fn run_env(
+    build_args: &BTreeMap<String, String>,
+    args: &[(String, String)],
+    env: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut run_env: Vec<(String, String)> = Vec::new();
+    for name in PREDEFINED_ARGS {
+        if let Some(v) = build_args.get(*name) {
+            run_env.push((name.to_string(), v.clone()));
+        }
+    }
+    // An ENV of the same name wins over an argument, as in the builder.
+    for (n, v) in args.iter().chain(env.iter()) {
+        run_env.retain(|(k, _)| k != n);
+        run_env.push((n.clone(), v.clone()));
+    }
+    run_env
+}
+
+/// Sets the variables of an `ENV` instruction's `rest` in `env`; an error message for a word
+/// that is not `key=value`.
+fn set_env(rest: &str, env: &mut Vec<(String, String)>) -> Result<(), String> {
+    for word in rest.split_whitespace() {
+        let Some((k, v)) = word.split_once('=') else {
+            return Err(format!(
+                "ENV {rest}: only the key=value form is built by commit"
+            ));
+        };
+        env.retain(|(n, _)| n != k);
+        env.push((k.to_string(), unquote(v)));
+    }
+    Ok(())
 }
 
 fn unquote(v: &str) -> String {

@@ -21,8 +21,8 @@ use bollard::errors::Error as BollardError;
 use bollard::exec::{CreateExecOptions, StartExecResults};
 use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits, SystemInfo};
 use bollard::query_parameters::{
-    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, CreateImageOptionsBuilder,
-    DownloadFromContainerOptionsBuilder, InspectContainerOptionsBuilder,
+    BuildImageOptions, BuildImageOptionsBuilder, CreateContainerOptionsBuilder,
+    CreateImageOptionsBuilder, DownloadFromContainerOptionsBuilder, InspectContainerOptionsBuilder,
     KillContainerOptionsBuilder, ListContainersOptionsBuilder, ListImagesOptionsBuilder,
     PushImageOptionsBuilder, RemoveContainerOptionsBuilder, RemoveImageOptionsBuilder,
     TagImageOptionsBuilder, UploadToContainerOptionsBuilder,
@@ -792,6 +792,316 @@ impl DockerBackend {
         }
         None
     }
+
+    /// The host configuration of a container of `spec`: its network mode, resource limits (the
+    /// disk limit as a storage quota while the engine takes quotas), removal and volumes.
+    fn host_config(&self, spec: &ContainerSpec) -> HostConfig {
+        HostConfig {
+            init: Some(spec.init),
+            network_mode: match spec.network {
+                NetworkAccess::Disabled => Some("none".to_string()),
+                NetworkAccess::Enabled => None,
+                NetworkAccess::Host => Some("host".to_string()),
+                // Set below, with the endpoint that names the network by id.
+                NetworkAccess::Isolated => None,
+            },
+            memory: spec.limits.memory_bytes.map(|m| m as i64),
+            // No swap beyond the memory limit: a test that outgrows it is killed rather than
+            // slowed down to the timeout.
+            memory_swap: spec.limits.memory_bytes.map(|m| m as i64),
+            pids_limit: spec.limits.pids.map(i64::from),
+            nano_cpus: spec.limits.nano_cpus.map(|n| n as i64),
+            ulimits: spec.limits.file_bytes.map(|b| {
+                vec![ResourcesUlimits {
+                    name: Some("fsize".into()),
+                    soft: Some(b as i64),
+                    hard: Some(b as i64),
+                }]
+            }),
+            storage_opt: spec
+                .limits
+                .disk_bytes
+                .filter(|_| self.disk_quota.load(Ordering::Relaxed))
+                .map(|b| HashMap::from([("size".to_string(), b.to_string())])),
+            auto_remove: Some(spec.auto_remove),
+            mounts: (!spec.volumes.is_empty()).then(|| {
+                spec.volumes
+                    .iter()
+                    .map(|(name, target)| bollard::models::Mount {
+                        typ: Some(bollard::models::MountType::VOLUME),
+                        source: Some(name.clone()),
+                        target: Some(target.clone()),
+                        ..Default::default()
+                    })
+                    .collect()
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// Streams the build of `tar` with `options` into `log` (the images of its finished steps
+    /// into `steps`); a failed build's error keeps the last lines of its log.
+    async fn stream_build(
+        &self,
+        tag: &str,
+        options: BuildImageOptions,
+        tar: Vec<u8>,
+        log: LogSink<'_>,
+        steps: &mut Vec<String>,
+    ) -> Result<()> {
+        let write_err =
+            |e: std::io::Error| BackendError::io(format!("writing the build log of {tag}"), &e);
+        let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+        let remember = |line: &str, tail: &mut std::collections::VecDeque<String>| {
+            if tail.len() == 30 {
+                tail.pop_front();
+            }
+            tail.push_back(line.to_string());
+        };
+
+        let mut stream =
+            self.client
+                .build_image(options, None, Some(bollard::body_full(tar.into())));
+        let mut splitter = LineSplitter::default();
+        loop {
+            let item = match self
+                .next_alive(&mut stream, None, || format!("building image {tag}"))
+                .await
+            {
+                Ok(Wait::Item(Some(item))) => item,
+                Ok(_) => break,
+                Err(e) => {
+                    // The log says why it ends here.
+                    let _ = writeln!(log, "ERROR: {e}");
+                    let _ = log.flush();
+                    return Err(e);
+                }
+            };
+            match item {
+                Ok(info) => {
+                    let mut text = String::new();
+                    if let Some(s) = info.stream {
+                        text.push_str(&s);
+                    }
+                    if let Some(s) = info.status {
+                        text.push_str(&s);
+                        text.push('\n');
+                    }
+                    for line in splitter.push(&strip_ansi(&text)) {
+                        writeln!(log, "{line}").map_err(write_err)?;
+                        if let Some(id) = step_image(&line) {
+                            steps.push(id.to_string());
+                        }
+                        remember(&line, &mut tail);
+                    }
+                }
+                Err(e) => {
+                    if let Some(rest) = std::mem::take(&mut splitter).finish() {
+                        writeln!(log, "{rest}").map_err(write_err)?;
+                        remember(&rest, &mut tail);
+                    }
+                    let message = match e {
+                        BollardError::DockerStreamError { error } => error,
+                        other => describe(&other),
+                    };
+                    writeln!(log, "ERROR: {message}").map_err(write_err)?;
+                    let _ = log.flush();
+                    return Err(BackendError::BuildFailed {
+                        tag: tag.to_string(),
+                        message,
+                        log_tail: tail.iter().cloned().collect(),
+                    });
+                }
+            }
+        }
+        if let Some(rest) = splitter.finish() {
+            writeln!(log, "{rest}").map_err(write_err)?;
+        }
+        log.flush().map_err(write_err)?;
+        Ok(())
+    }
+
+    /// Creates the exec of `cmd` (the wrapped command of `request`) in container `id` and starts
+    /// it attached; returns the exec's id and the engine's answer to the start.
+    async fn start_exec(
+        &self,
+        id: &str,
+        request: &ExecRequest,
+        cmd: Vec<String>,
+    ) -> Result<(String, StartExecResults)> {
+        let operation = || format!("exec in container {id}");
+        let exec = match self
+            .bounded(
+                operation,
+                self.client.create_exec(
+                    id,
+                    CreateExecOptions {
+                        attach_stdout: Some(true),
+                        attach_stderr: Some(true),
+                        cmd: Some(cmd),
+                        user: request.user.clone(),
+                        working_dir: request.working_dir.clone(),
+                        env: Some(
+                            request
+                                .env
+                                .iter()
+                                .map(|(k, v)| format!("{k}={v}"))
+                                .collect(),
+                        ),
+                        ..Default::default()
+                    },
+                ),
+            )
+            .await?
+        {
+            Ok(e) => e,
+            Err(e) if status(&e) == Some(404) => {
+                return Err(BackendError::ContainerNotFound(id.into()))
+            }
+            Err(e) => return Err(self.err(operation(), e)),
+        };
+        let started_exec = self
+            .bounded(operation, self.client.start_exec(&exec.id, None))
+            .await?
+            .map_err(|e| self.err(operation(), e))?;
+        Ok((exec.id, started_exec))
+    }
+
+    /// The interval at which an exec with a disk limit measures what its container wrote (none
+    /// without a limit); slower when the container's upper directory is not on this host.
+    async fn disk_watch(&self, id: &str, request: &ExecRequest) -> Option<tokio::time::Interval> {
+        match request.disk_limit {
+            Some(_) => {
+                let every = match self.upper_dir(id).await {
+                    Ok(Some(_)) => DISK_WATCH_EVERY,
+                    _ => DISK_WATCH_REMOTE_EVERY,
+                };
+                let mut i = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+                i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                Some(i)
+            }
+            None => None,
+        }
+    }
+
+    /// Reads the output of an exec into `sink` until it ends, its `deadline` passes or its
+    /// container writes more than the request's disk limit (measured at each tick of `watch`);
+    /// returns whether it timed out and whether it hit the disk limit.
+    async fn read_exec_output<S>(
+        &self,
+        id: &str,
+        request: &ExecRequest,
+        output: &mut S,
+        sink: &mut dyn OutputSink,
+        deadline: Option<tokio::time::Instant>,
+        mut watch: Option<tokio::time::Interval>,
+    ) -> Result<(bool, bool)>
+    where
+        S: futures_util::Stream<
+                Item = std::result::Result<bollard::container::LogOutput, BollardError>,
+            > + Unpin,
+    {
+        let mut timed_out = false;
+        let mut disk_limit_hit = false;
+        let read = async {
+            loop {
+                // A command that prints without a pause must not outrun its deadline.
+                if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+                    return Ok(true);
+                }
+                // Tests may print nothing for minutes: silence makes the backend probe the
+                // engine.
+                let next = match self
+                    .next_alive(output, deadline, || {
+                        format!("waiting for the output of a command in container {id}")
+                    })
+                    .await?
+                {
+                    Wait::Item(next) => next,
+                    Wait::Deadline => return Ok(true),
+                    Wait::Lost(_) => unreachable!("next_alive turns a lost engine into an error"),
+                };
+                match next {
+                    None => return Ok(false),
+                    Some(Ok(chunk)) => sink.push(&chunk.into_bytes()),
+                    Some(Err(e)) => {
+                        return Err(self.err(format!("reading output in container {id}"), e))
+                    }
+                }
+            }
+        };
+        // The disk watch runs beside the reading (which keeps its own measure of silence).
+        let over_disk = async {
+            let limit = request.disk_limit.unwrap_or(u64::MAX);
+            loop {
+                tick_opt(&mut watch).await;
+                if let Ok(Some(written)) = self.written_bytes(id, true).await {
+                    if written.total > limit {
+                        return;
+                    }
+                }
+            }
+        };
+        tokio::select! {
+            biased;
+            () = over_disk => disk_limit_hit = true,
+            ended = read => timed_out = ended?,
+        }
+        Ok((timed_out, disk_limit_hit))
+    }
+
+    /// Kills the process group of an exec that ran too long (its pid in `pidfile`) and reads into
+    /// `sink` what it printed before it died; kills the whole container when the group does not
+    /// end within the grace. Returns whether the container was killed.
+    async fn kill_exec<S>(
+        &self,
+        id: &str,
+        pidfile: &str,
+        output: &mut S,
+        sink: &mut dyn OutputSink,
+    ) -> Result<bool>
+    where
+        S: futures_util::Stream<
+                Item = std::result::Result<bollard::container::LogOutput, BollardError>,
+            > + Unpin,
+    {
+        let mut container_killed = false;
+        let killed = self
+            .exec_helper(
+                id,
+                vec![
+                    "/bin/sh".into(),
+                    "-c".into(),
+                    KILL_GROUP.into(),
+                    pidfile.to_string(),
+                ],
+            )
+            .await;
+        // What the tree printed before it died is still in the pipe: read it.
+        let grace = tokio::time::Instant::now() + self.options.kill_grace;
+        let mut ended = false;
+        if killed.is_ok() {
+            while let Ok(next) = tokio::time::timeout_at(grace, output.next()).await {
+                match next {
+                    Some(Ok(chunk)) => sink.push(&chunk.into_bytes()),
+                    _ => {
+                        ended = true;
+                        break;
+                    }
+                }
+            }
+        }
+        if !ended {
+            // A process escaped the group (or the helper could not run): stop everything.
+            self.container_kill(id).await?;
+            container_killed = true;
+            let grace = tokio::time::Instant::now() + self.options.kill_grace;
+            while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(grace, output.next()).await {
+                sink.push(&chunk.into_bytes());
+            }
+        }
+        Ok(container_killed)
+    }
 }
 
 /// Why a pull or push stream ended early: the engine's call (its message kept as before), or the
@@ -817,6 +1127,44 @@ fn open_client(host: Option<&str>) -> Result<(Docker, String)> {
         endpoint: chosen.unwrap_or_else(|| format!("unix://{DOCKER_SOCKET}")),
         reason: describe(&e),
     })
+}
+
+/// The context of the build of `request` as a tar archive: the request's, its labels added to
+/// the Dockerfile as one LABEL instruction at the end.
+fn build_context_tar(request: &BuildRequest) -> Result<Vec<u8>> {
+    let tag = &request.tag;
+    let mut context = request.context.clone();
+    if !request.labels.is_empty() {
+        // The classic builder turns each label of the `labels` parameter into its own committed
+        // step (seconds each on slow storage); one LABEL instruction at the end is one step and
+        // gives the same image configuration.
+        let Some(dockerfile) = context.dockerfile() else {
+            return Err(BackendError::Invalid(format!(
+                "the build context of {tag} has no UTF-8 Dockerfile"
+            )));
+        };
+        let dockerfile = append_label_instruction(dockerfile, &request.labels);
+        context.set_dockerfile(dockerfile);
+    }
+    context.to_tar()
+}
+
+/// The engine's options for the build of `request` as `tag`.
+fn build_image_options(request: &BuildRequest, tag: &str) -> BuildImageOptions {
+    let mut options = BuildImageOptionsBuilder::default()
+        .dockerfile(crate::context::DOCKERFILE)
+        .t(tag)
+        .rm(true)
+        .forcerm(true)
+        .nocache(request.no_cache)
+        .buildargs(&hashmap(&request.build_args));
+    if let Some(p) = &request.platform {
+        options = options.platform(p);
+    }
+    if request.host_network {
+        options = options.networkmode("host");
+    }
+    options.build()
 }
 
 /// The image id of a finished build step in a legacy builder's log line (` ---> 3f2c1a9b0d4e`);
@@ -1199,111 +1547,13 @@ impl ContainerBackend for DockerBackend {
             }
         }
         let tag = request.tag.clone();
-        let mut context = request.context.clone();
-        if !request.labels.is_empty() {
-            // The classic builder turns each label of the `labels` parameter into its own committed
-            // step (seconds each on slow storage); one LABEL instruction at the end is one step and
-            // gives the same image configuration.
-            let Some(dockerfile) = context.dockerfile() else {
-                return Err(BackendError::Invalid(format!(
-                    "the build context of {tag} has no UTF-8 Dockerfile"
-                )));
-            };
-            let dockerfile = append_label_instruction(dockerfile, &request.labels);
-            context.set_dockerfile(dockerfile);
-        }
-        let tar = context.to_tar()?;
-        let mut options = BuildImageOptionsBuilder::default()
-            .dockerfile(crate::context::DOCKERFILE)
-            .t(&tag)
-            .rm(true)
-            .forcerm(true)
-            .nocache(request.no_cache)
-            .buildargs(&hashmap(&request.build_args));
-        if let Some(p) = &request.platform {
-            options = options.platform(p);
-        }
-        if request.host_network {
-            options = options.networkmode("host");
-        }
-        let write_err =
-            |e: std::io::Error| BackendError::io(format!("writing the build log of {tag}"), &e);
-        let mut tail: std::collections::VecDeque<String> = std::collections::VecDeque::new();
-        let remember = |line: &str, tail: &mut std::collections::VecDeque<String>| {
-            if tail.len() == 30 {
-                tail.pop_front();
-            }
-            tail.push_back(line.to_string());
-        };
-
+        let tar = build_context_tar(&request)?;
+        let options = build_image_options(&request, &tag);
         // The images of the steps the build finished (` ---> <id>` lines of the legacy builder):
         // a failed build leaves the last of them untagged, and they are removed then.
         let mut steps: Vec<String> = Vec::new();
         let ticket = self.steps.start();
-        let run = async {
-            let mut stream = self.client.build_image(
-                options.build(),
-                None,
-                Some(bollard::body_full(tar.into())),
-            );
-            let mut splitter = LineSplitter::default();
-            loop {
-                let item = match self
-                    .next_alive(&mut stream, None, || format!("building image {tag}"))
-                    .await
-                {
-                    Ok(Wait::Item(Some(item))) => item,
-                    Ok(_) => break,
-                    Err(e) => {
-                        // The log says why it ends here.
-                        let _ = writeln!(log, "ERROR: {e}");
-                        let _ = log.flush();
-                        return Err(e);
-                    }
-                };
-                match item {
-                    Ok(info) => {
-                        let mut text = String::new();
-                        if let Some(s) = info.stream {
-                            text.push_str(&s);
-                        }
-                        if let Some(s) = info.status {
-                            text.push_str(&s);
-                            text.push('\n');
-                        }
-                        for line in splitter.push(&strip_ansi(&text)) {
-                            writeln!(log, "{line}").map_err(write_err)?;
-                            if let Some(id) = step_image(&line) {
-                                steps.push(id.to_string());
-                            }
-                            remember(&line, &mut tail);
-                        }
-                    }
-                    Err(e) => {
-                        if let Some(rest) = std::mem::take(&mut splitter).finish() {
-                            writeln!(log, "{rest}").map_err(write_err)?;
-                            remember(&rest, &mut tail);
-                        }
-                        let message = match e {
-                            BollardError::DockerStreamError { error } => error,
-                            other => describe(&other),
-                        };
-                        writeln!(log, "ERROR: {message}").map_err(write_err)?;
-                        let _ = log.flush();
-                        return Err(BackendError::BuildFailed {
-                            tag: tag.clone(),
-                            message,
-                            log_tail: tail.iter().cloned().collect(),
-                        });
-                    }
-                }
-            }
-            if let Some(rest) = splitter.finish() {
-                writeln!(log, "{rest}").map_err(write_err)?;
-            }
-            log.flush().map_err(write_err)?;
-            Ok(())
-        };
+        let run = self.stream_build(&tag, options, tar, &mut *log, &mut steps);
         let ended = match request.timeout {
             Some(limit) => match tokio::time::timeout(limit, run).await {
                 Ok(r) => r,
@@ -1484,47 +1734,7 @@ impl ContainerBackend for DockerBackend {
     }
 
     async fn container_create(&self, spec: &ContainerSpec) -> Result<String> {
-        let host_config = HostConfig {
-            init: Some(spec.init),
-            network_mode: match spec.network {
-                NetworkAccess::Disabled => Some("none".to_string()),
-                NetworkAccess::Enabled => None,
-                NetworkAccess::Host => Some("host".to_string()),
-                // Set below, with the endpoint that names the network by id.
-                NetworkAccess::Isolated => None,
-            },
-            memory: spec.limits.memory_bytes.map(|m| m as i64),
-            // No swap beyond the memory limit: a test that outgrows it is killed rather than
-            // slowed down to the timeout.
-            memory_swap: spec.limits.memory_bytes.map(|m| m as i64),
-            pids_limit: spec.limits.pids.map(i64::from),
-            nano_cpus: spec.limits.nano_cpus.map(|n| n as i64),
-            ulimits: spec.limits.file_bytes.map(|b| {
-                vec![ResourcesUlimits {
-                    name: Some("fsize".into()),
-                    soft: Some(b as i64),
-                    hard: Some(b as i64),
-                }]
-            }),
-            storage_opt: spec
-                .limits
-                .disk_bytes
-                .filter(|_| self.disk_quota.load(Ordering::Relaxed))
-                .map(|b| HashMap::from([("size".to_string(), b.to_string())])),
-            auto_remove: Some(spec.auto_remove),
-            mounts: (!spec.volumes.is_empty()).then(|| {
-                spec.volumes
-                    .iter()
-                    .map(|(name, target)| bollard::models::Mount {
-                        typ: Some(bollard::models::MountType::VOLUME),
-                        source: Some(name.clone()),
-                        target: Some(target.clone()),
-                        ..Default::default()
-                    })
-                    .collect()
-            }),
-            ..Default::default()
-        };
+        let host_config = self.host_config(spec);
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
             user: spec.user.clone(),
@@ -1662,41 +1872,7 @@ impl ContainerBackend for DockerBackend {
             pidfile.clone(),
         ];
         cmd.extend(request.cmd.iter().cloned());
-        let operation = || format!("exec in container {id}");
-        let exec = match self
-            .bounded(
-                operation,
-                self.client.create_exec(
-                    id,
-                    CreateExecOptions {
-                        attach_stdout: Some(true),
-                        attach_stderr: Some(true),
-                        cmd: Some(cmd),
-                        user: request.user.clone(),
-                        working_dir: request.working_dir.clone(),
-                        env: Some(
-                            request
-                                .env
-                                .iter()
-                                .map(|(k, v)| format!("{k}={v}"))
-                                .collect(),
-                        ),
-                        ..Default::default()
-                    },
-                ),
-            )
-            .await?
-        {
-            Ok(e) => e,
-            Err(e) if status(&e) == Some(404) => {
-                return Err(BackendError::ContainerNotFound(id.into()))
-            }
-            Err(e) => return Err(self.err(operation(), e)),
-        };
-        let started_exec = self
-            .bounded(operation, self.client.start_exec(&exec.id, None))
-            .await?
-            .map_err(|e| self.err(operation(), e))?;
+        let (exec_id, started_exec) = self.start_exec(id, request, cmd).await?;
         let StartExecResults::Attached { mut output, input } = started_exec else {
             return Err(BackendError::Engine {
                 operation: format!("exec in container {id}"),
@@ -1707,64 +1883,10 @@ impl ContainerBackend for DockerBackend {
         let _input = input;
 
         let deadline = request.timeout.map(|t| tokio::time::Instant::now() + t);
-        let mut timed_out = false;
-        let mut disk_limit_hit = false;
-        let mut watch = match request.disk_limit {
-            Some(_) => {
-                let every = match self.upper_dir(id).await {
-                    Ok(Some(_)) => DISK_WATCH_EVERY,
-                    _ => DISK_WATCH_REMOTE_EVERY,
-                };
-                let mut i = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-                i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                Some(i)
-            }
-            None => None,
-        };
-        let read = async {
-            loop {
-                // A command that prints without a pause must not outrun its deadline.
-                if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
-                    return Ok(true);
-                }
-                // Tests may print nothing for minutes: silence makes the backend probe the
-                // engine.
-                let next = match self
-                    .next_alive(&mut output, deadline, || {
-                        format!("waiting for the output of a command in container {id}")
-                    })
-                    .await?
-                {
-                    Wait::Item(next) => next,
-                    Wait::Deadline => return Ok(true),
-                    Wait::Lost(_) => unreachable!("next_alive turns a lost engine into an error"),
-                };
-                match next {
-                    None => return Ok(false),
-                    Some(Ok(chunk)) => sink.push(&chunk.into_bytes()),
-                    Some(Err(e)) => {
-                        return Err(self.err(format!("reading output in container {id}"), e))
-                    }
-                }
-            }
-        };
-        // The disk watch runs beside the reading (which keeps its own measure of silence).
-        let over_disk = async {
-            let limit = request.disk_limit.unwrap_or(u64::MAX);
-            loop {
-                tick_opt(&mut watch).await;
-                if let Ok(Some(written)) = self.written_bytes(id, true).await {
-                    if written.total > limit {
-                        return;
-                    }
-                }
-            }
-        };
-        tokio::select! {
-            biased;
-            () = over_disk => disk_limit_hit = true,
-            ended = read => timed_out = ended?,
-        }
+        let watch = self.disk_watch(id, request).await;
+        let (timed_out, disk_limit_hit) = self
+            .read_exec_output(id, request, &mut output, sink, deadline, watch)
+            .await?;
 
         let mut container_killed = false;
         // Killing the command needs the engine: one that does not answer a ping is lost now,
@@ -1777,43 +1899,9 @@ impl ContainerBackend for DockerBackend {
             });
         }
         if ended_early {
-            let killed = self
-                .exec_helper(
-                    id,
-                    vec![
-                        "/bin/sh".into(),
-                        "-c".into(),
-                        KILL_GROUP.into(),
-                        pidfile.clone(),
-                    ],
-                )
-                .await;
-            // What the tree printed before it died is still in the pipe: read it.
-            let grace = tokio::time::Instant::now() + self.options.kill_grace;
-            let mut ended = false;
-            if killed.is_ok() {
-                while let Ok(next) = tokio::time::timeout_at(grace, output.next()).await {
-                    match next {
-                        Some(Ok(chunk)) => sink.push(&chunk.into_bytes()),
-                        _ => {
-                            ended = true;
-                            break;
-                        }
-                    }
-                }
-            }
-            if !ended {
-                // A process escaped the group (or the helper could not run): stop everything.
-                self.container_kill(id).await?;
-                container_killed = true;
-                let grace = tokio::time::Instant::now() + self.options.kill_grace;
-                while let Ok(Some(Ok(chunk))) = tokio::time::timeout_at(grace, output.next()).await
-                {
-                    sink.push(&chunk.into_bytes());
-                }
-            }
+            container_killed = self.kill_exec(id, &pidfile, &mut output, sink).await?;
         }
-        let exit_code = self.exec_exit_code(&exec.id).await;
+        let exit_code = self.exec_exit_code(&exec_id).await;
         if !timed_out && !disk_limit_hit {
             // A command whose container died under it (`docker rm -f`, the OOM killer taking the
             // init, an engine restart) ends its stream like one that finished; its output is a

@@ -139,28 +139,7 @@ impl DockerBackend {
         let tag = request.tag.clone();
         let started = Instant::now();
         let parent_cmd = self.image_command(&plan.from).await?;
-        let mut spec = ContainerSpec::new(plan.from.clone())
-            .with_lifetime(request.timeout.unwrap_or(NO_LIMIT_LIFETIME) + Duration::from_secs(60));
-        // The image's own labels, so a container left by a killed process is found and removed
-        // with the run's images.
-        spec.labels = request.labels.clone();
-        spec.platform = request.platform.clone();
-        spec.network = if request.host_network {
-            NetworkAccess::Host
-        } else {
-            NetworkAccess::Enabled
-        };
-        // A cache volume (a compiler cache) is mounted in the build container only: the commit
-        // leaves it out of the image.
-        if let Some(cache) = &request.cache_volume {
-            self.volume_create(&cache.name, &cache.labels).await?;
-            spec.volumes
-                .push((cache.name.clone(), cache.target.clone()));
-        }
-        spec.name = Some(format!(
-            "{BUILD_CONTAINER_PREFIX}{}",
-            crate::docker::unique_token()
-        ));
+        let spec = self.build_container_spec(request, plan).await?;
         // Labelled with this process as its owner (by `container_create`), so that a process
         // that starts after this one was killed removes it (and the image it holds) at once,
         // instead of it living out its `sleep`.
@@ -193,78 +172,11 @@ impl DockerBackend {
             tail: VecDeque::new(),
             failed: None,
         };
-        let built = async {
-            self.container_start(&id).await?;
-            let total = plan.steps.len() + 1;
-            lines.line(&format!("Step 1/{total} : {}", plan.from_instruction));
-            lines.line(&format!(
-                "swtbench: one container of {}, committed once at the end",
-                plan.from
-            ));
-            lines.line(&format!(
-                "swtbench: container up {:.1} s after the build began",
-                started.elapsed().as_secs_f64()
-            ));
-            for (i, step) in plan.steps.iter().enumerate() {
-                lines.line(&format!("Step {}/{total} : {}", i + 2, step.instruction()));
-                let step_started = Instant::now();
-                self.commit_step(&id, &tag, step, request, started, &mut lines)
-                    .await?;
-                // Where a slow build spends its time, step by step.
-                let took = step_started.elapsed().as_secs_f64();
-                if took >= 0.05 {
-                    lines.line(&format!("swtbench: step {} took {took:.1} s", i + 2));
-                }
-            }
-            // What the exec wrapper leaves behind (its pid files) is not part of the image.
-            let tidy = ExecRequest::new(["/bin/sh", "-c", "rm -f /tmp/.swtbench-exec-*.pid"]);
-            self.exec(&id, &tidy).await?;
-            let mut changes: Vec<String> = cmd_change(parent_cmd.as_deref()).into_iter().collect();
-            changes.extend(plan.changes.iter().cloned());
-            if owned {
-                // The container's owner is not the image's: a commit keeps every label of the
-                // container, and a container made from the image (by a user, say) would inherit
-                // the owner and look like a dead process's leftover once the builder has ended.
-                changes.push(format!("LABEL {SESSION}=\"\""));
-            }
-            lines.line(&format!(
-                "swtbench: committing as {tag} ({})",
-                if changes.is_empty() {
-                    "no setting changes".to_string()
-                } else {
-                    changes.join("; ")
-                }
-            ));
-            let commit_started = Instant::now();
-            self.container_commit(&id, &tag, &changes, "swtbench commit build")
-                .await?;
-            lines.line(&format!(
-                "swtbench: committed in {:.1} s",
-                commit_started.elapsed().as_secs_f64()
-            ));
-            lines.line(&format!(
-                "Successfully built by commit in {:.1} s",
-                started.elapsed().as_secs_f64()
-            ));
-            Ok::<(), BackendError>(())
-        }
-        .await;
-        if request.remove_container_later && built.is_ok() {
-            // Off the build's path: the guard goes with the task, so a task dropped unfinished
-            // (the runtime ending) still removes the container.
-            let removing = self.background.clone().read_owned().await;
-            let backend = self.clone();
-            tokio::spawn(async move {
-                // The whole guard moves in (not only the field set below); it holds the id.
-                let mut guard = guard;
-                let _removing = removing;
-                let _ = backend.container_remove(&guard.id).await;
-                guard.done = true;
-            });
-        } else {
-            let _ = self.container_remove(&id).await;
-            guard.done = true;
-        }
+        let built = self
+            .run_commit_build(&id, plan, request, started, parent_cmd, owned, &mut lines)
+            .await;
+        self.remove_build_container(request, built.is_ok(), guard, &id)
+            .await;
         if let Some(e) = lines.failed.take() {
             return Err(BackendError::io(
                 format!("writing the build log of {tag}"),
@@ -283,6 +195,136 @@ impl DockerBackend {
                 message: "the commit ended without producing the image".into(),
                 log_tail: Vec::new(),
             })
+    }
+
+    /// The spec of the build container of `request` from `plan`'s base image: the image's labels
+    /// and platform, its network, a lifetime past the build's timeout, a `swtbench-build-` name
+    /// and the cache volume (made here when missing).
+    async fn build_container_spec(
+        &self,
+        request: &BuildRequest,
+        plan: &CommitPlan,
+    ) -> Result<ContainerSpec> {
+        let mut spec = ContainerSpec::new(plan.from.clone())
+            .with_lifetime(request.timeout.unwrap_or(NO_LIMIT_LIFETIME) + Duration::from_secs(60));
+        // The image's own labels, so a container left by a killed process is found and removed
+        // with the run's images.
+        spec.labels = request.labels.clone();
+        spec.platform = request.platform.clone();
+        spec.network = if request.host_network {
+            NetworkAccess::Host
+        } else {
+            NetworkAccess::Enabled
+        };
+        // A cache volume (a compiler cache) is mounted in the build container only: the commit
+        // leaves it out of the image.
+        if let Some(cache) = &request.cache_volume {
+            self.volume_create(&cache.name, &cache.labels).await?;
+            spec.volumes
+                .push((cache.name.clone(), cache.target.clone()));
+        }
+        spec.name = Some(format!(
+            "{BUILD_CONTAINER_PREFIX}{}",
+            crate::docker::unique_token()
+        ));
+        Ok(spec)
+    }
+
+    /// Starts the build container `id`, runs `plan`'s steps in it and commits it as the
+    /// request's tag (with `plan`'s setting changes, the base image's `parent_cmd` and, when
+    /// `owned`, the owner label emptied), writing the build log to `lines`.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_commit_build(
+        &self,
+        id: &str,
+        plan: &CommitPlan,
+        request: &BuildRequest,
+        started: Instant,
+        parent_cmd: Option<Vec<String>>,
+        owned: bool,
+        lines: &mut LogLines<'_, '_>,
+    ) -> Result<()> {
+        let tag = &request.tag;
+        self.container_start(id).await?;
+        let total = plan.steps.len() + 1;
+        lines.line(&format!("Step 1/{total} : {}", plan.from_instruction));
+        lines.line(&format!(
+            "swtbench: one container of {}, committed once at the end",
+            plan.from
+        ));
+        lines.line(&format!(
+            "swtbench: container up {:.1} s after the build began",
+            started.elapsed().as_secs_f64()
+        ));
+        for (i, step) in plan.steps.iter().enumerate() {
+            lines.line(&format!("Step {}/{total} : {}", i + 2, step.instruction()));
+            let step_started = Instant::now();
+            self.commit_step(id, tag, step, request, started, lines)
+                .await?;
+            // Where a slow build spends its time, step by step.
+            let took = step_started.elapsed().as_secs_f64();
+            if took >= 0.05 {
+                lines.line(&format!("swtbench: step {} took {took:.1} s", i + 2));
+            }
+        }
+        // What the exec wrapper leaves behind (its pid files) is not part of the image.
+        let tidy = ExecRequest::new(["/bin/sh", "-c", "rm -f /tmp/.swtbench-exec-*.pid"]);
+        self.exec(id, &tidy).await?;
+        let mut changes: Vec<String> = cmd_change(parent_cmd.as_deref()).into_iter().collect();
+        changes.extend(plan.changes.iter().cloned());
+        if owned {
+            // The container's owner is not the image's: a commit keeps every label of the
+            // container, and a container made from the image (by a user, say) would inherit
+            // the owner and look like a dead process's leftover once the builder has ended.
+            changes.push(format!("LABEL {SESSION}=\"\""));
+        }
+        lines.line(&format!(
+            "swtbench: committing as {tag} ({})",
+            if changes.is_empty() {
+                "no setting changes".to_string()
+            } else {
+                changes.join("; ")
+            }
+        ));
+        let commit_started = Instant::now();
+        self.container_commit(id, tag, &changes, "swtbench commit build")
+            .await?;
+        lines.line(&format!(
+            "swtbench: committed in {:.1} s",
+            commit_started.elapsed().as_secs_f64()
+        ));
+        lines.line(&format!(
+            "Successfully built by commit in {:.1} s",
+            started.elapsed().as_secs_f64()
+        ));
+        Ok(())
+    }
+
+    /// Removes the build container `id` held by `guard`: in the background when the request
+    /// says so and the build succeeded, else now.
+    async fn remove_build_container(
+        &self,
+        request: &BuildRequest,
+        built: bool,
+        mut guard: BuildContainer,
+        id: &str,
+    ) {
+        if request.remove_container_later && built {
+            // Off the build's path: the guard goes with the task, so a task dropped unfinished
+            // (the runtime ending) still removes the container.
+            let removing = self.background.clone().read_owned().await;
+            let backend = self.clone();
+            tokio::spawn(async move {
+                // The whole guard moves in (not only the field set below); it holds the id.
+                let mut guard = guard;
+                let _removing = removing;
+                let _ = backend.container_remove(&guard.id).await;
+                guard.done = true;
+            });
+        } else {
+            let _ = self.container_remove(id).await;
+            guard.done = true;
+        }
     }
 
     /// Creates the build container in a task of its own, which runs to its end even when the

@@ -826,10 +826,54 @@ fn build(
     let name = source.display_name();
     let row_count = rows.len();
 
+    let (mut instances, mut problems, first_seen) = read_instances(&rows, layout);
+    let filter = choose_filter(&source, options, &first_seen, &name, &mut notes);
+    let mut excluded = BTreeMap::new();
+    if options.filter_swt {
+        if let Some(f) = filter {
+            let drop = f.id_set();
+            instances.retain(|i| {
+                if drop.contains(i.instance_id.as_str()) {
+                    excluded.insert(i.instance_id.clone(), Exclusion::SwtFilter(f));
+                    false
+                } else {
+                    true
+                }
+            });
+        }
+    }
+
+    select_instances(options, &name, &mut instances, &mut excluded, &mut problems)?;
+
+    Ok(LoadedDataset {
+        instances,
+        known: match &source {
+            DatasetSource::Known(k) => Some(k.key),
+            _ => None,
+        },
+        name,
+        split: options.split.clone(),
+        origin,
+        filter,
+        filter_applied: options.filter_swt && filter.is_some(),
+        layout,
+        rows: row_count,
+        excluded,
+        problems,
+        notes,
+    })
+}
+
+/// Reads the instances of `rows` in `layout`: the valid ones, in order and the first of each id,
+/// the problems of the others, and where each id was first seen.
+fn read_instances(
+    rows: &[Row],
+    layout: PatchLayout,
+) -> (Vec<Instance>, Vec<DatasetProblem>, BTreeMap<String, String>) {
     let mut problems = Vec::new();
     let mut first_seen: BTreeMap<String, String> = BTreeMap::new();
     let mut instances = Vec::with_capacity(rows.len());
-    for row in &rows {
+    for row in rows {
         let location = format!("{}: {}", row.source, row.location);
         let id = row
             .value
@@ -879,19 +923,31 @@ fn build(
             }),
         }
     }
+    (instances, problems, first_seen)
+}
 
+/// The filter list that belongs to the dataset: the one asked for, the known dataset's, or with
+/// `--filter-swt` the one inferred from its instance ids (`first_seen`'s keys; saying why in
+/// `notes`).
+fn choose_filter(
+    source: &DatasetSource,
+    options: &LoadOptions,
+    first_seen: &BTreeMap<String, String>,
+    name: &str,
+    notes: &mut Vec<String>,
+) -> Option<SwtFilter> {
     // Which filter list belongs to this dataset.
-    let filter = match (&source, options.filter_list) {
+    match (source, options.filter_list) {
         (_, Some(f)) => Some(f),
         (DatasetSource::Known(k), None) => Some(k.filter),
         (_, None) if options.filter_swt => {
             let ids: BTreeSet<String> = first_seen.keys().cloned().collect();
-            let label = match &source {
+            let label = match source {
                 DatasetSource::File(p) | DatasetSource::Dir(p) => p
                     .file_name()
                     .map(|f| f.to_string_lossy().into_owned())
                     .unwrap_or_default(),
-                _ => name.clone(),
+                _ => name.to_string(),
             };
             let (f, why) = infer_filter(&label, &ids);
             notes.push(format!(
@@ -901,23 +957,18 @@ fn build(
             Some(f)
         }
         _ => None,
-    };
-
-    let mut excluded = BTreeMap::new();
-    if options.filter_swt {
-        if let Some(f) = filter {
-            let drop = f.id_set();
-            instances.retain(|i| {
-                if drop.contains(i.instance_id.as_str()) {
-                    excluded.insert(i.instance_id.clone(), Exclusion::SwtFilter(f));
-                    false
-                } else {
-                    true
-                }
-            });
-        }
     }
+}
 
+/// Keeps only the instances (and problems) of `--instance-ids`, recording the others in
+/// `excluded`; an error when the option names no id, or ids that are not in the dataset.
+fn select_instances(
+    options: &LoadOptions,
+    name: &str,
+    instances: &mut Vec<Instance>,
+    excluded: &mut BTreeMap<InstanceId, Exclusion>,
+    problems: &mut Vec<DatasetProblem>,
+) -> Result<(), DatasetError> {
     let wanted = split_instance_ids(&options.instance_ids);
     if wanted.is_empty() && !options.instance_ids.is_empty() {
         // `--instance-ids "$IDS"` with an empty variable must not silently mean "all instances".
@@ -941,7 +992,10 @@ fn build(
             })
             .collect();
         if !missing.is_empty() {
-            return Err(DatasetError::UnknownInstanceIds { name, missing });
+            return Err(DatasetError::UnknownInstanceIds {
+                name: name.to_string(),
+                missing,
+            });
         }
         instances.retain(|i| {
             if wanted_set.contains(i.instance_id.as_str()) {
@@ -957,24 +1011,7 @@ fn build(
                 .is_none_or(|id| wanted_set.contains(id))
         });
     }
-
-    Ok(LoadedDataset {
-        instances,
-        known: match &source {
-            DatasetSource::Known(k) => Some(k.key),
-            _ => None,
-        },
-        name,
-        split: options.split.clone(),
-        origin,
-        filter,
-        filter_applied: options.filter_swt && filter.is_some(),
-        layout,
-        rows: row_count,
-        excluded,
-        problems,
-        notes,
-    })
+    Ok(())
 }
 
 fn instance_error_field(e: &swtbench_core::InstanceError) -> Option<String> {

@@ -161,35 +161,33 @@ fn generate(root: &Path, n: usize, data: &Path) -> usize {
             format!("{}{cycle:02}", r.id)
         };
         ids.push(id.clone());
-        // Outcome mix: 20 % resolved, 50 % unresolved, 15 % not applied, 5 % empty, 10 % error.
-        let kind = (i * 7919) % 100;
-        let model_patch = match kind {
-            85..=89 => "\n".to_string(),
-            70..=84 => r.test_patch.replace("@@ -", "@@ -9"),
-            _ => r.test_patch.clone(),
-        };
-        let applied = kind < 70;
-        let dirs_hash = directives_hash(&test_directives(
-            &model_patch,
-            &r.repo,
-            DEFAULT_NON_TEST_EXTS,
-        ));
-        let gold_hash = directives_hash(&test_directives(
-            &r.test_patch,
-            &r.repo,
-            DEFAULT_NON_TEST_EXTS,
-        ));
-        let pred = |k: &str| logs.join(run_id).join(format!("{k}__{model}")).join(&id);
-        let shared = |k: &str, h: &str| logs.join(k).join(&id).join(h);
-        let files: Vec<String> = test_directives(&model_patch, &r.repo, DEFAULT_NON_TEST_EXTS);
-        let applied_files: Vec<&str> = if applied {
-            files.iter().map(String::as_str).collect()
-        } else {
-            Vec::new()
-        };
-        let is_res = kind < 20;
-        let f2p: Vec<&str> = r.f2p.iter().map(String::as_str).collect();
-        let p2p: Vec<&str> = r.p2p.iter().map(String::as_str).collect();
+        if generate_instance(&logs, (run_id, model), i, r, &id) {
+            resolved.push(id.clone());
+        }
+    }
+    write(
+        &root.join("evaluation_results").join(format!("{model}.{run_id}.json")),
+        &serde_json::to_string_pretty(&json!({"total_instances": n, "resolved_instances": resolved.len(), "dataset": "generated", "exec_mode": "unit_test", "completed_ids": ids, "resolved_ids": resolved})).unwrap(),
+    );
+    n
+}
+
+/// The test outcomes written for a generated instance.
+struct Outcomes<'a> {
+    /// Before the fix: the fail-to-pass tests fail.
+    pre: Vec<(&'a str, &'a str)>,
+    /// The model's tests after the fix: the fail-to-pass tests pass when it is resolved.
+    post: Vec<(&'a str, &'a str)>,
+    /// The gold tests after the fix: all pass.
+    gold_post: Vec<(&'a str, &'a str)>,
+    /// The base runs: the pass-to-pass tests pass.
+    base: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> Outcomes<'a> {
+    /// The outcomes of the fail-to-pass tests `f2p` and the pass-to-pass tests `p2p`, the
+    /// instance resolved (`is_res`) or not.
+    fn new(f2p: &[&'a str], p2p: &[&'a str], is_res: bool) -> Outcomes<'a> {
         let pre: Vec<(&str, &str)> = f2p
             .iter()
             .map(|t| (*t, "FAILED"))
@@ -206,88 +204,139 @@ fn generate(root: &Path, n: usize, data: &Path) -> usize {
             .chain(p2p.iter().map(|t| (*t, "PASSED")))
             .collect();
         let base: Vec<(&str, &str)> = p2p.iter().map(|t| (*t, "PASSED")).collect();
-        let spec = |patches: Vec<&str>| {
-            json!({"instance_id": id, "repo": r.repo, "patch_list": patches}).to_string()
-        };
+        Outcomes {
+            pre,
+            post,
+            gold_post,
+            base,
+        }
+    }
+}
 
-        write(&pred("pred_pre").join("model_patch.diff"), &model_patch);
-        write(
-            &pred("pred_pre").join("exec_spec.json"),
-            &spec(vec![&model_patch]),
-        );
-        write(&pred("pred_pre").join("eval.sh"), "#!/bin/bash\n");
-        if kind >= 90 {
-            continue; // error: the pred_pre run left no output
-        }
-        write(
-            &pred("pred_pre").join("test_output.txt"),
-            &test_output(
-                &applied_files,
-                if applied { &pre } else { &[] },
-                &cov_lines(&r.patch, false, 1),
-            ),
-        );
-        write(
-            &pred("pred_post").join("exec_spec.json"),
-            &spec(vec![&r.patch, &model_patch]),
-        );
-        write(
-            &pred("pred_post").join("test_output.txt"),
-            &test_output(
-                &applied_files,
-                if applied { &post } else { &[] },
-                &cov_lines(&r.patch, true, 1),
-            ),
-        );
-        write(
-            &shared("gold_pre", &gold_hash).join("test_output.txt"),
-            &test_output(&["x"], &pre, &cov_lines(&r.patch, false, 0)),
-        );
-        write(
-            &shared("gold_post", &gold_hash).join("test_output.txt"),
-            &test_output(&["x"], &gold_post, &cov_lines(&r.patch, true, 0)),
-        );
-        write(
-            &shared("base_pre", &dirs_hash).join("test_output.txt"),
-            &test_output(&[], &base, &cov_lines(&r.patch, false, 2)),
-        );
-        write(
-            &shared("base_post", &dirs_hash).join("test_output.txt"),
-            &test_output(&[], &base, &cov_lines(&r.patch, true, 2)),
-        );
+/// Writes the run directories of the `i`th generated instance `id` (from row `r`) under `logs`
+/// for `(run_id, model)`; returns whether it is resolved.
+fn generate_instance(
+    logs: &Path,
+    (run_id, model): (&str, &str),
+    i: usize,
+    r: &Row,
+    id: &str,
+) -> bool {
+    // Outcome mix: 20 % resolved, 50 % unresolved, 15 % not applied, 5 % empty, 10 % error.
+    let kind = (i * 7919) % 100;
+    let model_patch = match kind {
+        85..=89 => "\n".to_string(),
+        70..=84 => r.test_patch.replace("@@ -", "@@ -9"),
+        _ => r.test_patch.clone(),
+    };
+    let applied = kind < 70;
+    let dirs_hash = directives_hash(&test_directives(
+        &model_patch,
+        &r.repo,
+        DEFAULT_NON_TEST_EXTS,
+    ));
+    let gold_hash = directives_hash(&test_directives(
+        &r.test_patch,
+        &r.repo,
+        DEFAULT_NON_TEST_EXTS,
+    ));
+    let pred = |k: &str| logs.join(run_id).join(format!("{k}__{model}")).join(id);
+    let shared = |k: &str, h: &str| logs.join(k).join(id).join(h);
+    let files: Vec<String> = test_directives(&model_patch, &r.repo, DEFAULT_NON_TEST_EXTS);
+    let applied_files: Vec<&str> = if applied {
+        files.iter().map(String::as_str).collect()
+    } else {
+        Vec::new()
+    };
+    let is_res = kind < 20;
+    let f2p: Vec<&str> = r.f2p.iter().map(String::as_str).collect();
+    let p2p: Vec<&str> = r.p2p.iter().map(String::as_str).collect();
+    let Outcomes {
+        pre,
+        post,
+        gold_post,
+        base,
+    } = Outcomes::new(&f2p, &p2p, is_res);
+    let spec = |patches: Vec<&str>| {
+        json!({"instance_id": id, "repo": r.repo, "patch_list": patches}).to_string()
+    };
 
-        let tr = |f2p: &[&str], p2p: &[&str], f2f: &[&str]| json!({"FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p, "FAIL_TO_FAIL": f2f, "PASS_TO_FAIL": [], "UNMATCHED": []});
-        let mut rep = json!({"patch_is_None": false, "patch_exists": true, "patch_successfully_applied": applied, "resolved": is_res,
-            "coverage_pred": null, "coverage_gold": null, "coverage_base": null, "coverage_delta_pred": null, "coverage_delta_gold": null});
-        if applied {
-            let c = (i % 10) as f64 / 10.0;
-            rep["coverage_pred"] = json!(c);
-            rep["coverage_gold"] = json!(1.0);
-            rep["coverage_base"] = json!(0.3);
-            rep["coverage_delta_pred"] = json!(c / 2.0);
-            rep["coverage_delta_gold"] = json!(0.7);
-            rep["added_f2p"] = json!(if is_res { f2p.len() } else { 0 });
-            rep["tests_pred"] = if is_res {
-                tr(&f2p, &p2p, &[])
-            } else {
-                tr(&[], &p2p, &f2p)
-            };
-            rep["tests_gold"] = tr(&f2p, &p2p, &[]);
-            rep["tests_base"] = tr(&[], &p2p, &[]);
-        }
-        if is_res {
-            resolved.push(id.clone());
-        }
-        write(
-            &logs.join(run_id).join(model).join(&id).join("report.json"),
-            &serde_json::to_string_pretty(&json!({ id.clone(): rep })).unwrap(),
-        );
+    write(&pred("pred_pre").join("model_patch.diff"), &model_patch);
+    write(
+        &pred("pred_pre").join("exec_spec.json"),
+        &spec(vec![&model_patch]),
+    );
+    write(&pred("pred_pre").join("eval.sh"), "#!/bin/bash\n");
+    if kind >= 90 {
+        return false; // error: the pred_pre run left no output
     }
     write(
-        &root.join("evaluation_results").join(format!("{model}.{run_id}.json")),
-        &serde_json::to_string_pretty(&json!({"total_instances": n, "resolved_instances": resolved.len(), "dataset": "generated", "exec_mode": "unit_test", "completed_ids": ids, "resolved_ids": resolved})).unwrap(),
+        &pred("pred_pre").join("test_output.txt"),
+        &test_output(
+            &applied_files,
+            if applied { &pre } else { &[] },
+            &cov_lines(&r.patch, false, 1),
+        ),
     );
-    n
+    write(
+        &pred("pred_post").join("exec_spec.json"),
+        &spec(vec![&r.patch, &model_patch]),
+    );
+    write(
+        &pred("pred_post").join("test_output.txt"),
+        &test_output(
+            &applied_files,
+            if applied { &post } else { &[] },
+            &cov_lines(&r.patch, true, 1),
+        ),
+    );
+    write(
+        &shared("gold_pre", &gold_hash).join("test_output.txt"),
+        &test_output(&["x"], &pre, &cov_lines(&r.patch, false, 0)),
+    );
+    write(
+        &shared("gold_post", &gold_hash).join("test_output.txt"),
+        &test_output(&["x"], &gold_post, &cov_lines(&r.patch, true, 0)),
+    );
+    write(
+        &shared("base_pre", &dirs_hash).join("test_output.txt"),
+        &test_output(&[], &base, &cov_lines(&r.patch, false, 2)),
+    );
+    write(
+        &shared("base_post", &dirs_hash).join("test_output.txt"),
+        &test_output(&[], &base, &cov_lines(&r.patch, true, 2)),
+    );
+
+    let rep = instance_report(i, applied, is_res, &f2p, &p2p);
+    write(
+        &logs.join(run_id).join(model).join(id).join("report.json"),
+        &serde_json::to_string_pretty(&json!({ id: rep })).unwrap(),
+    );
+    is_res
+}
+
+/// The `report.json` entry of the `i`th generated instance.
+fn instance_report(i: usize, applied: bool, is_res: bool, f2p: &[&str], p2p: &[&str]) -> Value {
+    let tr = |f2p: &[&str], p2p: &[&str], f2f: &[&str]| json!({"FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p, "FAIL_TO_FAIL": f2f, "PASS_TO_FAIL": [], "UNMATCHED": []});
+    let mut rep = json!({"patch_is_None": false, "patch_exists": true, "patch_successfully_applied": applied, "resolved": is_res,
+        "coverage_pred": null, "coverage_gold": null, "coverage_base": null, "coverage_delta_pred": null, "coverage_delta_gold": null});
+    if applied {
+        let c = (i % 10) as f64 / 10.0;
+        rep["coverage_pred"] = json!(c);
+        rep["coverage_gold"] = json!(1.0);
+        rep["coverage_base"] = json!(0.3);
+        rep["coverage_delta_pred"] = json!(c / 2.0);
+        rep["coverage_delta_gold"] = json!(0.7);
+        rep["added_f2p"] = json!(if is_res { f2p.len() } else { 0 });
+        rep["tests_pred"] = if is_res {
+            tr(f2p, p2p, &[])
+        } else {
+            tr(&[], p2p, f2p)
+        };
+        rep["tests_gold"] = tr(f2p, p2p, &[]);
+        rep["tests_base"] = tr(&[], p2p, &[]);
+    }
+    rep
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -303,22 +352,7 @@ fn attr_ms(dom: &str, name: &str) -> Option<f64> {
 }
 
 fn main() {
-    let mut n = 2294usize;
-    let mut out = std::env::temp_dir().join("swtbench-html-perf");
-    let mut data = std::env::var_os("SWTBENCH_SHARED_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--instances" => n = args[i + 1].parse().unwrap(),
-            "--out" => out = PathBuf::from(&args[i + 1]),
-            "--data" => data = PathBuf::from(&args[i + 1]),
-            other => panic!("unknown argument {other}"),
-        }
-        i += 2;
-    }
+    let (n, out, data) = parse_args();
     let tree = out.join("tree");
     let _ = fs::remove_dir_all(&tree);
     let t = Instant::now();
@@ -359,6 +393,33 @@ fn main() {
         data_len as f64 / 1e6
     );
 
+    browser_timings(&out, &page_path, &view);
+}
+
+/// The `--instances`, `--out` and `--data` arguments, with their defaults.
+fn parse_args() -> (usize, PathBuf, PathBuf) {
+    let mut n = 2294usize;
+    let mut out = std::env::temp_dir().join("swtbench-html-perf");
+    let mut data = std::env::var_os("SWTBENCH_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--instances" => n = args[i + 1].parse().unwrap(),
+            "--out" => out = PathBuf::from(&args[i + 1]),
+            "--data" => data = PathBuf::from(&args[i + 1]),
+            other => panic!("unknown argument {other}"),
+        }
+        i += 2;
+    }
+    (n, out, data)
+}
+
+/// Loads the page at `page_path` (a blank page beside it in `out`) headless several times, when
+/// Chromium is installed, and prints the timings the page script records.
+fn browser_timings(out: &Path, page_path: &Path, view: &swtbench_html::RunView) {
     let Some(bin) = chromium::find() else {
         println!("(no chromium: browser timings skipped)");
         return;
@@ -382,7 +443,7 @@ fn main() {
     let (blank_ms, _) = wall(&chromium::file_url(&blank, ""));
     println!("| blank page, browser wall time (median of {runs}) | {blank_ms:.0} ms |");
     let measure = |label: &str, frag: &str| {
-        let (ms, doms) = wall(&chromium::file_url(&page_path, frag));
+        let (ms, doms) = wall(&chromium::file_url(page_path, frag));
         let med = |name: &str| {
             let v: Vec<f64> = doms.iter().filter_map(|d| attr_ms(d, name)).collect();
             if v.is_empty() {
@@ -416,7 +477,7 @@ fn main() {
         .unwrap_or_default();
     // Details render after a chunk is unpacked (asynchronously), so give the page virtual time.
     let (dom, _) = b
-        .dump_dom(&chromium::file_url(&page_path, &format!("open={first}")))
+        .dump_dom(&chromium::file_url(page_path, &format!("open={first}")))
         .unwrap();
     println!(
         "| open with one instance expanded (virtual time) | script ready {:.0} ms, details shown {:.0} ms |",

@@ -197,52 +197,17 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
     );
 
     // Statuses and coverage of each run, in RunKind::ALL order.
-    let mut statuses: Vec<Option<ParsedLog>> = Vec::with_capacity(6);
-    let mut coverage: Vec<Option<CoverageMap>> = Vec::with_capacity(6);
-    let mut cells = Vec::with_capacity(6);
-    for kind in RunKind::ALL {
-        let run = runs.iter().find(|r| r.kind == kind);
-        let out = run.and_then(|r| r.test_output.as_deref());
-        let (st, cov) = match run.and_then(|r| r.parsed_output.as_ref()) {
-            Some(p) => (Some(p.log.clone()), Some(p.coverage.clone())),
-            None => (
-                out.and_then(|o| grade_bridge::parsed_log(&repo, exec_mode, parser, o)),
-                out.map(grade_bridge::coverage),
-            ),
-        };
-        let has_output = run.is_some_and(RunInput::has_output);
-        cells.push(RunCell {
-            kind: kind.as_str().to_string(),
-            dir: run.and_then(|r| r.dir.clone()),
-            files: run.map(|r| r.files.clone()).unwrap_or_default(),
-            has_output,
-            applied: st.as_ref().map(|s| s.applied),
-            counts: st.as_ref().map(|s| status_counts(&s.tests)),
-        });
-        statuses.push(st);
-        coverage.push(cov);
-    }
-
+    let RunCells {
+        statuses,
+        coverage,
+        cells,
+    } = run_cells(&runs, &repo, exec_mode, parser);
     let tests = test_grid(&runs, &statuses, report.as_ref());
 
     let model_patch_view = model_patch
         .as_deref()
         .map(|p| diff_view(p, MAX_PATCH_LINES));
-    let gold_fix = gold_code_patch.as_deref().map(|p| {
-        let mut v = diff_view(p, MAX_PATCH_LINES);
-        if coverage
-            .iter()
-            .any(|c| c.as_ref().is_some_and(|m| !m.is_empty()))
-        {
-            mark_coverage(&mut v, &coverage);
-        } else if coverage.iter().any(Option::is_some) {
-            notes.push(
-                "no coverage data in the test outputs (was the run made without coverage?)"
-                    .to_string(),
-            );
-        }
-        v
-    });
+    let gold_fix = gold_fix_view(gold_code_patch.as_deref(), &coverage, &mut notes);
     if gold_code_patch.is_none() {
         notes.push(
             "gold code fix unknown: pass the dataset, or keep the runs' exec_spec.json".to_string(),
@@ -270,6 +235,78 @@ pub fn build_instance(input: InstanceInput) -> InstanceView {
             notes,
         },
     }
+}
+
+/// The statuses, coverage and table cells of an instance's runs, in `RunKind::ALL` order.
+struct RunCells {
+    statuses: Vec<Option<ParsedLog>>,
+    coverage: Vec<Option<CoverageMap>>,
+    cells: Vec<RunCell>,
+}
+
+/// Reads the statuses and coverage of each of `runs` (parsed already, or parsed here from its
+/// test output) and makes its cell of the runs table.
+fn run_cells(
+    runs: &[RunInput],
+    repo: &str,
+    exec_mode: ExecMode,
+    parser: Option<Parser>,
+) -> RunCells {
+    let mut statuses: Vec<Option<ParsedLog>> = Vec::with_capacity(6);
+    let mut coverage: Vec<Option<CoverageMap>> = Vec::with_capacity(6);
+    let mut cells = Vec::with_capacity(6);
+    for kind in RunKind::ALL {
+        let run = runs.iter().find(|r| r.kind == kind);
+        let out = run.and_then(|r| r.test_output.as_deref());
+        let (st, cov) = match run.and_then(|r| r.parsed_output.as_ref()) {
+            Some(p) => (Some(p.log.clone()), Some(p.coverage.clone())),
+            None => (
+                out.and_then(|o| grade_bridge::parsed_log(repo, exec_mode, parser, o)),
+                out.map(grade_bridge::coverage),
+            ),
+        };
+        let has_output = run.is_some_and(RunInput::has_output);
+        cells.push(RunCell {
+            kind: kind.as_str().to_string(),
+            dir: run.and_then(|r| r.dir.clone()),
+            files: run.map(|r| r.files.clone()).unwrap_or_default(),
+            has_output,
+            applied: st.as_ref().map(|s| s.applied),
+            counts: st.as_ref().map(|s| status_counts(&s.tests)),
+        });
+        statuses.push(st);
+        coverage.push(cov);
+    }
+
+    RunCells {
+        statuses,
+        coverage,
+        cells,
+    }
+}
+
+/// The gold fix's diff, its lines marked with the runs' `coverage`; a note when the runs have
+/// outputs but no coverage data.
+fn gold_fix_view(
+    gold_code_patch: Option<&str>,
+    coverage: &[Option<CoverageMap>],
+    notes: &mut Vec<String>,
+) -> Option<DiffView> {
+    gold_code_patch.map(|p| {
+        let mut v = diff_view(p, MAX_PATCH_LINES);
+        if coverage
+            .iter()
+            .any(|c| c.as_ref().is_some_and(|m| !m.is_empty()))
+        {
+            mark_coverage(&mut v, coverage);
+        } else if coverage.iter().any(Option::is_some) {
+            notes.push(
+                "no coverage data in the test outputs (was the run made without coverage?)"
+                    .to_string(),
+            );
+        }
+        v
+    })
 }
 
 /// What can explain an instance's outcome.

@@ -481,6 +481,56 @@ fn run_view(
     }
 }
 
+/// The instance's repository: the dataset's, else its pred_pre run's exec spec's, else the one
+/// its id names.
+fn instance_repo(
+    run: &RunTree<'_>,
+    dataset: Option<&Instance>,
+    pred_pre: &Path,
+    id: &str,
+) -> String {
+    dataset
+        .map(|i| i.repo.clone())
+        .or_else(|| {
+            exec_spec(run, pred_pre)
+                .as_ref()
+                .and_then(|s| s.get("repo"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| repo_from_id(id))
+}
+
+/// The links of the instance's files beside its runs: its report and those of its model
+/// directory `model_dir` that exist, relative to `out_dir`.
+fn instance_links(
+    tree: &dyn TreeReader,
+    out_dir: &Path,
+    report_path: &Path,
+    model_dir: &Path,
+) -> Vec<(String, String)> {
+    let mut links = Vec::new();
+    if tree.exists(report_path).unwrap_or(false) {
+        links.push((
+            REPORT_FILE.to_string(),
+            relative_path(out_dir, report_path, false),
+        ));
+    }
+    for name in [
+        INSTANCE_SUMMARY_FILE,
+        RUN_INSTANCE_LOG_FILE,
+        EXTRACTED_PATCH_FILE,
+        RAW_MODEL_PATCH_FILE,
+        EXTRACTION_FILE,
+    ] {
+        let p = model_dir.join(name);
+        if tree.exists(&p).unwrap_or(false) {
+            links.push((name.to_string(), relative_path(out_dir, &p, false)));
+        }
+    }
+    links
+}
+
 /// Everything the page shows of one instance, read from where [`RunTree`] says it is.
 fn read_instance(run: &RunTree<'_>, id: &str, opts: &LoadOptions) -> InstanceInput {
     let dataset = opts.instances.get(id);
@@ -503,16 +553,7 @@ fn read_instance(run: &RunTree<'_>, id: &str, opts: &LoadOptions) -> InstanceInp
             .read_text(&model_dir.join(EXTRACTED_PATCH_FILE))
             .map(|p| swtbench_grade::py::universal_newlines(&p)),
     };
-    let repo = dataset
-        .map(|i| i.repo.clone())
-        .or_else(|| {
-            exec_spec(run, &pred_pre)
-                .as_ref()
-                .and_then(|s| s.get("repo"))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
-        .unwrap_or_else(|| repo_from_id(id));
+    let repo = instance_repo(run, dataset, &pred_pre, id);
 
     // The directories `swtbench grade` reads: the shared runs of the run's eval variant (the
     // pred_pre eval script's), each pair from one directory.
@@ -570,25 +611,7 @@ fn read_instance(run: &RunTree<'_>, id: &str, opts: &LoadOptions) -> InstanceInp
         });
     }
 
-    let mut links = Vec::new();
-    if tree.exists(&report_path).unwrap_or(false) {
-        links.push((
-            REPORT_FILE.to_string(),
-            relative_path(out_dir, &report_path, false),
-        ));
-    }
-    for name in [
-        INSTANCE_SUMMARY_FILE,
-        RUN_INSTANCE_LOG_FILE,
-        EXTRACTED_PATCH_FILE,
-        RAW_MODEL_PATCH_FILE,
-        EXTRACTION_FILE,
-    ] {
-        let p = model_dir.join(name);
-        if tree.exists(&p).unwrap_or(false) {
-            links.push((name.to_string(), relative_path(out_dir, &p, false)));
-        }
-    }
+    let links = instance_links(tree, out_dir, &report_path, &model_dir);
 
     let parser = opts.rules.parser(&repo);
     InstanceInput {
@@ -678,13 +701,25 @@ mod tests {
         explain_report_fields(&mut fields, &outcomes);
         assert_eq!(fields[0].1, "10");
         assert_eq!(fields[2].1, "3");
-        assert!(fields[1].1.starts_with("0 (reports reused from an earlier invocation"), "{}", fields[1].1);
+        assert!(
+            fields[1]
+                .1
+                .starts_with("0 (reports reused from an earlier invocation"),
+            "{}",
+            fields[1].1
+        );
         assert_eq!(
             fields[3].1,
             "7 (the original's count, which includes not applied and empty patches: 5 \
              unresolved, 1 not applied, 1 empty patch)"
         );
-        assert!(fields[4].1.contains("not the leaderboard's Δ coverage rows"), "{}", fields[4].1);
+        assert!(
+            fields[4]
+                .1
+                .contains("not the leaderboard's Δ coverage rows"),
+            "{}",
+            fields[4].1
+        );
         // A count that already agrees is left as it is.
         let mut same = vec![field("unresolved_instances", "5")];
         explain_report_fields(&mut same, &[Unresolved; 5]);

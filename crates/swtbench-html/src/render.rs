@@ -116,7 +116,26 @@ pub fn render_compare(view: &CompareView) -> String {
     );
     body.push_str("<section id=\"summary\"><h2>Summary</h2><div class=\"cards\">");
 
-    // Metric deltas.
+    compare_metrics(&mut body, view);
+    compare_categories(&mut body, view);
+    outcome_matrix(&mut body, view);
+    body.push_str("</tbody></table></div><div class=\"cards\">");
+    params_table(&mut body, "Run A parameters", &view.params_a);
+    params_table(&mut body, "Run B parameters", &view.params_b);
+    body.push_str("</div></section>");
+
+    compare_instances(&mut body, view);
+    body.push_str("</tbody></table></section></main>");
+    legend(&mut body);
+    page(
+        &format!("SWT-Bench: {}", view.title),
+        &body,
+        "{\"kind\":\"compare\",\"d\":{}}",
+    )
+}
+
+/// Writes the table of the two runs' metrics and their differences.
+fn compare_metrics(body: &mut String, view: &CompareView) {
     body.push_str(
         "<table class=\"metrics\" id=\"metrics\"><caption>Metrics (% of the denominator)</caption>\
          <thead><tr><th></th><th>A</th><th>B</th><th>B − A</th></tr></thead><tbody>",
@@ -142,8 +161,10 @@ pub fn render_compare(view: &CompareView) -> String {
         view.metrics_a.denominator,
         view.metrics_b.denominator
     );
+}
 
-    // Who resolves what.
+/// Writes the counts of the instances resolved by A only, B only, both and neither.
+fn compare_categories(body: &mut String, view: &CompareView) {
     let mut cat: BTreeMap<&str, usize> = BTreeMap::new();
     for r in &view.rows {
         *cat.entry(compare_category(r)).or_default() += 1;
@@ -159,8 +180,11 @@ pub fn render_compare(view: &CompareView) -> String {
         );
     }
     body.push_str("</tbody></table>");
+}
 
-    // Outcome matrix A × B.
+/// Writes the matrix of the instances' outcomes in A (rows) and in B (columns), up to its last
+/// row (the caller closes the table).
+fn outcome_matrix(body: &mut String, view: &CompareView) {
     body.push_str("<table class=\"matrix\" id=\"matrix\"><caption>Outcome in A (rows) × outcome in B (columns)</caption><thead><tr><th></th>");
     let outs: Vec<Option<Outcome>> = Outcome::ALL
         .iter()
@@ -189,15 +213,14 @@ pub fn render_compare(view: &CompareView) -> String {
         }
         body.push_str("</tr>");
     }
-    body.push_str("</tbody></table></div><div class=\"cards\">");
-    params_table(&mut body, "Run A parameters", &view.params_a);
-    params_table(&mut body, "Run B parameters", &view.params_b);
-    body.push_str("</div></section>");
+}
 
-    // Instance table.
+/// Writes the controls and the rows of the table of the instances of the comparison (the caller
+/// closes the table).
+fn compare_instances(body: &mut String, view: &CompareView) {
     body.push_str("<section id=\"instances\"><h2>Instances</h2>");
     controls(
-        &mut body,
+        body,
         &view
             .rows
             .iter()
@@ -235,13 +258,6 @@ pub fn render_compare(view: &CompareView) -> String {
             pct_cell(r.coverage_delta_b),
         );
     }
-    body.push_str("</tbody></table></section></main>");
-    legend(&mut body);
-    page(
-        &format!("SWT-Bench: {}", view.title),
-        &body,
-        "{\"kind\":\"compare\",\"d\":{}}",
-    )
 }
 
 const COMPARE_CATEGORIES: [(&str, &str); 4] = [
@@ -396,7 +412,11 @@ fn metrics_table(out: &mut String, m: &Metrics) {
         m.instances, m.instances, m.denominator, m.denominator
     );
     if let Some(why) = &m.coverage_missing {
-        let _ = write!(out, "<p class=\"note\" id=\"coverage-note\">{}</p>", html(why));
+        let _ = write!(
+            out,
+            "<p class=\"note\" id=\"coverage-note\">{}</p>",
+            html(why)
+        );
     }
 }
 
@@ -735,7 +755,9 @@ mod tests {
         metrics_table(&mut out, &m);
         assert!(out.contains("<td class=\"num na\""), "{out}");
         assert!(
-            out.contains("<p class=\"note\" id=\"coverage-note\">n/a: no gold run &lt;here&gt;</p>"),
+            out.contains(
+                "<p class=\"note\" id=\"coverage-note\">n/a: no gold run &lt;here&gt;</p>"
+            ),
             "{out}"
         );
         let mut out = String::new();

@@ -1301,6 +1301,28 @@ fn plan_images(input: &PlanInput<'_>, instances: &[InstancePlan]) -> Vec<ImagePl
             id,
         );
     }
+    rebuild_children(input, instances, &mut by_tag);
+    let mut out: Vec<ImagePlan> = order
+        .into_iter()
+        .filter_map(|t| by_tag.remove(&t))
+        .collect();
+    for i in &mut out {
+        i.used_by.sort();
+        i.used_by.dedup();
+    }
+    out.sort_by(|a, b| a.kind.cmp(&b.kind).then(a.tag.cmp(&b.tag)));
+    out
+}
+
+/// Marks for a rebuild the images of `by_tag` that are reused although their parent is (re)built,
+/// or older than their parent (the builder's staleness rule: the parent was rebuilt by someone
+/// else since).
+fn rebuild_children(
+    input: &PlanInput<'_>,
+    instances: &[InstancePlan],
+    by_tag: &mut BTreeMap<String, ImagePlan>,
+) {
+    let exists = |tag: &str| input.images.get(tag).and_then(Option::as_ref);
     // A child of a (re)built image is rebuilt too, and so is a child older than its parent (the
     // builder's staleness rule: the parent was rebuilt by someone else since).
     let mut rebuilt: Vec<String> = Vec::new();
@@ -1332,16 +1354,6 @@ fn plan_images(input: &PlanInput<'_>, instances: &[InstancePlan]) -> Vec<ImagePl
             }
         }
     }
-    let mut out: Vec<ImagePlan> = order
-        .into_iter()
-        .filter_map(|t| by_tag.remove(&t))
-        .collect();
-    for i in &mut out {
-        i.used_by.sort();
-        i.used_by.dedup();
-    }
-    out.sort_by(|a, b| a.kind.cmp(&b.kind).then(a.tag.cmp(&b.tag)));
-    out
 }
 
 fn count(instances: &[InstancePlan], images: &[ImagePlan]) -> PlanCounts {
@@ -1420,35 +1432,7 @@ impl Plan {
             );
         }
         for i in &self.instances {
-            let what = match &i.action {
-                InstanceAction::Skip { cause } => format!("skip: {cause}"),
-                InstanceAction::EmptyPatch => "empty patch: graded without running".to_string(),
-                InstanceAction::ExtractThenEvaluate => {
-                    "extract the patch, then run the six runs".to_string()
-                }
-                InstanceAction::Evaluate => {
-                    let runs: Vec<String> = i
-                        .runs
-                        .iter()
-                        .map(|r| {
-                            let a = match &r.action {
-                                RunAction::Reuse => "reuse".to_string(),
-                                RunAction::ReuseUnkeyed => "reuse (unkeyed)".to_string(),
-                                RunAction::Execute => "execute".to_string(),
-                                RunAction::SameAs { instance_id, run } => {
-                                    if *instance_id == i.instance_id {
-                                        format!("same as {run}")
-                                    } else {
-                                        format!("same as {instance_id} {run}")
-                                    }
-                                }
-                            };
-                            format!("{}={a}", r.kind)
-                        })
-                        .collect();
-                    runs.join(", ")
-                }
-            };
+            let what = instance_action_text(i);
             let _ = writeln!(s, "  {}: {what}", i.instance_id);
             if let Some(p) = &i.prebuilt {
                 let _ = writeln!(
@@ -1463,17 +1447,7 @@ impl Plan {
         if !self.images.is_empty() {
             let _ = writeln!(s, "images:");
             for img in &self.images {
-                let a = match &img.action {
-                    ImageAction::Reuse => "reuse".to_string(),
-                    ImageAction::Build => "build".to_string(),
-                    ImageAction::Rebuild(why) => format!("rebuild ({why})"),
-                    ImageAction::External => "local base image (used as it is)".to_string(),
-                    ImageAction::Pull(reference) => format!("pull from {reference}"),
-                    ImageAction::Prebuilt(how) if how == "pull" => {
-                        "prebuilt, pulled before its first run".to_string()
-                    }
-                    ImageAction::Prebuilt(_) => "prebuilt, present".to_string(),
-                };
+                let a = image_action_text(&img.action);
                 let _ = writeln!(
                     s,
                     "  {} {}: {a} (used by {} instance(s))",
@@ -1582,6 +1556,55 @@ impl Plan {
 
     pub fn instance(&self, id: &str) -> Option<&InstancePlan> {
         self.instances.iter().find(|i| i.instance_id == id)
+    }
+}
+
+/// What the plan does with instance `i`, for [`Plan::to_text`]: why it is skipped, or what each
+/// of its runs does.
+fn instance_action_text(i: &InstancePlan) -> String {
+    match &i.action {
+        InstanceAction::Skip { cause } => format!("skip: {cause}"),
+        InstanceAction::EmptyPatch => "empty patch: graded without running".to_string(),
+        InstanceAction::ExtractThenEvaluate => {
+            "extract the patch, then run the six runs".to_string()
+        }
+        InstanceAction::Evaluate => {
+            let runs: Vec<String> = i
+                .runs
+                .iter()
+                .map(|r| {
+                    let a = match &r.action {
+                        RunAction::Reuse => "reuse".to_string(),
+                        RunAction::ReuseUnkeyed => "reuse (unkeyed)".to_string(),
+                        RunAction::Execute => "execute".to_string(),
+                        RunAction::SameAs { instance_id, run } => {
+                            if *instance_id == i.instance_id {
+                                format!("same as {run}")
+                            } else {
+                                format!("same as {instance_id} {run}")
+                            }
+                        }
+                    };
+                    format!("{}={a}", r.kind)
+                })
+                .collect();
+            runs.join(", ")
+        }
+    }
+}
+
+/// What the plan does with an image, for [`Plan::to_text`].
+fn image_action_text(action: &ImageAction) -> String {
+    match action {
+        ImageAction::Reuse => "reuse".to_string(),
+        ImageAction::Build => "build".to_string(),
+        ImageAction::Rebuild(why) => format!("rebuild ({why})"),
+        ImageAction::External => "local base image (used as it is)".to_string(),
+        ImageAction::Pull(reference) => format!("pull from {reference}"),
+        ImageAction::Prebuilt(how) if how == "pull" => {
+            "prebuilt, pulled before its first run".to_string()
+        }
+        ImageAction::Prebuilt(_) => "prebuilt, present".to_string(),
     }
 }
 

@@ -361,24 +361,7 @@ pub async fn execute_run<B: ContainerBackend>(
     let started = Instant::now();
     let dir = &job.run.dir;
     let script = write_run_inputs(settings, job)?;
-    // The container ends itself shortly after the timeout even when this process is killed.
-    let mut spec = ContainerSpec::new(job.image).with_lifetime(container_lifetime(settings));
-    spec.user = Some(job.user.to_string());
-    spec.labels = registry.labels(&settings.run_id, job.instance_id, job.run.kind.as_str());
-    spec.limits = settings.exec.limits;
-    spec.network = if settings.exec.allow_network {
-        NetworkAccess::Enabled
-    } else {
-        NetworkAccess::Isolated
-    };
-    spec.platform = Some(job.platform.to_string());
-    if settings.exec.test_ca.is_some() {
-        spec.env.extend(
-            CA_VARIABLES
-                .iter()
-                .map(|v| (v.to_string(), TEST_CA_PATH.to_string())),
-        );
-    }
+    let spec = run_container_spec(settings, registry, job);
     let id = crate::retry::engine_request(
         || registry.create(backend, &spec),
         |e, pause| {
@@ -439,6 +422,53 @@ pub async fn execute_run<B: ContainerBackend>(
         limit,
     };
     write_key_file(job.run, &run_result, written.sha256)?;
+    log_run_end(dir, settings, &run_result, exec_duration);
+    let overhead = started.elapsed().saturating_sub(exec_duration);
+    log_overhead(dir, overhead, create_time, steps);
+    Ok(Executed {
+        result: run_result,
+        overhead,
+    })
+}
+
+/// The spec of a run's container: the job's image, user and platform, the run's labels, the
+/// settings' limits and network, the CA variables of `--ca-in-tests`, and a lifetime that ends it
+/// shortly after the timeout even when this process is killed.
+fn run_container_spec(
+    settings: &RunSettings,
+    registry: &ContainerRegistry,
+    job: &RunJob<'_>,
+) -> ContainerSpec {
+    // The container ends itself shortly after the timeout even when this process is killed.
+    let mut spec = ContainerSpec::new(job.image).with_lifetime(container_lifetime(settings));
+    spec.user = Some(job.user.to_string());
+    spec.labels = registry.labels(&settings.run_id, job.instance_id, job.run.kind.as_str());
+    spec.limits = settings.exec.limits;
+    spec.network = if settings.exec.allow_network {
+        NetworkAccess::Enabled
+    } else {
+        NetworkAccess::Isolated
+    };
+    spec.platform = Some(job.platform.to_string());
+    if settings.exec.test_ca.is_some() {
+        spec.env.extend(
+            CA_VARIABLES
+                .iter()
+                .map(|v| (v.to_string(), TEST_CA_PATH.to_string())),
+        );
+    }
+    spec
+}
+
+/// Writes the limit the run reached, if any, and how its eval script ended into the run log.
+fn log_run_end(dir: &Path, settings: &RunSettings, result: &RunResult, exec_duration: Duration) {
+    let RunResult {
+        exit_code,
+        test_exit_code,
+        timed_out,
+        limit,
+        ..
+    } = *result;
     if let Some(hit) = limit {
         log(
             dir,
@@ -465,7 +495,11 @@ pub async fn execute_run<B: ContainerBackend>(
             )
         },
     );
-    let overhead = started.elapsed().saturating_sub(exec_duration);
+}
+
+/// Writes the harness's time around the eval script, and that of each of its steps, into the
+/// run log.
+fn log_overhead(dir: &Path, overhead: Duration, create_time: Duration, steps: Steps) {
     log(
         dir,
         &format!(
@@ -479,10 +513,6 @@ pub async fn execute_run<B: ContainerBackend>(
             steps.after.as_millis(),
         ),
     );
-    Ok(Executed {
-        result: run_result,
-        overhead,
-    })
 }
 
 /// How long a run's container may live: the timeout and [`CONTAINER_GRACE`] for the setup
@@ -530,27 +560,8 @@ async fn run_in_container<B: ContainerBackend>(
 ) -> Result<InContainer, ExecError> {
     let engine = ExecError::Engine;
     let records_test_exit = script.records_test_exit;
-    let mut files = vec![ContainerFile::new("/eval.sh", script.text).mode(0o755)];
-    if let Some(tracer) = job.tracer {
-        files.push(ContainerFile::new(TRACE_PATH, tracer.to_string()));
-    }
-    if let Some(ca) = &settings.exec.test_ca {
-        files.push(ContainerFile::new(TEST_CA_PATH, ca.bytes.as_slice()).mode(0o644));
-    }
-    let plan = if settings.exec.evidence {
-        match crate::evidence::EvidencePlan::new() {
-            Ok(plan) => Some(plan),
-            Err(e) => {
-                log(
-                    &job.run.dir,
-                    &format!("no evidence for this run: reading random bytes failed: {e}"),
-                );
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let mut files = run_files(settings, job, script.text);
+    let plan = evidence_plan(settings, job);
     // Every file of the run goes in with one archive before the container starts (a round trip
     // less than a copy per step). Nothing runs in the container until then; the root step that
     // puts the hook in place reads none of the run's files, and the eval script runs after it.
@@ -575,7 +586,102 @@ async fn run_in_container<B: ContainerBackend>(
     backend.container_start(id).await.map_err(engine)?;
     steps.start = step.elapsed();
     let evidence_started = Instant::now();
-    let sites = match (&plan, known_sites) {
+    let sites = hook_sites(backend, registry, id, job, plan.as_ref(), known_sites).await;
+    let mut evidence_time = evidence_started.elapsed();
+    steps.hook = evidence_time;
+    let limits = &settings.exec.limits;
+    let mut request = ExecRequest::new(["/bin/bash", "/eval.sh"]).timeout(settings.exec.timeout);
+    request.output_limit = settings.exec.max_output;
+    request.disk_limit = limits.disk_bytes;
+    // Straight to disk (head and tail when capped): a test may print more than fits in memory.
+    let path = job.run.dir.join(TEST_OUTPUT_FILE);
+    let mut output = OutputFile::create_listed(&path, &settings.outputs.logs, request.output_limit)
+        .map_err(|e| io_err(&path)(e.source))?;
+    let out = backend
+        .exec_to(id, &request, &mut output)
+        .await
+        .map_err(engine)?;
+    let ended_early = out.timed_out || out.disk_limit_hit;
+    let wants_exit = !ended_early && records_test_exit;
+    let step = Instant::now();
+    let Leftovers {
+        test_exit_code,
+        counters,
+        written,
+        evidence,
+        collect_time,
+    } = read_leftovers(backend, id, limits, wants_exit, plan.as_ref(), sites).await;
+    steps.after = step.elapsed();
+    let evidence = evidence.transpose().map_err(engine)?;
+    let limit = if limits.is_unlimited() {
+        None
+    } else {
+        classify(limits, out.disk_limit_hit, written, counters)
+    };
+    evidence_time += collect_time;
+    if plan.is_some() {
+        log_evidence(job, evidence.as_ref(), evidence_time);
+    }
+    Ok(InContainer {
+        output,
+        duration: out.duration,
+        exit_code: out.exit_code,
+        test_exit_code,
+        timed_out: out.timed_out,
+        limit,
+        stopped_for_disk: out.disk_limit_hit,
+        evidence,
+        steps,
+    })
+}
+
+/// The run's files for the container before the evidence hook's: the eval script, the tracer
+/// and the CA bundle of `--ca-in-tests`.
+fn run_files(settings: &RunSettings, job: &RunJob<'_>, script: String) -> Vec<ContainerFile> {
+    let mut files = vec![ContainerFile::new("/eval.sh", script).mode(0o755)];
+    if let Some(tracer) = job.tracer {
+        files.push(ContainerFile::new(TRACE_PATH, tracer.to_string()));
+    }
+    if let Some(ca) = &settings.exec.test_ca {
+        files.push(ContainerFile::new(TEST_CA_PATH, ca.bytes.as_slice()).mode(0o644));
+    }
+    files
+}
+
+/// The evidence hook's plan when the settings ask for evidence; none (and a line in the run log)
+/// when its secret cannot be made.
+fn evidence_plan(
+    settings: &RunSettings,
+    job: &RunJob<'_>,
+) -> Option<crate::evidence::EvidencePlan> {
+    if settings.exec.evidence {
+        match crate::evidence::EvidencePlan::new() {
+            Ok(plan) => Some(plan),
+            Err(e) => {
+                log(
+                    &job.run.dir,
+                    &format!("no evidence for this run: reading random bytes failed: {e}"),
+                );
+                None
+            }
+        }
+    } else {
+        None
+    }
+}
+
+/// The site-packages directories that hold the evidence hook of `plan` in the started container:
+/// the image's `known_sites` (the hook went in with the run's files), else those the hook is
+/// installed into now (remembered for the image); none without a plan.
+async fn hook_sites<B: ContainerBackend>(
+    backend: &B,
+    registry: &ContainerRegistry,
+    id: &str,
+    job: &RunJob<'_>,
+    plan: Option<&crate::evidence::EvidencePlan>,
+    known_sites: Option<Vec<String>>,
+) -> Vec<String> {
+    match (plan, known_sites) {
         (Some(_), Some(sites)) => {
             log(
                 &job.run.dir,
@@ -593,23 +699,32 @@ async fn run_in_container<B: ContainerBackend>(
             sites
         }
         (None, _) => Vec::new(),
-    };
-    let mut evidence_time = evidence_started.elapsed();
-    steps.hook = evidence_time;
-    let limits = &settings.exec.limits;
-    let mut request = ExecRequest::new(["/bin/bash", "/eval.sh"]).timeout(settings.exec.timeout);
-    request.output_limit = settings.exec.max_output;
-    request.disk_limit = limits.disk_bytes;
-    // Straight to disk (head and tail when capped): a test may print more than fits in memory.
-    let path = job.run.dir.join(TEST_OUTPUT_FILE);
-    let mut output = OutputFile::create_listed(&path, &settings.outputs.logs, request.output_limit)
-        .map_err(|e| io_err(&path)(e.source))?;
-    let out = backend
-        .exec_to(id, &request, &mut output)
-        .await
-        .map_err(engine)?;
-    let ended_early = out.timed_out || out.disk_limit_hit;
-    let wants_exit = !ended_early && records_test_exit;
+    }
+}
+
+/// What a run left in its container, read after the eval script.
+struct Leftovers {
+    /// The test command's exit code as the script recorded it.
+    test_exit_code: Option<i64>,
+    /// The container's cgroup counters (zero when not read).
+    counters: CgroupCounters,
+    /// What the container wrote, when a disk or file limit asks.
+    written: Option<swtbench_core::engine::Written>,
+    /// The evidence of the hook, when it is in place.
+    evidence: Option<Result<crate::evidence::Collected, BackendError>>,
+    /// How long collecting the evidence took.
+    collect_time: Duration,
+}
+
+/// Reads what the run left in container `id`.
+async fn read_leftovers<B: ContainerBackend>(
+    backend: &B,
+    id: &str,
+    limits: &swtbench_core::engine::ResourceLimits,
+    wants_exit: bool,
+    plan: Option<&crate::evidence::EvidencePlan>,
+    sites: Vec<String>,
+) -> Leftovers {
     // What the run left is read at once, three independent requests: one exec for the recorded
     // exit code and the cgroup counters (an exec costs a few hundred milliseconds on some
     // engines), the writable layer's size, and the evidence through the archive API.
@@ -630,51 +745,45 @@ async fn run_in_container<B: ContainerBackend>(
     };
     let collect = async {
         let started = Instant::now();
-        let evidence = match (&plan, sites.is_empty()) {
+        let evidence = match (plan, sites.is_empty()) {
             (Some(plan), false) => Some(crate::evidence::collect(backend, id, plan, sites).await),
             _ => None,
         };
         (evidence, started.elapsed())
     };
-    let step = Instant::now();
     let ((test_exit_code, counters), written, (evidence, collect_time)) =
         tokio::join!(after, written, collect);
-    steps.after = step.elapsed();
-    let evidence = evidence.transpose().map_err(engine)?;
-    let limit = if limits.is_unlimited() {
-        None
-    } else {
-        classify(limits, out.disk_limit_hit, written, counters)
-    };
-    evidence_time += collect_time;
-    if plan.is_some() {
-        log(
-            &job.run.dir,
-            &match &evidence {
-                Some(e) => format!(
-                    "evidence: {} ({} bytes) in {} ms",
-                    e.meta.state.as_str(),
-                    e.meta.bytes,
-                    evidence_time.as_millis()
-                ),
-                None => format!(
-                    "evidence: no Python environment for the hook in the image ({} ms)",
-                    evidence_time.as_millis()
-                ),
-            },
-        );
-    }
-    Ok(InContainer {
-        output,
-        duration: out.duration,
-        exit_code: out.exit_code,
+    Leftovers {
         test_exit_code,
-        timed_out: out.timed_out,
-        limit,
-        stopped_for_disk: out.disk_limit_hit,
+        counters,
+        written,
         evidence,
-        steps,
-    })
+        collect_time,
+    }
+}
+
+/// Writes the evidence's state and size (or that the image had no Python environment for the
+/// hook) and the hook's time into the run log.
+fn log_evidence(
+    job: &RunJob<'_>,
+    evidence: Option<&crate::evidence::Collected>,
+    evidence_time: Duration,
+) {
+    log(
+        &job.run.dir,
+        &match evidence {
+            Some(e) => format!(
+                "evidence: {} ({} bytes) in {} ms",
+                e.meta.state.as_str(),
+                e.meta.bytes,
+                evidence_time.as_millis()
+            ),
+            None => format!(
+                "evidence: no Python environment for the hook in the image ({} ms)",
+                evidence_time.as_millis()
+            ),
+        },
+    );
 }
 
 /// What a finished run left for the harness, read by one exec as root: the test command's exit

@@ -373,116 +373,15 @@ impl ExecSpec {
         let spec = entry.spec;
         let commit = instance.environment_setup_commit.as_str();
         let mut env_warnings = Vec::new();
-        let choice = if locked.is_some() {
-            PinChoice::None
-        } else if spec.provider == Provider::Uv && spec.frozen_pins == Some(true) {
-            let c = FrozenPins::embedded().for_instance(
-                instance.instance_id.as_str(),
-                &instance.repo,
-                &instance.version,
-            );
-            if c == PinChoice::None {
-                env_warnings.push(format!(
-                    "{}: {}",
-                    instance.instance_id,
-                    c.describe(instance.instance_id.as_str())
-                ));
-            }
-            c
-        } else {
-            PinChoice::None
-        };
-        let pins = locked.or_else(|| {
-            choice.env().map(|env| EnvPins {
-                pins: env.pins.clone(),
-                frozen_python: env.python.clone(),
-                source: choice.describe(instance.instance_id.as_str()),
-                dropped: env.dropped.clone(),
-            })
-        });
+        let pins = env_pins(instance, spec, locked, &mut env_warnings);
         let req_install_commands = req_install_commands(&entry, commit, files, pins.as_ref())?;
-
-        let mut env_lines: Vec<&str> = vec!["#!/bin/bash", "set -euxo pipefail"];
-        let no_deps = if spec.no_deps == Some(true) {
-            " --no-deps"
-        } else {
-            ""
-        };
-        let pip_line = match (spec.provider, &spec.pip_packages) {
-            // The frozen set is the whole environment.
-            (Provider::Uv, _) if pins.is_some() => None,
-            (Provider::Uv, Some(p)) if uv_serves(spec) => {
-                Some(format!("uv pip install{no_deps} {}", p.join(" ")))
-            }
-            (Provider::Uv, Some(p)) => {
-                Some(format!("python -m pip install{no_deps} {}", p.join(" ")))
-            }
-            (_, Some(p)) if spec.no_deps == Some(true) => {
-                Some(format!("python -m pip install --no-deps {}", p.join(" ")))
-            }
-            (_, p) => p
-                .as_ref()
-                .map(|p| format!("python -m pip install {}", p.join(" "))),
-        };
-        match spec.provider {
-            Provider::Conda => {
-                env_lines.push("source /opt/miniconda3/bin/activate");
-                env_lines.extend(req_install_commands.iter().map(String::as_str));
-                env_lines.push("conda activate testbed");
-            }
-            Provider::Venv | Provider::Uv => {
-                env_lines.extend(req_install_commands.iter().map(String::as_str))
-            }
-        }
-        if let Some(l) = &pip_line {
-            env_lines.push(l);
-        }
-        let setup_env_sh = script(&env_lines);
+        let setup_env_sh = setup_env_script(spec, &req_install_commands, pins.is_some());
         let build_files = table.build_files.get(&instance.repo).cloned();
         let setup_repo_sh = repo_script(instance, &entry, build_files.as_ref());
 
         let platform = arch.platform();
-        let (base_key, base_dockerfile) = match &spec.base {
-            // The Python image is an existing image (never built by swtbench).
-            BaseImage::Default if spec.provider == Provider::Uv => (
-                python_image(
-                    spec.python_image.as_deref().unwrap_or(DEFAULT_PYTHON_IMAGE),
-                    spec.python.as_deref().unwrap_or_default(),
-                ),
-                None,
-            ),
-            BaseImage::Default => (
-                format!("exec.base.{}:latest", arch.as_str()),
-                Some(
-                    BASE_DOCKERFILE
-                        .replace("{platform}", platform)
-                        .replace("{conda_arch}", arch.conda_arch()),
-                ),
-            ),
-            BaseImage::Image(tag) => (tag.clone(), None),
-            BaseImage::Dockerfile { text, .. } => (
-                format!(
-                    "exec.base.{}.{}:latest",
-                    arch.as_str(),
-                    sha256_prefix(text, KEY_HASH_LEN)
-                ),
-                Some(text.clone()),
-            ),
-        };
-        let env_template = match spec.provider {
-            Provider::Conda => ENV_DOCKERFILE_CONDA,
-            Provider::Venv => ENV_DOCKERFILE_VENV,
-            Provider::Uv => ENV_DOCKERFILE_UV,
-        };
-        let env_dockerfile = env_template
-            .replace("{platform}", platform)
-            .replace("{base_image_name}", &base_key)
-            + &swtbench_tracer::native_dockerfile_lines()
-            + if table.compiler_cache {
-                crate::compiler_cache::INSTALL_LINES
-            } else {
-                ""
-            };
+        let (base_key, base_dockerfile) = base_image(spec, arch);
+        let env_dockerfile = env_dockerfile(spec, platform, &base_key, table.compiler_cache);
         // The compiler cache's install line changes the key of every entry, reference ones too.
         let env_hash = if spec.is_reference() && !table.compiler_cache {
             sha256_prefix(&setup_env_sh, KEY_HASH_LEN)
@@ -709,6 +608,141 @@ pub(crate) fn script(lines: &[&str]) -> String {
 }
 
 /// The instance Dockerfile's `COPY` of the build files, when there are any.
+/// The pins an instance's environment is installed with: `locked` when given, else the frozen
+/// environment chosen for it when its uv entry asks for frozen pins (a warning in
+/// `env_warnings` when there is none).
+fn env_pins(
+    instance: &Instance,
+    spec: &VersionSpec,
+    locked: Option<EnvPins>,
+    env_warnings: &mut Vec<String>,
+) -> Option<EnvPins> {
+    let choice = if locked.is_some() {
+        PinChoice::None
+    } else if spec.provider == Provider::Uv && spec.frozen_pins == Some(true) {
+        let c = FrozenPins::embedded().for_instance(
+            instance.instance_id.as_str(),
+            &instance.repo,
+            &instance.version,
+        );
+        if c == PinChoice::None {
+            env_warnings.push(format!(
+                "{}: {}",
+                instance.instance_id,
+                c.describe(instance.instance_id.as_str())
+            ));
+        }
+        c
+    } else {
+        PinChoice::None
+    };
+    locked.or_else(|| {
+        choice.env().map(|env| EnvPins {
+            pins: env.pins.clone(),
+            frozen_python: env.python.clone(),
+            source: choice.describe(instance.instance_id.as_str()),
+            dropped: env.dropped.clone(),
+        })
+    })
+}
+
+/// The environment's setup script: the requirement install commands (inside the conda
+/// activation for conda entries), then the install of the entry's pip packages (none when a uv
+/// entry is `pinned`: the frozen set is the whole environment).
+fn setup_env_script(spec: &VersionSpec, req_install_commands: &[String], pinned: bool) -> String {
+    let mut env_lines: Vec<&str> = vec!["#!/bin/bash", "set -euxo pipefail"];
+    let no_deps = if spec.no_deps == Some(true) {
+        " --no-deps"
+    } else {
+        ""
+    };
+    let pip_line = match (spec.provider, &spec.pip_packages) {
+        // The frozen set is the whole environment.
+        (Provider::Uv, _) if pinned => None,
+        (Provider::Uv, Some(p)) if uv_serves(spec) => {
+            Some(format!("uv pip install{no_deps} {}", p.join(" ")))
+        }
+        (Provider::Uv, Some(p)) => Some(format!("python -m pip install{no_deps} {}", p.join(" "))),
+        (_, Some(p)) if spec.no_deps == Some(true) => {
+            Some(format!("python -m pip install --no-deps {}", p.join(" ")))
+        }
+        (_, p) => p
+            .as_ref()
+            .map(|p| format!("python -m pip install {}", p.join(" "))),
+    };
+    match spec.provider {
+        Provider::Conda => {
+            env_lines.push("source /opt/miniconda3/bin/activate");
+            env_lines.extend(req_install_commands.iter().map(String::as_str));
+            env_lines.push("conda activate testbed");
+        }
+        Provider::Venv | Provider::Uv => {
+            env_lines.extend(req_install_commands.iter().map(String::as_str))
+        }
+    }
+    if let Some(l) = &pip_line {
+        env_lines.push(l);
+    }
+    script(&env_lines)
+}
+
+/// The key of the entry's base image and its Dockerfile (none for an existing image, such as a
+/// uv entry's Python image or a `base_image` tag).
+fn base_image(spec: &VersionSpec, arch: Arch) -> (String, Option<String>) {
+    let platform = arch.platform();
+    match &spec.base {
+        // The Python image is an existing image (never built by swtbench).
+        BaseImage::Default if spec.provider == Provider::Uv => (
+            python_image(
+                spec.python_image.as_deref().unwrap_or(DEFAULT_PYTHON_IMAGE),
+                spec.python.as_deref().unwrap_or_default(),
+            ),
+            None,
+        ),
+        BaseImage::Default => (
+            format!("exec.base.{}:latest", arch.as_str()),
+            Some(
+                BASE_DOCKERFILE
+                    .replace("{platform}", platform)
+                    .replace("{conda_arch}", arch.conda_arch()),
+            ),
+        ),
+        BaseImage::Image(tag) => (tag.clone(), None),
+        BaseImage::Dockerfile { text, .. } => (
+            format!(
+                "exec.base.{}.{}:latest",
+                arch.as_str(),
+                sha256_prefix(text, KEY_HASH_LEN)
+            ),
+            Some(text.clone()),
+        ),
+    }
+}
+
+/// The Dockerfile of the environment image for the entry's provider, on `base_key`, with the
+/// tracer's native lines and (with `compiler_cache`) the compiler cache's install lines.
+fn env_dockerfile(
+    spec: &VersionSpec,
+    platform: &str,
+    base_key: &str,
+    compiler_cache: bool,
+) -> String {
+    let env_template = match spec.provider {
+        Provider::Conda => ENV_DOCKERFILE_CONDA,
+        Provider::Venv => ENV_DOCKERFILE_VENV,
+        Provider::Uv => ENV_DOCKERFILE_UV,
+    };
+    env_template
+        .replace("{platform}", platform)
+        .replace("{base_image_name}", base_key)
+        + &swtbench_tracer::native_dockerfile_lines()
+        + if compiler_cache {
+            crate::compiler_cache::INSTALL_LINES
+        } else {
+            ""
+        }
+}
+
 fn build_files_copy(build_files: Option<&BuildFiles>) -> String {
     build_files
         .map(|_| BuildFiles::dockerfile_line())
@@ -777,161 +811,208 @@ fn req_install_commands(
     files: &dyn FileSource,
     pins: Option<&EnvPins>,
 ) -> Result<Vec<String>, SpecError> {
+    match entry.spec.provider {
+        Provider::Conda => conda_install_commands(entry, commit, files),
+        Provider::Venv => venv_install_commands(entry, commit, files),
+        Provider::Uv => uv_install_commands(entry, commit, files, pins),
+    }
+}
+
+/// The install commands of a conda entry: the `testbed` environment made from the checkout's
+/// requirements file or environment file, or from the entry's package list.
+fn conda_install_commands(
+    entry: &Entry<'_>,
+    commit: &str,
+    files: &dyn FileSource,
+) -> Result<Vec<String>, SpecError> {
     let spec = entry.spec;
     let repo = entry.repo;
     let get = |path: &str| files.file(repo, commit, path);
     let packages = spec.packages.as_deref().unwrap_or("");
     let python = spec.python.as_deref().unwrap_or("");
     let mut out = Vec::new();
-    match spec.provider {
-        Provider::Conda => match packages {
-            "requirements.txt" => {
-                let paths = entry.repo_spec.requirements_paths.as_deref().unwrap_or(&[]);
-                let text = reqs::requirements_text(repo, commit, paths, get)?;
-                out.push(format!("conda create -n {ENV_NAME} python={python} -y"));
-                out.push(heredoc("$HOME/requirements.txt", &text));
-                out.push(format!(
-                    "conda activate {ENV_NAME} && python -m pip install -r $HOME/requirements.txt"
-                ));
-                out.push("rm $HOME/requirements.txt".to_string());
-            }
-            "environment.yml" => {
-                let paths = entry
-                    .repo_spec
-                    .environment_yml_paths
-                    .as_deref()
-                    .unwrap_or(&[]);
-                let text = reqs::environment_yml_text(repo, commit, paths, ENV_NAME, get)?;
-                out.push(heredoc("environment.yml", &text));
-                if spec.no_use_env == Some(true) {
-                    out.push(format!(
-                        "conda create -c conda-forge -n {ENV_NAME} python={python} -y"
-                    ));
-                    out.push("conda env update -f environment.yml".to_string());
-                } else {
-                    out.push("conda env create --file environment.yml".to_string());
-                    out.push(format!(
-                        "conda activate {ENV_NAME} && conda install python={python} -y"
-                    ));
-                }
-                out.push("rm environment.yml".to_string());
-            }
-            pkgs => out.push(format!(
-                "conda create -n {ENV_NAME} python={python} {pkgs} -y"
-            )),
-        },
-        Provider::Venv => {
-            let interpreter = spec.interpreter.as_deref().unwrap_or("python3");
-            out.push(format!("{interpreter} -m venv {VENV_DIR}"));
-            out.push(format!("source {VENV_DIR}/bin/activate"));
-            match packages {
-                "requirements.txt" => {
-                    let paths = entry.repo_spec.requirements_paths.as_deref().unwrap_or(&[]);
-                    let text = reqs::requirements_text(repo, commit, paths, get)?;
-                    out.push(heredoc("$HOME/requirements.txt", &text));
-                    out.push("python -m pip install -r $HOME/requirements.txt".to_string());
-                    out.push("rm $HOME/requirements.txt".to_string());
-                }
-                "environment.yml" => {
-                    return Err(SpecError::Unsupported {
-                        repo: repo.to_string(),
-                        version: entry.version.to_string(),
-                        message: "packages = \"environment.yml\" needs conda; use provider = \"conda\" or list the packages".to_string(),
-                    })
-                }
-                pkgs if crate::py::strip(pkgs).is_empty() => {}
-                pkgs if spec.no_deps == Some(true) => {
-                    out.push(format!("python -m pip install --no-deps {pkgs}"))
-                }
-                pkgs => out.push(format!("python -m pip install {pkgs}")),
-            }
+    match packages {
+        "requirements.txt" => {
+            let paths = entry.repo_spec.requirements_paths.as_deref().unwrap_or(&[]);
+            let text = reqs::requirements_text(repo, commit, paths, get)?;
+            out.push(format!("conda create -n {ENV_NAME} python={python} -y"));
+            out.push(heredoc("$HOME/requirements.txt", &text));
+            out.push(format!(
+                "conda activate {ENV_NAME} && python -m pip install -r $HOME/requirements.txt"
+            ));
+            out.push("rm $HOME/requirements.txt".to_string());
         }
-        Provider::Uv => {
-            let no_deps = if spec.no_deps == Some(true) {
-                " --no-deps"
-            } else {
-                ""
-            };
-            // uv makes no environments for Python < 3.8: there, the same image's venv and pip.
-            let with_uv = uv_serves(spec);
-            let pip = if with_uv {
-                "uv pip install"
-            } else {
-                "python -m pip install"
-            };
-            // The Python image has neither git (setup_repo.sh clones), a compiler, nor the user
-            // the tests may run as; uv comes from PyPI, its cache is not kept in the image.
-            if with_uv {
-                out.push("export UV_NO_CACHE=1".to_string());
-            }
-            out.push(UV_SYSTEM_LINE.to_string());
-            if makes_locale_at_test_time(spec) {
-                out.push(UV_LOCALES_LINE.to_string());
-            }
-            out.push(UV_NONROOT_LINE.to_string());
-            // The entry's system packages (apt-get, locales): the same for every instance of the
-            // entry, so they are made once here rather than in each instance image.
-            if let Some(pre) = &spec.pre_install {
-                out.extend(pre.iter().filter(|l| system_pre_install(l)).cloned());
-            }
-            if with_uv {
+        "environment.yml" => {
+            let paths = entry
+                .repo_spec
+                .environment_yml_paths
+                .as_deref()
+                .unwrap_or(&[]);
+            let text = reqs::environment_yml_text(repo, commit, paths, ENV_NAME, get)?;
+            out.push(heredoc("environment.yml", &text));
+            if spec.no_use_env == Some(true) {
                 out.push(format!(
-                    "python -m pip install --no-cache-dir --disable-pip-version-check uv=={UV_VERSION}"
+                    "conda create -c conda-forge -n {ENV_NAME} python={python} -y"
                 ));
-                // pip puts the `uv` program into the interpreter's scripts directory, which need
-                // not be on PATH (an interpreter under /opt with only `python` linked into
-                // /usr/local/bin): uv is started through the interpreter, and the environment gets
-                // a link to the program, so that `uv pip install` works once it is activated.
-                // --seed: pip, and for Python < 3.12 setuptools and wheel, for the spec's install
-                // commands (`python -m pip install -e .`); frozen pins then set their versions.
-                out.push(format!(
-                    "python -m uv venv --seed --python \"$(command -v python)\" {VENV_DIR}"
-                ));
-                out.push(format!(
-                    "ln -sf \"$(python -c 'import uv; print(uv.find_uv_bin())')\" {VENV_DIR}/bin/uv"
-                ));
+                out.push("conda env update -f environment.yml".to_string());
             } else {
-                out.push(format!("python -m venv {VENV_DIR}"));
+                out.push("conda env create --file environment.yml".to_string());
+                out.push(format!(
+                    "conda activate {ENV_NAME} && conda install python={python} -y"
+                ));
             }
-            out.push(format!("source {VENV_DIR}/bin/activate"));
-            if let Some(p) = pins {
-                // The pip of an old Python's ensurepip (18.1 on 3.6) does not read newer wheels'
-                // platform tags (manylinux2014, manylinux_x_y) and would build those packages
-                // from source (bcrypt: with Rust): the pinned pip, the one that made the frozen
-                // environment, installs the rest.
-                if let Some(pip) = (!with_uv).then(|| pinned_pip(&p.pins)).flatten() {
-                    out.push(format!("python -m pip install --no-deps {pip}"));
-                }
-                let mut text = p.pins.join("\n");
-                if text.is_empty() {
-                    text.push_str("# no pins");
-                }
-                out.push(heredoc("$HOME/requirements.txt", &text));
-                out.push(format!("{pip} --no-deps -r $HOME/requirements.txt"));
-                out.push("rm $HOME/requirements.txt".to_string());
-                return Ok(out);
-            }
-            match packages {
-                "requirements.txt" => {
-                    let paths = entry.repo_spec.requirements_paths.as_deref().unwrap_or(&[]);
-                    let text = reqs::requirements_text(repo, commit, paths, get)?;
-                    out.push(heredoc("$HOME/requirements.txt", &text));
-                    out.push(format!("{pip}{no_deps} -r $HOME/requirements.txt"));
-                    out.push("rm $HOME/requirements.txt".to_string());
-                }
-                "environment.yml" => {
-                    return Err(SpecError::Unsupported {
-                        repo: repo.to_string(),
-                        version: entry.version.to_string(),
-                        message: "packages = \"environment.yml\" is a conda environment and this instance has no frozen pins; use provider = \"conda\" or list the packages".to_string(),
-                    })
-                }
-                pkgs if crate::py::strip(pkgs).is_empty() => {}
-                pkgs => out.push(format!("{pip}{no_deps} {pkgs}")),
-            }
+            out.push("rm environment.yml".to_string());
         }
+        pkgs => out.push(format!(
+            "conda create -n {ENV_NAME} python={python} {pkgs} -y"
+        )),
     }
     Ok(out)
+}
+
+/// The install commands of a venv entry: the virtual environment, then the checkout's
+/// requirements file or the entry's package list installed into it.
+fn venv_install_commands(
+    entry: &Entry<'_>,
+    commit: &str,
+    files: &dyn FileSource,
+) -> Result<Vec<String>, SpecError> {
+    let spec = entry.spec;
+    let repo = entry.repo;
+    let get = |path: &str| files.file(repo, commit, path);
+    let packages = spec.packages.as_deref().unwrap_or("");
+    let mut out = Vec::new();
+    let interpreter = spec.interpreter.as_deref().unwrap_or("python3");
+    out.push(format!("{interpreter} -m venv {VENV_DIR}"));
+    out.push(format!("source {VENV_DIR}/bin/activate"));
+    match packages {
+        "requirements.txt" => {
+            let paths = entry.repo_spec.requirements_paths.as_deref().unwrap_or(&[]);
+            let text = reqs::requirements_text(repo, commit, paths, get)?;
+            out.push(heredoc("$HOME/requirements.txt", &text));
+            out.push("python -m pip install -r $HOME/requirements.txt".to_string());
+            out.push("rm $HOME/requirements.txt".to_string());
+        }
+        "environment.yml" => {
+            return Err(SpecError::Unsupported {
+                repo: repo.to_string(),
+                version: entry.version.to_string(),
+                message: "packages = \"environment.yml\" needs conda; use provider = \"conda\" or list the packages".to_string(),
+            })
+        }
+        pkgs if crate::py::strip(pkgs).is_empty() => {}
+        pkgs if spec.no_deps == Some(true) => {
+            out.push(format!("python -m pip install --no-deps {pkgs}"))
+        }
+        pkgs => out.push(format!("python -m pip install {pkgs}")),
+    }
+    Ok(out)
+}
+
+/// The install commands of a uv entry: the system set-up of the Python image, the virtual
+/// environment (made by uv where it serves the Python), then the frozen `pins` or else the
+/// checkout's requirements file or the entry's package list.
+fn uv_install_commands(
+    entry: &Entry<'_>,
+    commit: &str,
+    files: &dyn FileSource,
+    pins: Option<&EnvPins>,
+) -> Result<Vec<String>, SpecError> {
+    let spec = entry.spec;
+    let repo = entry.repo;
+    let get = |path: &str| files.file(repo, commit, path);
+    let packages = spec.packages.as_deref().unwrap_or("");
+    let mut out = Vec::new();
+    let no_deps = if spec.no_deps == Some(true) {
+        " --no-deps"
+    } else {
+        ""
+    };
+    // uv makes no environments for Python < 3.8: there, the same image's venv and pip.
+    let with_uv = uv_serves(spec);
+    let pip = if with_uv {
+        "uv pip install"
+    } else {
+        "python -m pip install"
+    };
+    uv_venv_commands(spec, with_uv, &mut out);
+    if let Some(p) = pins {
+        // The pip of an old Python's ensurepip (18.1 on 3.6) does not read newer wheels'
+        // platform tags (manylinux2014, manylinux_x_y) and would build those packages
+        // from source (bcrypt: with Rust): the pinned pip, the one that made the frozen
+        // environment, installs the rest.
+        if let Some(pip) = (!with_uv).then(|| pinned_pip(&p.pins)).flatten() {
+            out.push(format!("python -m pip install --no-deps {pip}"));
+        }
+        let mut text = p.pins.join("\n");
+        if text.is_empty() {
+            text.push_str("# no pins");
+        }
+        out.push(heredoc("$HOME/requirements.txt", &text));
+        out.push(format!("{pip} --no-deps -r $HOME/requirements.txt"));
+        out.push("rm $HOME/requirements.txt".to_string());
+        return Ok(out);
+    }
+    match packages {
+        "requirements.txt" => {
+            let paths = entry.repo_spec.requirements_paths.as_deref().unwrap_or(&[]);
+            let text = reqs::requirements_text(repo, commit, paths, get)?;
+            out.push(heredoc("$HOME/requirements.txt", &text));
+            out.push(format!("{pip}{no_deps} -r $HOME/requirements.txt"));
+            out.push("rm $HOME/requirements.txt".to_string());
+        }
+        "environment.yml" => {
+            return Err(SpecError::Unsupported {
+                repo: repo.to_string(),
+                version: entry.version.to_string(),
+                message: "packages = \"environment.yml\" is a conda environment and this instance has no frozen pins; use provider = \"conda\" or list the packages".to_string(),
+            })
+        }
+        pkgs if crate::py::strip(pkgs).is_empty() => {}
+        pkgs => out.push(format!("{pip}{no_deps} {pkgs}")),
+    }
+    Ok(out)
+}
+
+/// Appends to `out` the system set-up of a uv entry's Python image (the entry's system
+/// `pre_install` lines too) and the making and activation of its virtual environment, by uv
+/// when `with_uv`, else by the image's own venv.
+fn uv_venv_commands(spec: &VersionSpec, with_uv: bool, out: &mut Vec<String>) {
+    // The Python image has neither git (setup_repo.sh clones), a compiler, nor the user
+    // the tests may run as; uv comes from PyPI, its cache is not kept in the image.
+    if with_uv {
+        out.push("export UV_NO_CACHE=1".to_string());
+    }
+    out.push(UV_SYSTEM_LINE.to_string());
+    if makes_locale_at_test_time(spec) {
+        out.push(UV_LOCALES_LINE.to_string());
+    }
+    out.push(UV_NONROOT_LINE.to_string());
+    // The entry's system packages (apt-get, locales): the same for every instance of the
+    // entry, so they are made once here rather than in each instance image.
+    if let Some(pre) = &spec.pre_install {
+        out.extend(pre.iter().filter(|l| system_pre_install(l)).cloned());
+    }
+    if with_uv {
+        out.push(format!(
+            "python -m pip install --no-cache-dir --disable-pip-version-check uv=={UV_VERSION}"
+        ));
+        // pip puts the `uv` program into the interpreter's scripts directory, which need
+        // not be on PATH (an interpreter under /opt with only `python` linked into
+        // /usr/local/bin): uv is started through the interpreter, and the environment gets
+        // a link to the program, so that `uv pip install` works once it is activated.
+        // --seed: pip, and for Python < 3.12 setuptools and wheel, for the spec's install
+        // commands (`python -m pip install -e .`); frozen pins then set their versions.
+        out.push(format!(
+            "python -m uv venv --seed --python \"$(command -v python)\" {VENV_DIR}"
+        ));
+        out.push(format!(
+            "ln -sf \"$(python -c 'import uv; print(uv.find_uv_bin())')\" {VENV_DIR}/bin/uv"
+        ));
+    } else {
+        out.push(format!("python -m venv {VENV_DIR}"));
+    }
+    out.push(format!("source {VENV_DIR}/bin/activate"));
 }
 
 /// The pin of pip itself among `pins` (`pip==21.2.2`), when it is a plain version.

@@ -204,6 +204,81 @@ impl TableSyntax {
     }
 }
 
+/// The entry `fs` of a table's repository (`at` names it in errors, made by `invalid`), with the
+/// versions it is for; its `base_dockerfile` is read with `read_dockerfile`. An error when its
+/// fields do not fit together.
+fn version_spec(
+    fs: FileSpec,
+    at: &str,
+    read_dockerfile: &dyn Fn(&str) -> Result<String, ReadError>,
+    invalid: &dyn Fn(String) -> SpecError,
+) -> Result<(Vec<String>, VersionSpec), SpecError> {
+    if fs.versions.is_empty() {
+        return Err(invalid(format!("{at}: `versions` is empty")));
+    }
+    let provider = match fs.provider.as_deref() {
+        None => Provider::Conda,
+        Some(p) => Provider::parse(p).ok_or_else(|| {
+            invalid(format!(
+                "{at}: provider = {p:?} is unknown (use \"conda\", \"venv\" or \"uv\")"
+            ))
+        })?,
+    };
+    let base = match (fs.base_image, fs.base_dockerfile) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(format!(
+                "{at}: give either `base_image` or `base_dockerfile`, not both"
+            )))
+        }
+        (Some(image), None) => BaseImage::Image(image),
+        (None, Some(path)) => {
+            let text = read_dockerfile(&path)
+                .map_err(|e| invalid(format!("{at}: cannot read base_dockerfile {path:?}: {e}")))?;
+            BaseImage::Dockerfile { path, text }
+        }
+        (None, None) => BaseImage::Default,
+    };
+    if provider == Provider::Conda && fs.python.is_none() {
+        return Err(invalid(format!(
+            "{at}: `python` is required for conda environments"
+        )));
+    }
+    if provider != Provider::Venv && fs.interpreter.is_some() {
+        return Err(invalid(format!(
+            "{at}: `interpreter` applies to provider = \"venv\" only"
+        )));
+    }
+    if provider != Provider::Uv && (fs.python_image.is_some() || fs.frozen_pins.is_some()) {
+        return Err(invalid(format!(
+            "{at}: `python_image` and `frozen_pins` apply to provider = \"uv\" only"
+        )));
+    }
+    if provider == Provider::Uv && base == BaseImage::Default && fs.python.is_none() {
+        return Err(invalid(format!(
+            "{at}: `python` is required for uv environments (it picks the Python image), unless `base_image` or `base_dockerfile` is given"
+        )));
+    }
+    let spec = VersionSpec {
+        python: fs.python,
+        packages: fs.packages,
+        install: fs.install,
+        pip_packages: fs.pip_packages,
+        pre_install: fs.pre_install,
+        eval_commands: fs.eval_commands,
+        no_use_env: fs.no_use_env,
+        execute_test_as_nonroot: fs.execute_test_as_nonroot,
+        test_cmd: fs.test_cmd,
+        test_command: fs.test_command,
+        provider,
+        base,
+        interpreter: fs.interpreter,
+        python_image: fs.python_image,
+        no_deps: fs.no_deps,
+        frozen_pins: fs.frozen_pins,
+    };
+    Ok((fs.versions, spec))
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileTable {
@@ -318,73 +393,8 @@ impl SpecTable {
             };
             for (i, fs) in frepo.specs.into_iter().enumerate() {
                 let at = format!("repos.\"{repo}\".specs[{i}]");
-                if fs.versions.is_empty() {
-                    return Err(invalid(format!("{at}: `versions` is empty")));
-                }
-                let provider = match fs.provider.as_deref() {
-                    None => Provider::Conda,
-                    Some(p) => Provider::parse(p).ok_or_else(|| {
-                        invalid(format!(
-                            "{at}: provider = {p:?} is unknown (use \"conda\", \"venv\" or \"uv\")"
-                        ))
-                    })?,
-                };
-                let base = match (fs.base_image, fs.base_dockerfile) {
-                    (Some(_), Some(_)) => {
-                        return Err(invalid(format!(
-                            "{at}: give either `base_image` or `base_dockerfile`, not both"
-                        )))
-                    }
-                    (Some(image), None) => BaseImage::Image(image),
-                    (None, Some(path)) => {
-                        let text = read_dockerfile(&path).map_err(|e| {
-                            invalid(format!("{at}: cannot read base_dockerfile {path:?}: {e}"))
-                        })?;
-                        BaseImage::Dockerfile { path, text }
-                    }
-                    (None, None) => BaseImage::Default,
-                };
-                if provider == Provider::Conda && fs.python.is_none() {
-                    return Err(invalid(format!(
-                        "{at}: `python` is required for conda environments"
-                    )));
-                }
-                if provider != Provider::Venv && fs.interpreter.is_some() {
-                    return Err(invalid(format!(
-                        "{at}: `interpreter` applies to provider = \"venv\" only"
-                    )));
-                }
-                if provider != Provider::Uv
-                    && (fs.python_image.is_some() || fs.frozen_pins.is_some())
-                {
-                    return Err(invalid(format!(
-                        "{at}: `python_image` and `frozen_pins` apply to provider = \"uv\" only"
-                    )));
-                }
-                if provider == Provider::Uv && base == BaseImage::Default && fs.python.is_none() {
-                    return Err(invalid(format!(
-                        "{at}: `python` is required for uv environments (it picks the Python image), unless `base_image` or `base_dockerfile` is given"
-                    )));
-                }
-                let spec = VersionSpec {
-                    python: fs.python,
-                    packages: fs.packages,
-                    install: fs.install,
-                    pip_packages: fs.pip_packages,
-                    pre_install: fs.pre_install,
-                    eval_commands: fs.eval_commands,
-                    no_use_env: fs.no_use_env,
-                    execute_test_as_nonroot: fs.execute_test_as_nonroot,
-                    test_cmd: fs.test_cmd,
-                    test_command: fs.test_command,
-                    provider,
-                    base,
-                    interpreter: fs.interpreter,
-                    python_image: fs.python_image,
-                    no_deps: fs.no_deps,
-                    frozen_pins: fs.frozen_pins,
-                };
-                for v in fs.versions {
+                let (versions, spec) = version_spec(fs, &at, read_dockerfile, &invalid)?;
+                for v in versions {
                     if rs.versions.insert(v.clone(), spec.clone()).is_some() {
                         return Err(invalid(format!(
                             "{at}: version {v:?} of {repo} is defined twice in this file"
