@@ -389,6 +389,46 @@ class OfficialReportCampaign(unittest.TestCase):
         self.assertEqual(code, 2, err)
         self.assertIn("no such run", err)
 
+    def test_a_campaign_continued_elsewhere_keeps_what_the_earlier_json_graded(self):
+        code, err = self.run_it()
+        self.assertEqual(code, 0, err)
+        with open(self.json) as f:
+            first = {r["instance_id"]: r for r in json.load(f)["sets"][0]["instances"]}
+        # Another campaign directory (another session) with logs of the run id for b__b-2 only.
+        other = campaign(os.path.join(self.tmp.name, "other"), ROWS, {"b__b-2": ("resolved", graded(True, f2p=1))},
+                         reachable=["b__b-2"])
+        code, err = run_main(["--out", other, "--run-id", "r1", "--official", self.official, "--name", "Tool X",
+                              "--causes", self.causes, "--md", self.md, "--json", self.json])
+        self.assertEqual(code, 0, err)
+        with open(self.json) as f:
+            (s,) = json.load(f)["sets"]
+        rows = {r["instance_id"]: r for r in s["instances"]}
+        self.assertNotIn("carried_over", s)
+        self.assertEqual(rows["b__b-2"]["swtbench"], "resolved")
+        self.assertNotIn("graded_earlier", rows["b__b-2"])
+        for iid in ("a__a-1", "a__a-2", "a__a-3", "b__b-1"):
+            self.assertEqual(rows[iid]["swtbench"], first[iid]["swtbench"], iid)
+            self.assertEqual(rows[iid]["graded_earlier"], "page.json", iid)
+        self.assertEqual(rows["a__a-2"]["class"], "network use", "causes apply to kept records too")
+        self.assertEqual(s["figures"]["swtbench"], {"resolved": 2, "unresolved": 2, "error": 1, "not_run": 0})
+        self.assertIn("4 instance(s) not run in this campaign directory keep the verdict page.json recorded",
+                      s["graded_earlier"])
+        with open(self.md) as f:
+            self.assertIn("*4 instance(s) not run in this campaign directory keep the verdict", f.read())
+        # An instance graded in neither stays not run.
+        with open(self.json) as f:
+            data = json.load(f)
+        data["sets"][0]["instances"] = [r for r in data["sets"][0]["instances"] if r["instance_id"] != "a__a-1"]
+        prev = os.path.join(self.tmp.name, "prev.json")
+        write(prev, data)
+        code, err = run_main(["--out", other, "--run-id", "r1", "--official", self.official, "--previous", prev,
+                              "--md", self.md, "--json", os.path.join(self.tmp.name, "new.json")])
+        self.assertEqual(code, 0, err)
+        with open(os.path.join(self.tmp.name, "new.json")) as f:
+            rows = {r["instance_id"]: r for r in json.load(f)["sets"][0]["instances"]}
+        self.assertEqual(rows["a__a-1"]["swtbench"], "not_run")
+        self.assertEqual(rows["a__a-2"]["graded_earlier"], "prev.json")
+
     def test_a_regraded_tree_is_summarised_by_its_reports(self):
         d = os.path.join(self.out, "runs", "run_instance_swt_logs", "r1", "M", "a__a-1")
         write(os.path.join(d, "report.json"), {"a__a-1": graded(False)})
