@@ -646,3 +646,85 @@ fn an_empty_prediction_is_rendered_with_a_note_that_run_does_not_execute_it() {
     );
     assert!(out.join("psf__requests-1/eval/pred_pre.sh").is_file());
 }
+
+/// Each entry of the embedded lock (assets/environments/uv.lock) names, as `unlocked_env`, the
+/// environment its instances get today without the lock: a change of what goes into an env image
+/// key (a spec entry, the Python image, the tracer's build lines) that is not carried into the
+/// lock leaves every locked environment installed unlocked, with other packages. The instances'
+/// rows and the requirement files their packages style reads come from
+/// fixtures/embedded-lock/ (served as GitHub raw would).
+#[test]
+fn the_embedded_lock_names_the_environments_rendered_today() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let workspace = crate::support::cli::workspace();
+    let fixtures = workspace.join("fixtures/embedded-lock");
+    let raw = fixtures.join("raw");
+    let served: BTreeMap<String, String> = files_under(&raw)
+        .into_iter()
+        .map(|f| (f.clone(), read(&raw, &f)))
+        .collect();
+    let (base, _) = serve(served);
+    let lock = std::fs::read_to_string(workspace.join("assets/environments/uv.lock")).unwrap();
+    // (instance, unlocked_env) of every entry.
+    let mut expected: BTreeMap<String, String> = BTreeMap::new();
+    for block in lock.split("\n[[env]]\n").skip(1) {
+        let field = |name: &str| {
+            block
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{name} = ")))
+                .unwrap_or_else(|| panic!("an entry without {name}: {block}"))
+                .to_string()
+        };
+        let env = field("unlocked_env").trim_matches('"').to_string();
+        let instances: Vec<String> = serde_json::from_str(&field("instances")).unwrap();
+        for i in instances {
+            expected.insert(i, env.clone());
+        }
+    }
+    assert!(expected.len() >= 9, "{expected:?}");
+    let dataset = fixtures.join("dataset.jsonl");
+    let ids: Vec<&str> = expected.keys().map(String::as_str).collect();
+    let ids = ids.join(",");
+    for locked in [false, true] {
+        let out = root.join(if locked { "locked" } else { "unlocked" });
+        let mut args = vec![
+            "spec",
+            "--dataset",
+            dataset.to_str().unwrap(),
+            "--env-provider",
+            "uv",
+            "--instance-ids",
+            &ids,
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if !locked {
+            args.push("--no-env-lock");
+        }
+        let o = swtbench(&args, root, &[("SWTBENCH_GITHUB_RAW", &base)]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(
+            !stderr(&o).contains("made from other inputs"),
+            "{}",
+            stderr(&o)
+        );
+        for (id, env) in &expected {
+            let keys: Value = serde_json::from_str(&read(&out.join(id), "keys.json")).unwrap();
+            if !locked {
+                assert_eq!(
+                    keys["env"].as_str(),
+                    Some(env.as_str()),
+                    "{id}: the embedded lock's unlocked_env is not the environment rendered today; \
+                     write the lock's keys again (docs/environments.md, \"The lock compiled in\")"
+                );
+            } else {
+                assert_ne!(keys["env"].as_str(), Some(env.as_str()), "{id}: not locked");
+                assert!(
+                    read(&out.join(id), "setup_env.sh").contains("--no-deps"),
+                    "{id}: the locked environment installs its pins"
+                );
+            }
+        }
+    }
+}
