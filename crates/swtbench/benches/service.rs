@@ -17,6 +17,12 @@
 //! instances (each a renamed test: its two prediction runs execute), submitted at once through
 //! `POST /v1/batches`; prints the time to the last verdict and the predictions per minute.
 //!
+//! With `SWTBENCH_BENCH_REAL_PREDICTIONS=FILE` it measures the latency above on real instances:
+//! the service gets the run flags `SWTBENCH_BENCH_REAL_FLAGS` (e.g. `--dataset D.jsonl
+//! --repo-mirror M --env-provider uv --offline --no-network --timeout 1800`) and the output
+//! directory `SWTBENCH_BENCH_OUTPUT` (one whose gold runs are stored, say a campaign's), and each
+//! prediction of FILE (one per instance, e.g. its gold test patch) is the warm-up of its instance.
+//!
 //! Run with `cargo bench -p swtbench --bench service` on a quiet machine; needs Docker and the
 //! fixture base image (`swtbench images base`).
 
@@ -48,19 +54,29 @@ impl Drop for Serve {
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(300)))
+        .timeout_global(Some(Duration::from_secs(3600)))
         .build()
         .into()
 }
 
 fn submit(url: &str, prediction: &Value) -> Value {
     let mut r = agent()
-        .post(format!("{url}/v1/evaluations?wait=120"))
+        .post(format!("{url}/v1/evaluations?wait=600"))
         .send(prediction.to_string().as_bytes())
         .unwrap();
     let text = r.body_mut().read_to_string().unwrap();
-    let v: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(v["state"], "done", "{text}");
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    // A first prediction of a real instance (images, gold and base runs) can take longer than
+    // the longest wait the API gives: wait again until its verdict.
+    while v["state"] == "queued" || v["state"] == "running" {
+        let id = v["id"].as_str().unwrap().to_string();
+        let mut r = agent()
+            .get(format!("{url}/v1/evaluations/{id}?wait=600"))
+            .call()
+            .unwrap();
+        v = serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap();
+    }
+    assert_eq!(v["state"], "done", "{v}");
     v
 }
 
@@ -150,7 +166,7 @@ fn throughput(fx: &Fixture, counts: &[usize]) {
                 let mut p = predictions[k % predictions.len()].clone();
                 let patch = p["model_patch"].as_str().unwrap().to_string();
                 p["model_patch"] =
-                    Value::String(patch.replacen("def test_", &format!("def test_w{workers}_{k}_"), 1));
+                    Value::String(rename_added_test(&patch, &format!("w{workers}_{k}_")));
                 p
             })
             .collect();
@@ -204,6 +220,10 @@ fn main() {
         return;
     }
     let n: usize = env_or("SWTBENCH_BENCH_PREDICTIONS", "10").parse().unwrap();
+    if let Ok(file) = std::env::var("SWTBENCH_BENCH_REAL_PREDICTIONS") {
+        real(&fx, &file, n);
+        return;
+    }
     let instance = env_or("SWTBENCH_BENCH_INSTANCE", "swtfix__calc-1");
     let out = fx.root.join("served");
     let mut cmd = engine_fixture::swtbench_command();
@@ -237,8 +257,16 @@ fn main() {
         .find(|p| p["instance_id"] == instance.as_str())
         .unwrap()
         .clone();
+    latency(&url, &out, &base, n);
+}
+
+/// The warm-up prediction `base` (images, gold and base runs), then `n` new predictions of its
+/// instance one after the other (its first test function renamed): each one's wall time, runs and
+/// the service's share, and the medians.
+fn latency(url: &str, out: &Path, base: &Value, n: usize) {
+    let instance = base["instance_id"].as_str().unwrap_or_default().to_string();
     let start = Instant::now();
-    submit(&url, &base);
+    submit(url, base);
     println!(
         "warm-up: {instance} evaluated once in {:.1} s (images, gold and base runs)",
         start.elapsed().as_secs_f64()
@@ -247,12 +275,12 @@ fn main() {
     let (mut walls, mut shares_script, mut shares_whole) = (Vec::new(), Vec::new(), Vec::new());
     for k in 0..n {
         // Another test name: a new patch (new keys for the prediction runs), the same lines.
-        let variant = patch.replacen("def test_", &format!("def test_v{k}_"), 1);
+        let variant = rename_added_test(&patch, &format!("v{k}_"));
         assert_ne!(variant, patch, "the patch has no test function to rename");
         let mut p = base.clone();
         p["model_patch"] = Value::String(variant);
         let t = Instant::now();
-        let job = submit(&url, &p);
+        let job = submit(url, &p);
         let wall = t.elapsed().as_secs_f64();
         let id = job["id"].as_str().unwrap();
         let (executed, reused, script, whole) = runs_of(
@@ -271,9 +299,62 @@ fn main() {
         shares_whole.push(share_whole);
     }
     println!(
-        "median over {n}: {:.2} s to the verdict; service's share {:.2} s less the scripts, {:.2} s less the whole runs (target ≤ 1 s)",
+        "{instance}: median over {n}: {:.2} s to the verdict; service's share {:.2} s less the scripts, {:.2} s less the whole runs (target ≤ 1 s)",
         median(&mut walls),
         median(&mut shares_script),
         median(&mut shares_whole)
     );
+}
+
+/// Real instances: `swtbench serve` with the run flags `SWTBENCH_BENCH_REAL_FLAGS` (dataset,
+/// mirrors, provider…; split on spaces) over `SWTBENCH_BENCH_OUTPUT` (an output directory whose
+/// stored gold runs are reused), one worker; the latency of [`latency`] for each prediction of
+/// `file` (one per instance, e.g. the gold test patches).
+fn real(fx: &Fixture, file: &str, n: usize) {
+    let flags = env_or("SWTBENCH_BENCH_REAL_FLAGS", "");
+    let out = std::path::PathBuf::from(env_or(
+        "SWTBENCH_BENCH_OUTPUT",
+        &fx.root.join("served-real").display().to_string(),
+    ));
+    let address = out.join("service").join("address");
+    let _ = std::fs::remove_file(&address);
+    let mut cmd = engine_fixture::swtbench_command();
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--workers", "1", "--"])
+        .args(flags.split_whitespace())
+        .arg("--output-dir")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let _serve = Serve(cmd.spawn().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let url = loop {
+        if let Ok(t) = std::fs::read_to_string(&address) {
+            if !t.trim().is_empty() {
+                break t.trim().to_string();
+            }
+        }
+        assert!(Instant::now() < deadline, "no address (is the dataset in the flags?)");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    for line in std::fs::read_to_string(file).unwrap().lines().filter(|l| !l.trim().is_empty()) {
+        let base: Value = serde_json::from_str(line).unwrap();
+        latency(&url, &out, &base, n);
+    }
+}
+
+/// `patch` with the first test function it adds (a `+` line with `def test_`) renamed by `tag`
+/// (`test_` becomes `test_<tag>`): a new patch whose runs execute, with the same lines. Context
+/// lines are left as they are, so the patch still applies.
+fn rename_added_test(patch: &str, tag: &str) -> String {
+    let mut done = false;
+    let mut out = String::with_capacity(patch.len() + tag.len());
+    for line in patch.split_inclusive('\n') {
+        if !done && line.starts_with('+') && !line.starts_with("+++") && line.contains("def test_") {
+            out.push_str(&line.replacen("def test_", &format!("def test_{tag}"), 1));
+            done = true;
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
