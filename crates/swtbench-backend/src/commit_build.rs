@@ -146,7 +146,7 @@ pub fn plan(
                         "a second FROM (multi-stage builds are not built by commit)".into(),
                     ));
                 }
-                from = Some((from_image(&rest).map_err(err)?, text.clone()));
+                from = Some((from_image(&rest).map_err(|e| err(e.0))?, text.clone()));
             }
             "ARG" => {
                 declare_args(&rest, build_args, &mut args);
@@ -159,7 +159,8 @@ pub fn plan(
                 }
             }
             "COPY" => {
-                let step = copy_step(context, &rest, &text, workdir.as_deref()).map_err(err)?;
+                let step =
+                    copy_step(context, &rest, &text, workdir.as_deref()).map_err(|e| err(e.0))?;
                 steps.push(step);
             }
             "RUN" => {
@@ -184,7 +185,7 @@ pub fn plan(
                 });
             }
             "ENV" => {
-                set_env(&rest, &mut env).map_err(err)?;
+                set_env(&rest, &mut env).map_err(|e| err(e.0))?;
                 changes.push(text.clone());
                 steps.push(CommitStep::Setting {
                     instruction: text.clone(),
@@ -215,6 +216,22 @@ pub fn plan(
     })
 }
 
+/// Why one instruction cannot be built by commit; [`plan`] adds its line ([`PlanError`]).
+#[derive(Debug)]
+struct InstructionError(String);
+
+impl From<String> for InstructionError {
+    fn from(message: String) -> Self {
+        InstructionError(message)
+    }
+}
+
+impl From<&str> for InstructionError {
+    fn from(message: &str) -> Self {
+        InstructionError(message.to_string())
+    }
+}
+
 /// The keyword of the instruction `text` (upper case) and its arguments (trimmed).
 fn split_instruction(text: &str) -> (String, String) {
     match text.split_once(char::is_whitespace) {
@@ -225,14 +242,14 @@ fn split_instruction(text: &str) -> (String, String) {
 
 /// The image of a `FROM` instruction's arguments `rest` (a `--platform=` flag dropped); an error
 /// message unless it names one image and no stage.
-fn from_image(rest: &str) -> Result<String, String> {
+fn from_image(rest: &str) -> Result<String, InstructionError> {
     let words: Vec<&str> = rest
         .split_whitespace()
         .filter(|w| !w.starts_with("--platform="))
         .collect();
     match words.as_slice() {
         [image] => Ok(image.to_string()),
-        _ => Err(format!("FROM {rest}: one image, no stage name")),
+        _ => Err(format!("FROM {rest}: one image, no stage name").into()),
     }
 }
 
@@ -264,9 +281,9 @@ fn copy_step(
     rest: &str,
     text: &str,
     workdir: Option<&str>,
-) -> Result<CommitStep, String> {
+) -> Result<CommitStep, InstructionError> {
     if rest.starts_with("--") {
-        return Err(format!("COPY {rest}: flags are not built by commit"));
+        return Err(format!("COPY {rest}: flags are not built by commit").into());
     }
     let words: Vec<&str> = rest.split_whitespace().collect();
     let [sources @ .., dest] = words.as_slice() else {
@@ -309,12 +326,12 @@ fn run_env(
 
 /// Sets the variables of an `ENV` instruction's `rest` in `env`; an error message for a word
 /// that is not `key=value`.
-fn set_env(rest: &str, env: &mut Vec<(String, String)>) -> Result<(), String> {
+fn set_env(rest: &str, env: &mut Vec<(String, String)>) -> Result<(), InstructionError> {
     for word in rest.split_whitespace() {
         let Some((k, v)) = word.split_once('=') else {
-            return Err(format!(
+            return Err(InstructionError(format!(
                 "ENV {rest}: only the key=value form is built by commit"
-            ));
+            )));
         };
         env.retain(|(n, _)| n != k);
         env.push((k.to_string(), unquote(v)));

@@ -100,7 +100,7 @@ impl QueueLocation {
             why: why.to_string(),
         };
         if given.starts_with("postgres://") || given.starts_with("postgresql://") {
-            postgres::check_url(given).map_err(|why| bad(&why))?;
+            postgres::check_url(given).map_err(|why| bad(&why.to_string()))?;
             return Ok(QueueLocation::Postgres {
                 url: given.to_string(),
             });

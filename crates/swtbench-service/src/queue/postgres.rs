@@ -104,15 +104,26 @@ pub fn without_password(url: &str) -> String {
     out
 }
 
+/// Why this client cannot connect to a PostgreSQL URL.
+#[derive(Debug, thiserror::Error)]
+pub enum UrlError {
+    /// The driver does not read the URL.
+    #[error("{0}")]
+    Unreadable(String),
+    /// The URL asks for TLS, which this client does not speak.
+    #[error(
+        "sslmode=require: this swtbench connects to PostgreSQL without TLS (sslmode=disable or \
+         prefer); reach the database over a trusted network or a tunnel"
+    )]
+    TlsRequired,
+}
+
 /// Whether `url` can be connected to by this client: a URL the driver reads, without TLS.
-pub fn check_url(url: &str) -> Result<(), String> {
-    let config = postgres::Config::from_str(url).map_err(|e| e.to_string())?;
+pub fn check_url(url: &str) -> Result<(), UrlError> {
+    let config =
+        postgres::Config::from_str(url).map_err(|e| UrlError::Unreadable(e.to_string()))?;
     if config.get_ssl_mode() == postgres::config::SslMode::Require {
-        return Err(
-            "sslmode=require: this swtbench connects to PostgreSQL without TLS (sslmode=disable \
-             or prefer); reach the database over a trusted network or a tunnel"
-                .into(),
-        );
+        return Err(UrlError::TlsRequired);
     }
     Ok(())
 }
@@ -643,7 +654,9 @@ mod tests {
         assert!(check_url("postgres://sw@db/q").is_ok());
         assert!(check_url("postgres://sw@db/q?sslmode=disable").is_ok());
         assert!(check_url("postgres://sw@db/q?sslmode=prefer").is_ok());
-        let e = check_url("postgres://sw@db/q?sslmode=require").expect_err("refused");
+        let e = check_url("postgres://sw@db/q?sslmode=require")
+            .expect_err("refused")
+            .to_string();
         assert!(e.contains("without TLS"), "{e}");
         assert!(check_url("postgres://sw@db/q?sslmode=bogus").is_err());
     }
