@@ -116,14 +116,21 @@ fn serve(fx: &Fixture, out: &Path, workers: usize) -> (Serve, String) {
     let address = out.join("service").join("address");
     let _ = std::fs::remove_file(&address);
     let mut cmd = engine_fixture::swtbench_command();
-    cmd.args(["serve", "--listen", "127.0.0.1:0", "--workers", &workers.to_string(), "--"])
-        .args(["--dataset", &fx.dataset(), "--repo-mirror", &fx.mirrors()])
-        .arg("--spec-table")
-        .arg(engine_fixture::spec_table())
-        .args(["--timeout", "20", "--output-dir"])
-        .arg(out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+    cmd.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--workers",
+        &workers.to_string(),
+        "--",
+    ])
+    .args(["--dataset", &fx.dataset(), "--repo-mirror", &fx.mirrors()])
+    .arg("--spec-table")
+    .arg(engine_fixture::spec_table())
+    .args(["--timeout", "20", "--output-dir"])
+    .arg(out)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
     let child = Serve(cmd.spawn().unwrap());
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -146,7 +153,11 @@ fn throughput(fx: &Fixture, counts: &[usize]) {
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|p| p["instance_id"] != engine_fixture::HANGING)
-        .filter(|p| p["model_patch"].as_str().is_some_and(|t| t.contains("def test_")))
+        .filter(|p| {
+            p["model_patch"]
+                .as_str()
+                .is_some_and(|t| t.contains("def test_"))
+        })
         .collect();
     // Warm-up: every instance once (images, gold and base runs).
     {
@@ -195,12 +206,18 @@ fn batch(url: &str, predictions: &[Value]) {
         .to_string();
     let deadline = Instant::now() + Duration::from_secs(3600);
     loop {
-        let mut r = agent().get(format!("{url}/v1/batches/{id}")).call().unwrap();
+        let mut r = agent()
+            .get(format!("{url}/v1/batches/{id}"))
+            .call()
+            .unwrap();
         let b: Value = serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap();
         if b["done"] == true {
             return;
         }
-        assert!(Instant::now() < deadline, "batch {id} not done in an hour: {b}");
+        assert!(
+            Instant::now() < deadline,
+            "batch {id} not done in an hour: {b}"
+        );
         std::thread::sleep(Duration::from_millis(250));
     }
 }
@@ -214,7 +231,11 @@ fn main() {
     if let Ok(counts) = std::env::var("SWTBENCH_BENCH_THROUGHPUT") {
         let counts: Vec<usize> = counts
             .split(',')
-            .map(|c| c.trim().parse().expect("SWTBENCH_BENCH_THROUGHPUT: worker counts, e.g. 1,2,4"))
+            .map(|c| {
+                c.trim()
+                    .parse()
+                    .expect("SWTBENCH_BENCH_THROUGHPUT: worker counts, e.g. 1,2,4")
+            })
             .collect();
         throughput(&fx, &counts);
         return;
@@ -333,10 +354,17 @@ fn real(fx: &Fixture, file: &str, n: usize) {
                 break t.trim().to_string();
             }
         }
-        assert!(Instant::now() < deadline, "no address (is the dataset in the flags?)");
+        assert!(
+            Instant::now() < deadline,
+            "no address (is the dataset in the flags?)"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
-    for line in std::fs::read_to_string(file).unwrap().lines().filter(|l| !l.trim().is_empty()) {
+    for line in std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+    {
         let base: Value = serde_json::from_str(line).unwrap();
         latency(&url, &out, &base, n);
     }
@@ -349,7 +377,8 @@ fn rename_added_test(patch: &str, tag: &str) -> String {
     let mut done = false;
     let mut out = String::with_capacity(patch.len() + tag.len());
     for line in patch.split_inclusive('\n') {
-        if !done && line.starts_with('+') && !line.starts_with("+++") && line.contains("def test_") {
+        if !done && line.starts_with('+') && !line.starts_with("+++") && line.contains("def test_")
+        {
             out.push_str(&line.replacen("def test_", &format!("def test_{tag}"), 1));
             done = true;
         } else {

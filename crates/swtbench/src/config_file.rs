@@ -40,7 +40,9 @@ pub fn find(argv: &[OsString]) -> swtbench_app::Result<Option<Config>> {
                 "cannot read the configuration file {}: {e}",
                 path.display()
             ))
-            .with_hint("--config and SWTBENCH_CONFIG name a TOML file; pass --no-config to use none")
+            .with_hint(
+                "--config and SWTBENCH_CONFIG name a TOML file; pass --no-config to use none",
+            )
         })?;
         let pyproject = path.file_name().is_some_and(|n| n == PYPROJECT);
         let config = config::parse(&text, &absolute(&path), pyproject).map_err(invalid)?;

@@ -9,6 +9,7 @@ mod error;
 mod evaluation;
 mod inputs;
 mod printer;
+mod service_jobs;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
 
@@ -58,7 +59,12 @@ fn parse(argv: &[std::ffi::OsString]) -> swtbench_app::Result<(cli::Cli, Option<
         .filter(|a| m.value_source(&a.id) == Some(clap::parser::ValueSource::DefaultValue))
         .map(|a| format!("--{} {}", a.long, a.values.join(" ")))
         .collect();
-    let note = (!used.is_empty())
-        .then(|| format!("settings from {}: {}", config.path.display(), used.join(", ")));
+    let note = (!used.is_empty()).then(|| {
+        format!(
+            "settings from {}: {}",
+            config.path.display(),
+            used.join(", ")
+        )
+    });
     Ok((cli, note))
 }

@@ -50,8 +50,8 @@ fn service(args: ServiceArgs, printer: &Printer) -> CliResult {
         Error::input(anyhow!(e)).with_hint("e.g. --name swtbench (the default) or --name evals-1")
     })?;
     // As `serve` and `worker` check them when the pods start, so that a mistake shows here.
-    let run = super::serve::parse_run(&args.run_args, "gold", "serve")?;
-    super::serve::refuse_batch_flags(&run)?;
+    let run = crate::service_jobs::parse_run(&args.run_args, "gold", "serve")?;
+    crate::service_jobs::refuse_batch_flags(&run)?;
     swtbench_cli::settings::settings_from(&run, &swtbench_app::limits::HostFacts::default())?;
     let Some(memory) = run.memory else {
         return Err(Error::input(anyhow!(

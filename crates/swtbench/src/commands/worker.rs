@@ -1,6 +1,6 @@
 //! `swtbench worker`: joins the worker pool of a service's PostgreSQL queue from any host
 //! (`swtbench_service::pool::run_workers`), with the run flags after `--` resolved as `serve`
-//! resolves them ([`super::serve::template`]).
+//! resolves them ([`crate::service_jobs::template`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,9 +10,9 @@ use swtbench_cli::commands::worker::WorkerArgs;
 use swtbench_service::pool::{run_workers, WorkerConfig};
 use swtbench_service::{Pool, QueueLocation};
 
-use super::serve::{serve_error, template};
 use crate::error::{CliResult, ExitCode};
 use crate::printer::Printer;
+use crate::service_jobs::{serve_error, template};
 
 pub fn run(args: WorkerArgs, printer: &Printer) -> CliResult {
     let queue = QueueLocation::parse(Some(&args.queue), std::path::Path::new("."))
