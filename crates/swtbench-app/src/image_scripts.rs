@@ -40,7 +40,10 @@ pub fn make(recipe: Recipe, args: &[String]) -> Result<()> {
         .prefix(&swtbench_data::fsutil::owned_temp_prefix())
         .tempdir()
         .map_err(|e| Error::environment(anyhow!("cannot make a temporary directory: {e}")))?;
-    for (name, text) in [("base-image", BASE_IMAGE_SH), ("python-image", PYTHON_IMAGE_SH)] {
+    for (name, text) in [
+        ("base-image", BASE_IMAGE_SH),
+        ("python-image", PYTHON_IMAGE_SH),
+    ] {
         write_script(&dir.path().join(name), text)?;
     }
     let status = Command::new("bash")
@@ -69,9 +72,8 @@ pub fn make(recipe: Recipe, args: &[String]) -> Result<()> {
 }
 
 fn write_script(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| {
-        Error::environment(anyhow!("cannot write {}: {e}", path.display()))
-    })
+    std::fs::write(path, text)
+        .map_err(|e| Error::environment(anyhow!("cannot write {}: {e}", path.display())))
 }
 
 #[cfg(test)]
@@ -83,6 +85,9 @@ mod tests {
         assert!(BASE_IMAGE_SH.starts_with("#!/usr/bin/env bash"));
         assert!(PYTHON_IMAGE_SH.starts_with("#!/usr/bin/env bash"));
         // python-image finds base-image in its own directory, where make() writes both.
-        assert!(PYTHON_IMAGE_SH.contains("$here/base-image"), "python-image no longer calls $here/base-image");
+        assert!(
+            PYTHON_IMAGE_SH.contains("$here/base-image"),
+            "python-image no longer calls $here/base-image"
+        );
     }
 }

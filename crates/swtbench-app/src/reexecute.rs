@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use swtbench_core::layout::{LogsRoot, EVAL_SCRIPT_FILE, MODEL_PATCH_FILE, REPORT_FILE};
-use swtbench_core::runs::RunKind;
 use swtbench_core::prediction::model_dir_name;
+use swtbench_core::runs::RunKind;
 
 use crate::lines::Line;
 use crate::{Error, Result};

@@ -41,9 +41,9 @@ pub use error::{BackendError, Result};
 pub use fake::{FakeBackend, FakeCall, FakeExec, FakeExecContext};
 pub use labels::LabelFilter;
 pub use model::{
-    BuildRequest, CacheVolume, ContainerFile, ContainerInfo, ContainerSpec, EngineHost, EngineInfo, EngineKind,
-    ExecOutput, ExecRequest, ImageInfo, ImportRequest, NetworkAccess, ProgressSink, RegistryAuth,
-    ResourceLimits, RootfsSource, TransferProgress, Written,
+    BuildRequest, CacheVolume, ContainerFile, ContainerInfo, ContainerSpec, EngineHost, EngineInfo,
+    EngineKind, ExecOutput, ExecRequest, ImageInfo, ImportRequest, NetworkAccess, ProgressSink,
+    RegistryAuth, ResourceLimits, RootfsSource, TransferProgress, Written,
 };
 pub use network::BuildNetwork;
 pub use output::OutputSink;

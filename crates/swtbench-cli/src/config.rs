@@ -107,10 +107,12 @@ impl ConfigError {
 /// Parses a configuration file's text. For a `pyproject.toml` (`pyproject` true) the settings are
 /// its `[tool.swtbench]` table, and a file without one gives `None`.
 pub fn parse(text: &str, path: &Path, pyproject: bool) -> Result<Option<Config>, ConfigError> {
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Syntax {
-        path: path.to_path_buf(),
-        message: e.message().to_string() + &line_of(text, e.span()),
-    })?;
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| ConfigError::Syntax {
+            path: path.to_path_buf(),
+            message: e.message().to_string() + &line_of(text, e.span()),
+        })?;
     let table = if pyproject {
         match table.get("tool").and_then(|t| t.get("swtbench")) {
             None => return Ok(None),
@@ -165,7 +167,11 @@ pub fn requested(argv: &[std::ffi::OsString]) -> (Option<PathBuf>, bool) {
 /// Sets the defaults `config` gives on `cmd` (the whole `swtbench` command). Returns the command
 /// and the flags it set, in the file's order.
 pub fn apply(cmd: Command, config: &Config) -> Result<(Command, Vec<Applied>), ConfigError> {
-    let base = config.path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let base = config
+        .path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     let mut applied = Vec::new();
     let mut cmd = cmd;
     // Top-level plain keys: every command (at any depth) with the flag.
@@ -182,7 +188,14 @@ pub fn apply(cmd: Command, config: &Config) -> Result<(Command, Vec<Applied>), C
     // Tables named after a command.
     for (key, value) in &config.table {
         if let (toml::Value::Table(t), Some(_)) = (value, cmd.find_subcommand(key)) {
-            cmd = apply_table(cmd, std::slice::from_ref(key), t, config, &base, &mut applied)?;
+            cmd = apply_table(
+                cmd,
+                std::slice::from_ref(key),
+                t,
+                config,
+                &base,
+                &mut applied,
+            )?;
         }
     }
     Ok((cmd, applied))
@@ -230,7 +243,12 @@ fn apply_table(
         let scope = format!("swtbench {}", path.join(" "));
         let Some(id) = arg_id(sub, key) else {
             let names: Vec<String> = sub.get_arguments().filter_map(long_name).collect();
-            return Err(unknown(config, &format!("{}.{key}", path.join(".")), &scope, &names));
+            return Err(unknown(
+                config,
+                &format!("{}.{key}", path.join(".")),
+                &scope,
+                &names,
+            ));
         };
         let values = values_for(sub, &id, key, value, config, base)?;
         applied.push(Applied {
@@ -418,10 +436,16 @@ fn values_for(
             .map(|v| scalar(v).ok_or_else(|| bad("a list of plain values is expected".into())))
             .collect::<Result<_, _>>()?,
         toml::Value::Array(_) => {
-            return Err(bad(format!("--{} takes one value, not a list", long_of(cmd, id))))
+            return Err(bad(format!(
+                "--{} takes one value, not a list",
+                long_of(cmd, id)
+            )))
         }
         toml::Value::Table(_) => {
-            return Err(bad(format!("--{} takes a value, not a table", long_of(cmd, id))))
+            return Err(bad(format!(
+                "--{} takes a value, not a table",
+                long_of(cmd, id)
+            )))
         }
         v => vec![scalar(v).expect("not an array or a table")],
     };
@@ -463,10 +487,10 @@ fn relative_to(arg: &Arg, word: String, base: &Path) -> String {
         .get_value_names()
         .map(|n| n.iter().map(|s| s.to_string()).collect())
         .unwrap_or_default();
-    let pathish = names.iter().any(|n| matches!(n.as_str(), "FILE" | "DIR" | "PATH"));
-    let maybe = names
+    let pathish = names
         .iter()
-        .any(|n| n.contains("FILE") || n == "DATASET");
+        .any(|n| matches!(n.as_str(), "FILE" | "DIR" | "PATH"));
+    let maybe = names.iter().any(|n| n.contains("FILE") || n == "DATASET");
     let looks_like_path = word.contains('/')
         || Path::new(&word)
             .extension()
@@ -502,14 +526,7 @@ mod tests {
         }
     }
 
-    const RUN: [&str; 6] = [
-        "swtbench",
-        "run",
-        "--predictions",
-        "gold",
-        "--run-id",
-        "x",
-    ];
+    const RUN: [&str; 6] = ["swtbench", "run", "--predictions", "gold", "--run-id", "x"];
 
     #[test]
     fn the_run_part_of_a_file_is_its_top_level_run_flags_and_its_run_table() {
@@ -538,7 +555,10 @@ mod tests {
         let (cmd, applied) =
             apply(crate::Cli::command(), &config("max-workers = 6\n")).expect("applies");
         assert!(applied.len() > 1, "{applied:?}");
-        assert!(applied.iter().any(|a| a.flag() == "run --max-workers"), "{applied:?}");
+        assert!(
+            applied.iter().any(|a| a.flag() == "run --max-workers"),
+            "{applied:?}"
+        );
         let m = cmd.try_get_matches_from(RUN).expect("parses");
         let r = run_args(crate::Cli::from_arg_matches(&m).expect("builds"));
         assert_eq!(r.max_workers, 6);
@@ -552,10 +572,12 @@ mod tests {
 
     #[test]
     fn lists_give_a_flag_several_values() {
-        let r = run_args(
-            cli_with("[run]\ninstance-ids = [\"a-1\", \"b-2\"]\n", &RUN).expect("parses"),
+        let r =
+            run_args(cli_with("[run]\ninstance-ids = [\"a-1\", \"b-2\"]\n", &RUN).expect("parses"));
+        assert_eq!(
+            r.dataset.instance_ids,
+            vec!["a-1".to_string(), "b-2".to_string()]
         );
-        assert_eq!(r.dataset.instance_ids, vec!["a-1".to_string(), "b-2".to_string()]);
     }
 
     #[test]
@@ -569,21 +591,26 @@ mod tests {
 
     #[test]
     fn an_unknown_key_is_an_error_with_the_closest_flag() {
-        let err = apply(crate::Cli::command(), &config("[run]\nmax-worker = 3\n"))
-            .expect_err("unknown");
+        let err =
+            apply(crate::Cli::command(), &config("[run]\nmax-worker = 3\n")).expect_err("unknown");
         assert_eq!(
             err.to_string(),
             "/cfg/swtbench.toml: `run.max-worker` is not a flag of swtbench run; did you mean `max-workers`?"
         );
         let err = apply(crate::Cli::command(), &config("no-netwrk = true\n")).expect_err("unknown");
-        assert!(err.to_string().contains("did you mean `no-network`?"), "{err}");
+        assert!(
+            err.to_string().contains("did you mean `no-network`?"),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_value_the_flag_rejects_names_the_key() {
         let c = config("[run]\nmax-workers = \"many\"\n");
         let (cmd, applied) = apply(crate::Cli::command(), &c).expect("applies");
-        let err = cmd.try_get_matches_from(RUN).expect_err("clap checks the default");
+        let err = cmd
+            .try_get_matches_from(RUN)
+            .expect_err("clap checks the default");
         match blame(&err, &applied, &c) {
             Some(ConfigError::BadValue { key, message, .. }) => {
                 assert_eq!(key, "run.max-workers");
@@ -598,8 +625,11 @@ mod tests {
         argv.extend(["--timeout", "soon"]);
         let err = cmd.try_get_matches_from(argv).expect_err("bad flag");
         assert!(blame(&err, &applied, &c).is_none(), "{err}");
-        let err = apply(crate::Cli::command(), &config("[run]\nno-network = \"yes\"\n"))
-            .expect_err("a switch takes a boolean");
+        let err = apply(
+            crate::Cli::command(),
+            &config("[run]\nno-network = \"yes\"\n"),
+        )
+        .expect_err("a switch takes a boolean");
         assert!(err.to_string().contains("is a switch"), "{err}");
         let err = apply(crate::Cli::command(), &config("[run]\ntimeout = [1, 2]\n"))
             .expect_err("one value");
@@ -617,7 +647,11 @@ mod tests {
             .expect("a table");
         assert!(c.table.contains_key("run"));
         let err = parse("x = [", p, false).expect_err("syntax");
-        assert!(err.to_string().starts_with("/p/pyproject.toml: not valid TOML"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("/p/pyproject.toml: not valid TOML"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -628,7 +662,12 @@ mod tests {
             (Some(PathBuf::from("a.toml")), false)
         );
         assert_eq!(
-            requested(&argv(&["swtbench", "--config=b.toml", "run", "--no-config"])),
+            requested(&argv(&[
+                "swtbench",
+                "--config=b.toml",
+                "run",
+                "--no-config"
+            ])),
             (Some(PathBuf::from("b.toml")), true)
         );
         assert_eq!(

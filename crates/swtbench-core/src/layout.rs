@@ -280,7 +280,8 @@ impl LogsRoot {
         kind: RunKind,
         instance_id: &str,
     ) -> PathBuf {
-        self.pred_runs_dir(run_id, model_dir, kind).join(instance_id)
+        self.pred_runs_dir(run_id, model_dir, kind)
+            .join(instance_id)
     }
 
     /// `<root>/<run_id>/<kind>__<model>`: one prediction run of every instance of the model.

@@ -86,7 +86,11 @@ pub struct MakePythonArgs {
     pub from: Option<PathBuf>,
 
     /// Image name; `{version}` is major.minor.
-    #[arg(long, value_name = "TEMPLATE", default_value = "python:{version}-slim-bookworm")]
+    #[arg(
+        long,
+        value_name = "TEMPLATE",
+        default_value = "python:{version}-slim-bookworm"
+    )]
     pub tag: String,
 
     /// Make them again even when an image of the same recipe exists.

@@ -583,10 +583,16 @@ mod tests {
             "removing image exec.eval.x:latest failed: conflict: unable to remove repository \
              reference (must force) - container 1a2b is using its referenced image (HTTP 409)",
         );
-        assert!(w.starts_with("kept image exec.eval.x:latest: another run on this engine"), "{w}");
+        assert!(
+            w.starts_with("kept image exec.eval.x:latest: another run on this engine"),
+            "{w}"
+        );
         assert!(w.contains("Several runs on one engine"), "{w}");
         let w = removal_warning("t:1", "removing image t:1 failed: engine gone");
-        assert_eq!(w, "could not remove image t:1: removing image t:1 failed: engine gone");
+        assert_eq!(
+            w,
+            "could not remove image t:1: removing image t:1 failed: engine gone"
+        );
     }
 
     #[test]

@@ -65,11 +65,23 @@ fn a_run_takes_its_flags_from_swtbench_toml_and_says_so() {
     // The command line wins, and what it overrides is not reported as the file's.
     let out = run_in(
         tmp.path(),
-        &["run", "--dry-run", "--json", "--run-id", "cli", "--max-workers", "1"],
+        &[
+            "run",
+            "--dry-run",
+            "--json",
+            "--run-id",
+            "cli",
+            "--max-workers",
+            "1",
+        ],
         &[],
     );
     assert_eq!(plan(&out)["run_id"], "cli");
-    assert!(!stderr(&out).contains("--max-workers 3"), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("--max-workers 3"),
+        "{}",
+        stderr(&out)
+    );
 
     // --no-config reads nothing: --predictions is required again.
     let out = run_in(tmp.path(), &["run", "--dry-run", "--no-config"], &[]);
@@ -121,7 +133,11 @@ fn a_named_file_and_pyproject_are_read_too() {
     .unwrap();
     let out = run_in(tmp.path(), &["run", "--dry-run", "--json"], &[]);
     assert_eq!(plan(&out)["run_id"], "from-config");
-    assert!(stderr(&out).contains("settings from pyproject.toml"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("settings from pyproject.toml"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

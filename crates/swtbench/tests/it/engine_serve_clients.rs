@@ -51,7 +51,11 @@ fn engine_serve_twenty_clients_get_every_verdict_once() {
         .filter(|p| p["instance_id"] != HANGING)
         .filter(|p| !p["model_patch"].as_str().unwrap_or("").trim().is_empty())
         .collect();
-    assert_eq!(predictions.len(), 8, "the fixture's non-empty, non-hanging predictions");
+    assert_eq!(
+        predictions.len(),
+        8,
+        "the fixture's non-empty, non-hanging predictions"
+    );
 
     let out = fx.root.join("served-clients");
     let serve = start(&fx, &out, 2);
@@ -84,7 +88,10 @@ fn engine_serve_twenty_clients_get_every_verdict_once() {
                             // Over the service's rate for one token: wait a second, as its hint says.
                             std::thread::sleep(Duration::from_secs(1));
                         };
-                        assert!(status == 202 || status == 200, "client {k}: {status} {text}");
+                        assert!(
+                            status == 202 || status == 200,
+                            "client {k}: {status} {text}"
+                        );
                         let v: Value = serde_json::from_str(&text).unwrap();
                         got.push((
                             p["instance_id"].as_str().unwrap().to_string(),
@@ -109,7 +116,11 @@ fn engine_serve_twenty_clients_get_every_verdict_once() {
         .flatten()
         .map(|(instance, id)| (id.clone(), instance.clone()))
         .collect();
-    assert_eq!(jobs.len(), MODELS * predictions.len(), "one job per model and prediction");
+    assert_eq!(
+        jobs.len(),
+        MODELS * predictions.len(),
+        "one job per model and prediction"
+    );
 
     // Every verdict arrives: each client long-polls its own jobs (`?wait=`), as a loop would.
     let finished: BTreeMap<String, Value> = std::thread::scope(|scope| {
@@ -156,7 +167,12 @@ fn engine_serve_twenty_clients_get_every_verdict_once() {
 
     // Reports equal swtbench run's; no job taken twice.
     for (id, instance) in &jobs {
-        assert_eq!(finished[id]["attempts"].as_u64(), Some(1), "{id}: {}", finished[id]);
+        assert_eq!(
+            finished[id]["attempts"].as_u64(),
+            Some(1),
+            "{id}: {}",
+            finished[id]
+        );
         let (_, served) = get(&format!("{}/v1/evaluations/{id}/report", serve.url));
         assert_eq!(
             Some(&served),
@@ -176,10 +192,17 @@ fn engine_serve_twenty_clients_get_every_verdict_once() {
             }
         }
     }
-    assert!(!executed.is_empty(), "no executed runs recorded under {}", out.display());
+    assert!(
+        !executed.is_empty(),
+        "no executed runs recorded under {}",
+        out.display()
+    );
     for ((kind, key), n) in &executed {
         let most = if kind.starts_with("pred_") { MODELS } else { 1 };
-        assert!(*n <= most, "{kind} run {key} executed {n} times (at most {most})");
+        assert!(
+            *n <= most,
+            "{kind} run {key} executed {n} times (at most {most})"
+        );
     }
     drop(serve);
 }
@@ -189,13 +212,17 @@ fn instance_records(out: &std::path::Path) -> Vec<Value> {
     let mut found = Vec::new();
     let mut stack = vec![out.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
             } else if p.file_name().is_some_and(|n| n == "swtbench_instance.json") {
-                if let Ok(v) = serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_default()) {
+                if let Ok(v) =
+                    serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_default())
+                {
                     found.push(v);
                 }
             }
