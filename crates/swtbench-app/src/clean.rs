@@ -187,22 +187,36 @@ pub fn clean(
     rt.block_on(clean_run(&backend, options, report))
 }
 
-/// What a long-lived process removes when it starts (`serve`, before its first job; each
-/// evaluation sweeps again at its own start): the containers of dead owners on this machine and
-/// the unfinished output files of dead processes under `logs_root`. Returns the line that says
-/// what was removed, if anything was. Blocking: its own runtime and engine connection.
+/// What a long-lived process removes when it starts (`serve`, before its first job): the
+/// containers of dead owners on this machine and the unfinished output files of dead processes
+/// under `logs_root`. Returns the line that says what was removed, if anything was. Blocking:
+/// its own runtime and engine connection.
 pub fn sweep_ended_processes(logs_root: &std::path::Path) -> Result<Option<String>> {
-    let (rt, backend) = crate::engine::connect_blocking()?;
-    let sweep = rt
-        .block_on(leftovers::sweep(
-            &backend,
-            &Session::current(),
-            SweepScope::default(),
-        ))
-        .map_err(Error::environment)?;
-    let files = swtbench_data::fsutil::sweep_journals(logs_root);
-    let line = removed_line(&sweep.removed, files.removed.len());
-    Ok((!line.is_empty()).then_some(line))
+    let engine = crate::evaluate::Engine::connect(crate::evaluate::EngineUse::Required)?;
+    engine.sweep_ended_processes(logs_root)
+}
+
+impl crate::evaluate::Engine {
+    /// [`sweep_ended_processes`] on this engine's connection (a service's worker, after each
+    /// job's verdict: its jobs' evaluations leave the sweep to it). Without an engine, the files
+    /// only.
+    pub fn sweep_ended_processes(&self, logs_root: &std::path::Path) -> Result<Option<String>> {
+        let removed = match self.backend() {
+            Some(backend) => {
+                self.block_on(leftovers::sweep(
+                    backend.as_ref(),
+                    &Session::current(),
+                    SweepScope::default(),
+                ))
+                .map_err(Error::environment)?
+                .removed
+            }
+            None => Vec::new(),
+        };
+        let files = swtbench_data::fsutil::sweep_journals(logs_root);
+        let line = removed_line(&removed, files.removed.len());
+        Ok((!line.is_empty()).then_some(line))
+    }
 }
 
 /// Removes the leftovers of dead owners (containers, then unfinished files); with a run id, then

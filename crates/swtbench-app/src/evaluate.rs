@@ -252,6 +252,16 @@ impl Engine {
         }
     }
 
+    /// The engine's backend, when connected.
+    pub(crate) fn backend(&self) -> Option<&Arc<DockerBackend>> {
+        self.backend.as_ref()
+    }
+
+    /// Runs `work` on this engine's runtime.
+    pub(crate) fn block_on<F: std::future::Future>(&self, work: F) -> F::Output {
+        self.rt.block_on(work)
+    }
+
     /// Why the engine could not be reached, when [`EngineUse::IfReachable`] went without it.
     pub fn warning(&self) -> Option<&str> {
         self.warning.as_deref()

@@ -21,6 +21,7 @@ pub mod evaluate;
 pub mod extract;
 pub mod grade;
 pub mod html_page;
+pub mod image_budget;
 pub mod image_scripts;
 pub mod images;
 pub mod inputs;

@@ -1335,6 +1335,21 @@ fn hashmap(map: &BTreeMap<String, String>) -> HashMap<String, String> {
     map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
+/// An image of the engine's list.
+fn image_info(s: bollard::models::ImageSummary) -> ImageInfo {
+    ImageInfo {
+        id: s.id,
+        tags: s
+            .repo_tags
+            .into_iter()
+            .filter(|t| t != "<none>:<none>")
+            .collect(),
+        created_unix: s.created,
+        labels: s.labels.into_iter().collect(),
+        repo_digests: s.repo_digests,
+    }
+}
+
 fn label_filters(filter: &LabelFilter) -> Result<HashMap<String, Vec<String>>> {
     if filter.is_empty() {
         return Err(BackendError::Invalid(
@@ -1518,20 +1533,7 @@ impl ContainerBackend for DockerBackend {
             )
             .await?
             .map_err(|e| self.err("listing images", e))?;
-        Ok(list
-            .into_iter()
-            .map(|s| ImageInfo {
-                id: s.id,
-                tags: s
-                    .repo_tags
-                    .into_iter()
-                    .filter(|t| t != "<none>:<none>")
-                    .collect(),
-                created_unix: s.created,
-                labels: s.labels.into_iter().collect(),
-                repo_digests: s.repo_digests,
-            })
-            .collect())
+        Ok(list.into_iter().map(image_info).collect())
     }
 
     async fn image_build(&self, request: BuildRequest, log: LogSink<'_>) -> Result<ImageInfo> {
@@ -2051,6 +2053,95 @@ impl ContainerBackend for DockerBackend {
 }
 
 impl DockerBackend {
+    /// Every image carrying the labels, with the bytes each holds of its own: its size less the
+    /// layers it shares with other images (the engine's `SharedSize`). An engine that does not
+    /// compute it (Docker before API 1.42 answers -1) gets the image's size less that of its
+    /// closest ancestor: the largest other image whose layers begin its own.
+    pub async fn images_with_own_size(
+        &self,
+        filter: &LabelFilter,
+    ) -> Result<Vec<(ImageInfo, u64)>> {
+        let list = self.list_images_sized(Some(filter), true).await?;
+        if list.iter().all(|s| s.shared_size >= 0) {
+            return Ok(list
+                .into_iter()
+                .map(|s| {
+                    let size = u64::try_from(s.size).unwrap_or(0);
+                    let shared = u64::try_from(s.shared_size).unwrap_or(0);
+                    (image_info(s), size.saturating_sub(shared))
+                })
+                .collect());
+        }
+        let every = self.list_images_sized(None, false).await?;
+        let mut layers: HashMap<String, Vec<String>> = HashMap::new();
+        for image in &every {
+            layers.insert(image.id.clone(), self.image_layers(&image.id).await?);
+        }
+        let sizes: Vec<(&Vec<String>, u64)> = every
+            .iter()
+            .filter_map(|i| Some((layers.get(&i.id)?, u64::try_from(i.size).unwrap_or(0))))
+            .collect();
+        Ok(list
+            .into_iter()
+            .map(|s| {
+                let size = u64::try_from(s.size).unwrap_or(0);
+                let mine = layers.get(&s.id).cloned().unwrap_or_default();
+                let ancestor = sizes
+                    .iter()
+                    .filter(|(l, _)| l.len() < mine.len() && mine.starts_with(l))
+                    .map(|(_, n)| *n)
+                    .max()
+                    .unwrap_or(0);
+                (image_info(s), size.saturating_sub(ancestor))
+            })
+            .collect())
+    }
+
+    async fn list_images_sized(
+        &self,
+        filter: Option<&LabelFilter>,
+        shared_size: bool,
+    ) -> Result<Vec<bollard::models::ImageSummary>> {
+        let mut options = ListImagesOptionsBuilder::default().shared_size(shared_size);
+        if let Some(filter) = filter {
+            options = options.filters(&label_filters(filter)?);
+        }
+        self.bounded(
+            || "listing images and their sizes".to_string(),
+            self.client.list_images(Some(options.build())),
+        )
+        .await?
+        .map_err(|e| self.err("listing images and their sizes", e))
+    }
+
+    /// The layers (diff ids, bottom first) of image `id`, which never change: asked once per
+    /// image and process.
+    async fn image_layers(&self, id: &str) -> Result<Vec<String>> {
+        static KNOWN: std::sync::OnceLock<std::sync::Mutex<HashMap<String, Vec<String>>>> =
+            std::sync::OnceLock::new();
+        let known = KNOWN.get_or_init(Default::default);
+        if let Some(l) = known.lock().unwrap_or_else(|e| e.into_inner()).get(id) {
+            return Ok(l.clone());
+        }
+        let inspected = self
+            .bounded(
+                || format!("inspecting image {id}"),
+                self.client.inspect_image(id),
+            )
+            .await?;
+        let layers = match inspected {
+            Ok(img) => img.root_fs.and_then(|r| r.layers).unwrap_or_default(),
+            // Removed meanwhile: no layers, no ancestor.
+            Err(e) if status(&e) == Some(404) => return Ok(Vec::new()),
+            Err(e) => return Err(self.err(format!("inspecting image {id}"), e)),
+        };
+        known
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.to_string(), layers.clone());
+        Ok(layers)
+    }
+
     /// Creates the named volume `name` with `labels` (an existing one is kept as it is).
     pub(crate) async fn volume_create(
         &self,

@@ -252,6 +252,10 @@ pub struct RunSettings {
     /// Do not run anything: grade the outputs that are already there (the original's
     /// `--skip_eval`).
     pub skip_eval: bool,
+    /// Look for what ended processes left (their containers, unfinished output files) at the
+    /// start and at the end of the run. A long-running service turns it off for its jobs: it
+    /// sweeps when it starts and after each job's verdict, off the verdict's path.
+    pub sweep_leftovers: bool,
     /// `--shard K/N`: this process evaluates the K-th of N parts of the selected instances.
     pub shard: Option<Shard>,
     /// `--strict-results`: grade strictly where the integrity checks find forged results
@@ -328,6 +332,7 @@ impl RunSettings {
             extract: ExtractOptions::default(),
             reuse_unkeyed: false,
             skip_eval: false,
+            sweep_leftovers: true,
             shard: None,
             strict_results: false,
             grading_version: Default::default(),

@@ -10,6 +10,7 @@
 //! goes to the `note` callback.
 
 pub mod api;
+pub mod image_cache;
 pub mod metrics;
 pub mod openapi;
 pub mod pool;
@@ -53,6 +54,9 @@ pub struct Config {
     pub max_body: usize,
     /// Requests per second one token (or the anonymous caller) may make.
     pub rate_limit: u32,
+    /// The bytes the instance images' own layers may take (`--image-cache-size`): after each
+    /// job the least recently used beyond it are removed. `None`: every image is kept.
+    pub image_cache: Option<u64>,
 }
 
 /// Why the service could not start or stopped.
@@ -89,6 +93,8 @@ pub struct Shared {
     pub cancels: Mutex<HashMap<String, Cancel>>,
     /// How long a worker of this process holds a job without renewing its lease.
     pub lease: Duration,
+    /// The instance images this process's evaluations use, and when each was last used.
+    pub images: image_cache::ImageUse,
     changed: tokio::sync::watch::Sender<u64>,
     work: (Mutex<u64>, Condvar),
     note: Box<dyn Fn(String) + Send + Sync>,
@@ -113,7 +119,9 @@ impl Shared {
         config: Config,
         note: Box<dyn Fn(String) + Send + Sync>,
     ) -> Shared {
+        let images = image_cache::ImageUse::open(&config.dir);
         Shared {
+            images,
             queue,
             template,
             metrics: metrics::Metrics::default(),

@@ -22,6 +22,7 @@ pub struct Metrics {
     runs_reused: AtomicU64,
     images_built: AtomicU64,
     images_reused: AtomicU64,
+    images_evicted: AtomicU64,
     requests_rejected: AtomicU64,
     latency: Mutex<Histogram>,
     failures: Mutex<BTreeMap<String, u64>>,
@@ -109,6 +110,11 @@ impl Metrics {
             .or_default() += 1;
     }
 
+    /// `n` instance images were removed to keep the image cache within its budget.
+    pub fn evicted(&self, n: u64) {
+        self.images_evicted.fetch_add(n, Ordering::Relaxed);
+    }
+
     /// A request was answered with an error.
     pub fn rejected(&self) {
         self.requests_rejected.fetch_add(1, Ordering::Relaxed);
@@ -123,6 +129,7 @@ impl Metrics {
             runs_reused: self.runs_reused.load(Ordering::Relaxed),
             images_built: self.images_built.load(Ordering::Relaxed),
             images_reused: self.images_reused.load(Ordering::Relaxed),
+            images_evicted: self.images_evicted.load(Ordering::Relaxed),
             requests_rejected: self.requests_rejected.load(Ordering::Relaxed),
             latency: self
                 .latency
@@ -147,6 +154,8 @@ pub struct Snapshot {
     pub runs_reused: u64,
     pub images_built: u64,
     pub images_reused: u64,
+    /// Instance images removed to keep the cache within `--image-cache-size`.
+    pub images_evicted: u64,
     pub requests_rejected: u64,
     pub latency: Histogram,
     pub failures: BTreeMap<String, u64>,
@@ -195,10 +204,11 @@ pub fn render(s: &Snapshot) -> String {
     metric(
         "swtbench_images_total",
         "counter",
-        "Images the evaluations needed, built or found.",
+        "Images the evaluations needed, built or found; instance images evicted from the cache.",
         vec![
             ("{result=\"built\"}".into(), s.images_built.to_string()),
             ("{result=\"reused\"}".into(), s.images_reused.to_string()),
+            ("{result=\"evicted\"}".into(), s.images_evicted.to_string()),
         ],
     );
     metric(
@@ -247,6 +257,7 @@ mod tests {
         m.failed("the engine is not reachable");
         m.failed("cancelled");
         m.failed("cancelled");
+        m.evicted(2);
         let text = render(&m.snapshot(
             Counts {
                 queued: 3,
@@ -284,6 +295,10 @@ mod tests {
         );
         assert!(
             text.contains("swtbench_failures_total{class=\"engine\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("swtbench_images_total{result=\"evicted\"} 2\n"),
             "{text}"
         );
         for family in text.lines().filter(|l| l.starts_with("# TYPE ")) {

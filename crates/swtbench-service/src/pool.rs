@@ -166,6 +166,8 @@ pub struct WorkerConfig {
     pub workers: usize,
     /// This process's directory for its job files (events, predictions).
     pub dir: PathBuf,
+    /// The instance images' budget (`--image-cache-size`); `None`: every image is kept.
+    pub image_cache: Option<u64>,
 }
 
 /// `swtbench worker`: joins the pool of the shared queue with `config.workers` workers, which
@@ -186,6 +188,7 @@ pub fn run_workers(
         tokens: None,
         max_body: 0,
         rate_limit: 0,
+        image_cache: config.image_cache,
     };
     let shared =
         Arc::new(Shared::new(queue, template, service, note).with_lease(config.pool.lease));

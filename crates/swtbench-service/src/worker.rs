@@ -12,14 +12,15 @@
 //! it was put back), the evaluation is stopped.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use swtbench_app::evaluate::{self, Engine, EngineUse, Finished, Observer, Request, Stopping};
 use swtbench_runner::events::{CancelReason, EventSink, FanOut, JsonlWriter};
 use swtbench_runner::{Cancel, Event};
 
+use crate::image_cache;
 pub use crate::queue::MAX_ATTEMPTS;
 use crate::queue::{End, Holder, Job, JobSpec};
 use crate::Shared;
@@ -102,6 +103,37 @@ pub fn work(shared: Arc<Shared>, index: usize) {
         }
         finish(&shared, &job, &holder, &end);
         shared.job_changed();
+        // What ended processes left (a killed worker's containers, unfinished files), after the
+        // verdict: the jobs' evaluations leave it to the worker.
+        match eng.sweep_ended_processes(&shared.template.logs_root()) {
+            Ok(Some(removed)) => shared.note(removed),
+            Ok(None) => {}
+            Err(e) => shared.note(format!("sweeping what ended processes left: {e}")),
+        }
+        if let Some(budget) = shared.config.image_cache {
+            keep_images_within(&shared, eng, budget);
+        }
+    }
+}
+
+/// Removes the least recently used instance images beyond `budget` (after a job, its verdict
+/// stored: the eviction delays no answer).
+fn keep_images_within(shared: &Shared, engine: &Engine, budget: u64) {
+    let evicted = shared
+        .images
+        .evicting(|last_used, in_use| engine.keep_images_within(budget, last_used, in_use));
+    match evicted {
+        Ok(evicted) => {
+            if let Some(line) = evicted.summary(budget) {
+                shared.note(line);
+            }
+            let removed: Vec<String> = evicted.removed.into_iter().map(|(t, _)| t).collect();
+            shared.metrics.evicted(removed.len() as u64);
+            if let Err(e) = shared.images.forget(&removed) {
+                shared.note(format!("image cache: writing its record: {e}"));
+            }
+        }
+        Err(e) => shared.note(format!("image cache: {e}")),
     }
 }
 
@@ -190,11 +222,15 @@ fn evaluate_job(shared: &Arc<Shared>, engine: &Engine, job: &Job, holder: &Holde
     let observer = JobObserver {
         events: shared.dir.join("events").join(format!("{}.jsonl", job.id)),
         shared: shared.clone(),
+        images: Mutex::new(Vec::new()),
+        planned: AtomicBool::new(false),
     };
     let (done, beats) = std::sync::mpsc::channel::<()>();
     let result = std::thread::scope(|scope| {
         let beating = cancel.clone();
         scope.spawn(move || heartbeat(shared, &job.id, holder, &beating, &beats));
+        // No eviction while this evaluation plans (until its images are marked in use).
+        shared.images.planning();
         let result = evaluate::evaluate(
             engine,
             request,
@@ -209,6 +245,11 @@ fn evaluate_job(shared: &Arc<Shared>, engine: &Engine, job: &Job, holder: &Holde
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .remove(&job.id);
+    observer.planned();
+    let used = std::mem::take(&mut *observer.images.lock().unwrap_or_else(|e| e.into_inner()));
+    if let Err(e) = shared.images.release(&used, image_cache::now_unix()) {
+        shared.note(format!("image cache: writing its record: {e}"));
+    }
     match result {
         Ok(Finished::Done(done)) => {
             if let Some(reason) = &done.output.aborted {
@@ -283,12 +324,37 @@ fn verdict(
 struct JobObserver {
     events: PathBuf,
     shared: Arc<Shared>,
+    /// The instance images its plan uses (in use until the evaluation ends).
+    images: Mutex<Vec<String>>,
+    /// Whether the evaluation's planning has been declared over ([`image_cache::ImageUse::planned`]).
+    planned: AtomicBool,
+}
+
+impl JobObserver {
+    /// The evaluation has planned (or ended without a plan): evictions may run again.
+    fn planned(&self) {
+        if !self.planned.swap(true, Ordering::SeqCst) {
+            self.shared.images.planned();
+        }
+    }
 }
 
 impl Observer for JobObserver {
     fn warnings(&self, _warnings: &[String]) {}
 
-    fn sink(&self, _plan: &swtbench_plan::Plan) -> swtbench_app::Result<Arc<dyn EventSink>> {
+    fn sink(&self, plan: &swtbench_plan::Plan) -> swtbench_app::Result<Arc<dyn EventSink>> {
+        let tags: Vec<String> = plan
+            .images
+            .iter()
+            .filter(|i| i.kind == swtbench_plan::ImageKind::Instance)
+            .map(|i| i.tag.clone())
+            .collect();
+        self.shared.images.acquire(&tags, image_cache::now_unix());
+        self.images
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(tags);
+        self.planned();
         let mut sinks: Vec<Box<dyn EventSink>> = vec![Box::new(MetricsSink(self.shared.clone()))];
         if let Some(parent) = self.events.parent() {
             let _ = std::fs::create_dir_all(parent);

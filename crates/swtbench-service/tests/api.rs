@@ -55,6 +55,7 @@ fn service(tokens: Option<Vec<Token>>, rate_limit: u32) -> Service {
         tokens,
         max_body: 16 * 1024 * 1024,
         rate_limit,
+        image_cache: None,
     };
     let queue = Queue::open(&path).unwrap();
     let logs = dir.path().join("run_instance_swt_logs");

@@ -134,6 +134,7 @@ fn the_page_uploads_a_batch_follows_it_to_the_end_and_opens_its_reports() {
         tokens: Some(vec![Token::new(api::token_digest(TOKEN))]),
         max_body: 16 * 1024 * 1024,
         rate_limit: 1000,
+        image_cache: None,
     };
     let shared = Arc::new(Shared::new(
         Queue::open(&dir).unwrap(),

@@ -237,7 +237,10 @@ impl Template for ServeTemplate {
             args.eval.compute_coverage = None;
             args.eval.no_coverage = true;
         }
-        let settings = settings_from(&args, &engine.host_facts())?;
+        let mut settings = settings_from(&args, &engine.host_facts())?;
+        // The worker sweeps what ended processes left after each verdict (and the service when
+        // it starts): not on the verdict's path.
+        settings.sweep_leftovers = false;
         let predictions = swtbench_app::inputs::load_predictions_for(&file, &self.dataset)?;
         let inputs = Inputs {
             predictions,

@@ -1169,3 +1169,59 @@ async fn docker_isolated_network_made_by_many_processes_at_once_is_one_network()
     }
     scope.assert_no_leftover_containers(&probe).await;
 }
+
+#[tokio::test]
+async fn docker_an_images_own_size_leaves_out_the_layers_it_shares() {
+    let Some(backend) = connect("docker_own_size").await else {
+        return;
+    };
+    ensure_base_image(&backend).await;
+    let scope = Scope::new("own-size");
+    let build = |tag: String, dockerfile: String| {
+        let mut request = BuildRequest::new(tag, BuildContext::new(dockerfile));
+        request.labels = scope.labels();
+        request.timeout = Some(Duration::from_secs(300));
+        request
+    };
+    // A parent with 3 MiB of its own, a child with 1 MiB more (random: no compression helps).
+    let parent = backend
+        .image_build(
+            build(
+                scope.tag("parent"),
+                format!("FROM {BASE_IMAGE}\nRUN head -c 3145728 /dev/urandom > /parent.bin\n"),
+            ),
+            &mut Vec::new(),
+        )
+        .await
+        .expect("parent");
+    let child = backend
+        .image_build(
+            build(
+                scope.tag("child"),
+                format!(
+                    "FROM {}\nRUN head -c 1048576 /dev/urandom > /child.bin\n",
+                    scope.tag("parent")
+                ),
+            ),
+            &mut Vec::new(),
+        )
+        .await
+        .expect("child");
+    let sized = backend
+        .images_with_own_size(&scope.filter())
+        .await
+        .expect("list with sizes");
+    let own = |id: &str| sized.iter().find(|(i, _)| i.id == id).unwrap().1;
+    const MIB: u64 = 1 << 20;
+    assert!(
+        (MIB..2 * MIB).contains(&own(&child.id)),
+        "the child holds its 1 MiB: {sized:?}"
+    );
+    // The parent's layers are shared with the child: nothing of them counts as its own where
+    // the engine computes shared sizes, its own 3 MiB (over the base image) where it does not.
+    assert!(own(&parent.id) < 4 * MIB, "{sized:?}");
+    for image in [&child.id, &parent.id] {
+        assert!(backend.image_remove(image, true).await.expect("remove"));
+    }
+    scope.assert_no_leftover_containers(&backend).await;
+}

@@ -26,6 +26,12 @@ pub struct WorkerArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(2..=3600))]
     pub lease: u64,
 
+    /// Disk the instance images may take with their own layers (e.g. 50G): after each job, the
+    /// least recently used instance images beyond it are removed (those of running jobs never;
+    /// base and environment images are kept). Without it every image is kept.
+    #[arg(long, value_name = "SIZE", value_parser = swtbench_app::settings::parse_size)]
+    pub image_cache_size: Option<u64>,
+
     /// `swtbench run`'s flags for every evaluation (after `--`).
     #[arg(last = true, value_name = "RUN FLAGS", allow_hyphen_values = true)]
     pub run_args: Vec<String>,

@@ -110,7 +110,7 @@ pub async fn run<B: ContainerBackend>(
         .filter(|i| i.in_run())
         .cloned()
         .collect();
-    if !shared.settings.skip_eval {
+    if !shared.settings.skip_eval && shared.settings.sweep_leftovers {
         remove_leftovers(&shared, true).await;
     }
     announce_start(&shared, &plan, &in_run);
@@ -127,7 +127,7 @@ pub async fn run<B: ContainerBackend>(
     }
     // A container a killed earlier process had asked for can appear after the first sweep:
     // once more at the end of a run that ended normally (the engine answers).
-    if !shared.settings.skip_eval && cancel.level().is_none() {
+    if !shared.settings.skip_eval && shared.settings.sweep_leftovers && cancel.level().is_none() {
         remove_leftovers(&shared, false).await;
     }
     let unstopped = if shared.settings.skip_eval {

@@ -37,6 +37,7 @@ pub fn run(args: ServeArgs, printer: &Printer) -> CliResult {
         tokens,
         max_body: args.max_body,
         rate_limit: args.rate_limit,
+        image_cache: args.image_cache_size,
     };
     let pool = Pool {
         queue,

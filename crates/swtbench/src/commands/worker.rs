@@ -32,6 +32,7 @@ pub fn run(args: WorkerArgs, printer: &Printer) -> CliResult {
         },
         workers: args.workers as usize,
         dir: template.dir.clone(),
+        image_cache: args.image_cache_size,
     };
     let p = *printer;
     let note = Box::new(move |text: String| p.info(&format!("worker: {text}")));

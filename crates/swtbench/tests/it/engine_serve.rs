@@ -1,8 +1,11 @@
 //! `swtbench serve` on the real engine with the fixture benchmark: a batch of the fixture's
-//! predictions through the HTTP API, the service killed with SIGKILL twice while it evaluates and
+//! predictions through the HTTP API, the service killed with SIGKILL three times while it
+//! evaluates (once while it builds an instance image, then after one verdict and after three) and
 //! started again each time; every verdict is delivered, each instance's `report.json` is
 //! byte-identical to `swtbench run`'s (the shared reference run), no job executed twice once it
-//! had finished, and nothing of the killed processes is left (containers, temporary files).
+//! had finished, and nothing of the killed processes is left (containers, the build's container,
+//! temporary files). The batch's first prediction is the fixture's `swtfix__calc-1` under an id
+//! of the test's own, whose instance image no other test has, so that the service builds it.
 //!
 //! Needs what engine_run.rs needs (Docker, the fixture base image).
 
@@ -29,36 +32,148 @@ impl Drop for Serve {
 }
 
 pub(crate) fn start(fx: &Fixture, out: &Path, workers: usize) -> Serve {
-    let address = out.join("service").join("address");
-    let _ = std::fs::remove_file(&address);
+    start_with(&fx.dataset(), &fx.mirrors(), out, workers)
+}
+
+/// A dataset and mirror directory with one instance no other test has.
+pub(crate) struct OwnInstance {
+    pub(crate) dataset: String,
+    pub(crate) mirrors: String,
+}
+
+/// The fixture's instance `source` as instance `own`, whose base commit is a new commit on top of
+/// `source`'s (it adds a file that no test reads), in a copy of the fixture's mirrors under
+/// `dir`: its patches, tests and verdict are `source`'s, but its instance image (keyed by its
+/// checkout) is its own, so a test may build it, evict it or kill its build without touching
+/// the fixture images other tests use. The dataset holds the fixture's rows when `with_fixture`,
+/// then `own`'s.
+pub(crate) fn own_instance(
+    fx: &Fixture,
+    source: &str,
+    own: &str,
+    dir: &Path,
+    with_fixture: bool,
+) -> OwnInstance {
+    let rows = std::fs::read_to_string(fx.data.join("dataset.jsonl")).unwrap();
+    let mut row: Value = rows
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["instance_id"] == source)
+        .unwrap();
+    let mirrors = dir.join("mirrors");
+    let git = |args: &[&str], cwd: &Path| {
+        let out = Command::new("git")
+            .args([
+                "-c",
+                "user.name=swtbench-test",
+                "-c",
+                "user.email=test@swtbench.invalid",
+            ])
+            .args(args)
+            .current_dir(cwd)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    std::fs::create_dir_all(dir).unwrap();
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(fx.data.join("mirrors"))
+        .arg(&mirrors)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let mirror = mirrors.join(format!(
+        "{}.git",
+        row["repo"].as_str().unwrap().replace('/', "__")
+    ));
+    let work = dir.join("checkout");
+    git(
+        &[
+            "clone",
+            "-q",
+            &mirror.display().to_string(),
+            &work.display().to_string(),
+        ],
+        dir,
+    );
+    git(
+        &["checkout", "-q", row["base_commit"].as_str().unwrap()],
+        &work,
+    );
+    std::fs::write(work.join("OWN_INSTANCE.txt"), format!("{own}\n")).unwrap();
+    git(&["add", "OWN_INSTANCE.txt"], &work);
+    git(
+        &["commit", "-q", "-m", &format!("{own}: its own checkout")],
+        &work,
+    );
+    let commit = git(&["rev-parse", "HEAD"], &work);
+    git(
+        &["push", "-q", "origin", &format!("HEAD:refs/heads/{own}")],
+        &work,
+    );
+    row["instance_id"] = Value::from(own);
+    row["base_commit"] = Value::from(commit);
+    let dataset = dir.join("dataset.jsonl");
+    let fixture_rows = match with_fixture {
+        true => format!("{}\n", rows.trim_end()),
+        false => String::new(),
+    };
+    std::fs::write(&dataset, format!("{fixture_rows}{row}\n")).unwrap();
+    OwnInstance {
+        dataset: dataset.display().to_string(),
+        mirrors: mirrors.display().to_string(),
+    }
+}
+
+/// [`start`] with another dataset file and mirror directory ([`own_instance`]'s).
+pub(crate) fn start_on(data: &OwnInstance, out: &Path, workers: usize) -> Serve {
+    start_with(&data.dataset, &data.mirrors, out, workers)
+}
+
+fn start_with(dataset: &str, mirrors: &str, out: &Path, workers: usize) -> Serve {
     let mut cmd = engine_fixture::swtbench_command();
     cmd.args(["serve", "--listen", "127.0.0.1:0", "--workers"])
         .arg(workers.to_string())
         .arg("--")
-        .args(["--dataset", &fx.dataset(), "--repo-mirror", &fx.mirrors()])
+        .args(["--dataset", dataset, "--repo-mirror", mirrors])
         .arg("--spec-table")
         .arg(engine_fixture::spec_table())
         .args(["--timeout", "20", "--output-dir"])
-        .arg(out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit());
-    // Held from the start: a panic below kills it on drop.
-    let mut serve = Serve {
-        child: cmd.spawn().unwrap(),
-        url: String::new(),
-    };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let text = std::fs::read_to_string(&address).unwrap_or_default();
-        if !text.trim().is_empty() {
-            serve.url = text.trim().to_string();
-            return serve;
+        .arg(out);
+    Serve::spawn(cmd, out)
+}
+
+impl Serve {
+    /// Starts `cmd` (a `serve` command line whose output directory is `out`) and waits for the
+    /// address it listens on.
+    pub(crate) fn spawn(mut cmd: Command, out: &Path) -> Serve {
+        let address = out.join("service").join("address");
+        let _ = std::fs::remove_file(&address);
+        cmd.stdout(Stdio::null()).stderr(Stdio::inherit());
+        // Held from the start: a panic below kills it on drop.
+        let mut serve = Serve {
+            child: cmd.spawn().unwrap(),
+            url: String::new(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let text = std::fs::read_to_string(&address).unwrap_or_default();
+            if !text.trim().is_empty() {
+                serve.url = text.trim().to_string();
+                return serve;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the service wrote no address in 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
         }
-        assert!(
-            Instant::now() < deadline,
-            "the service wrote no address in 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -130,22 +245,98 @@ pub(crate) fn temporary_files(root: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The fixture instance copied under the test's own id (its instance image is built by the
+/// service), and that id.
+const COPIED: &str = "swtfix__calc-1";
+const OWN: &str = "swtfix__calc-9102";
+
+/// The image tag and any container that builds it, removed when dropped (should the test fail
+/// before the service removed its build).
+struct OwnImage(Option<String>);
+
+impl Drop for OwnImage {
+    fn drop(&mut self) {
+        if let Some(tag) = &self.0 {
+            for id in build_containers(tag) {
+                let _ = Command::new("docker").args(["rm", "-f", &id]).output();
+            }
+            let _ = Command::new("docker").args(["rmi", "-f", tag]).output();
+        }
+    }
+}
+
+/// The containers that build image `tag` (a commit build's, labelled with the image it builds).
+fn build_containers(tag: &str) -> Vec<String> {
+    let out = Command::new("docker")
+        .args(["ps", "-a", "-q", "--filter"])
+        .arg(format!("label=swtbench.image={tag}"))
+        .args(["--filter", "name=swtbench-build-"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Waits until job `id`'s events say an instance image build started and has not ended: its tag.
+fn wait_instance_build(out: &Path, id: &str) -> String {
+    let events = out.join("service/events").join(format!("{id}.jsonl"));
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let text = std::fs::read_to_string(&events).unwrap_or_default();
+        let parsed: Vec<Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let started = parsed
+            .iter()
+            .find(|e| e["event"] == "image_build_started" && e["kind"] == "instance");
+        if let Some(started) = started {
+            let tag = started["tag"].as_str().unwrap().to_string();
+            assert!(
+                !parsed
+                    .iter()
+                    .any(|e| e["event"] == "image_ready" && e["tag"] == tag.as_str()),
+                "the build of {tag} ended before the test could kill the service during it"
+            );
+            return tag;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no instance image build in 300 s: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
-fn engine_serve_verdicts_equal_run_and_survive_two_kills() {
+fn engine_serve_verdicts_equal_run_and_survive_three_kills() {
     require_engine!();
     let fx = Fixture::new();
     let (ref_out, ref_id) = reference_run(&fx);
-    let reference = reports_of(&ref_out, &ref_id);
+    let mut reference = reports_of(&ref_out, &ref_id);
     let out = fx.root.join("served");
-    let predictions: Vec<Value> = std::fs::read_to_string(fx.data.join("predictions.jsonl"))
+    let mut predictions: Vec<Value> = std::fs::read_to_string(fx.data.join("predictions.jsonl"))
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .filter(|p: &Value| p["instance_id"] != HANGING)
         .collect();
+    // The copied instance first: the service builds its instance image at once.
+    let data = own_instance(&fx, COPIED, OWN, &fx.root.join("served-data"), true);
+    let mut own = predictions
+        .iter()
+        .find(|p| p["instance_id"] == COPIED)
+        .unwrap()
+        .clone();
+    own["instance_id"] = Value::from(OWN);
+    predictions.insert(0, own);
+    let own_reference = reference[COPIED].replace(COPIED, OWN);
+    reference.insert(OWN.to_string(), own_reference);
     let body: String = predictions.iter().map(|p| format!("{p}\n")).collect();
 
-    let mut serve = start(&fx, &out, 2);
+    let mut serve = start_on(&data, &out, 2);
     let mut r = agent()
         .post(format!("{}/v1/batches", serve.url))
         .send(body.as_bytes())
@@ -163,12 +354,25 @@ fn engine_serve_verdicts_equal_run_and_survive_two_kills() {
         .collect();
     assert_eq!(ids.len(), predictions.len());
 
-    // Killed twice while it evaluates: after the first verdict, and after a few more.
+    // Killed while it builds the copied instance's image.
+    let mut guard = OwnImage(None);
+    let tag = wait_instance_build(&out, &ids[0]);
+    guard.0 = Some(tag.clone());
+    kill9(&mut serve);
+    serve = start_on(&data, &out, 2);
+
+    // Killed twice more while it evaluates: after the first verdict, and after a few more; each
+    // time while the running jobs are on their first take (a job whose third take a kill ends
+    // fails, by design: a job that keeps killing its worker is not taken forever).
     let mut finished_before_kills = Vec::new();
     for at_least in [1, 3] {
-        let b = wait_batch(&serve.url, &batch, Duration::from_secs(600), |b| {
-            done_count(b) >= at_least
-        });
+        let b =
+            wait_batch(&serve.url, &batch, Duration::from_secs(600), |b| {
+                done_count(b) >= at_least
+                    && b["evaluations"].as_array().unwrap().iter().all(|e| {
+                        e["state"] != "running" || e["attempts"].as_u64().unwrap_or(0) <= 1
+                    })
+            });
         kill9(&mut serve);
         finished_before_kills = b["evaluations"]
             .as_array()
@@ -182,7 +386,7 @@ fn engine_serve_verdicts_equal_run_and_survive_two_kills() {
                 )
             })
             .collect();
-        serve = start(&fx, &out, 2);
+        serve = start_on(&data, &out, 2);
     }
     let total = ids.len() as u64;
     let b = wait_batch(&serve.url, &batch, Duration::from_secs(900), |b| {
@@ -212,6 +416,11 @@ fn engine_serve_verdicts_equal_run_and_survive_two_kills() {
         );
     }
     assert_eq!(temporary_files(&out), Vec::<PathBuf>::new());
+    // The killed build's container is gone; the image was built again and is kept (warm).
+    assert_eq!(build_containers(&tag), Vec::<String>::new());
+    let (_, text) = get(&format!("{}/v1/evaluations/{}", serve.url, ids[0]));
+    let job: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(job["verdict"]["resolved"], true, "{job}");
 
     // Metrics and health answer; SIGTERM stops it cleanly and removes the address file.
     let (status, metrics) = get(&format!("{}/metrics", serve.url));

@@ -49,6 +49,7 @@ mod engine_registry;
 mod engine_repeat;
 mod engine_run;
 mod engine_serve;
+mod engine_serve_cache;
 mod engine_serve_clients;
 mod engine_serve_web;
 mod engine_shared;
