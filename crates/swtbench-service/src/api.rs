@@ -1134,12 +1134,9 @@ async fn get_batch(
     .into_response())
 }
 
-/// The leaderboard figures of a batch's graded evaluations, as `swtbench report` computes them,
-/// over the batch's size (its predictions; an evaluation not done yet counts as not applied).
-/// Without a gold run the coverage rows are absent.
-pub fn leaderboard(jobs: &[Job]) -> Value {
-    let reports: Vec<swtbench_grade::InstanceReport> = jobs
-        .iter()
+/// The `report.json` of each graded evaluation of `jobs`.
+fn reports_of(jobs: &[Job]) -> Vec<swtbench_grade::InstanceReport> {
+    jobs.iter()
         .filter_map(|j| {
             let report = j.verdict.as_ref()?.get("report")?;
             swtbench_grade::InstanceReport::from_report_json(
@@ -1148,8 +1145,27 @@ pub fn leaderboard(jobs: &[Job]) -> Value {
             )
             .ok()
         })
-        .collect();
-    let m = swtbench_grade::leaderboard::compute(&reports, None, jobs.len());
+        .collect()
+}
+
+/// The leaderboard figures of a batch's graded evaluations, as `swtbench report` computes them,
+/// over the batch's size (its predictions; an evaluation not done yet counts as not applied).
+/// The coverage Δ rows need a gold run: `gold`, the evaluations of a batch of the gold test
+/// patches (`swtbench report --gold-run-id`'s run); without it they are absent, and `coverage`
+/// says why.
+pub fn leaderboard(jobs: &[Job], gold: Option<&[Job]>) -> Value {
+    let reports = reports_of(jobs);
+    let gold_reports = gold.map(reports_of);
+    let m = swtbench_grade::leaderboard::compute(&reports, gold_reports.as_deref(), jobs.len());
+    let coverage = match &m.coverage {
+        Ok(_) => Value::Null,
+        Err(swtbench_grade::leaderboard::NoCoverage::NoGoldRun) => json!(
+            "no coverage Δ rows: no gold run (give ?gold=BATCH_ID, a batch of the gold test patches of these instances)"
+        ),
+        Err(swtbench_grade::leaderboard::NoCoverage::NoGoldCoverage) => json!(
+            "no coverage Δ rows: the gold batch's reports have no coverage_delta_gold (evaluated without coverage, or not graded yet)"
+        ),
+    };
     let figures: Value = serde_json::from_str(&swtbench_grade::leaderboard::render(
         &m,
         "batch",
@@ -1160,18 +1176,55 @@ pub fn leaderboard(jobs: &[Job]) -> Value {
     json!({
         "denominator": jobs.len(),
         "graded": reports.len(),
+        "gold_graded": gold_reports.as_ref().map(Vec::len),
+        "coverage": coverage,
         "figures": figures,
         "markdown": swtbench_grade::leaderboard::render(&m, "batch", swtbench_grade::leaderboard::Format::Github, None),
     })
 }
 
+/// `?gold=BATCH_ID` of a leaderboard request (none without); any other parameter is refused.
+pub fn gold_of(query: Option<&str>) -> Result<Option<String>, ApiError> {
+    let mut gold = None;
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        if k != "gold" {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "unknown_parameter",
+                format!("unknown query parameter {k:?}"),
+            )
+            .field(k.to_string())
+            .hint("the one query parameter is gold=BATCH_ID"));
+        }
+        check_id(v, "run").map_err(|_| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_parameter",
+                format!("gold={v:?} is not a batch id"),
+            )
+            .field("gold")
+            .hint("the id of a batch of the gold test patches (POST /v1/batches answered it)")
+        })?;
+        gold = Some(v.to_string());
+    }
+    Ok(gold)
+}
+
 async fn batch_leaderboard(
     State(s): State<Arc<Shared>>,
     Path(id): Path<String>,
+    RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
+    let gold_id = gold_of(query.as_deref())?;
     let jobs = batch_of(&s, &id)?;
-    let mut v = leaderboard(&jobs);
+    let gold = match &gold_id {
+        Some(g) => Some(batch_of(&s, g).map_err(|e| e.field("gold"))?),
+        None => None,
+    };
+    let mut v = leaderboard(&jobs, gold.as_deref());
     v["id"] = json!(id);
+    v["gold"] = json!(gold_id);
     v["done"] = json!(jobs.iter().all(|j| j.state.is_final()));
     Ok(Json(v).into_response())
 }
@@ -1275,7 +1328,7 @@ mod tests {
             job("a__a-3", Some(report("a__a-3", false, false))),
             job("a__a-4", None),
         ];
-        let v = leaderboard(&jobs);
+        let v = leaderboard(&jobs, None);
         assert_eq!(
             (v["denominator"].as_u64(), v["graded"].as_u64()),
             (Some(4), Some(3)),
@@ -1291,5 +1344,61 @@ mod tests {
                 .contains("| Applicability (W) |"),
             "{v}"
         );
+        assert!(v["figures"]["coverage_delta_all"].is_null(), "{v}");
+        assert!(
+            v["coverage"].as_str().unwrap().contains("?gold=BATCH_ID"),
+            "{v}"
+        );
+
+        // With a gold batch: Δᵃˡˡ is the predictions' Δ summed over the gold reports that have
+        // one (2 here), as `swtbench report --gold-run-id` computes it.
+        let with_delta = |id: &str, resolved: bool, pred: f64, gold: f64| {
+            let mut r = report(id, resolved, true);
+            r[id]["coverage_delta_pred"] = json!(pred);
+            r[id]["coverage_delta_gold"] = json!(gold);
+            r
+        };
+        let jobs = [
+            job("a__a-1", Some(with_delta("a__a-1", true, 0.5, 1.0))),
+            job("a__a-2", Some(with_delta("a__a-2", false, 0.25, 1.0))),
+        ];
+        let gold = [
+            job("a__a-1", Some(with_delta("a__a-1", true, 1.0, 1.0))),
+            job("a__a-2", Some(with_delta("a__a-2", true, 0.8, 0.8))),
+        ];
+        let v = leaderboard(&jobs, Some(&gold));
+        assert_eq!(v["gold_graded"].as_u64(), Some(2), "{v}");
+        assert!(v["coverage"].is_null(), "{v}");
+        assert_eq!(
+            v["figures"]["coverage_delta_all"].as_f64(),
+            Some(37.5),
+            "{v}"
+        );
+        // A gold batch graded without coverage says so.
+        let no_cov = [job("a__a-1", Some(report("a__a-1", true, true)))];
+        let v = leaderboard(&jobs, Some(&no_cov));
+        assert!(
+            v["coverage"]
+                .as_str()
+                .unwrap()
+                .contains("no coverage_delta_gold"),
+            "{v}"
+        );
+    }
+
+    #[test]
+    fn a_leaderboards_one_parameter_is_a_gold_batch_id() {
+        assert_eq!(gold_of(None).unwrap(), None);
+        assert_eq!(
+            gold_of(Some("gold=run0123456789abcdef01234567")).unwrap(),
+            Some("run0123456789abcdef01234567".to_string())
+        );
+        let e = gold_of(Some("gold=../x")).unwrap_err();
+        assert_eq!(
+            (e.code, e.field.as_deref()),
+            ("invalid_parameter", Some("gold"))
+        );
+        let e = gold_of(Some("wait=3")).unwrap_err();
+        assert_eq!(e.code, "unknown_parameter");
     }
 }

@@ -265,11 +265,14 @@ impl PgQueue {
         let text = serde_json::to_string(spec).unwrap_or_default();
         self.with(|c| {
             let mut tx = c.transaction()?;
+            // No conflict target: the id and the key are both unique, and a concurrent insert of
+            // the same job by another process (it waits for ours) conflicts on either; with
+            // `(id)` alone a conflict found on the key's index is an error, not a skip.
             let inserted = tx.query_opt(
                 &format!(
                     "INSERT INTO swtbench_jobs (id, key, context, spec, state, created) \
                      VALUES ($1, $2, $3, $4, 'queued', {NOW_S}) \
-                     ON CONFLICT (id) DO NOTHING RETURNING id"
+                     ON CONFLICT DO NOTHING RETURNING id"
                 ),
                 &[&id, &key, &context, &text],
             )?;

@@ -1,8 +1,9 @@
 //! Several machines' worker pool on the real engine with the fixture benchmark: `swtbench serve
 //! --queue postgres://` (a real PostgreSQL server the test starts, no workers of its own) and two
 //! `swtbench worker` processes sharing an output directory (as hosts sharing a file system do).
-//! One worker is killed with SIGKILL while it evaluates; its job's lease runs out and the other
-//! worker takes it. Every verdict is delivered, each `report.json` is served by the service from
+//! Two workers are killed with SIGKILL while they evaluate (the first, then, with a replacement
+//! started, the second); each killed job's lease runs out and another worker takes it. Every
+//! verdict is delivered, each `report.json` is served by the service from
 //! the queue (the service's own disk has none) and equals `swtbench run`'s byte for byte, each
 //! verdict equals the SQLite service's, no run that had finished executed twice (the events
 //! show it), and nothing is left behind: no container, no unfinished file, no running job or
@@ -171,6 +172,52 @@ fn executed(events: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Waits until `worker` evaluates a job (not one of `skip`) that has executed runs, and kills it
+/// with SIGKILL: the job's id and its events at the kill.
+fn kill_while_evaluating(
+    pg: &Postgres,
+    worker: &mut Proc,
+    events_dir: &Path,
+    skip: &[String],
+) -> (String, String) {
+    let pid = worker.0.id();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let running = pg.psql(&format!(
+            "SELECT id FROM swtbench_jobs WHERE state = 'running' AND holder LIKE '%/{pid}/%'"
+        ));
+        if let Some(id) = running
+            .lines()
+            .next()
+            .filter(|id| !skip.iter().any(|s| s == id))
+        {
+            let text =
+                std::fs::read_to_string(events_dir.join(format!("{id}.jsonl"))).unwrap_or_default();
+            if !executed(&text).is_empty() {
+                worker.0.kill().unwrap(); // SIGKILL
+                worker.0.wait().unwrap();
+                // Read at once: another worker writes this job's events file when it takes it
+                // again, after the lease has run out.
+                let text = std::fs::read_to_string(events_dir.join(format!("{id}.jsonl")))
+                    .unwrap_or_default();
+                assert_eq!(
+                    pg.psql(&format!(
+                        "SELECT state FROM swtbench_jobs WHERE id = '{id}'"
+                    )),
+                    "running",
+                    "{id} was finished when worker {pid} was killed"
+                );
+                return (id.to_string(), text);
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "worker {pid} evaluated nothing in 600 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Files a killed process leaves half-written (`swtbench_data::fsutil::TEMP_PREFIX`).
 fn temporary_files(root: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -205,7 +252,7 @@ fn judgement(evaluation: &Value) -> Value {
 }
 
 #[test]
-fn engine_workers_on_two_processes_survive_a_kill_and_give_the_sqlite_services_verdicts() {
+fn engine_workers_on_two_processes_survive_two_kills_and_give_the_sqlite_services_verdicts() {
     require_engine!();
     let Some(pg) = Postgres::start_or_skip() else {
         return;
@@ -230,54 +277,32 @@ fn engine_workers_on_two_processes_survive_a_kill_and_give_the_sqlite_services_v
     let (batch, ids) = submit(&url, &predictions);
     assert_eq!(ids.len(), predictions.len());
 
-    // Worker A is killed while it evaluates a job that has finished runs.
-    let a_pid = a.0.id();
+    // Worker A is killed while it evaluates a job that has finished runs; a replacement, C,
+    // joins; then B is killed the same way, while evaluating another job.
     let events_dir = shared_out.join("service").join("events");
-    let deadline = Instant::now() + Duration::from_secs(600);
-    let (killed, a_events) = loop {
-        let running = pg.psql(&format!(
-            "SELECT id FROM swtbench_jobs WHERE state = 'running' AND holder LIKE '%/{a_pid}/%'"
-        ));
-        if let Some(id) = running.lines().next() {
-            let text =
-                std::fs::read_to_string(events_dir.join(format!("{id}.jsonl"))).unwrap_or_default();
-            if !executed(&text).is_empty() {
-                a.0.kill().unwrap(); // SIGKILL
-                a.0.wait().unwrap();
-                // Read at once: the other worker writes this job's events file when it takes
-                // it again, after the lease has run out.
-                let text = std::fs::read_to_string(events_dir.join(format!("{id}.jsonl")))
-                    .unwrap_or_default();
-                break (id.to_string(), text);
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "worker A evaluated nothing in 600 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    assert_eq!(
-        pg.psql(&format!(
-            "SELECT state FROM swtbench_jobs WHERE id = '{killed}'"
-        )),
-        "running",
-        "{killed} was finished when worker A was killed"
-    );
+    let (a_pid, b_pid) = (a.0.id(), b.0.id());
+    let (killed_a, a_events) = kill_while_evaluating(&pg, &mut a, &events_dir, &[]);
+    let mut c = worker(&fx, &shared_out, &pg.url);
+    let (killed_b, b_events) = kill_while_evaluating(&pg, &mut b, &events_dir, &[killed_a.clone()]);
+    let killed = [(killed_a, a_pid, a_events), (killed_b, b_pid, b_events)];
     let evaluations = wait_done(&url, &batch, Duration::from_secs(900));
     let elapsed = started.elapsed();
 
-    // Every verdict delivered; the killed job was taken twice (by B the second time), every
-    // other once.
-    let b_pid = b.0.id();
+    // Every verdict delivered; each killed job was taken twice (by a live worker the second
+    // time), every other once.
     for id in &ids {
         let e = &evaluations[id];
         assert_eq!(e["state"], "done", "{e}");
-        let takes = if *id == killed { 2 } else { 1 };
-        assert_eq!(e["attempts"], takes, "{e}");
         let by = e["verdict"]["worker"].as_str().unwrap();
-        if *id == killed {
-            assert!(by.contains(&format!("/{b_pid}/")), "{killed} done by {by}");
+        match killed.iter().find(|(k, _, _)| k == id) {
+            Some((_, pid, _)) => {
+                assert_eq!(e["attempts"], 2, "{e}");
+                assert!(
+                    !by.contains(&format!("/{pid}/")),
+                    "{id} done by the killed {by}"
+                );
+            }
+            None => assert_eq!(e["attempts"], 1, "{e}"),
         }
         // Where its logs are: this host, the workers' directory, with the report.json there.
         let logs = e["verdict"]["logs"].as_str().unwrap();
@@ -302,16 +327,18 @@ fn engine_workers_on_two_processes_survive_a_kill_and_give_the_sqlite_services_v
         );
     }
 
-    // No run that had finished executed twice: over every job's events (the killed job's first
-    // take included), each run of an instance executed once at most; the runs the killed worker
+    // No run that had finished executed twice: over every job's events (the killed jobs' first
+    // takes included), each run of an instance executed once at most; the runs a killed worker
     // had finished were reused by the second take.
-    let mut runs: Vec<(String, String)> = executed(&a_events);
-    let before_kill = runs.clone();
+    let mut runs: Vec<(String, String)> = Vec::new();
+    for (_, _, events) in &killed {
+        runs.extend(executed(events));
+    }
     for id in &ids {
         let text = std::fs::read_to_string(events_dir.join(format!("{id}.jsonl"))).unwrap();
-        if *id == killed {
+        if let Some((_, _, events)) = killed.iter().find(|(k, _, _)| k == id) {
             let again = executed(&text);
-            for r in &before_kill {
+            for r in &executed(events) {
                 assert!(!again.contains(r), "{r:?} executed again after the kill");
             }
         }
@@ -336,10 +363,10 @@ fn engine_workers_on_two_processes_survive_a_kill_and_give_the_sqlite_services_v
         ),
         "0"
     );
-    assert!(b.terminate().success());
+    assert!(c.terminate().success());
     assert!(service.terminate().success());
     eprintln!(
-        "engine_workers: {} predictions, 2 workers, one killed: {:.1} s",
+        "engine_workers: {} predictions, 2 workers, two killed: {:.1} s",
         ids.len(),
         elapsed.as_secs_f64()
     );
