@@ -333,11 +333,17 @@ pub fn spawn(args: &[String]) -> Child {
 
 /// Containers (running or not) labelled with the run id.
 pub fn containers_of(run_id: &str) -> Vec<String> {
-    let out = Command::new("docker")
-        .args(["ps", "-a", "-q", "--filter"])
-        .arg(format!("label=swtbench.run_id={run_id}"))
-        .output()
-        .unwrap();
+    containers_matching(&[format!("label=swtbench.run_id={run_id}")])
+}
+
+/// The containers (any state) that match every `docker ps --filter` of `filters`.
+pub fn containers_matching(filters: &[String]) -> Vec<String> {
+    let mut cmd = Command::new("docker");
+    cmd.args(["ps", "-a", "-q"]);
+    for f in filters {
+        cmd.args(["--filter", f]);
+    }
+    let out = cmd.output().unwrap();
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(str::to_string)

@@ -24,18 +24,7 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
+use crate::support::git;
 
 const OPS: &str = "\"\"\"Arithmetic operations.\"\"\"\n\n\ndef add(a, b):\n    return a + b\n\n\ndef divide(a, b):\n    # Dividing by zero raises ZeroDivisionError from Python itself.\n    return a / b\n";
 const OPS_FIXED: &str = "\"\"\"Arithmetic operations.\"\"\"\n\n\ndef add(a, b):\n    return a + b\n\n\ndef divide(a, b):\n    if b == 0:\n        raise ValueError(\"divide: division by zero\")\n    return a / b\n";

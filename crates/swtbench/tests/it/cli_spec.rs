@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
@@ -199,21 +199,7 @@ fn offline_lite_renders_every_instance_that_needs_no_download() {
     assert!(compared >= 6, "only {compared} snapshot instances compared");
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
+use crate::support::git;
 
 /// A repository with `files` committed, mirrored (bare) to `mirrors/<owner>__<name>.git`.
 /// Returns the commit.

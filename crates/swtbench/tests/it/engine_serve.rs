@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::engine_fixture::{self, containers_of, reference_run, reports_of, Fixture, HANGING};
+use crate::support::git;
 
 /// The service as a child process over `out`, listening on a free loopback port (killed when
 /// dropped, should the test fail).
@@ -61,25 +62,6 @@ pub(crate) fn own_instance(
         .find(|r| r["instance_id"] == source)
         .unwrap();
     let mirrors = dir.join("mirrors");
-    let git = |args: &[&str], cwd: &Path| {
-        let out = Command::new("git")
-            .args([
-                "-c",
-                "user.name=swtbench-test",
-                "-c",
-                "user.email=test@swtbench.invalid",
-            ])
-            .args(args)
-            .current_dir(cwd)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
     std::fs::create_dir_all(dir).unwrap();
     let copied = Command::new("cp")
         .arg("-r")
@@ -94,28 +76,28 @@ pub(crate) fn own_instance(
     ));
     let work = dir.join("checkout");
     git(
+        dir,
         &[
             "clone",
             "-q",
             &mirror.display().to_string(),
             &work.display().to_string(),
         ],
-        dir,
     );
     git(
-        &["checkout", "-q", row["base_commit"].as_str().unwrap()],
         &work,
+        &["checkout", "-q", row["base_commit"].as_str().unwrap()],
     );
     std::fs::write(work.join("OWN_INSTANCE.txt"), format!("{own}\n")).unwrap();
-    git(&["add", "OWN_INSTANCE.txt"], &work);
+    git(&work, &["add", "OWN_INSTANCE.txt"]);
     git(
+        &work,
         &["commit", "-q", "-m", &format!("{own}: its own checkout")],
-        &work,
     );
-    let commit = git(&["rev-parse", "HEAD"], &work);
+    let commit = git(&work, &["rev-parse", "HEAD"]);
     git(
-        &["push", "-q", "origin", &format!("HEAD:refs/heads/{own}")],
         &work,
+        &["push", "-q", "origin", &format!("HEAD:refs/heads/{own}")],
     );
     row["instance_id"] = Value::from(own);
     row["base_commit"] = Value::from(commit);
@@ -198,26 +180,31 @@ fn kill9(s: &mut Serve) {
     s.child.wait().unwrap();
 }
 
-/// Polls the batch until `done(batch)` holds (at most `limit`).
-fn wait_batch(url: &str, batch: &str, limit: Duration, done: impl Fn(&Value) -> bool) -> Value {
+/// Polls the batches until `done(their evaluations)` holds (at most `limit`): the evaluations.
+fn wait_batches(
+    url: &str,
+    batches: &[String],
+    limit: Duration,
+    done: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
     let deadline = Instant::now() + limit;
     loop {
-        let (status, text) = get(&format!("{url}/v1/batches/{batch}"));
-        assert_eq!(status, 200, "{text}");
-        let v: Value = serde_json::from_str(&text).unwrap();
-        if done(&v) {
-            return v;
+        let mut evaluations = Vec::new();
+        for batch in batches {
+            let (status, text) = get(&format!("{url}/v1/batches/{batch}"));
+            assert_eq!(status, 200, "{text}");
+            let v: Value = serde_json::from_str(&text).unwrap();
+            evaluations.extend(v["evaluations"].as_array().unwrap().iter().cloned());
+        }
+        if done(&evaluations) {
+            return evaluations;
         }
         assert!(
             Instant::now() < deadline,
-            "the batch did not get there: {v}"
+            "the batches did not get there: {evaluations:?}"
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-}
-
-fn done_count(batch: &Value) -> u64 {
-    batch["counts"]["done"].as_u64().unwrap_or(0)
 }
 
 /// Files a killed process leaves half-written (`swtbench_data::fsutil::TEMP_PREFIX`) under
@@ -267,16 +254,10 @@ impl Drop for OwnImage {
 
 /// The containers that build image `tag` (a commit build's, labelled with the image it builds).
 fn build_containers(tag: &str) -> Vec<String> {
-    let out = Command::new("docker")
-        .args(["ps", "-a", "-q", "--filter"])
-        .arg(format!("label=swtbench.image={tag}"))
-        .args(["--filter", "name=swtbench-build-"])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect()
+    engine_fixture::containers_matching(&[
+        format!("label=swtbench.image={tag}"),
+        "name=swtbench-build-".to_string(),
+    ])
 }
 
 /// Waits until job `id`'s events say an instance image build started and has not ended: its tag.
@@ -334,49 +315,71 @@ fn engine_serve_verdicts_equal_run_and_survive_three_kills() {
     predictions.insert(0, own);
     let own_reference = reference[COPIED].replace(COPIED, OWN);
     reference.insert(OWN.to_string(), own_reference);
-    let body: String = predictions.iter().map(|p| format!("{p}\n")).collect();
+    // One batch of these 10 predictions, or (SWTBENCH_TEST_SERVE_PREDICTIONS=N, for the
+    // measurement in docs/service.md) as many batches as N needs, each under a model name of
+    // its own.
+    let wanted: usize = std::env::var("SWTBENCH_TEST_SERVE_PREDICTIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(predictions.len());
+    let copies = wanted.div_ceil(predictions.len()).max(1);
+    let started = Instant::now();
 
     let mut serve = start_on(&data, &out, 2);
-    let mut r = agent()
-        .post(format!("{}/v1/batches", serve.url))
-        .send(body.as_bytes())
-        .unwrap();
-    let status = r.status().as_u16();
-    let text = r.body_mut().read_to_string().unwrap();
-    assert_eq!(status, 202, "{text}");
-    let accepted: Value = serde_json::from_str(&text).unwrap();
-    let batch = accepted["id"].as_str().unwrap().to_string();
-    let ids: Vec<String> = accepted["evaluations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(ids.len(), predictions.len());
+    let mut batches = Vec::new();
+    let mut submitted: Vec<(String, String)> = Vec::new(); // (instance, evaluation id)
+    for k in 0..copies {
+        let body: String = predictions
+            .iter()
+            .map(|p| {
+                let mut p = p.clone();
+                if k > 0 {
+                    p["model_name_or_path"] = Value::from(format!("swtbench-fixture-model-{k}"));
+                }
+                format!("{p}\n")
+            })
+            .collect();
+        let mut r = agent()
+            .post(format!("{}/v1/batches", serve.url))
+            .send(body.as_bytes())
+            .unwrap();
+        let status = r.status().as_u16();
+        let text = r.body_mut().read_to_string().unwrap();
+        assert_eq!(status, 202, "{text}");
+        let accepted: Value = serde_json::from_str(&text).unwrap();
+        batches.push(accepted["id"].as_str().unwrap().to_string());
+        let ids = accepted["evaluations"].as_array().unwrap();
+        assert_eq!(ids.len(), predictions.len());
+        for (p, id) in predictions.iter().zip(ids) {
+            submitted.push((
+                p["instance_id"].as_str().unwrap().to_string(),
+                id.as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    let total = submitted.len() as u64;
 
     // Killed while it builds the copied instance's image.
     let mut guard = OwnImage(None);
-    let tag = wait_instance_build(&out, &ids[0]);
+    let tag = wait_instance_build(&out, &submitted[0].1);
     guard.0 = Some(tag.clone());
     kill9(&mut serve);
     serve = start_on(&data, &out, 2);
 
-    // Killed twice more while it evaluates: after the first verdict, and after a few more; each
-    // time while the running jobs are on their first take (a job whose third take a kill ends
-    // fails, by design: a job that keeps killing its worker is not taken forever).
+    // Killed twice more while it evaluates: after the first verdict (a tenth of them), and after
+    // a few more (half); each time while the running jobs are on their first take (a job whose
+    // third take a kill ends fails, by design: a job that keeps killing its worker is not taken
+    // forever).
     let mut finished_before_kills = Vec::new();
-    for at_least in [1, 3] {
-        let b =
-            wait_batch(&serve.url, &batch, Duration::from_secs(600), |b| {
-                done_count(b) >= at_least
-                    && b["evaluations"].as_array().unwrap().iter().all(|e| {
-                        e["state"] != "running" || e["attempts"].as_u64().unwrap_or(0) <= 1
-                    })
-            });
+    for at_least in [(total / 10).max(1), (total / 2).max(3)] {
+        let evaluations = wait_batches(&serve.url, &batches, Duration::from_secs(1800), |es| {
+            es.iter().filter(|e| e["state"] == "done").count() as u64 >= at_least
+                && es
+                    .iter()
+                    .all(|e| e["state"] != "running" || e["attempts"].as_u64().unwrap_or(0) <= 1)
+        });
         kill9(&mut serve);
-        finished_before_kills = b["evaluations"]
-            .as_array()
-            .unwrap()
+        finished_before_kills = evaluations
             .iter()
             .filter(|e| e["state"] == "done")
             .map(|e| {
@@ -388,11 +391,18 @@ fn engine_serve_verdicts_equal_run_and_survive_three_kills() {
             .collect();
         serve = start_on(&data, &out, 2);
     }
-    let total = ids.len() as u64;
-    let b = wait_batch(&serve.url, &batch, Duration::from_secs(900), |b| {
-        b["done"] == true
+    let evaluations = wait_batches(&serve.url, &batches, Duration::from_secs(3600), |es| {
+        es.iter().all(|e| {
+            ["done", "failed", "cancelled"].contains(&e["state"].as_str().unwrap_or_default())
+        })
     });
-    assert_eq!(done_count(&b), total, "every verdict delivered: {b}");
+    let done = evaluations.iter().filter(|e| e["state"] == "done").count() as u64;
+    assert_eq!(done, total, "every verdict delivered: {evaluations:?}");
+    eprintln!(
+        "engine_serve: {total} predictions in {copies} batch(es), 2 workers, the service killed \
+         three times: every verdict in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
 
     // A job that had finished was not taken again.
     for (id, attempts) in &finished_before_kills {
@@ -401,8 +411,8 @@ fn engine_serve_verdicts_equal_run_and_survive_three_kills() {
         assert_eq!(job["attempts"].as_u64(), *attempts, "{id} ran again: {job}");
     }
     // Each verdict's report.json is the run's, byte for byte.
-    for (p, id) in predictions.iter().zip(&ids) {
-        let instance = p["instance_id"].as_str().unwrap();
+    for (instance, id) in &submitted {
+        let instance = instance.as_str();
         let (status, served) = get(&format!("{}/v1/evaluations/{id}/report", serve.url));
         assert_eq!(status, 200, "{instance}: {served}");
         assert_eq!(
@@ -418,7 +428,7 @@ fn engine_serve_verdicts_equal_run_and_survive_three_kills() {
     assert_eq!(temporary_files(&out), Vec::<PathBuf>::new());
     // The killed build's container is gone; the image was built again and is kept (warm).
     assert_eq!(build_containers(&tag), Vec::<String>::new());
-    let (_, text) = get(&format!("{}/v1/evaluations/{}", serve.url, ids[0]));
+    let (_, text) = get(&format!("{}/v1/evaluations/{}", serve.url, submitted[0].1));
     let job: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(job["verdict"]["resolved"], true, "{job}");
 

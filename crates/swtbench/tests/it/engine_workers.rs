@@ -2,8 +2,9 @@
 //! --queue postgres://` (a real PostgreSQL server the test starts, no workers of its own) and two
 //! `swtbench worker` processes sharing an output directory (as hosts sharing a file system do).
 //! Two workers are killed with SIGKILL while they evaluate (the first, then, with a replacement
-//! started, the second); each killed job's lease runs out and another worker takes it. Every
-//! verdict is delivered, each `report.json` is served by the service from
+//! started, the second); each killed job's lease runs out and another worker takes it. The
+//! service is killed and started again three times meanwhile (it holds no job: the workers take
+//! theirs from the database). Every verdict is delivered, each `report.json` is served by the service from
 //! the queue (the service's own disk has none) and equals `swtbench run`'s byte for byte, each
 //! verdict equals the SQLite service's, no run that had finished executed twice (the events
 //! show it), and nothing is left behind: no container, no unfinished file, no running job or
@@ -73,6 +74,8 @@ fn spawn(args: &[String]) -> Proc {
 /// A service over `out` (its queue at `queue`, or its own SQLite file), and its URL.
 fn serve(fx: &Fixture, out: &Path, queue: Option<&str>, workers: usize) -> (Proc, String) {
     let address = out.join("service").join("address");
+    // A killed service's file names its old port.
+    let _ = std::fs::remove_file(&address);
     let mut args: Vec<String> = vec!["serve".into(), "--listen".into(), "127.0.0.1:0".into()];
     args.extend(["--workers".into(), workers.to_string()]);
     if let Some(q) = queue {
@@ -266,6 +269,14 @@ fn engine_workers_on_two_processes_survive_two_kills_and_give_the_sqlite_service
         .map(|l| serde_json::from_str(l).unwrap())
         .filter(|p: &Value| p["instance_id"] != HANGING)
         .collect();
+    // One batch of the fixture's predictions, or (SWTBENCH_TEST_SERVE_PREDICTIONS=N, for the
+    // measurement in docs/service.md) as many batches as N needs, each under a model name of
+    // its own.
+    let wanted: usize = std::env::var("SWTBENCH_TEST_SERVE_PREDICTIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(predictions.len());
+    let copies = wanted.div_ceil(predictions.len()).max(1);
     let started = Instant::now();
 
     // The service (no workers of its own) and two workers on one shared output directory.
@@ -274,18 +285,57 @@ fn engine_workers_on_two_processes_survive_two_kills_and_give_the_sqlite_service
     let (mut service, url) = serve(&fx, &service_out, Some(&pg.url), 0);
     let mut a = worker(&fx, &shared_out, &pg.url);
     let mut b = worker(&fx, &shared_out, &pg.url);
-    let (batch, ids) = submit(&url, &predictions);
-    assert_eq!(ids.len(), predictions.len());
+    let mut batches = Vec::new();
+    let mut jobs: Vec<(String, String, usize)> = Vec::new(); // (id, instance, copy)
+    for k in 0..copies {
+        let renamed: Vec<Value> = predictions
+            .iter()
+            .map(|p| {
+                let mut p = p.clone();
+                if k > 0 {
+                    p["model_name_or_path"] = Value::from(format!("swtbench-fixture-model-{k}"));
+                }
+                p
+            })
+            .collect();
+        let (batch, ids) = submit(&url, &renamed);
+        assert_eq!(ids.len(), predictions.len());
+        for (p, id) in predictions.iter().zip(ids) {
+            jobs.push((id, p["instance_id"].as_str().unwrap().to_string(), k));
+        }
+        batches.push(batch);
+    }
+    let ids: Vec<String> = jobs.iter().map(|(id, _, _)| id.clone()).collect();
+    // The service (the API: the workers take their jobs from the database) is killed and
+    // started again three times: at once, and after each worker's kill.
+    let restart_service = |service: &mut Proc| {
+        service.0.kill().unwrap(); // SIGKILL
+        service.0.wait().unwrap();
+        let (s, u) = serve(&fx, &service_out, Some(&pg.url), 0);
+        *service = s;
+        // The new service answers for the batches the killed one accepted.
+        for batch in &batches {
+            let (status, text) = get(&format!("{u}/v1/batches/{batch}"));
+            assert_eq!(status, 200, "{text}");
+        }
+        u
+    };
+    restart_service(&mut service);
 
     // Worker A is killed while it evaluates a job that has finished runs; a replacement, C,
     // joins; then B is killed the same way, while evaluating another job.
     let events_dir = shared_out.join("service").join("events");
     let (a_pid, b_pid) = (a.0.id(), b.0.id());
     let (killed_a, a_events) = kill_while_evaluating(&pg, &mut a, &events_dir, &[]);
+    restart_service(&mut service);
     let mut c = worker(&fx, &shared_out, &pg.url);
     let (killed_b, b_events) = kill_while_evaluating(&pg, &mut b, &events_dir, &[killed_a.clone()]);
+    let url = restart_service(&mut service);
     let killed = [(killed_a, a_pid, a_events), (killed_b, b_pid, b_events)];
-    let evaluations = wait_done(&url, &batch, Duration::from_secs(900));
+    let mut evaluations = BTreeMap::new();
+    for batch in &batches {
+        evaluations.extend(wait_done(&url, batch, Duration::from_secs(3600)));
+    }
     let elapsed = started.elapsed();
 
     // Every verdict delivered; each killed job was taken twice (by a live worker the second
@@ -316,8 +366,8 @@ fn engine_workers_on_two_processes_survive_two_kills_and_give_the_sqlite_service
     assert!(!service_out
         .join(swtbench_core::layout::LOGS_ROOT_DIR)
         .exists());
-    for (p, id) in predictions.iter().zip(&ids) {
-        let instance = p["instance_id"].as_str().unwrap();
+    for (id, instance, _) in &jobs {
+        let instance = instance.as_str();
         let (status, served) = get(&format!("{url}/v1/evaluations/{id}/report"));
         assert_eq!(status, 200, "{instance}: {served}");
         assert_eq!(
@@ -328,11 +378,25 @@ fn engine_workers_on_two_processes_survive_two_kills_and_give_the_sqlite_service
     }
 
     // No run that had finished executed twice: over every job's events (the killed jobs' first
-    // takes included), each run of an instance executed once at most; the runs a killed worker
-    // had finished were reused by the second take.
-    let mut runs: Vec<(String, String)> = Vec::new();
-    for (_, _, events) in &killed {
-        runs.extend(executed(events));
+    // takes included), each run of an instance executed once at most (a prediction run once per
+    // model name: another model's is another run); the runs a killed worker had finished were
+    // reused by the second take.
+    let copy_of = |id: &str| jobs.iter().find(|(j, _, _)| j == id).map(|(_, _, k)| *k);
+    let keyed = |id: &str, runs: Vec<(String, String)>| -> Vec<(String, String, Option<usize>)> {
+        runs.into_iter()
+            .map(|(i, r)| {
+                let copy = if r.starts_with("pred") {
+                    copy_of(id)
+                } else {
+                    None
+                };
+                (i, r, copy)
+            })
+            .collect()
+    };
+    let mut runs = Vec::new();
+    for (id, _, events) in &killed {
+        runs.extend(keyed(id, executed(events)));
     }
     for id in &ids {
         let text = std::fs::read_to_string(events_dir.join(format!("{id}.jsonl"))).unwrap();
@@ -342,7 +406,7 @@ fn engine_workers_on_two_processes_survive_two_kills_and_give_the_sqlite_service
                 assert!(!again.contains(r), "{r:?} executed again after the kill");
             }
         }
-        runs.extend(executed(&text));
+        runs.extend(keyed(id, executed(&text)));
     }
     let mut seen = std::collections::BTreeSet::new();
     for r in &runs {
@@ -366,17 +430,19 @@ fn engine_workers_on_two_processes_survive_two_kills_and_give_the_sqlite_service
     assert!(c.terminate().success());
     assert!(service.terminate().success());
     eprintln!(
-        "engine_workers: {} predictions, 2 workers, two killed: {:.1} s",
+        "engine_workers: {} predictions in {copies} batch(es), 2 workers, two killed, the \
+         service killed three times: {:.1} s",
         ids.len(),
         elapsed.as_secs_f64()
     );
 
     // The SQLite service gives each prediction the same verdict, under the same job id.
+    let ids = &ids[..predictions.len()];
     let (mut sqlite, url) = serve(&fx, &fx.root.join("sqlite"), None, 2);
     let (batch, sqlite_ids) = submit(&url, &predictions);
     assert_eq!(sqlite_ids, ids);
     let sqlite_evaluations = wait_done(&url, &batch, Duration::from_secs(900));
-    for id in &ids {
+    for id in ids {
         assert_eq!(
             judgement(&sqlite_evaluations[id]),
             judgement(&evaluations[id]),

@@ -14,3 +14,22 @@ pub mod socket_proxy;
 // A real PostgreSQL server started by the test (the service's queue shared by workers).
 #[path = "../../../swtbench-service/tests/support/postgres.rs"]
 pub mod postgres;
+
+/// Runs `git ARGS` in `dir` without the user's or the system's configuration (a fixed author):
+/// its trimmed standard output; a failure fails the test with git's message.
+pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
