@@ -53,9 +53,11 @@ pub fn run_id(job_id: &str) -> String {
 
 /// The directory of a job's instance outputs: `<logs>/<run id>/<model dir>/<instance id>`.
 pub fn instance_dir(logs: &Path, job_id: &str, spec: &JobSpec) -> PathBuf {
-    logs.join(run_id(job_id))
-        .join(swtbench_core::layout::model_dir_name(&spec.model))
-        .join(&spec.instance_id)
+    swtbench_core::layout::LogsRoot::new(logs).instance_report_dir(
+        &run_id(job_id),
+        &swtbench_core::layout::model_dir_name(&spec.model),
+        &spec.instance_id,
+    )
 }
 
 /// Runs worker `index` of this process until the service (or the worker process) stops: takes a
