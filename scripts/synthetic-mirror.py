@@ -19,6 +19,9 @@ import sys
 def main():
     out = sys.argv[1]
     n_commits = int(sys.argv[2]) if len(sys.argv) > 2 else 8000
+    if n_commits < 2:
+        sys.exit(f"synthetic-mirror: COMMITS must be at least 2 (the feature branch starts "
+                 f"three quarters of the way), not {n_commits}")
     n_files = 1500
     rnd = random.Random(1)
     mirror = os.path.join(out, "mirrors", "bench__big.git")
