@@ -329,7 +329,8 @@ fn engine_workers_on_two_processes_survive_two_kills_and_give_the_sqlite_service
     let (killed_a, a_events) = kill_while_evaluating(&pg, &mut a, &events_dir, &[]);
     restart_service(&mut service);
     let mut c = worker(&fx, &shared_out, &pg.url);
-    let (killed_b, b_events) = kill_while_evaluating(&pg, &mut b, &events_dir, &[killed_a.clone()]);
+    let (killed_b, b_events) =
+        kill_while_evaluating(&pg, &mut b, &events_dir, std::slice::from_ref(&killed_a));
     let url = restart_service(&mut service);
     let killed = [(killed_a, a_pid, a_events), (killed_b, b_pid, b_events)];
     let mut evaluations = BTreeMap::new();
