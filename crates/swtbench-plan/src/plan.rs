@@ -1455,6 +1455,18 @@ impl Plan {
                     img.tag,
                     img.used_by.len()
                 );
+                if img.kind == ImageKind::Base
+                    && matches!(img.action, ImageAction::Build | ImageAction::Rebuild(_))
+                {
+                    let _ = writeln!(
+                        s,
+                        "    its build starts FROM {}: Docker Hub (registry-1.docker.io) must be \
+                         reachable from the engine unless it has that image; without Docker Hub, \
+                         --env-provider uv builds on local Python images (`swtbench images python \
+                         VERSION`)",
+                        swtbench_spec::render::CONDA_BASE_FROM
+                    );
+                }
             }
         }
         s.push_str(&self.schedule_text());

@@ -61,6 +61,10 @@ pub struct SubmoduleSource {
 /// Number of hex characters of SHA-256 used in image keys.
 pub const KEY_HASH_LEN: usize = 22;
 
+/// The image the conda environments' base image is built `FROM`: Docker Hub's, pulled by the
+/// engine when it does not have it (the original's base template).
+pub const CONDA_BASE_FROM: &str = "ubuntu:22.04";
+
 // The original's templates (src/dockerfiles.py), reproduced byte for byte: the base template
 // starts with a newline and every template ends with one.
 const BASE_DOCKERFILE: &str = r#"
@@ -1091,6 +1095,14 @@ fn heredoc(path: &str, text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_conda_base_image_starts_from_the_named_image() {
+        assert!(super::BASE_DOCKERFILE.contains(&format!(
+            "FROM --platform={{platform}} {}\n",
+            super::CONDA_BASE_FROM
+        )));
+    }
+
     use super::*;
 
     #[test]

@@ -594,3 +594,47 @@ fn run_help_groups_its_flags_under_headings() {
         assert_eq!(sections[1].1[0], "--dataset", "{help_flag}:\n{help}");
     }
 }
+
+/// The plan of README command 1 (a conda environment, whose base image is built from Docker
+/// Hub's Ubuntu) says the real run needs Docker Hub, and what to use without it; a plan on local
+/// Python images (`--env-provider uv`) does not.
+#[test]
+fn a_dry_run_says_when_the_real_run_needs_docker_hub() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "--dataset",
+        "lite",
+        "--predictions",
+        "gold",
+        "--instance-ids",
+        "sympy__sympy-20590",
+        "--run-id",
+        "smoke",
+        "--offline",
+        "--dry-run",
+    ];
+    let out = swtbench_without_engine(&args, tmp.path());
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("its build starts FROM ubuntu:22.04: Docker Hub (registry-1.docker.io)"),
+        "{text}"
+    );
+    assert!(text.contains("--env-provider uv"), "{text}");
+    let out = swtbench_without_engine(&[&args[..], &["--env-provider", "uv"]].concat(), tmp.path());
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        !text.contains("Docker Hub (registry-1.docker.io)"),
+        "{text}"
+    );
+}
