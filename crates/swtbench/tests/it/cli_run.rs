@@ -614,25 +614,23 @@ fn a_dry_run_says_when_the_real_run_needs_docker_hub() {
         "--offline",
         "--dry-run",
     ];
-    let out = swtbench_without_engine(&args, tmp.path());
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    let plan = |args: &[&str]| {
+        let out = swtbench_without_engine(args, tmp.path());
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(0), "{text}");
+        text
+    };
+    let text = plan(&args);
     assert!(
         text.contains("its build starts FROM ubuntu:22.04: Docker Hub (registry-1.docker.io)"),
         "{text}"
     );
     assert!(text.contains("--env-provider uv"), "{text}");
-    let out = swtbench_without_engine(&[&args[..], &["--env-provider", "uv"]].concat(), tmp.path());
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    let text = plan(&[&args[..], &["--env-provider", "uv"]].concat());
     assert!(
         !text.contains("Docker Hub (registry-1.docker.io)"),
         "{text}"

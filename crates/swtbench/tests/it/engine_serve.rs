@@ -232,6 +232,17 @@ pub(crate) fn temporary_files(root: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// How many batches of `per_batch` predictions a fault drill submits: one, or as many as
+/// `SWTBENCH_TEST_SERVE_PREDICTIONS=N` needs (for the measurement in docs/service.md), each under
+/// a model name of its own.
+pub(crate) fn batch_copies(per_batch: usize) -> usize {
+    let wanted: usize = std::env::var("SWTBENCH_TEST_SERVE_PREDICTIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(per_batch);
+    wanted.div_ceil(per_batch).max(1)
+}
+
 /// The fixture instance copied under the test's own id (its instance image is built by the
 /// service), and that id.
 const COPIED: &str = "swtfix__calc-1";
@@ -315,14 +326,7 @@ fn engine_serve_verdicts_equal_run_and_survive_three_kills() {
     predictions.insert(0, own);
     let own_reference = reference[COPIED].replace(COPIED, OWN);
     reference.insert(OWN.to_string(), own_reference);
-    // One batch of these 10 predictions, or (SWTBENCH_TEST_SERVE_PREDICTIONS=N, for the
-    // measurement in docs/service.md) as many batches as N needs, each under a model name of
-    // its own.
-    let wanted: usize = std::env::var("SWTBENCH_TEST_SERVE_PREDICTIONS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(predictions.len());
-    let copies = wanted.div_ceil(predictions.len()).max(1);
+    let copies = batch_copies(predictions.len());
     let started = Instant::now();
 
     let mut serve = start_on(&data, &out, 2);

@@ -269,14 +269,7 @@ fn engine_workers_on_two_processes_survive_two_kills_and_give_the_sqlite_service
         .map(|l| serde_json::from_str(l).unwrap())
         .filter(|p: &Value| p["instance_id"] != HANGING)
         .collect();
-    // One batch of the fixture's predictions, or (SWTBENCH_TEST_SERVE_PREDICTIONS=N, for the
-    // measurement in docs/service.md) as many batches as N needs, each under a model name of
-    // its own.
-    let wanted: usize = std::env::var("SWTBENCH_TEST_SERVE_PREDICTIONS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(predictions.len());
-    let copies = wanted.div_ceil(predictions.len()).max(1);
+    let copies = crate::engine_serve::batch_copies(predictions.len());
     let started = Instant::now();
 
     // The service (no workers of its own) and two workers on one shared output directory.
