@@ -120,10 +120,15 @@ impl Engine {
             let images: Vec<CachedImage> = listed
                 .into_iter()
                 .filter_map(|(info, bytes)| {
-                    let tag = owned_tag(&info.labels, &info.tags)?;
+                    let listed = owned_tag(&info.labels, &info.tags)?;
                     // Only the images this process's evaluations used are its cache: those of
-                    // other runs on the engine are theirs.
-                    let last_used = *last_used.get(&tag)?;
+                    // other runs on the engine are theirs. Their plans name them as they are
+                    // built (Podman lists them under `localhost/`).
+                    let tag = [listed.as_str(), listed.trim_start_matches("localhost/")]
+                        .into_iter()
+                        .find(|t| last_used.contains_key(*t))?
+                        .to_string();
+                    let last_used = last_used[&tag];
                     Some(CachedImage {
                         tag,
                         bytes,
