@@ -513,10 +513,19 @@ mod tests {
             .expect("a table")
     }
 
-    fn cli_with(text: &str, argv: &[&str]) -> Result<crate::Cli, String> {
-        let (cmd, _) = apply(crate::Cli::command(), &config(text)).map_err(|e| e.to_string())?;
-        let m = cmd.try_get_matches_from(argv).map_err(|e| e.to_string())?;
-        crate::Cli::from_arg_matches(&m).map_err(|e| e.to_string())
+    /// Why [`cli_with`] could not make a command line.
+    #[derive(Debug, thiserror::Error)]
+    enum CliWithError {
+        #[error(transparent)]
+        Config(ConfigError),
+        #[error(transparent)]
+        Args(clap::Error),
+    }
+
+    fn cli_with(text: &str, argv: &[&str]) -> Result<crate::Cli, CliWithError> {
+        let (cmd, _) = apply(crate::Cli::command(), &config(text)).map_err(CliWithError::Config)?;
+        let m = cmd.try_get_matches_from(argv).map_err(CliWithError::Args)?;
+        crate::Cli::from_arg_matches(&m).map_err(CliWithError::Args)
     }
 
     fn run_args(cli: crate::Cli) -> crate::args::RunArgs {
