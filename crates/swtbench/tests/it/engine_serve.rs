@@ -243,6 +243,36 @@ pub(crate) fn batch_copies(per_batch: usize) -> usize {
     wanted.div_ceil(per_batch).max(1)
 }
 
+/// Submits `predictions` as one batch, under the model name `swtbench-fixture-model-{copy}`
+/// unless `copy` is 0: the batch's id and its evaluations' ids.
+pub(crate) fn submit_copy(url: &str, predictions: &[Value], copy: usize) -> (String, Vec<String>) {
+    let body: String = predictions
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            if copy > 0 {
+                p["model_name_or_path"] = Value::from(format!("swtbench-fixture-model-{copy}"));
+            }
+            format!("{p}\n")
+        })
+        .collect();
+    let mut r = agent()
+        .post(format!("{url}/v1/batches"))
+        .send(body.as_bytes())
+        .unwrap();
+    let status = r.status().as_u16();
+    let text = r.body_mut().read_to_string().unwrap();
+    assert_eq!(status, 202, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let ids = v["evaluations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap().to_string())
+        .collect();
+    (v["id"].as_str().unwrap().to_string(), ids)
+}
+
 /// The fixture instance copied under the test's own id (its instance image is built by the
 /// service), and that id.
 const COPIED: &str = "swtfix__calc-1";
@@ -250,7 +280,7 @@ const OWN: &str = "swtfix__calc-9102";
 
 /// The image tag and any container that builds it, removed when dropped (should the test fail
 /// before the service removed its build).
-struct OwnImage(Option<String>);
+pub(crate) struct OwnImage(pub(crate) Option<String>);
 
 impl Drop for OwnImage {
     fn drop(&mut self) {
@@ -333,32 +363,11 @@ fn engine_serve_verdicts_equal_run_and_survive_three_kills() {
     let mut batches = Vec::new();
     let mut submitted: Vec<(String, String)> = Vec::new(); // (instance, evaluation id)
     for k in 0..copies {
-        let body: String = predictions
-            .iter()
-            .map(|p| {
-                let mut p = p.clone();
-                if k > 0 {
-                    p["model_name_or_path"] = Value::from(format!("swtbench-fixture-model-{k}"));
-                }
-                format!("{p}\n")
-            })
-            .collect();
-        let mut r = agent()
-            .post(format!("{}/v1/batches", serve.url))
-            .send(body.as_bytes())
-            .unwrap();
-        let status = r.status().as_u16();
-        let text = r.body_mut().read_to_string().unwrap();
-        assert_eq!(status, 202, "{text}");
-        let accepted: Value = serde_json::from_str(&text).unwrap();
-        batches.push(accepted["id"].as_str().unwrap().to_string());
-        let ids = accepted["evaluations"].as_array().unwrap();
+        let (batch, ids) = submit_copy(&serve.url, &predictions, k);
+        batches.push(batch);
         assert_eq!(ids.len(), predictions.len());
         for (p, id) in predictions.iter().zip(ids) {
-            submitted.push((
-                p["instance_id"].as_str().unwrap().to_string(),
-                id.as_str().unwrap().to_string(),
-            ));
+            submitted.push((p["instance_id"].as_str().unwrap().to_string(), id));
         }
     }
     let total = submitted.len() as u64;

@@ -14,21 +14,10 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::engine_fixture::{self, Fixture};
-use crate::engine_serve::{agent, get, own_instance, Serve};
+use crate::engine_serve::{agent, get, own_instance, OwnImage, Serve};
 
 const SOURCE: &str = "swtfix__calc-1";
 const OWN: &str = "swtfix__calc-9101";
-
-/// Removes the test's own instance image should the test fail before the service did.
-struct ImageGuard(Option<String>);
-
-impl Drop for ImageGuard {
-    fn drop(&mut self) {
-        if let Some(tag) = &self.0 {
-            let _ = Command::new("docker").args(["rmi", "-f", tag]).output();
-        }
-    }
-}
 
 fn image_exists(tag: &str) -> bool {
     Command::new("docker")
@@ -127,7 +116,7 @@ fn engine_serve_image_cache_evicts_the_least_recently_used_and_builds_it_again()
         .args(["--timeout", "20", "--output-dir"])
         .arg(&out);
     let serve = Serve::spawn(cmd, &out);
-    let mut guard = ImageGuard(None);
+    let mut guard = OwnImage(None);
 
     let first = evaluate(&serve.url, "model-a", &patch);
     assert_eq!(first["verdict"]["resolved"], true, "{first}");

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::engine_fixture::{self, containers_of, reference_run, reports_of, Fixture, HANGING};
+use crate::engine_serve::submit_copy;
 use crate::support::postgres::Postgres;
 
 /// A child process, killed when dropped (should the test fail).
@@ -118,26 +119,6 @@ fn get(url: &str) -> (u16, String) {
     let mut r = agent().get(url).call().unwrap();
     let status = r.status().as_u16();
     (status, r.body_mut().read_to_string().unwrap())
-}
-
-/// Submits the predictions as one batch; the batch's id and its evaluations' ids.
-fn submit(url: &str, predictions: &[Value]) -> (String, Vec<String>) {
-    let body: String = predictions.iter().map(|p| format!("{p}\n")).collect();
-    let mut r = agent()
-        .post(format!("{url}/v1/batches"))
-        .send(body.as_bytes())
-        .unwrap();
-    let status = r.status().as_u16();
-    let text = r.body_mut().read_to_string().unwrap();
-    assert_eq!(status, 202, "{text}");
-    let v: Value = serde_json::from_str(&text).unwrap();
-    let ids = v["evaluations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e.as_str().unwrap().to_string())
-        .collect();
-    (v["id"].as_str().unwrap().to_string(), ids)
 }
 
 /// Polls the batch until it is done (at most `limit`); its evaluations by id.
@@ -281,17 +262,7 @@ fn engine_workers_on_two_processes_survive_two_kills_and_give_the_sqlite_service
     let mut batches = Vec::new();
     let mut jobs: Vec<(String, String, usize)> = Vec::new(); // (id, instance, copy)
     for k in 0..copies {
-        let renamed: Vec<Value> = predictions
-            .iter()
-            .map(|p| {
-                let mut p = p.clone();
-                if k > 0 {
-                    p["model_name_or_path"] = Value::from(format!("swtbench-fixture-model-{k}"));
-                }
-                p
-            })
-            .collect();
-        let (batch, ids) = submit(&url, &renamed);
+        let (batch, ids) = submit_copy(&url, &predictions, k);
         assert_eq!(ids.len(), predictions.len());
         for (p, id) in predictions.iter().zip(ids) {
             jobs.push((id, p["instance_id"].as_str().unwrap().to_string(), k));
@@ -433,7 +404,7 @@ fn engine_workers_on_two_processes_survive_two_kills_and_give_the_sqlite_service
     // The SQLite service gives each prediction the same verdict, under the same job id.
     let ids = &ids[..predictions.len()];
     let (mut sqlite, url) = serve(&fx, &fx.root.join("sqlite"), None, 2);
-    let (batch, sqlite_ids) = submit(&url, &predictions);
+    let (batch, sqlite_ids) = submit_copy(&url, &predictions, 0);
     assert_eq!(sqlite_ids, ids);
     let sqlite_evaluations = wait_done(&url, &batch, Duration::from_secs(900));
     for id in ids {
